@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SchemaVersion is the version of the event format. It is written into every
+// event so that a journal written by a newer agentty can be recognised.
+const SchemaVersion = 1
+
+// Phase is the part of the loop an event belongs to.
+type Phase string
+
+// The four phases of the loop. Events outside any phase (run started and
+// finished) leave Phase empty.
+const (
+	Perceive Phase = "perceive"
+	Decide   Phase = "decide"
+	Act      Phase = "act"
+	Observe  Phase = "observe"
+)
+
+// Kind names what an event reports. The names are stable: the journal, the
+// --json output and the tests rely on them.
+type Kind string
+
+// Event kinds.
+const (
+	KindRunStarted     Kind = "run_started"
+	KindStepStarted    Kind = "step_started"
+	KindModelRequest   Kind = "model_request"
+	KindTextDelta      Kind = "text_delta"
+	KindDecision       Kind = "decision"
+	KindToolStarted    Kind = "tool_started"
+	KindToolFinished   Kind = "tool_finished"
+	KindRetry          Kind = "retry"
+	KindMemoryChanged  Kind = "memory_changed"
+	KindContextTrimmed Kind = "context_trimmed"
+	KindGatePaused     Kind = "gate_paused"
+	KindGateResumed    Kind = "gate_resumed"
+	KindUsage          Kind = "usage"
+	KindStepFinished   Kind = "step_finished"
+	KindRunFinished    Kind = "run_finished"
+)
+
+// StopReason says why a run ended.
+type StopReason string
+
+// Stop reasons of run_finished.
+const (
+	StopAnswered  StopReason = "answered"
+	StopStepLimit StopReason = "step_limit"
+	StopCancelled StopReason = "cancelled"
+	StopError     StopReason = "error"
+)
+
+// Event is one observable thing the engine did. Data holds the payload whose
+// type is fixed by Kind (RunStarted for run_started, and so on); an event of a
+// kind this version does not know keeps its payload as json.RawMessage.
+type Event struct {
+	V       int       `json:"v"`
+	Session string    `json:"session"`
+	Run     string    `json:"run"`
+	Step    int       `json:"step"`
+	Phase   Phase     `json:"phase,omitempty"`
+	Kind    Kind      `json:"kind"`
+	Time    time.Time `json:"time"`
+	Data    any       `json:"data,omitempty"`
+}
+
+// RunStarted is the payload of run_started.
+type RunStarted struct {
+	Task     string `json:"task"`
+	Model    string `json:"model,omitempty"`
+	MaxSteps int    `json:"max_steps"`
+}
+
+// StepStarted is the payload of step_started. Turn counts the decisions of
+// this run from 0.
+type StepStarted struct {
+	Turn int `json:"turn"`
+}
+
+// ModelRequest is the payload of model_request: a summary of what the model
+// is about to be asked, not the whole request.
+type ModelRequest struct {
+	Messages     int `json:"messages"`
+	MemoryFacts  int `json:"memory_facts"`
+	Tools        int `json:"tools"`
+	Tokens       int `json:"tokens"`
+	SystemTokens int `json:"system_tokens"`
+	MemoryTokens int `json:"memory_tokens"`
+	ToolTokens   int `json:"tool_tokens"`
+	Budget       int `json:"budget"`
+}
+
+// TextDelta is the payload of text_delta: a piece of streamed model output.
+// A retry discards the deltas of the attempt before it.
+type TextDelta struct {
+	Text      string `json:"text"`
+	Reasoning bool   `json:"reasoning,omitempty"`
+	Attempt   int    `json:"attempt"`
+}
+
+// DecisionData is the payload of decision: what the model decided.
+type DecisionData struct {
+	Text      string     `json:"text,omitempty"`
+	Reasoning string     `json:"reasoning,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Attempts  int        `json:"attempts"`
+}
+
+// ToolStarted is the payload of tool_started.
+type ToolStarted struct {
+	Index int             `json:"index"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"args,omitempty"`
+}
+
+// Tool call statuses in ToolFinished.
+const (
+	ToolOK      = "ok"
+	ToolError   = "error"
+	ToolSkipped = "skipped"
+	ToolDenied  = "denied"
+)
+
+// ToolFinished is the payload of tool_finished. Every tool call of a
+// decision gets exactly one, whether it ran, failed, was refused or skipped.
+// Result is what the model sees.
+type ToolFinished struct {
+	Index      int    `json:"index"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Result     string `json:"result"`
+	Error      string `json:"error,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	Attempts   int    `json:"attempts"`
+}
+
+// RetryData is the payload of retry.
+type RetryData struct {
+	Op      string `json:"op"`
+	Attempt int    `json:"attempt"`
+	DelayMS int64  `json:"delay_ms"`
+	Cause   string `json:"cause"`
+	Status  int    `json:"status,omitempty"`
+}
+
+// Memory change operations.
+const (
+	MemorySet    = "set"
+	MemoryDelete = "delete"
+)
+
+// MemoryChanged is the payload of memory_changed.
+type MemoryChanged struct {
+	Op     string `json:"op"`
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Source string `json:"source"`
+}
+
+// ContextTrimmed is the payload of context_trimmed: the oldest messages of
+// the history no longer fit the budget and are left out of the request.
+type ContextTrimmed struct {
+	Dropped       int `json:"dropped"`
+	DroppedTokens int `json:"dropped_tokens"`
+	Kept          int `json:"kept"`
+	KeptTokens    int `json:"kept_tokens"`
+	Budget        int `json:"budget"`
+}
+
+// GatePaused is the payload of gate_paused.
+type GatePaused struct {
+	At       Phase     `json:"at"`
+	Reason   string    `json:"reason"`
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+}
+
+// GateResumed is the payload of gate_resumed.
+type GateResumed struct {
+	Action Action          `json:"action"`
+	Args   json.RawMessage `json:"args,omitempty"`
+}
+
+// UsageData is the payload of usage: the tokens of one decision and the
+// session's totals.
+type UsageData struct {
+	Usage
+	SessionPrompt     int `json:"session_prompt_tokens"`
+	SessionCompletion int `json:"session_completion_tokens"`
+}
+
+// StepFinished is the payload of step_finished, the end of a step's observe
+// phase: every tool result of the step is in the history.
+type StepFinished struct {
+	ToolCalls int `json:"tool_calls"`
+}
+
+// RunFinished is the payload of run_finished.
+type RunFinished struct {
+	StopReason StopReason `json:"stop_reason"`
+	Answer     string     `json:"answer,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Steps      int        `json:"steps"`
+}
+
+func newPayload(k Kind) any {
+	switch k {
+	case KindRunStarted:
+		return &RunStarted{}
+	case KindStepStarted:
+		return &StepStarted{}
+	case KindModelRequest:
+		return &ModelRequest{}
+	case KindTextDelta:
+		return &TextDelta{}
+	case KindDecision:
+		return &DecisionData{}
+	case KindToolStarted:
+		return &ToolStarted{}
+	case KindToolFinished:
+		return &ToolFinished{}
+	case KindRetry:
+		return &RetryData{}
+	case KindMemoryChanged:
+		return &MemoryChanged{}
+	case KindContextTrimmed:
+		return &ContextTrimmed{}
+	case KindGatePaused:
+		return &GatePaused{}
+	case KindGateResumed:
+		return &GateResumed{}
+	case KindUsage:
+		return &UsageData{}
+	case KindStepFinished:
+		return &StepFinished{}
+	case KindRunFinished:
+		return &RunFinished{}
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes an event and its payload into the payload type of its
+// kind (always a pointer, as *RunStarted). The payload of an unknown kind is
+// kept as json.RawMessage.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var raw struct {
+		plain
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Event(raw.plain)
+	e.Data = nil
+	if len(raw.Data) == 0 || string(raw.Data) == "null" {
+		return nil
+	}
+	p := newPayload(e.Kind)
+	if p == nil {
+		e.Data = raw.Data
+		return nil
+	}
+	if err := json.Unmarshal(raw.Data, p); err != nil {
+		return fmt.Errorf("%s payload: %w", e.Kind, err)
+	}
+	e.Data = p
+	return nil
+}
+
+// Known reports whether this version of agentty knows the event's kind.
+func (e *Event) Known() bool { return newPayload(e.Kind) != nil }
+
+// Sink receives the events of a run, one at a time, in order, from the run's
+// goroutine. An error from Emit ends the run with stop reason error: a journal
+// that cannot be written must not be run past.
+type Sink interface {
+	Emit(Event) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event) error
+
+// Emit calls f.
+func (f SinkFunc) Emit(ev Event) error { return f(ev) }
+
+// Sinks sends every event to each sink in order, stopping at the first error.
+// Put the journal first so that it sees every event before anyone else.
+type Sinks []Sink
+
+// Emit implements Sink.
+func (s Sinks) Emit(ev Event) error {
+	for _, k := range s {
+		if k == nil {
+			continue
+		}
+		if err := k.Emit(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is who a message is from.
+type Role string
+
+// Message roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a session's history. An assistant message may
+// carry tool calls; each is answered by a tool message with its ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is a model's request to run one tool. Args is the JSON object of
+// arguments exactly as the model sent it; it may be invalid JSON, which the
+// engine reports back to the model.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// Usage counts the tokens of one decision. Estimated is set when the model
+// reported none and the counts were estimated from the text.
+type Usage struct {
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	Estimated        bool `json:"estimated,omitempty"`
+}
+
+// ToolSchema is what a model is told about a tool.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Options are per-request model settings. Zero values mean the model's
+// defaults.
+type Options struct {
+	Temperature *float64
+	MaxTokens   int
+}
+
+// Request is what the model is asked to decide on. Messages is a read-only
+// view of the session's history after trimming: a Model must not modify or
+// keep it after Decide returns.
+type Request struct {
+	System   string
+	Memory   []Fact
+	Messages []Message
+	Tools    []ToolSchema
+	Options  Options
+	// Turn counts the decisions of this run from 0; a resumed run continues
+	// the count.
+	Turn int
+	// Attempt is 1 for the first try of this decision, 2 for the first retry.
+	Attempt int
+
+	delta func(TextDelta)
+}
+
+// Delta reports a piece of streamed output. A streaming Model calls it from
+// the goroutine that called Decide, before Decide returns.
+func (r *Request) Delta(text string, reasoning bool) {
+	if r.delta != nil && text != "" {
+		r.delta(TextDelta{Text: text, Reasoning: reasoning, Attempt: r.Attempt})
+	}
+}
+
+// LastUser returns the index of the last user message in Messages, or -1.
+func (r *Request) LastUser() int {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == RoleUser {
+			return i
+		}
+	}
+	return -1
+}
+
+// Decision is a model's answer to a Request: tool calls to run, or, when it
+// has none, Text is the final answer.
+type Decision struct {
+	Text      string
+	Reasoning string
+	ToolCalls []ToolCall
+	Usage     Usage
+}
+
+// Model decides the next move. Errors that are worth retrying satisfy
+// IsRetryable; all others end the run.
+type Model interface {
+	Decide(ctx context.Context, req *Request) (Decision, error)
+}

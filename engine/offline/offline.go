@@ -1,0 +1,180 @@
+// Package offline is agentty's built-in model: a small, deterministic,
+// rule-based planner that needs no key and no network. It really uses the
+// built-in tools (calculator, remember, recall, forget, clock) and answers
+// from what they return, so a new user sees the whole loop work. For anything
+// else it says plainly that it is offline and how to connect a real model.
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Name is the model name that selects this model.
+const Name = "offline"
+
+// Help is the answer to anything the planner cannot do.
+const Help = "I am agentty's built-in **offline** model: a small rule-based planner, not a language model, " +
+	"so I can only do a few things: arithmetic (\"what is 17*23?\"), remembering facts " +
+	"(\"remember that my name is Ada\"), answering from memory (\"what is my name?\"), forgetting " +
+	"(\"forget my name\") and telling the time (\"what time is it?\").\n\n" +
+	"To use a real model, set `OPENAI_API_KEY` (and `--model`, default gpt-4o-mini), or point " +
+	"`--base-url` (or `OPENAI_BASE_URL`) at a local OpenAI-compatible server such as Ollama " +
+	"(`http://localhost:11434/v1`), llama.cpp server or vLLM."
+
+// Model is the offline planner. It keeps no state; it is safe for concurrent
+// use.
+type Model struct{}
+
+var _ engine.Model = Model{}
+
+// Decide plans the next move from the last user message and the tool
+// results that followed it.
+func (Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	u := req.LastUser()
+	if u < 0 {
+		return engine.Decision{Text: Help}, nil
+	}
+	task := req.Messages[u].Content
+	if results := req.Messages[u+1:]; len(results) > 0 && results[len(results)-1].Role == engine.RoleTool {
+		return engine.Decision{Text: summarize(task, results)}, nil
+	}
+	return plan(task, req), nil
+}
+
+var (
+	rememberRe = regexp.MustCompile(`(?i)^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s+(?:is|are|=)\s+(.+?)\s*[.!]?\s*$`)
+	statingRe  = regexp.MustCompile(`(?i)^\s*(my\s+.+?)\s+(?:is|are)\s+(.+?)\s*[.!]?\s*$`)
+	forgetRe   = regexp.MustCompile(`(?i)^\s*(?:please\s+)?forget(?:\s+about)?\s+(.+?)\s*[.!]?\s*$`)
+	askRe      = regexp.MustCompile(`(?i)^\s*(?:what|who|where|when)(?:\s+is|\s+are|'s|\s+was)\s+(.+?)\s*\??\s*$`)
+	listMemRe  = regexp.MustCompile(`(?i)what do you (?:remember|know)|what have you remembered|show (?:me )?(?:your )?memory|^\s*recall\s*\??\s*$`)
+	timeRe     = regexp.MustCompile(`(?i)\b(?:time|date|day is it|today|clock)\b`)
+	exprRe     = regexp.MustCompile(`[-+(]*\s*\d[\d.\s()+\-*/%^]*`)
+	wordOps    = strings.NewReplacer(" plus ", " + ", " minus ", " - ", " times ", " * ", " multiplied by ", " * ",
+		" divided by ", " / ", " over ", " / ", " mod ", " % ", " to the power of ", " ^ ", " x ", " * ", "×", "*", "÷", "/")
+)
+
+func has(req *engine.Request, tool string) bool {
+	for _, t := range req.Tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func call(req *engine.Request, name string, args map[string]string) engine.Decision {
+	if !has(req, name) {
+		return engine.Decision{Text: fmt.Sprintf("I would use the %s tool for this, but it is not available in this session.", name)}
+	}
+	b, _ := json.Marshal(args)
+	return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "call_" + name, Name: name, Args: b}}}
+}
+
+func plan(task string, req *engine.Request) engine.Decision {
+	t := strings.TrimSpace(task)
+	if m := rememberRe.FindStringSubmatch(t); m != nil {
+		return call(req, "remember", map[string]string{"key": key(m[1]), "value": m[2]})
+	}
+	if m := forgetRe.FindStringSubmatch(t); m != nil {
+		return call(req, "forget", map[string]string{"key": key(m[1])})
+	}
+	if e := expression(t); e != "" {
+		return call(req, "calculator", map[string]string{"expression": e})
+	}
+	if listMemRe.MatchString(t) {
+		return call(req, "recall", map[string]string{})
+	}
+	if m := askRe.FindStringSubmatch(t); m != nil {
+		k := key(m[1])
+		for _, f := range req.Memory {
+			if f.Key == k {
+				return call(req, "recall", map[string]string{"key": k})
+			}
+		}
+		if !timeRe.MatchString(t) {
+			return engine.Decision{Text: fmt.Sprintf("I have nothing remembered about %q. Tell me with \"remember that %s is …\".\n\n(%s)", k, m[1], shortHelp)}
+		}
+	}
+	if timeRe.MatchString(t) {
+		return call(req, "clock", map[string]string{})
+	}
+	if m := statingRe.FindStringSubmatch(t); m != nil {
+		return call(req, "remember", map[string]string{"key": key(m[1]), "value": m[2]})
+	}
+	return engine.Decision{Text: Help}
+}
+
+const shortHelp = "I am the offline model; run with `--model` or `OPENAI_API_KEY` for a real one."
+
+// key turns "my favourite colour" into "favourite colour", as the memory
+// tools do.
+func key(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(strings.Trim(s, " ?.!\"'")), " "))
+	for _, p := range []string{"my ", "the ", "our "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return s
+}
+
+// expression finds an arithmetic expression in text: the longest run of
+// digits, operators and parentheses that holds at least one operator between
+// numbers.
+func expression(text string) string {
+	t := " " + strings.ToLower(text) + " "
+	t = wordOps.Replace(t)
+	best := ""
+	for _, m := range exprRe.FindAllString(t, -1) {
+		m = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(m), "+-*/%^("))
+		if len(m) > len(best) && strings.ContainsAny(strings.TrimLeft(m, "-+( "), "+-*/%^") {
+			best = m
+		}
+	}
+	return best
+}
+
+// summarize answers from the tool results that followed the task.
+func summarize(task string, msgs []engine.Message) string {
+	var parts []string
+	for _, m := range msgs {
+		if m.Role != engine.RoleTool {
+			continue
+		}
+		r := m.Content
+		if strings.HasPrefix(r, "error:") {
+			parts = append(parts, fmt.Sprintf("The %s tool failed: %s", m.Name, strings.TrimSpace(strings.TrimPrefix(r, "error:"))))
+			continue
+		}
+		switch m.Name {
+		case "calculator":
+			parts = append(parts, r)
+		case "remember":
+			parts = append(parts, "Got it, I "+r+".")
+		case "forget":
+			parts = append(parts, "Done, I "+r+".")
+		case "recall":
+			parts = append(parts, recallAnswer(task, r))
+		case "clock":
+			parts = append(parts, "It is "+r+".")
+		default:
+			parts = append(parts, fmt.Sprintf("%s returned: %s", m.Name, r))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func recallAnswer(task, result string) string {
+	k, v, ok := strings.Cut(result, " = ")
+	if !ok || strings.Contains(v, "\n") {
+		return "Here is what I remember:\n\n" + result
+	}
+	if strings.Contains(strings.ToLower(task), "my ") {
+		return fmt.Sprintf("Your %s is %s.", k, v)
+	}
+	return fmt.Sprintf("%s is %s.", k, v)
+}

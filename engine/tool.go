@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Policy says whether a tool may run without asking.
+type Policy string
+
+// Tool policies. PolicyAsk consults the Gate for approval before every call.
+const (
+	PolicyAllow Policy = "allow"
+	PolicyAsk   Policy = "ask"
+	PolicyDeny  Policy = "deny"
+)
+
+// Tool is one capability the model may call. Func receives arguments that
+// have already been validated against Schema. Errors returned by Func are
+// shown to the model as the tool result; they do not end the run.
+type Tool struct {
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the arguments object. Empty means any
+	// object.
+	Schema json.RawMessage
+	// Policy is PolicyAllow when empty.
+	Policy Policy
+	// Timeout bounds one call; zero means the engine's default.
+	Timeout time.Duration
+	// Retryable tools are retried with backoff when Func fails with an
+	// error for which IsRetryable holds.
+	Retryable bool
+	Func      func(ctx context.Context, call *Call) (string, error)
+}
+
+// Call is one tool call as a tool's Func sees it.
+type Call struct {
+	ID      string
+	Args    json.RawMessage
+	Step    int
+	Session string
+	Memory  *MemoryView
+}
+
+// Bind decodes the call's arguments into v.
+func (c *Call) Bind(v any) error {
+	if err := json.Unmarshal(c.Args, v); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	return nil
+}
+
+// MemoryView lets a tool read the session's memory and write to it. Writes
+// are applied, in call order, when the tool finishes, and each becomes a
+// memory_changed event; the view itself sees its own writes at once.
+// A MemoryView belongs to one call and is not safe for concurrent use.
+type MemoryView struct {
+	base    []Fact
+	changes []MemoryChanged
+}
+
+// Get returns the value of key.
+func (m *MemoryView) Get(key string) (string, bool) {
+	for i := len(m.changes) - 1; i >= 0; i-- {
+		if c := m.changes[i]; c.Key == key {
+			return c.Value, c.Op == MemorySet
+		}
+	}
+	for _, f := range m.base {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+// Set writes key = value.
+func (m *MemoryView) Set(key, value string) {
+	m.changes = append(m.changes, MemoryChanged{Op: MemorySet, Key: key, Value: value, Source: "tool"})
+}
+
+// Delete removes key, reporting whether it was there.
+func (m *MemoryView) Delete(key string) bool {
+	_, ok := m.Get(key)
+	if ok {
+		m.changes = append(m.changes, MemoryChanged{Op: MemoryDelete, Key: key, Source: "tool"})
+	}
+	return ok
+}
+
+// All returns the facts as the view sees them, in order.
+func (m *MemoryView) All() []Fact {
+	out := slices.Clone(m.base)
+	for _, c := range m.changes {
+		i := slices.IndexFunc(out, func(f Fact) bool { return f.Key == c.Key })
+		switch {
+		case c.Op == MemoryDelete && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		case c.Op == MemorySet && i >= 0:
+			out[i].Value = c.Value
+		case c.Op == MemorySet:
+			out = append(out, Fact{Key: c.Key, Value: c.Value})
+		}
+	}
+	return out
+}
+
+// Registry holds the tools an engine offers, in the order they were added.
+// It is built before the engine starts and read-only afterwards, so it is
+// safe for concurrent use.
+type Registry struct {
+	tools   []registered
+	byName  map[string]int
+	schemas []ToolSchema
+}
+
+type registered struct {
+	Tool
+	schema *jsonschema.Schema
+}
+
+// NewRegistry returns a registry holding tools. It fails on a tool with no
+// name or function, a duplicate name, or a schema that does not compile.
+func NewRegistry(tools ...Tool) (*Registry, error) {
+	r := &Registry{byName: map[string]int{}}
+	for _, t := range tools {
+		if err := r.add(t); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+func (r *Registry) add(t Tool) error {
+	if t.Name == "" || t.Func == nil {
+		return fmt.Errorf("engine: tool %q: a name and a function are required", t.Name)
+	}
+	if _, dup := r.byName[t.Name]; dup {
+		return fmt.Errorf("engine: tool %q registered twice", t.Name)
+	}
+	if len(t.Schema) == 0 {
+		t.Schema = anyObject
+	}
+	if t.Policy == "" {
+		t.Policy = PolicyAllow
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema))
+	if err != nil {
+		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "tool:" + t.Name
+	if err := c.AddResource(url, doc); err != nil {
+		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)
+	}
+	r.byName[t.Name] = len(r.tools)
+	r.tools = append(r.tools, registered{Tool: t, schema: sch})
+	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	return nil
+}
+
+// Lookup returns the tool called name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	if r == nil {
+		return Tool{}, false
+	}
+	i, ok := r.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return r.tools[i].Tool, true
+}
+
+// Tools returns every tool, in the order added.
+func (r *Registry) Tools() []Tool {
+	if r == nil {
+		return nil
+	}
+	out := make([]Tool, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Tool
+	}
+	return out
+}
+
+// Schemas returns what the model is told about the tools. Tools with policy
+// PolicyDeny are still listed: the model is told they are denied if it calls them.
+// The slice must not be modified.
+func (r *Registry) Schemas() []ToolSchema {
+	if r == nil {
+		return nil
+	}
+	return r.schemas
+}
+
+// Names returns the tools' names, in order.
+func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
+	out := make([]string, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Validate checks args against the named tool's schema. The error is short
+// and meant for the model to read.
+func (r *Registry) Validate(name string, args json.RawMessage) error {
+	i, ok := r.byName[name]
+	if !ok {
+		return fmt.Errorf("unknown tool %q", name)
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	if err := r.tools[i].schema.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New("arguments do not match the schema: " + flattenValidation(ve))
+		}
+		return fmt.Errorf("arguments do not match the schema: %v", err)
+	}
+	return nil
+}
+
+// flattenValidation turns the library's multi-line report into one line,
+// leaving out the schema's URL.
+func flattenValidation(ve *jsonschema.ValidationError) string {
+	lines := strings.Split(ve.Error(), "\n")
+	var parts []string
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "-"))
+		if l != "" {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		return lines[0]
+	}
+	return strings.Join(parts, "; ")
+}
