@@ -12,8 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -106,6 +104,7 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
 	defer s.busy.Store(false)
+	s.reserve(2*e.cfg.MaxSteps + 2)
 	r := e.newRun(s, sink, fmt.Sprintf("run-%d", s.Runs+1))
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: e.cfg.ModelName, MaxSteps: e.cfg.MaxSteps}); err != nil {
 		return r.finish(StopError, "", err)
@@ -127,18 +126,16 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	}
 	r := e.newRun(s, sink, s.run.ID)
 	r.step = s.Steps
-	if len(s.run.Waiting) > 0 {
-		unfinished := map[string]bool{}
-		for _, c := range s.run.Unfinished {
-			unfinished[c.ID] = true
+	if waiting, started := s.Unfinished(); len(waiting) > 0 {
+		for _, c := range started {
+			r.rerun[c.ID] = true
 		}
 		calls := s.History[len(s.History)-1].ToolCalls
 		var todo []int
 		for i, c := range calls {
-			if s.pending[i].Role == "" {
-				todo = append(todo, i)
-				if unfinished[c.ID] {
-					r.rerun[c.ID] = true
+			for _, w := range waiting {
+				if w.ID == c.ID {
+					todo = append(todo, i)
 				}
 			}
 		}
@@ -184,18 +181,36 @@ type run struct {
 	cut  int // first history message in the last request
 	// rerun marks interrupted calls whose re-run needs approval.
 	rerun map[string]bool
+	// timer serves the act phase's deadlines; it is reused across steps.
+	timer *time.Timer
+	// Buffers reused from step to step.
+	jobs []toolJob
+	req  Request
+	view MemoryView // of the inline tool call running
+	call Call       // of the inline tool call running
+	// deltaErr is the first sink error while the model streamed.
+	deltaErr error
 }
 
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
 	if sink == nil {
 		sink = Sinks(nil)
 	}
-	return &run{e: e, s: s, sink: sink, id: id, rerun: map[string]bool{}}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	r := &run{e: e, s: s, sink: sink, id: id, rerun: map[string]bool{}, timer: t}
+	r.req.delta = r.onDelta
+	return r
 }
 
 // emit stamps an event, applies it to the session and hands it to the sink.
 func (r *run) emit(phase Phase, kind Kind, data any) error {
-	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Step: r.step, Phase: phase, Kind: kind, Time: time.Now(), Data: data}
+	return r.emitAt(time.Now(), phase, kind, data)
+}
+
+// emitAt is emit with the time already known.
+func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
+	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
 	if err := r.s.Apply(ev); err != nil {
 		return err
 	}
@@ -256,11 +271,7 @@ func (r *run) loop(ctx context.Context) Result {
 			}
 			return r.finish(StopAnswered, dec.Text, nil)
 		}
-		all := make([]int, len(dec.ToolCalls))
-		for i := range all {
-			all[i] = i
-		}
-		if stop, reason, err := r.act(ctx, dec.ToolCalls, all); stop != "" {
+		if stop, reason, err := r.act(ctx, dec.ToolCalls, nil); stop != "" {
 			return r.finish(stop, "", err)
 		} else if reason != "" {
 			return r.finish(StopCancelled, "", errors.New(reason))
@@ -287,7 +298,7 @@ func (r *run) perceive() (*Request, error) {
 	s := r.s
 	mem := s.memory
 	tools := cfg.Tools.Schemas()
-	sysT, memT, toolT := EstimateTokens(cfg.System), estimateFacts(mem), estimateTools(tools)
+	sysT, memT, toolT := EstimateTokens(cfg.System), estimateFacts(mem), cfg.Tools.Tokens()
 	budget := max(cfg.Budget-sysT-memT-toolT, 0)
 	n := len(s.History)
 	cut := s.trimStart(budget)
@@ -300,13 +311,15 @@ func (r *run) perceive() (*Request, error) {
 		}
 		r.cut = cut
 	}
-	req := &Request{
+	req := &r.req
+	*req = Request{
 		System:   cfg.System,
 		Memory:   mem,
 		Messages: s.History[cut:n:n],
 		Tools:    tools,
 		Options:  cfg.Options,
 		Turn:     s.run.Turn,
+		delta:    r.onDelta,
 	}
 	mr := &ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: sysT + memT + toolT + s.tokensOf(cut, n), SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
 	return req, r.emit(Perceive, KindModelRequest, mr)
@@ -318,17 +331,12 @@ var errEmptyDecision = Transient(errors.New("the model returned neither text nor
 // decide asks the model, retrying what is worth retrying.
 func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 	cfg := &r.e.cfg
-	var sinkErr error
-	req.delta = func(d TextDelta) {
-		if sinkErr == nil {
-			sinkErr = r.emit(Decide, KindTextDelta, &d)
-		}
-	}
+	r.deltaErr = nil
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
 		dec, err := cfg.Model.Decide(ctx, req)
-		if sinkErr != nil {
-			return Decision{}, attempt, sinkErr
+		if r.deltaErr != nil {
+			return Decision{}, attempt, r.deltaErr
 		}
 		if err == nil && dec.Text == "" && len(dec.ToolCalls) == 0 {
 			err = errEmptyDecision
@@ -360,14 +368,23 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 	}
 }
 
+// onDelta turns a streamed piece of output into a text_delta event.
+func (r *run) onDelta(d TextDelta) {
+	if r.deltaErr == nil {
+		r.deltaErr = r.emit(Decide, KindTextDelta, &d)
+	}
+}
+
 // nameCalls gives every tool call a unique id; some servers send none.
 func (r *run) nameCalls(calls []ToolCall) {
-	seen := make(map[string]bool, len(calls))
 	for i := range calls {
-		if calls[i].ID == "" || seen[calls[i].ID] {
+		dup := calls[i].ID == ""
+		for j := 0; j < i && !dup; j++ {
+			dup = calls[j].ID == calls[i].ID
+		}
+		if dup {
 			calls[i].ID = fmt.Sprintf("call_%d_%d", r.step, i)
 		}
-		seen[calls[i].ID] = true
 	}
 }
 
@@ -404,27 +421,42 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args})
 }
 
-// toolMsg carries news from a tool's goroutine to the run's.
-type toolMsg struct {
-	idx   int
-	retry *RetryData
-	done  *ToolFinished
-	mem   []MemoryChanged
+// toolJob is one tool call being run by act.
+type toolJob struct {
+	idx      int
+	tool     Tool
+	call     ToolCall
+	attempt  int // the attempt running or next to run
+	active   bool
+	cancel   context.CancelFunc
+	deadline time.Time // of the running attempt
+	retryAt  time.Time // when waiting to retry
+	start    time.Time
+	view     *MemoryView
 }
 
-// act runs the tool calls calls[i] for i in todo: refusals first, then the
-// rest in parallel, emitting tool_finished as each completes. It returns a
-// stop reason when the run must end, with the error, or an abort reason.
+// toolResult is what an attempt's goroutine sends back.
+type toolResult struct {
+	job, attempt int
+	out          string
+	err          error
+}
+
+// act runs the tool calls calls[i] for i in todo (nil: all of them):
+// refusals first, then the rest in parallel. It returns a stop reason when
+// the run must end, with the error, or an abort reason.
 func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason, string, error) {
 	cfg := &r.e.cfg
-	type job struct {
-		idx  int
-		tool Tool
-		call ToolCall
-	}
-	var jobs []job
+	jobs := r.jobs[:0]
 	aborted := ""
-	for _, i := range todo {
+	for k := range max(len(todo), len(calls)) {
+		i := k
+		if todo != nil {
+			if k >= len(todo) {
+				break
+			}
+			i = todo[k]
+		}
 		c := calls[i]
 		fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name}
 		if aborted != "" {
@@ -462,7 +494,10 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 					fin.Status, fin.Result = ToolError, "error: "+err.Error()
 					break
 				}
-				jobs = append(jobs, job{idx: i, tool: t, call: c})
+				if t.Timeout <= 0 {
+					t.Timeout = cfg.ToolTimeout
+				}
+				jobs = append(jobs, toolJob{idx: i, tool: t, call: c, attempt: 1})
 				continue
 			}
 		}
@@ -473,47 +508,207 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 	if len(jobs) == 0 {
 		return "", aborted, nil
 	}
-	msgs := make(chan toolMsg, len(jobs)*(cfg.Retry.Attempts+1))
-	running := make(map[int]ToolCall, len(jobs))
-	for _, j := range jobs {
-		if err := r.emit(Act, KindToolStarted, &ToolStarted{Index: j.idx, ID: j.call.ID, Name: j.call.Name, Args: j.call.Args}); err != nil {
-			return StopError, "", err
+	stop, err := r.runJobs(ctx, jobs)
+	clear(jobs)
+	r.jobs = jobs[:0]
+	return stop, aborted, err
+}
+
+// runJobs runs jobs in parallel, one goroutine per attempt, while this
+// goroutine keeps the clock: timeouts, retry delays and cancellation are
+// decided here, so a tool that ignores its context cannot hold the run.
+func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
+	cfg := &r.e.cfg
+	var results chan toolResult
+	left := 0
+	for j := range jobs {
+		jb := &jobs[j]
+		jb.start = time.Now()
+		if err := r.emitAt(jb.start, Act, KindToolStarted, &ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}); err != nil {
+			return StopError, err
 		}
-		running[j.idx] = j.call
-		mem := &MemoryView{base: r.s.memory}
-		call := &Call{ID: j.call.ID, Args: normArgs(j.call.Args), Step: r.step, Session: r.s.ID, Memory: mem}
-		go r.runTool(ctx, j.idx, j.tool, call, msgs)
+		if jb.tool.Inline {
+			if stop, err := r.runInline(ctx, jb); stop != "" {
+				return stop, err
+			}
+			continue
+		}
+		if results == nil {
+			results = make(chan toolResult, len(jobs)*cfg.Retry.Attempts)
+		}
+		r.launch(ctx, j, jb, results)
+		left++
 	}
-	for len(running) > 0 {
+	defer func() {
+		for j := range jobs {
+			if jobs[j].cancel != nil {
+				jobs[j].cancel()
+			}
+		}
+	}()
+	for left > 0 {
+		var next time.Time
+		for j := range jobs {
+			if w := jobs[j].wake(); !w.IsZero() && (next.IsZero() || w.Before(next)) {
+				next = w
+			}
+		}
+		r.timer.Reset(time.Until(next))
 		select {
-		case m := <-msgs:
-			if m.retry != nil {
-				if err := r.emit(Act, KindRetry, m.retry); err != nil {
-					return StopError, "", err
-				}
-				continue
+		case res := <-results:
+			jb := &jobs[res.job]
+			if !jb.active || res.attempt != jb.attempt {
+				continue // a late answer from an attempt that timed out
 			}
-			delete(running, m.idx)
-			if err := r.emit(Act, KindToolFinished, m.done); err != nil {
-				return StopError, "", err
+			done, err := r.settle(ctx, jb, res.out, res.err, time.Now())
+			if err != nil {
+				return StopError, err
 			}
-			for i := range m.mem {
-				if err := r.emit(Observe, KindMemoryChanged, &m.mem[i]); err != nil {
-					return StopError, "", err
+			if done {
+				left--
+			}
+		case <-r.timer.C:
+			now := time.Now()
+			for j := range jobs {
+				jb := &jobs[j]
+				switch {
+				case jb.active && !now.Before(jb.deadline):
+					jb.cancel()
+					done, err := r.settle(ctx, jb, "", Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0), now)
+					if err != nil {
+						return StopError, err
+					}
+					if done {
+						left--
+					}
+				case !jb.active && !jb.retryAt.IsZero() && !now.Before(jb.retryAt):
+					jb.retryAt = time.Time{}
+					r.launch(ctx, j, jb, results)
 				}
 			}
 		case <-ctx.Done():
-			for _, i := range slices.Sorted(maps.Keys(running)) {
-				c := running[i]
-				fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name, Status: ToolError, Result: "error: cancelled", Error: ctx.Err().Error()}
-				if err := r.emit(Act, KindToolFinished, fin); err != nil {
-					return StopError, "", err
+			for j := range jobs {
+				jb := &jobs[j]
+				if jb.active || !jb.retryAt.IsZero() {
+					fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
+						Error: ctx.Err().Error(), Attempts: jb.attempt, DurationMS: time.Since(jb.start).Milliseconds()}
+					if err := r.emit(Act, KindToolFinished, fin); err != nil {
+						return StopError, err
+					}
 				}
 			}
-			return StopCancelled, "", ctx.Err()
+			return StopCancelled, ctx.Err()
 		}
 	}
-	return "", aborted, nil
+	if results != nil {
+		r.timer.Stop()
+	}
+	return "", nil
+}
+
+// runInline runs an Inline tool's attempts on this goroutine.
+func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
+	start := jb.start
+	for {
+		jb.active = true
+		r.view = MemoryView{base: r.s.memory}
+		jb.view = &r.view
+		r.call = Call{ID: jb.call.ID, Args: normArgs(jb.call.Args), Step: r.step, Session: r.s.ID, Memory: jb.view}
+		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
+		end := time.Now()
+		if err == nil && end.Sub(start) > jb.tool.Timeout {
+			err = Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0)
+		}
+		done, err := r.settle(ctx, jb, out, err, end)
+		if err != nil {
+			return StopError, err
+		}
+		if done {
+			return "", nil
+		}
+		if err := sleep(ctx, time.Until(jb.retryAt)); err != nil {
+			fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
+				Error: err.Error(), Attempts: jb.attempt, DurationMS: time.Since(jb.start).Milliseconds()}
+			if err := r.emit(Act, KindToolFinished, fin); err != nil {
+				return StopError, err
+			}
+			return StopCancelled, ctx.Err()
+		}
+		jb.retryAt = time.Time{}
+		start = time.Now()
+	}
+}
+
+// inlineTool runs an Inline tool on this goroutine; a panic becomes an
+// error.
+func inlineTool(ctx context.Context, fn func(context.Context, *Call) (string, error), call *Call) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("tool panicked: %v", p)
+		}
+	}()
+	return fn(ctx, call)
+}
+
+// wake returns when the job next needs the clock: its attempt's deadline,
+// or the end of its retry delay; zero when it needs nothing.
+func (jb *toolJob) wake() time.Time {
+	if jb.active {
+		return jb.deadline
+	}
+	return jb.retryAt
+}
+
+// launch starts the job's current attempt on its own goroutine.
+func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- toolResult) {
+	cctx, cancel := context.WithCancel(ctx)
+	jb.active, jb.cancel = true, cancel
+	jb.deadline = time.Now().Add(jb.tool.Timeout)
+	jb.view = &MemoryView{base: r.s.memory}
+	call := &Call{ID: jb.call.ID, Args: normArgs(jb.call.Args), Step: r.step, Session: r.s.ID, Memory: jb.view}
+	go attemptTool(cctx, jb.tool.Func, call, toolResult{job: j, attempt: jb.attempt}, results)
+}
+
+// attemptTool runs one attempt on its own goroutine and reports it.
+func attemptTool(ctx context.Context, fn func(context.Context, *Call) (string, error), call *Call, res toolResult, results chan<- toolResult) {
+	res.out, res.err = inlineTool(ctx, fn, call)
+	results <- res
+}
+
+// settle handles the end of an attempt: success, a retry, or failure. It
+// reports whether the job is finished.
+func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, now time.Time) (bool, error) {
+	cfg := &r.e.cfg
+	jb.active = false
+	if jb.cancel != nil {
+		jb.cancel()
+	}
+	if err != nil && jb.tool.Retryable && IsRetryable(err) && jb.attempt < cfg.Retry.Attempts && ctx.Err() == nil {
+		after, status := retryInfo(err)
+		d := cfg.Retry.Delay(jb.attempt, after)
+		jb.attempt++
+		jb.retryAt = now.Add(d)
+		return false, r.emit(Act, KindRetry, &RetryData{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
+	}
+	fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+	var changes []MemoryChanged
+	if err != nil {
+		fin.Status, fin.Error = ToolError, err.Error()
+		out = "error: " + err.Error()
+	} else {
+		fin.Status = ToolOK
+		changes = jb.view.changes
+	}
+	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
+	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil {
+		return true, err
+	}
+	for i := range changes {
+		if err := r.emit(Observe, KindMemoryChanged, &changes[i]); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 func normArgs(a []byte) []byte {
@@ -521,85 +716,6 @@ func normArgs(a []byte) []byte {
 		return []byte("{}")
 	}
 	return a
-}
-
-// runTool runs one call on its own goroutine, with the tool's timeout and
-// retries, and sends the outcome on msgs.
-func (r *run) runTool(ctx context.Context, idx int, t Tool, call *Call, msgs chan<- toolMsg) {
-	cfg := &r.e.cfg
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = cfg.ToolTimeout
-	}
-	fin := &ToolFinished{Index: idx, ID: call.ID, Name: t.Name}
-	start := time.Now()
-	var out string
-	var err error
-	for attempt := 1; ; attempt++ {
-		fin.Attempts = attempt
-		out, err = callTool(ctx, t, call, timeout)
-		if err == nil || !t.Retryable || !IsRetryable(err) || attempt >= cfg.Retry.Attempts || ctx.Err() != nil {
-			break
-		}
-		after, status := retryInfo(err)
-		d := cfg.Retry.Delay(attempt, after)
-		msgs <- toolMsg{idx: idx, retry: &RetryData{Op: "tool:" + t.Name, Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}}
-		if sleep(ctx, d) != nil {
-			break
-		}
-		call.Memory.changes = nil
-	}
-	fin.DurationMS = time.Since(start).Milliseconds()
-	if err != nil {
-		fin.Status, fin.Error = ToolError, err.Error()
-		out = "error: " + err.Error()
-		call.Memory.changes = nil
-	} else {
-		fin.Status = ToolOK
-	}
-	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
-	msgs <- toolMsg{idx: idx, done: fin, mem: call.Memory.changes}
-}
-
-// callTool makes one attempt. A panic becomes an error; so does a timeout,
-// even when the tool ignores its context (its goroutine is then left to end
-// on its own).
-func callTool(ctx context.Context, t Tool, call *Call, timeout time.Duration) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	mem := *call.Memory
-	c := *call
-	c.Memory = &mem
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{err: fmt.Errorf("tool panicked: %v", p)}
-			}
-		}()
-		out, err := t.Func(cctx, &c)
-		done <- result{out, err}
-	}()
-	select {
-	case res := <-done:
-		if res.err == nil {
-			*call.Memory = mem
-			return res.out, nil
-		}
-		if errors.Is(res.err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return "", Transient(fmt.Errorf("timed out after %s", timeout), 0)
-		}
-		return res.out, res.err
-	case <-cctx.Done():
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return "", Transient(fmt.Errorf("timed out after %s", timeout), 0)
-	}
 }
 
 // truncate caps s at n bytes, on a rune boundary, saying what was cut.

@@ -36,6 +36,7 @@ type Session struct {
 	// pending collects the results of the current step's tool calls until
 	// all of them are in, so that history keeps call order.
 	pending     []Message
+	callState   []uint8
 	pendingLeft int
 	// run is the state of the last run; Open reports whether it finished.
 	run  RunState
@@ -49,12 +50,14 @@ type RunState struct {
 	Turn     int // decisions made
 	Finished bool
 	Stop     StopReason
-	// Unfinished lists tool calls of the last decision that started but
-	// have no result: they were interrupted.
-	Unfinished []ToolCall
-	// Waiting lists tool calls of the last decision that have no result.
-	Waiting []ToolCall
 }
+
+// Call states of the current step's tool calls.
+const (
+	callWaiting  = iota // no result, not started
+	callStarted         // started, no result: interrupted if the run died
+	callFinished        // its result is in pending
+)
 
 // NewSession returns an empty session with the given id.
 func NewSession(id string) *Session {
@@ -78,12 +81,39 @@ func (s *Session) Recall(key string) (string, bool) {
 // LastRun describes the session's last run.
 func (s *Session) LastRun() RunState { return s.run }
 
+// Unfinished returns the tool calls of the last step that have no result,
+// and of those, the ones that had started: a run that died while they ran.
+// Continuing the run runs the former, and the latter only with approval.
+func (s *Session) Unfinished() (waiting, started []ToolCall) {
+	if s.pendingLeft == 0 {
+		return nil, nil
+	}
+	calls := s.History[len(s.History)-1].ToolCalls
+	for i, st := range s.callState {
+		if st != callFinished {
+			waiting = append(waiting, calls[i])
+		}
+		if st == callStarted {
+			started = append(started, calls[i])
+		}
+	}
+	return waiting, started
+}
+
 // Interrupted reports whether the last run stopped without a run_finished
 // event (the process died), so that it can be continued.
 func (s *Session) Interrupted() bool { return s.run.ID != "" && !s.run.Finished }
 
 // tokensOf returns the estimated tokens of History[i:j].
 func (s *Session) tokensOf(i, j int) int { return s.tokens[j] - s.tokens[i] }
+
+// reserve makes room for n more messages, so that a long run does not copy
+// its history over and over as it grows.
+func (s *Session) reserve(n int) {
+	n = min(n, 1<<16)
+	s.History = slices.Grow(s.History, n)
+	s.tokens = slices.Grow(s.tokens, n+1)
+}
 
 func (s *Session) appendHistory(m Message) {
 	if len(s.tokens) == 0 {
@@ -109,25 +139,25 @@ func (s *Session) Apply(ev Event) error {
 		}
 		s.run.Turn = d.Turn
 	case *DecisionData:
+		s.flushPending()
 		s.run.Turn++
-		s.run.Unfinished, s.run.Waiting = nil, nil
-		m := Message{Role: RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls}
-		s.appendHistory(m)
-		if len(d.ToolCalls) > 0 {
-			s.pending = make([]Message, len(d.ToolCalls))
-			s.pendingLeft = len(d.ToolCalls)
-			s.run.Waiting = slices.Clone(d.ToolCalls)
+		s.appendHistory(Message{Role: RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls})
+		if n := len(d.ToolCalls); n > 0 {
+			s.pending = append(s.pending[:0], make([]Message, n)...)
+			s.callState = append(s.callState[:0], make([]uint8, n)...)
+			s.pendingLeft = n
 		}
 	case *ToolStarted:
-		s.run.Unfinished = append(s.run.Unfinished, ToolCall{ID: d.ID, Name: d.Name, Args: d.Args})
+		if d.Index >= 0 && d.Index < len(s.callState) && s.callState[d.Index] == callWaiting {
+			s.callState[d.Index] = callStarted
+		}
 	case *ToolFinished:
-		if d.Index < 0 || d.Index >= len(s.pending) || s.pending[d.Index].Role != "" {
+		if d.Index < 0 || d.Index >= len(s.callState) || s.callState[d.Index] == callFinished {
 			return fmt.Errorf("engine: tool_finished for call %d (%s) that is not pending", d.Index, d.ID)
 		}
 		s.pending[d.Index] = Message{Role: RoleTool, Content: d.Result, ToolCallID: d.ID, Name: d.Name}
+		s.callState[d.Index] = callFinished
 		s.pendingLeft--
-		s.run.Unfinished = slices.DeleteFunc(s.run.Unfinished, func(c ToolCall) bool { return c.ID == d.ID })
-		s.run.Waiting = slices.DeleteFunc(s.run.Waiting, func(c ToolCall) bool { return c.ID == d.ID })
 		if s.pendingLeft == 0 {
 			s.flushPending()
 		}
@@ -155,18 +185,18 @@ const InterruptedResult = "error: this tool call was interrupted and has no resu
 // with no result (an interrupted step that a new run moves past) gets
 // InterruptedResult, so that every tool call keeps its answer.
 func (s *Session) flushPending() {
-	if s.pending == nil {
+	if len(s.pending) == 0 {
 		return
 	}
 	calls := s.History[len(s.History)-1].ToolCalls
 	for i, m := range s.pending {
-		if m.Role == "" {
+		if s.callState[i] != callFinished {
 			m = Message{Role: RoleTool, Content: InterruptedResult, ToolCallID: calls[i].ID, Name: calls[i].Name}
 		}
 		s.appendHistory(m)
 	}
-	s.pending, s.pendingLeft = nil, 0
-	s.run.Unfinished, s.run.Waiting = nil, nil
+	clear(s.pending)
+	s.pending, s.callState, s.pendingLeft = s.pending[:0], s.callState[:0], 0
 }
 
 func (s *Session) applyMemory(d *MemoryChanged, step int) {

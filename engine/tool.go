@@ -39,7 +39,13 @@ type Tool struct {
 	// Retryable tools are retried with backoff when Func fails with an
 	// error for which IsRetryable holds.
 	Retryable bool
-	Func      func(ctx context.Context, call *Call) (string, error)
+	// Inline tools promise to return promptly and to honour ctx: they are
+	// run on the run's own goroutine, which saves a goroutine hand-off per
+	// call. A call that overruns Timeout still counts as timed out, but it
+	// cannot be abandoned while it runs, so only pure, in-memory tools
+	// (arithmetic, memory, clock) should set it.
+	Inline bool
+	Func   func(ctx context.Context, call *Call) (string, error)
 }
 
 // Call is one tool call as a tool's Func sees it.
@@ -118,9 +124,10 @@ func (m *MemoryView) All() []Fact {
 // It is built before the engine starts and read-only afterwards, so it is
 // safe for concurrent use.
 type Registry struct {
-	tools   []registered
-	byName  map[string]int
-	schemas []ToolSchema
+	tools      []registered
+	byName     map[string]int
+	schemas    []ToolSchema
+	toolTokens int // estimated tokens of schemas
 }
 
 type registered struct {
@@ -171,6 +178,7 @@ func (r *Registry) add(t Tool) error {
 	r.byName[t.Name] = len(r.tools)
 	r.tools = append(r.tools, registered{Tool: t, schema: sch})
 	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	r.toolTokens = estimateTools(r.schemas)
 	return nil
 }
 
@@ -208,6 +216,14 @@ func (r *Registry) Schemas() []ToolSchema {
 	return r.schemas
 }
 
+// Tokens returns the estimated tokens the tool schemas cost in a request.
+func (r *Registry) Tokens() int {
+	if r == nil {
+		return 0
+	}
+	return r.toolTokens
+}
+
 // Names returns the tools' names, in order.
 func (r *Registry) Names() []string {
 	if r == nil {
@@ -230,8 +246,8 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal(args, &inst); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
 	}
 	if err := r.tools[i].schema.Validate(inst); err != nil {

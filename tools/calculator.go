@@ -19,6 +19,7 @@ func Calculator() engine.Tool {
 		Description: "Evaluate an arithmetic expression with + - * / % ^ (power), parentheses, decimals and unary minus, e.g. \"(17*23) - 2^3\".",
 		Schema: []byte(`{"type":"object","properties":{"expression":{"type":"string","minLength":1,"description":"the expression"}},` +
 			`"required":["expression"],"additionalProperties":false}`),
+		Inline: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Expression string }
 			if err := c.Bind(&in); err != nil {
@@ -46,7 +47,9 @@ func FormatNumber(v float64) string {
 // right; unary minus binds looser than ^ (-2^2 is -4), as in mathematics.
 func Evaluate(expr string) (float64, error) {
 	p := &parser{src: expr}
-	p.next()
+	if err := p.next(); err != nil {
+		return 0, err
+	}
 	v, err := p.expr()
 	if err != nil {
 		return 0, err

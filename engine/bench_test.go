@@ -1,0 +1,109 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// loopModel calls the instant tool until the run's last step, then answers.
+func loopModel(steps int) engine.Model {
+	args := json.RawMessage(`{"text":"x"}`)
+	return modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		if req.Turn+1 >= steps {
+			return engine.Decision{Text: "done", Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 1}}, nil
+		}
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 1}}, nil
+	})
+}
+
+func instantTool() engine.Tool {
+	return engine.Tool{Name: "echo", Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
+}
+
+// countingSink is a subscriber that reads every event.
+type countingSink struct{ n, tools int }
+
+func (c *countingSink) Emit(ev engine.Event) error {
+	c.n++
+	if ev.Kind == engine.KindToolFinished {
+		c.tools++
+	}
+	return nil
+}
+
+// BenchmarkStepOverhead measures the engine's own cost per step: one run of
+// N steps with an instant model and an instant tool, every event consumed by
+// a subscriber. The per-step cost must not grow with N (the history).
+//
+// Variants: inline (the tool runs on the run's goroutine, as the built-in
+// tools do; events go to a Sink), isolated (the tool gets its own goroutine,
+// as MCP and shell tools do), and channel (events read from Start's channel
+// by another goroutine, as the console does).
+func BenchmarkStepOverhead(b *testing.B) {
+	type variant struct {
+		name    string
+		inline  bool
+		channel bool
+		steps   []int
+	}
+	for _, v := range []variant{
+		{"inline", true, false, []int{100, 1000, 10000}},
+		{"isolated", false, false, []int{1000}},
+		{"channel", true, true, []int{1000}},
+	} {
+		for _, steps := range v.steps {
+			b.Run(fmt.Sprintf("%s/steps=%d", v.name, steps), func(b *testing.B) {
+				tool := instantTool()
+				tool.Inline = v.inline
+				e := engine.New(engine.Config{Model: loopModel(steps), Tools: registry(b, tool), MaxSteps: steps})
+				b.ReportAllocs()
+				events := 0
+				for b.Loop() {
+					s := engine.NewSession("bench")
+					if v.channel {
+						for range e.Start(context.Background(), s, "go", nil) {
+							events++
+						}
+						continue
+					}
+					sub := &countingSink{}
+					if res := e.Run(context.Background(), s, "go", sub); res.StopReason != engine.StopAnswered || sub.tools != steps-1 {
+						b.Fatalf("run: %s %v, %d tool results", res.StopReason, res.Err, sub.tools)
+					}
+					events += sub.n
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+				b.ReportMetric(float64(events)/float64(b.N*steps), "events/step")
+			})
+		}
+	}
+}
+
+// BenchmarkConcurrentRuns starts 1,000 runs of 10 steps at once on one
+// engine and reports runs per second.
+func BenchmarkConcurrentRuns(b *testing.B) {
+	const runs, steps = 1000, 10
+	tool := instantTool()
+	tool.Inline = true
+	e := engine.New(engine.Config{Model: loopModel(steps), Tools: registry(b, tool)})
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range runs {
+			wg.Go(func() {
+				sub := &countingSink{}
+				if res := e.Run(context.Background(), engine.NewSession("bench"), "go", sub); res.StopReason != engine.StopAnswered {
+					b.Errorf("run: %s %v", res.StopReason, res.Err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.N*runs)/b.Elapsed().Seconds(), "runs/s")
+}

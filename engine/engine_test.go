@@ -1,0 +1,708 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/script"
+)
+
+// modelFunc adapts a function to engine.Model.
+type modelFunc func(ctx context.Context, req *engine.Request) (engine.Decision, error)
+
+func (f modelFunc) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+	return f(ctx, req)
+}
+
+// recorder is a Sink that keeps every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []engine.Event
+}
+
+func (r *recorder) Emit(ev engine.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+	return nil
+}
+
+func (r *recorder) kinds() []engine.Kind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []engine.Kind
+	for _, e := range r.events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+func (r *recorder) finished(t *testing.T) []*engine.ToolFinished {
+	t.Helper()
+	var out []*engine.ToolFinished
+	for _, e := range r.events {
+		if f, ok := e.Data.(*engine.ToolFinished); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (r *recorder) of(kind engine.Kind) []engine.Event {
+	var out []engine.Event
+	for _, e := range r.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func mustScript(t testing.TB, js string) engine.Model {
+	t.Helper()
+	m, err := script.Parse("test", []byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func echoTool() engine.Tool {
+	return engine.Tool{
+		Name:   "echo",
+		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+		Func: func(_ context.Context, c *engine.Call) (string, error) {
+			var in struct{ Text string }
+			if err := c.Bind(&in); err != nil {
+				return "", err
+			}
+			return "echo: " + in.Text, nil
+		},
+	}
+}
+
+func registry(t testing.TB, tools ...engine.Tool) *engine.Registry {
+	t.Helper()
+	r, err := engine.NewRegistry(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var fastRetry = engine.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, Attempts: 3}
+
+// TestToolFailuresAreObservations runs one tool call that goes wrong in each
+// way a tool can, and checks that the model sees an honest result and the
+// run still answers.
+func TestToolFailuresAreObservations(t *testing.T) {
+	var attempts int
+	var mu sync.Mutex
+	tools := []engine.Tool{
+		echoTool(),
+		{Name: "fails", Func: func(context.Context, *engine.Call) (string, error) { return "", errors.New("disk on fire") }},
+		{Name: "panics", Func: func(context.Context, *engine.Call) (string, error) { panic("boom") }},
+		{Name: "hangs", Timeout: 20 * time.Millisecond, Func: func(ctx context.Context, _ *engine.Call) (string, error) {
+			select {} // ignores its context on purpose
+		}},
+		{Name: "flaky", Retryable: true, Func: func(context.Context, *engine.Call) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts++
+			if attempts < 3 {
+				return "", engine.Transient(errors.New("503 from upstream"), 0)
+			}
+			return "fine now", nil
+		}},
+		{Name: "denied", Policy: engine.PolicyDeny, Func: func(context.Context, *engine.Call) (string, error) { return "ran", nil }},
+		{Name: "inline_panics", Inline: true, Func: func(context.Context, *engine.Call) (string, error) { panic("inline boom") }},
+		{Name: "inline_slow", Inline: true, Timeout: time.Millisecond, Func: func(context.Context, *engine.Call) (string, error) {
+			time.Sleep(5 * time.Millisecond)
+			return "late", nil
+		}},
+	}
+	tests := []struct {
+		name       string
+		call       string // tool_calls JSON of the first turn
+		status     string
+		wantResult string
+	}{
+		{"ok", `{"name":"echo","arguments":{"text":"hi"}}`, engine.ToolOK, "echo: hi"},
+		{"unknown tool", `{"name":"nope","arguments":{}}`, engine.ToolError, `error: unknown tool "nope"; the tools are: echo, fails`},
+		{"arguments fail the schema", `{"name":"echo","arguments":{"text":5}}`, engine.ToolError, "error: arguments do not match the schema"},
+		{"missing required argument", `{"name":"echo","arguments":{}}`, engine.ToolError, "missing property 'text'"},
+		{"arguments not JSON", `{"name":"echo","arguments":"{\"text\": \"hi"}`, engine.ToolError, "error: arguments are not valid JSON"},
+		{"tool error", `{"name":"fails","arguments":{}}`, engine.ToolError, "error: disk on fire"},
+		{"panic", `{"name":"panics","arguments":{}}`, engine.ToolError, "error: tool panicked: boom"},
+		{"timeout", `{"name":"hangs","arguments":{}}`, engine.ToolError, "timed out after 20ms"},
+		{"retry then success", `{"name":"flaky","arguments":{}}`, engine.ToolOK, "fine now"},
+		{"denied by policy", `{"name":"denied","arguments":{}}`, engine.ToolDenied, `error: tool "denied" is denied by policy`},
+		{"inline panic", `{"name":"inline_panics","arguments":{}}`, engine.ToolError, "error: tool panicked: inline boom"},
+		{"inline overrun", `{"name":"inline_slow","arguments":{}}`, engine.ToolError, "timed out after 1ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen string
+			m := modelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+				if req.Turn == 0 {
+					return mustScript(t, `{"turns":[{"tool_calls":[`+tt.call+`]}]}`).Decide(ctx, req)
+				}
+				last := req.Messages[len(req.Messages)-1]
+				seen = last.Content
+				if last.Role != engine.RoleTool || last.ToolCallID == "" {
+					t.Errorf("last message = %+v, want a tool result with its call id", last)
+				}
+				return engine.Decision{Text: "done"}, nil
+			})
+			e := engine.New(engine.Config{Model: m, Tools: registry(t, tools...), Retry: fastRetry})
+			rec := &recorder{}
+			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+			if res.StopReason != engine.StopAnswered {
+				t.Fatalf("stop = %s (%v), want answered", res.StopReason, res.Err)
+			}
+			fins := rec.finished(t)
+			if len(fins) != 1 {
+				t.Fatalf("%d tool_finished events, want 1", len(fins))
+			}
+			if fins[0].Status != tt.status || !strings.Contains(fins[0].Result, tt.wantResult) {
+				t.Errorf("tool_finished = %s %q, want %s containing %q", fins[0].Status, fins[0].Result, tt.status, tt.wantResult)
+			}
+			if seen != fins[0].Result {
+				t.Errorf("model saw %q, event said %q", seen, fins[0].Result)
+			}
+		})
+	}
+	if attempts != 3 {
+		t.Errorf("flaky tool ran %d times, want 3", attempts)
+	}
+}
+
+func TestToolRetryEvents(t *testing.T) {
+	calls := 0
+	flaky := engine.Tool{Name: "flaky", Retryable: true, Func: func(context.Context, *engine.Call) (string, error) {
+		calls++
+		return "", engine.Transient(errors.New("still down"), 0)
+	}}
+	notRetryable := engine.Tool{Name: "strict", Func: func(context.Context, *engine.Call) (string, error) {
+		calls++
+		return "", engine.Transient(errors.New("down"), 0)
+	}}
+	for _, tc := range []struct {
+		tool        engine.Tool
+		wantCalls   int
+		wantRetries int
+	}{{flaky, 3, 2}, {notRetryable, 1, 0}} {
+		calls = 0
+		m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"`+tc.tool.Name+`"}]},{"answer":"ok"}]}`)
+		e := engine.New(engine.Config{Model: m, Tools: registry(t, tc.tool), Retry: fastRetry})
+		rec := &recorder{}
+		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+		if calls != tc.wantCalls || len(rec.of(engine.KindRetry)) != tc.wantRetries {
+			t.Errorf("%s: %d calls, %d retry events; want %d, %d", tc.tool.Name, calls, len(rec.of(engine.KindRetry)), tc.wantCalls, tc.wantRetries)
+		}
+		fin := rec.finished(t)[0]
+		if fin.Status != engine.ToolError || fin.Attempts != tc.wantCalls {
+			t.Errorf("%s: finished %s after %d attempts", tc.tool.Name, fin.Status, fin.Attempts)
+		}
+	}
+}
+
+func TestModelRetries(t *testing.T) {
+	tests := []struct {
+		name        string
+		turn        string
+		wantStop    engine.StopReason
+		wantRetries int
+		wantErr     string
+	}{
+		{"retry then success", `{"error":"429 too many requests","retryable":true,"fail_attempts":2,"answer":"ok"}`, engine.StopAnswered, 2, ""},
+		{"retry exhausted", `{"error":"503 unavailable","retryable":true}`, engine.StopError, 2, "503 unavailable (after 3 attempts)"},
+		{"not retryable", `{"error":"401 bad key"}`, engine.StopError, 0, "model: 401 bad key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[`+tt.turn+`]}`), Retry: fastRetry})
+			rec := &recorder{}
+			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+			if res.StopReason != tt.wantStop {
+				t.Fatalf("stop = %s (%v), want %s", res.StopReason, res.Err, tt.wantStop)
+			}
+			retries := rec.of(engine.KindRetry)
+			if len(retries) != tt.wantRetries {
+				t.Errorf("%d retry events, want %d", len(retries), tt.wantRetries)
+			}
+			for i, ev := range retries {
+				d := ev.Data.(*engine.RetryData)
+				if d.Attempt != i+2 || d.Op != "model" || d.Cause == "" || d.DelayMS > 5 {
+					t.Errorf("retry %d = %+v", i, d)
+				}
+			}
+			if tt.wantErr != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", res.Err, tt.wantErr)
+			}
+			fin := rec.events[len(rec.events)-1]
+			if fin.Kind != engine.KindRunFinished || fin.Data.(*engine.RunFinished).StopReason != tt.wantStop {
+				t.Errorf("last event = %s %+v", fin.Kind, fin.Data)
+			}
+		})
+	}
+}
+
+func TestRetryAfterIsHonoured(t *testing.T) {
+	e := engine.New(engine.Config{Retry: engine.Retry{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2},
+		Model: mustScript(t, `{"turns":[{"error":"slow down","retryable":true,"retry_after_ms":120,"fail_attempts":1,"answer":"ok"}]}`)})
+	rec := &recorder{}
+	start := time.Now()
+	res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+	if res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	if d := rec.of(engine.KindRetry)[0].Data.(*engine.RetryData).DelayMS; d != 120 {
+		t.Errorf("retry delay = %d ms, want the server's 120", d)
+	}
+	if el := time.Since(start); el < 120*time.Millisecond {
+		t.Errorf("run took %s, less than Retry-After", el)
+	}
+}
+
+func TestBackoffBounds(t *testing.T) {
+	r := engine.Retry{}
+	for n, ceil := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second} {
+		for range 200 {
+			if d := r.Delay(n+1, 0); d < 0 || d > ceil {
+				t.Fatalf("Delay(%d) = %s, want within [0, %s]", n+1, d, ceil)
+			}
+		}
+	}
+	for range 200 {
+		if d := r.Delay(30, 0); d > 30*time.Second {
+			t.Fatalf("Delay(30) = %s, over the 30 s cap", d)
+		}
+	}
+	if d := r.Delay(1, 45*time.Second); d != 45*time.Second {
+		t.Errorf("Delay with Retry-After 45s = %s", d)
+	}
+}
+
+func TestStepLimit(t *testing.T) {
+	m := modelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+		return engine.Decision{ToolCalls: []engine.ToolCall{{Name: "echo", Args: json.RawMessage(`{"text":"again"}`)}}}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), MaxSteps: 3})
+	rec := &recorder{}
+	res := e.Run(context.Background(), engine.NewSession("s"), "loop forever", rec)
+	if res.StopReason != engine.StopStepLimit || res.Steps != 3 {
+		t.Fatalf("stop = %s after %d steps, want step_limit after 3", res.StopReason, res.Steps)
+	}
+	if n := len(rec.of(engine.KindDecision)); n != 3 {
+		t.Errorf("%d decisions, want 3", n)
+	}
+	fin := rec.of(engine.KindRunFinished)[0].Data.(*engine.RunFinished)
+	if fin.StopReason != engine.StopStepLimit || !strings.Contains(fin.Error, "step limit of 3") {
+		t.Errorf("run_finished = %+v", fin)
+	}
+}
+
+// TestCancellation cancels a run in each place it can wait, and checks it
+// stops within 100 ms with stop reason cancelled.
+func TestCancellation(t *testing.T) {
+	blockTool := engine.Tool{Name: "block", Func: func(context.Context, *engine.Call) (string, error) { select {} }}
+	tests := []struct {
+		name  string
+		model engine.Model
+		retry engine.Retry
+	}{
+		{"slow model", mustScript(t, `{"turns":[{"answer":"late","delay_ms":10000}]}`), fastRetry},
+		{"tool ignoring its context", mustScript(t, `{"turns":[{"tool_calls":[{"name":"block"}]},{"answer":"x"}]}`), fastRetry},
+		{"retry backoff", mustScript(t, `{"turns":[{"error":"down","retryable":true,"retry_after_ms":10000}]}`), engine.Retry{Attempts: 5}},
+		{"gate wait", mustScript(t, `{"turns":[{"answer":"x"}]}`), fastRetry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := engine.Config{Model: tt.model, Tools: registry(t, blockTool), Retry: tt.retry}
+			if tt.name == "gate wait" {
+				cfg.Gate = &stepGate{}
+			}
+			e := engine.New(cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events := e.Start(ctx, engine.NewSession("s"), "go", nil)
+			// Cancel once the run is waiting: after its first decision or
+			// model request.
+			cancelled := make(chan time.Time, 1)
+			armed := false
+			var last engine.Event
+			for ev := range events {
+				if !armed && (ev.Kind == engine.KindModelRequest && tt.name != "tool ignoring its context" || ev.Kind == engine.KindToolStarted) {
+					armed = true
+					time.AfterFunc(20*time.Millisecond, func() { cancelled <- time.Now(); cancel() })
+				}
+				last = ev
+			}
+			took := time.Since(<-cancelled)
+			fin, ok := last.Data.(*engine.RunFinished)
+			if !ok || fin.StopReason != engine.StopCancelled {
+				t.Fatalf("last event %s %+v, want run_finished cancelled", last.Kind, last.Data)
+			}
+			if took > 100*time.Millisecond {
+				t.Errorf("run stopped %s after cancel, want within 100ms", took)
+			}
+		})
+	}
+}
+
+// stepGate pauses at every decide and act and answers from a queue of
+// verdicts; with the queue empty it waits for the context.
+type stepGate struct {
+	mu       sync.Mutex
+	verdicts []engine.Verdict
+	seen     []engine.Pending
+}
+
+func (g *stepGate) Stop(engine.Pending) bool { return true }
+
+func (g *stepGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	g.mu.Lock()
+	g.seen = append(g.seen, p)
+	if len(g.verdicts) > 0 {
+		v := g.verdicts[0]
+		g.verdicts = g.verdicts[1:]
+		g.mu.Unlock()
+		return v, nil
+	}
+	g.mu.Unlock()
+	<-ctx.Done()
+	return engine.Verdict{}, ctx.Err()
+}
+
+func TestGate(t *testing.T) {
+	proceed := engine.Verdict{Action: engine.Proceed}
+	tests := []struct {
+		name       string
+		verdicts   []engine.Verdict // decide, act, decide
+		wantStop   engine.StopReason
+		wantStatus string
+		wantResult string
+	}{
+		{"continue", []engine.Verdict{proceed, proceed, proceed}, engine.StopAnswered, engine.ToolOK, "echo: original"},
+		{"edit arguments", []engine.Verdict{proceed, {Action: engine.Proceed, Args: json.RawMessage(`{"text":"edited"}`)}, proceed}, engine.StopAnswered, engine.ToolOK, "echo: edited"},
+		{"edit to invalid arguments", []engine.Verdict{proceed, {Action: engine.Proceed, Args: json.RawMessage(`{"text":1}`)}, proceed}, engine.StopAnswered, engine.ToolError, "arguments do not match the schema"},
+		{"skip", []engine.Verdict{proceed, {Action: engine.Skip}, proceed}, engine.StopAnswered, engine.ToolSkipped, "skipped: the person chose not to run"},
+		{"deny", []engine.Verdict{proceed, {Action: engine.Deny}, proceed}, engine.StopAnswered, engine.ToolDenied, "denied this tool call"},
+		{"abort at act", []engine.Verdict{proceed, {Action: engine.Abort}}, engine.StopCancelled, engine.ToolSkipped, "skipped: the run was aborted"},
+		{"abort at decide", []engine.Verdict{{Action: engine.Abort}}, engine.StopCancelled, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &stepGate{verdicts: tt.verdicts}
+			m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"original"}}]},{"answer":"done"}]}`)
+			e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), Gate: g})
+			rec := &recorder{}
+			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+			if res.StopReason != tt.wantStop {
+				t.Fatalf("stop = %s (%v), want %s", res.StopReason, res.Err, tt.wantStop)
+			}
+			fins := rec.finished(t)
+			if tt.wantStatus == "" {
+				if len(fins) != 0 {
+					t.Errorf("tool ran after abort at decide")
+				}
+				return
+			}
+			if len(fins) != 1 || fins[0].Status != tt.wantStatus || !strings.Contains(fins[0].Result, tt.wantResult) {
+				t.Fatalf("tool_finished = %+v, want %s %q", fins, tt.wantStatus, tt.wantResult)
+			}
+			if g.seen[1].At != engine.Act || g.seen[1].ToolCall == nil || g.seen[1].ToolCall.Name != "echo" {
+				t.Errorf("second pause = %+v, want act on echo", g.seen[1])
+			}
+			if p, r := len(rec.of(engine.KindGatePaused)), len(rec.of(engine.KindGateResumed)); p != len(tt.verdicts) || r != p {
+				t.Errorf("%d gate_paused, %d gate_resumed; want %d each", p, r, len(tt.verdicts))
+			}
+		})
+	}
+}
+
+// approveGate never stops on its own; it answers approvals.
+type approveGate struct{ answer engine.Action }
+
+func (g approveGate) Stop(engine.Pending) bool { return false }
+func (g approveGate) Wait(context.Context, engine.Pending) (engine.Verdict, error) {
+	return engine.Verdict{Action: g.answer}, nil
+}
+
+func TestAskPolicyUsesTheGate(t *testing.T) {
+	ask := echoTool()
+	ask.Policy = engine.PolicyAsk
+	for _, tc := range []struct {
+		gate   engine.Gate
+		status string
+	}{{nil, engine.ToolOK}, {approveGate{engine.Proceed}, engine.ToolOK}, {approveGate{engine.Deny}, engine.ToolDenied}} {
+		m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`)
+		e := engine.New(engine.Config{Model: m, Tools: registry(t, ask), Gate: tc.gate})
+		rec := &recorder{}
+		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+		if got := rec.finished(t)[0].Status; got != tc.status {
+			t.Errorf("gate %v: status %s, want %s", tc.gate, got, tc.status)
+		}
+		if tc.gate != nil {
+			p := rec.of(engine.KindGatePaused)
+			if len(p) != 1 || p[0].Data.(*engine.GatePaused).Reason != engine.ReasonApproval {
+				t.Errorf("gate %v: gate_paused = %v, want one approval", tc.gate, p)
+			}
+		}
+	}
+}
+
+// TestParallelCallsKeepOrder runs three calls that finish in reverse order
+// and checks they ran at once and their results are in call order.
+func TestParallelCallsKeepOrder(t *testing.T) {
+	var mu sync.Mutex
+	running, peak := 0, 0
+	release := make(chan struct{})
+	sleepy := engine.Tool{Name: "sleepy", Func: func(ctx context.Context, c *engine.Call) (string, error) {
+		var in struct{ MS int }
+		c.Bind(&in)
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		if running == 3 {
+			close(release)
+		}
+		mu.Unlock()
+		<-release
+		time.Sleep(time.Duration(in.MS) * time.Millisecond)
+		return fmt.Sprintf("slept %d", in.MS), nil
+	}}
+	var seen []engine.Message
+	m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		if req.Turn == 0 {
+			return engine.Decision{ToolCalls: []engine.ToolCall{
+				{ID: "a", Name: "sleepy", Args: json.RawMessage(`{"ms":30}`)},
+				{ID: "b", Name: "sleepy", Args: json.RawMessage(`{"ms":15}`)},
+				{ID: "c", Name: "sleepy", Args: json.RawMessage(`{"ms":1}`)},
+			}}, nil
+		}
+		seen = append([]engine.Message(nil), req.Messages...)
+		return engine.Decision{Text: "done"}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, sleepy)})
+	rec := &recorder{}
+	s := engine.NewSession("s")
+	if res := e.Run(context.Background(), s, "go", rec); res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	if peak != 3 {
+		t.Errorf("at most %d calls ran at once, want 3", peak)
+	}
+	var order []string
+	for _, f := range rec.finished(t) {
+		order = append(order, f.ID)
+	}
+	if fmt.Sprint(order) != "[c b a]" {
+		t.Errorf("tool_finished order = %v, want completion order [c b a]", order)
+	}
+	var got []string
+	for _, msg := range seen[1:] {
+		got = append(got, string(msg.Role)+":"+msg.ToolCallID+":"+msg.Content)
+	}
+	want := []string{"assistant::", "tool:a:slept 30", "tool:b:slept 15", "tool:c:slept 1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("history = %q, want %q", got, want)
+	}
+}
+
+// TestTrimmingKeepsToolPairs fills a small budget and checks what the model
+// is sent: the newest messages, memory always, and never a tool result
+// without its assistant message.
+func TestTrimmingKeepsToolPairs(t *testing.T) {
+	big := strings.Repeat("x", 400) // about 100 tokens
+	tests := []struct {
+		name   string
+		budget int
+	}{{"tight", 200}, {"medium", 450}, {"roomy", 5000}, {"nothing fits", 10}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reqs [][]engine.Message
+			var mems [][]engine.Fact
+			m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+				reqs = append(reqs, req.Messages)
+				mems = append(mems, req.Memory)
+				if req.Turn < 6 {
+					return engine.Decision{ToolCalls: []engine.ToolCall{
+						{Name: "echo", Args: json.RawMessage(`{"text":"` + big + `"}`)},
+						{Name: "echo", Args: json.RawMessage(`{"text":"short"}`)},
+					}}, nil
+				}
+				return engine.Decision{Text: "done"}, nil
+			})
+			s := engine.NewSession("s")
+			s.Apply(engine.Event{Kind: engine.KindMemoryChanged, Step: 0, Data: &engine.MemoryChanged{Op: engine.MemorySet, Key: "name", Value: "Ada"}})
+			e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), Budget: tt.budget, System: "be brief"})
+			rec := &recorder{}
+			if res := e.Run(context.Background(), s, "go", rec); res.StopReason != engine.StopAnswered {
+				t.Fatal(res.Err)
+			}
+			for i, msgs := range reqs {
+				if len(msgs) == 0 {
+					t.Fatalf("request %d is empty", i)
+				}
+				if msgs[0].Role == engine.RoleTool {
+					t.Errorf("request %d starts with a tool result, cut from its call", i)
+				}
+				for j, msg := range msgs {
+					if msg.Role == engine.RoleTool {
+						prev := msgs[j-1]
+						if prev.Role != engine.RoleTool && len(prev.ToolCalls) == 0 {
+							t.Errorf("request %d: tool result %d does not follow its call", i, j)
+						}
+					}
+				}
+				if len(mems[i]) != 1 {
+					t.Errorf("request %d lost memory: %v", i, mems[i])
+				}
+			}
+			trims := rec.of(engine.KindContextTrimmed)
+			if tt.budget >= 5000 && len(trims) != 0 {
+				t.Errorf("budget %d: %d context_trimmed events, want none", tt.budget, len(trims))
+			}
+			if tt.budget < 5000 {
+				if len(trims) == 0 {
+					t.Fatalf("budget %d: no context_trimmed event", tt.budget)
+				}
+				last := trims[len(trims)-1].Data.(*engine.ContextTrimmed)
+				lastReq := reqs[len(reqs)-1]
+				if last.Kept != len(lastReq) || last.Dropped+last.Kept != len(s.History)-1 {
+					t.Errorf("trim event %+v; last request had %d of %d messages", last, len(lastReq), len(s.History)-1)
+				}
+			}
+		})
+	}
+}
+
+// TestReplayRebuildsState replays a run's events into a fresh session, after
+// a JSON round trip, and expects the same state.
+func TestReplayRebuildsState(t *testing.T) {
+	remember := engine.Tool{Name: "remember", Func: func(_ context.Context, c *engine.Call) (string, error) {
+		var in struct{ Key, Value string }
+		c.Bind(&in)
+		c.Memory.Set(in.Key, in.Value)
+		return "ok", nil
+	}}
+	m := mustScript(t, `{"turns":[
+		{"tool_calls":[{"name":"remember","arguments":{"key":"name","value":"Ada"}},{"name":"echo","arguments":{"text":"a"}}]},
+		{"tool_calls":[{"name":"echo","arguments":{"text":"b"}}]},
+		{"answer":"done"}]}`)
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool(), remember)})
+	live := engine.NewSession("s")
+	rec := &recorder{}
+	e.Run(context.Background(), live, "first", rec)
+	replayed := engine.NewSession("s")
+	for _, ev := range rec.events {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back engine.Event
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if err := replayed.Apply(back); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(live.History, replayed.History) {
+		t.Errorf("history differs:\nlive     %+v\nreplayed %+v", live.History, replayed.History)
+	}
+	if !reflect.DeepEqual(live.Memory(), replayed.Memory()) || live.Steps != replayed.Steps || live.Usage != replayed.Usage || live.Runs != replayed.Runs {
+		t.Errorf("state differs: live %v %d %+v, replayed %v %d %+v", live.Memory(), live.Steps, live.Usage, replayed.Memory(), replayed.Steps, replayed.Usage)
+	}
+	if f := live.Memory(); len(f) != 1 || f[0] != (engine.Fact{Key: "name", Value: "Ada", Step: 1}) {
+		t.Errorf("memory = %+v", f)
+	}
+}
+
+func TestUnknownKindIsKept(t *testing.T) {
+	var ev engine.Event
+	if err := json.Unmarshal([]byte(`{"v":9,"kind":"hologram","data":{"x":1}}`), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Known() || string(ev.Data.(json.RawMessage)) != `{"x":1}` {
+		t.Errorf("event = %+v", ev)
+	}
+}
+
+func TestConcurrentRunsShareNothing(t *testing.T) {
+	e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`), Tools: registry(t, echoTool())})
+	var wg sync.WaitGroup
+	sessions := make([]*engine.Session, 50)
+	for i := range sessions {
+		sessions[i] = engine.NewSession(fmt.Sprint(i))
+		wg.Go(func() {
+			if res := e.Run(context.Background(), sessions[i], "go", nil); res.StopReason != engine.StopAnswered {
+				t.Errorf("run %d: %s %v", i, res.StopReason, res.Err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, s := range sessions {
+		if len(s.History) != 4 || s.Steps != 2 {
+			t.Errorf("session %d: %d messages, %d steps", i, len(s.History), s.Steps)
+		}
+	}
+}
+
+func TestOneRunPerSession(t *testing.T) {
+	e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[{"answer":"x","delay_ms":10000}]}`)})
+	s := engine.NewSession("s")
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := e.Start(ctx, s, "first", nil)
+	<-ch // run_started: the run holds the session
+	if res := e.Run(context.Background(), s, "second", nil); !errors.Is(res.Err, engine.ErrBusy) {
+		t.Errorf("second run: %v, want ErrBusy", res.Err)
+	}
+	cancel()
+	for range ch {
+	}
+}
+
+func TestSinkErrorEndsRun(t *testing.T) {
+	e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[{"answer":"x"}]}`)})
+	n := 0
+	sink := engine.SinkFunc(func(ev engine.Event) error {
+		n++
+		if ev.Kind == engine.KindModelRequest {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	res := e.Run(context.Background(), engine.NewSession("s"), "go", sink)
+	if res.StopReason != engine.StopError || !strings.Contains(res.Err.Error(), "disk full") {
+		t.Errorf("result = %+v, want an error naming the sink's", res)
+	}
+}
+
+func TestRegistryRejectsBadTools(t *testing.T) {
+	fn := func(context.Context, *engine.Call) (string, error) { return "", nil }
+	for _, tc := range []struct {
+		name  string
+		tools []engine.Tool
+		want  string
+	}{
+		{"no name", []engine.Tool{{Func: fn}}, "a name and a function"},
+		{"duplicate", []engine.Tool{{Name: "a", Func: fn}, {Name: "a", Func: fn}}, "registered twice"},
+		{"bad schema", []engine.Tool{{Name: "a", Func: fn, Schema: json.RawMessage(`{"type":"nonsense"}`)}}, "schema"},
+		{"schema not JSON", []engine.Tool{{Name: "a", Func: fn, Schema: json.RawMessage(`{`)}}, "schema"},
+	} {
+		if _, err := engine.NewRegistry(tc.tools...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

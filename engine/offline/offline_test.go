@@ -1,0 +1,58 @@
+package offline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/tools"
+)
+
+// TestOfflinePlanner runs a conversation through the real engine and the
+// built-in tools, checking which tools the planner used and what it answered.
+func TestOfflinePlanner(t *testing.T) {
+	reg, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Model: offline.Model{}, Tools: reg})
+	s := engine.NewSession("s")
+	turns := []struct {
+		task      string
+		wantTools []string
+		want      string
+	}{
+		{"what is 17*23?", []string{"calculator"}, "391"},
+		{"What's (2 + 3) times 4?", []string{"calculator"}, "= 20"},
+		{"remember that my name is Ada", []string{"remember"}, "remembered name = Ada"},
+		{"what is my name?", []string{"recall"}, "Your name is Ada."},
+		{"My favourite colour is teal.", []string{"remember"}, "favourite colour = teal"},
+		{"what do you remember?", []string{"recall"}, "name = Ada\nfavourite colour = teal"},
+		{"forget my name", []string{"forget"}, "forgot name"},
+		{"what is my name?", nil, `nothing remembered about "name"`},
+		{"what time is it?", []string{"clock"}, "UTC"},
+		{"what is 1/0", []string{"calculator"}, "The calculator tool failed: calculator: division by zero"},
+		{"write me a poem", nil, "offline"},
+	}
+	for _, tt := range turns {
+		var used []string
+		sink := engine.SinkFunc(func(ev engine.Event) error {
+			if d, ok := ev.Data.(*engine.ToolStarted); ok {
+				used = append(used, d.Name)
+			}
+			return nil
+		})
+		res := e.Run(context.Background(), s, tt.task, sink)
+		if res.StopReason != engine.StopAnswered {
+			t.Fatalf("%q: stop %s %v", tt.task, res.StopReason, res.Err)
+		}
+		if strings.Join(used, ",") != strings.Join(tt.wantTools, ",") || !strings.Contains(res.Answer, tt.want) {
+			t.Errorf("%q: tools %v, answer %q; want tools %v, answer containing %q", tt.task, used, res.Answer, tt.wantTools, tt.want)
+		}
+	}
+	if !strings.Contains(offline.Help, "OPENAI_API_KEY") || !strings.Contains(offline.Help, "--base-url") {
+		t.Errorf("the offline help does not say how to connect a real model")
+	}
+}
