@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,11 +19,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
 )
 
@@ -50,6 +49,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		switch args[0] {
 		case "run":
 			return runCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "sessions":
+			return sessionsCmd(args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -60,13 +61,22 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 const usage = `agentty: a terminal console for running LLM agents
 
-  agentty [flags]              the console, new session
-  agentty run [flags] TASK     headless: one run, prints the answer (--json: every event)
+  agentty [flags]                    the console, new session
+  agentty --resume [ID]              the console, resuming a session
+  agentty run [flags] TASK           headless: one run, prints the answer
+  agentty run --session ID TASK      continue a session with a new task
+  agentty run --session ID --continue   finish an interrupted run
+  agentty sessions ls [--json]       list sessions, newest first
+  agentty sessions show ID [--json]  a session's timeline of steps
+  agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
 
 flags:
   --model NAME        offline, script:FILE, or an OpenAI-compatible model name
   --max-steps N       decisions per run before stopping with step_limit (default 25)
+  --data-dir DIR      where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty
+                      or ~/.local/share/agentty)
   --json              (run) print every event as one JSON line
+  --yes               (run) approve tools that ask, and re-running interrupted tool calls
 exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 `
 
@@ -74,12 +84,29 @@ exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 type options struct {
 	model    string
 	maxSteps int
+	dataDir  string
+	session  string
 	json     bool
+	cont     bool
+	yes      bool
 }
 
-func (o *options) register(fs *flag.FlagSet, getenv func(string) string) {
+func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model name")
 	fs.IntVar(&o.maxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping")
+	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+}
+
+// store opens the session store named by --data-dir or the environment.
+func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
+	home := o.dataDir
+	if home == "" {
+		var err error
+		if home, err = sessions.Home(getenv); err != nil {
+			return nil, err
+		}
+	}
+	return sessions.Open(home)
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
@@ -95,7 +122,7 @@ type setup struct {
 	engine    *engine.Engine
 }
 
-func build(o options, getenv func(string) string) (*setup, error) {
+func build(o options, gate engine.Gate, getenv func(string) string) (*setup, error) {
 	name := o.model
 	if name == "" {
 		name = offline.Name
@@ -126,6 +153,7 @@ func build(o options, getenv func(string) string) (*setup, error) {
 		Tools:     reg,
 		MaxSteps:  o.maxSteps,
 		System:    systemPrompt,
+		Gate:      gate,
 	})
 	return &setup{modelName: name, engine: e}, nil
 }
@@ -138,31 +166,80 @@ type errUsage struct{ error }
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlags("run", stderr)
 	var o options
-	o.register(fs, getenv)
+	o.register(fs)
 	fs.BoolVar(&o.json, "json", false, "print every event as one JSON line")
+	fs.StringVar(&o.session, "session", "", "continue this session")
+	fs.BoolVar(&o.cont, "continue", false, "finish the session's interrupted run")
+	fs.BoolVar(&o.yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
+		return code
+	}
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if task == "" {
-		fmt.Fprintln(stderr, "agentty run: no task given (usage: agentty run [flags] TASK)")
-		return exitUsage
+	switch {
+	case o.cont && o.session == "":
+		return fail(exitUsage, "--continue needs --session ID")
+	case o.cont && task != "":
+		return fail(exitUsage, "--continue takes no task: it finishes the interrupted one")
+	case !o.cont && task == "":
+		return fail(exitUsage, "no task given (usage: agentty run [flags] TASK)")
 	}
-	st, err := build(o, getenv)
+	st, err := build(o, headlessGate{yes: o.yes, stderr: stderr}, getenv)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentty run:", err)
 		if errors.As(err, new(errUsage)) {
-			return exitUsage
+			return fail(exitUsage, "%v", err)
 		}
-		return exitError
+		return fail(exitError, "%v", err)
 	}
-	s := engine.NewSession(newID())
-	var sink engine.Sink
+	store, err := o.store(getenv)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	var journal *sessions.Journal
+	var s *engine.Session
+	if o.session == "" {
+		if journal, err = store.Create(); err != nil {
+			return fail(exitError, "%v", err)
+		}
+		s = engine.NewSession(journal.ID)
+	} else {
+		var l *sessions.Loaded
+		journal, l, err = store.OpenWriter(o.session)
+		if err != nil {
+			return fail(exitError, "%v", err)
+		}
+		for _, w := range l.Warnings {
+			fmt.Fprintln(stderr, "agentty run: warning:", w)
+		}
+		s = l.Session
+	}
+	defer journal.Close()
+	fmt.Fprintln(stderr, "session:", journal.ID)
+	sinks := engine.Sinks{journal}
 	if o.json {
 		enc := json.NewEncoder(stdout)
-		sink = engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) })
+		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
-	res := st.engine.Run(ctx, s, task, sink)
+	var res engine.Result
+	if o.cont {
+		if !s.Interrupted() {
+			return fail(exitError, "session %s has no interrupted run to continue (its last run ended: %s)", s.ID, s.LastRun().Stop)
+		}
+		_, started := s.Unfinished()
+		for _, c := range started {
+			verb := "it will not be re-run (pass --yes to re-run it)"
+			if o.yes {
+				verb = "re-running it (--yes)"
+			}
+			fmt.Fprintf(stderr, "agentty run: tool call %s %s (%s) was interrupted before it finished; %s\n", c.Name, c.Args, c.ID, verb)
+		}
+		res = st.engine.Continue(ctx, s, sinks)
+	} else {
+		res = st.engine.Run(ctx, s, task, sinks)
+	}
 	switch res.StopReason {
 	case engine.StopAnswered:
 		if !o.json {
@@ -170,30 +247,25 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		}
 		return exitAnswered
 	case engine.StopStepLimit:
-		fmt.Fprintf(stderr, "agentty run: stopped: step limit of %d reached without an answer\n", o.maxSteps)
-		return exitStepLimit
+		return fail(exitStepLimit, "stopped: step limit of %d reached without an answer", o.maxSteps)
 	case engine.StopCancelled:
-		fmt.Fprintln(stderr, "agentty run: cancelled")
-		return exitCancelled
+		return fail(exitCancelled, "cancelled (the session is saved: agentty run --session %s --continue)", s.ID)
 	}
-	fmt.Fprintln(stderr, "agentty run:", res.Err)
-	return exitError
+	return fail(exitError, "%v", res.Err)
 }
 
-// newID returns a short id that sorts by creation time: milliseconds since
-// the epoch in base 36, then random letters.
-func newID() string {
-	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	ms := uint64(time.Now().UnixMilli())
-	var b [13]byte
-	for i := 8; i >= 0; i-- {
-		b[i] = digits[ms%36]
-		ms /= 36
+// headlessGate never pauses on its own; it answers approvals with --yes.
+type headlessGate struct {
+	yes    bool
+	stderr io.Writer
+}
+
+func (g headlessGate) Stop(engine.Pending) bool { return false }
+
+func (g headlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+	if g.yes {
+		return engine.Verdict{Action: engine.Proceed}, nil
 	}
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	for i := range r {
-		b[9+i] = digits[int(r[i])%36]
-	}
-	return string(b[:])
+	fmt.Fprintf(g.stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
+	return engine.Verdict{Action: engine.Deny}, nil
 }

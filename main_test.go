@@ -16,6 +16,9 @@ import (
 func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	if env == nil {
+		env = map[string]string{"AGENTTY_HOME": t.TempDir()}
+	}
 	code = cli(ctx, args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }
@@ -54,6 +57,10 @@ func TestRunCommand(t *testing.T) {
 			code, out, errs := runCLI(t, context.Background(), nil, tt.args...)
 			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errs, tt.wantErr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errs, tt.wantCode, tt.wantOut, tt.wantErr)
+			}
+			errs = strings.TrimPrefix(errs, "session: ")
+			if _, rest, ok := strings.Cut(errs, "\n"); ok && strings.HasPrefix(errs, "0") {
+				errs = rest // the session id line
 			}
 			if tt.errOneLine && strings.Count(errs, "\n") != 1 {
 				t.Errorf("stderr is not one line: %q", errs)

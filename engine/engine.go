@@ -9,7 +9,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,6 +108,7 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 	defer s.busy.Store(false)
 	s.reserve(2*e.cfg.MaxSteps + 2)
 	r := e.newRun(s, sink, fmt.Sprintf("run-%d", s.Runs+1))
+	r.step = s.Steps
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: e.cfg.ModelName, MaxSteps: e.cfg.MaxSteps}); err != nil {
 		return r.finish(StopError, "", err)
 	}
@@ -375,9 +378,13 @@ func (r *run) onDelta(d TextDelta) {
 	}
 }
 
-// nameCalls gives every tool call a unique id; some servers send none.
+// nameCalls gives every tool call a unique id (some servers send none) and
+// arguments ({} for none).
 func (r *run) nameCalls(calls []ToolCall) {
 	for i := range calls {
+		if len(bytes.TrimSpace(calls[i].Args)) == 0 {
+			calls[i].Args = json.RawMessage("{}")
+		}
 		dup := calls[i].ID == ""
 		for j := 0; j < i && !dup; j++ {
 			dup = calls[j].ID == calls[i].ID
@@ -613,7 +620,7 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		jb.active = true
 		r.view = MemoryView{base: r.s.memory}
 		jb.view = &r.view
-		r.call = Call{ID: jb.call.ID, Args: normArgs(jb.call.Args), Step: r.step, Session: r.s.ID, Memory: jb.view}
+		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
 		end := time.Now()
 		if err == nil && end.Sub(start) > jb.tool.Timeout {
@@ -665,7 +672,7 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 	jb.active, jb.cancel = true, cancel
 	jb.deadline = time.Now().Add(jb.tool.Timeout)
 	jb.view = &MemoryView{base: r.s.memory}
-	call := &Call{ID: jb.call.ID, Args: normArgs(jb.call.Args), Step: r.step, Session: r.s.ID, Memory: jb.view}
+	call := &Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
 	go attemptTool(cctx, jb.tool.Func, call, toolResult{job: j, attempt: jb.attempt}, results)
 }
 
@@ -709,13 +716,6 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		}
 	}
 	return true, nil
-}
-
-func normArgs(a []byte) []byte {
-	if len(strings.TrimSpace(string(a))) == 0 {
-		return []byte("{}")
-	}
-	return a
 }
 
 // truncate caps s at n bytes, on a rune boundary, saying what was cut.

@@ -1,0 +1,320 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// CorruptError reports a journal line that cannot be read, in the middle of
+// the journal. The session can still be read up to the line before it.
+type CorruptError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("sessions: %s line %d is corrupt: %v (the session can be opened read-only up to line %d)", e.File, e.Line, e.Err, e.Line-1)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Loaded is a session read from its journal.
+type Loaded struct {
+	Meta    Meta
+	Session *engine.Session
+	// Events holds every event read, unknown kinds included, in order.
+	Events []engine.Event
+	// Warnings says what was repaired or skipped: a torn last line, events
+	// of kinds this version does not know.
+	Warnings []string
+	// Corrupt is set when a line before the end could not be read; Session
+	// and Events hold what came before it.
+	Corrupt *CorruptError
+
+	good int64  // bytes up to the end of the last good line
+	torn []byte // an incomplete last line
+}
+
+// Load reads a session's journal without taking its lock: a reader may look
+// at a session another agentty is writing. A corrupt line is reported in
+// Loaded.Corrupt and as the error, with everything before it loaded.
+func (s *Store) Load(id string) (*Loaded, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	l, err := load(s.path(id, "events.jsonl"), id)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(s.path(id, "meta.json")); err == nil {
+		var m Meta
+		if json.Unmarshal(b, &m) == nil && m.ID == id && m.Title != "" {
+			l.Meta.Title = m.Title
+		}
+	}
+	if l.Corrupt != nil {
+		return l, l.Corrupt
+	}
+	return l, nil
+}
+
+func load(path, id string) (*Loaded, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Dir(path)); serr != nil {
+			return nil, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
+		}
+		b, err = nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	l := Read(b, path, id)
+	return l, nil
+}
+
+// Read replays journal bytes into a fresh session. It never fails: a torn
+// last line is dropped with a warning; a bad line elsewhere stops the
+// replay and is reported in Corrupt. name is used in messages.
+func Read(b []byte, name, id string) *Loaded {
+	l := &Loaded{Session: engine.NewSession(id), Meta: Meta{ID: id, Format: engine.SchemaVersion}}
+	off := 0
+	for line := 1; off < len(b); line++ {
+		end := bytes.IndexByte(b[off:], '\n')
+		if end < 0 {
+			l.torn = b[off:]
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d is incomplete (%d bytes, a crash mid-write?) and was dropped", name, line, len(b)-off))
+			break
+		}
+		raw := bytes.TrimSpace(b[off : off+end])
+		off += end + 1
+		if len(raw) == 0 {
+			l.good = int64(off)
+			continue
+		}
+		var ev engine.Event
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			l.Corrupt = &CorruptError{File: name, Line: line, Err: err}
+			break
+		}
+		if !ev.Known() {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d: unknown event kind %q (written by a newer agentty?) was skipped", name, line, ev.Kind))
+		} else if err := l.Session.Apply(ev); err != nil {
+			l.Corrupt = &CorruptError{File: name, Line: line, Err: err}
+			break
+		}
+		l.Events = append(l.Events, ev)
+		l.good = int64(off)
+		l.Meta.observe(ev)
+	}
+	l.Meta.LastStep = l.Session.Steps
+	l.Meta.Runs = l.Session.Runs
+	l.Meta.Interrupted = l.Session.Interrupted()
+	return l
+}
+
+// observe updates the meta for one event.
+func (m *Meta) observe(ev engine.Event) {
+	if m.Created.IsZero() {
+		m.Created = ev.Time
+	}
+	if ev.Time.After(m.Updated) {
+		m.Updated = ev.Time
+	}
+	if ev.Step > m.LastStep {
+		m.LastStep = ev.Step
+	}
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		m.Runs++
+		if m.Title == "" {
+			m.Title = Title(d.Task)
+		}
+		if d.Model != "" {
+			m.Model = d.Model
+		}
+		m.Interrupted = true
+	case *engine.RunFinished:
+		m.Interrupted = false
+	}
+}
+
+// Journal appends a session's events to its journal. It implements
+// engine.Sink: put it first, so that every event is on disk before anyone
+// else hears of it. Each event is written with one write(2) as it comes, so
+// a killed process loses nothing it reported; the file is fsynced at every
+// step boundary and at the end of a run. text_delta events are not
+// journaled: the decision event that follows holds the whole text.
+//
+// A Journal holds the session's lock until Close. Emit is called from one
+// run's goroutine at a time; Close may be called from another.
+type Journal struct {
+	ID string
+
+	mu       sync.Mutex // guards everything below
+	f        *os.File
+	lockf    *os.File
+	metaPath string
+	meta     Meta
+	buf      bytes.Buffer
+	enc      *json.Encoder
+	closed   bool
+	// Syncs counts fsyncs, for tests and benchmarks.
+	syncs int
+}
+
+var _ engine.Sink = (*Journal)(nil)
+
+// Create makes a new, empty session and opens its journal.
+func (s *Store) Create() (*Journal, error) {
+	id := NewID()
+	dir := filepath.Join(s.dir, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sessions: create %s: %w", id, err)
+	}
+	now := time.Now()
+	return s.openJournal(id, Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}, 0, os.O_EXCL)
+}
+
+// OpenWriter takes a session's lock and reads its journal, for appending.
+// It returns ErrLocked when another agentty has the session open, and the
+// CorruptError of a damaged journal (use Load to read it up to the damage).
+// A torn last line is kept aside in events.jsonl.torn and cut off.
+func (s *Store) OpenWriter(id string) (*Journal, *Loaded, error) {
+	if err := checkID(id); err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
+		return nil, nil, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
+	}
+	lf, err := lock(s.path(id, "lock"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("sessions: open %s: %w", id, err)
+	}
+	l, err := s.Load(id)
+	if err != nil {
+		lf.Close()
+		return nil, l, err
+	}
+	if len(l.torn) > 0 {
+		if err := os.WriteFile(s.path(id, "events.jsonl.torn"), l.torn, 0o600); err != nil {
+			lf.Close()
+			return nil, l, fmt.Errorf("sessions: open %s: keep torn line: %w", id, err)
+		}
+	}
+	j, err := s.openJournalLocked(id, l.Meta, l.good, 0, lf)
+	if err != nil {
+		return nil, l, err
+	}
+	return j, l, nil
+}
+
+func (s *Store) openJournal(id string, m Meta, size int64, flag int) (*Journal, error) {
+	lf, err := lock(s.path(id, "lock"))
+	if err != nil {
+		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
+	}
+	return s.openJournalLocked(id, m, size, flag, lf)
+}
+
+func (s *Store) openJournalLocked(id string, m Meta, size int64, flag int, lf *os.File) (*Journal, error) {
+	path := s.path(id, "events.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
+	if err == nil {
+		// Cut a torn tail so that appends start on a fresh line.
+		if st, serr := f.Stat(); serr == nil && st.Size() > size {
+			err = f.Truncate(size)
+		}
+	}
+	if err == nil {
+		_, err = f.Seek(0, 2)
+	}
+	if err != nil {
+		lf.Close()
+		if f != nil {
+			f.Close()
+		}
+		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
+	}
+	j := &Journal{ID: id, f: f, lockf: lf, metaPath: s.path(id, "meta.json"), meta: m}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetEscapeHTML(false)
+	if err := writeMeta(j.metaPath, m); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Emit appends ev to the journal.
+func (j *Journal) Emit(ev engine.Event) error {
+	if ev.Kind == engine.KindTextDelta {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return fmt.Errorf("sessions: %s: journal is closed", j.ID)
+	}
+	j.buf.Reset()
+	if err := j.enc.Encode(ev); err != nil {
+		return fmt.Errorf("sessions: %s: encode %s: %w", j.ID, ev.Kind, err)
+	}
+	if _, err := j.f.Write(j.buf.Bytes()); err != nil {
+		return fmt.Errorf("sessions: %s: append: %w", j.ID, err)
+	}
+	j.meta.observe(ev)
+	sync := ev.Kind == engine.KindRunFinished
+	if d, ok := ev.Data.(*engine.StepFinished); ok && d.ToolCalls > 0 {
+		sync = true // a step that answered is synced by run_finished
+	}
+	if sync {
+		j.syncs++
+		if err := j.f.Sync(); err != nil {
+			return fmt.Errorf("sessions: %s: sync: %w", j.ID, err)
+		}
+	}
+	if ev.Kind == engine.KindRunStarted || ev.Kind == engine.KindRunFinished {
+		return writeMeta(j.metaPath, j.meta)
+	}
+	return nil
+}
+
+// Meta returns the session's meta as the journal has seen it.
+func (j *Journal) Meta() Meta {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.meta
+}
+
+// Close syncs the journal, writes meta.json and releases the lock.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	err := j.f.Sync()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	if merr := writeMeta(j.metaPath, j.meta); err == nil {
+		err = merr
+	}
+	j.lockf.Close()
+	if err != nil {
+		return fmt.Errorf("sessions: close %s: %w", j.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+// Package sessions keeps agentty's sessions on disk: one folder per session
+// holding an append-only journal of engine events (events.jsonl, the source
+// of truth) and meta.json (title, model, times, last step; always rebuildable
+// from the journal). A session is resumed by replaying its journal into a
+// fresh engine.Session.
+//
+// Layout under the home folder:
+//
+//	sessions/<id>/events.jsonl   one engine.Event per line
+//	sessions/<id>/meta.json      rewritten atomically
+//	sessions/<id>/lock           held (flock) by the one writer
+//
+// Folders are 0700 and files 0600. Nothing here ever holds an API key: the
+// journal stores engine events, which carry none.
+package sessions
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Errors returned by Store methods; test with errors.Is.
+var (
+	ErrNotFound = errors.New("no such session")
+	ErrLocked   = errors.New("the session is open in another agentty")
+)
+
+// Home returns the agentty home folder: $AGENTTY_HOME, else
+// $XDG_DATA_HOME/agentty, else ~/.local/share/agentty.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("AGENTTY_HOME"); h != "" {
+		return h, nil
+	}
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "agentty"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("sessions: no home folder: set AGENTTY_HOME or --data-dir")
+		}
+	}
+	return filepath.Join(home, ".local", "share", "agentty"), nil
+}
+
+// Meta describes a session. It is kept in meta.json and can always be
+// rebuilt from the journal.
+type Meta struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Model    string    `json:"model,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	LastStep int       `json:"last_step"`
+	Runs     int       `json:"runs"`
+	// Interrupted is set when the last run has no run_finished event.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Format is the journal format version (engine.SchemaVersion).
+	Format int `json:"format"`
+}
+
+// Store is a folder of sessions. Its methods are safe for concurrent use;
+// a session's journal has one writer at a time, enforced by a lock file.
+type Store struct {
+	dir string
+}
+
+// Open returns the store under home, creating its folder if needed.
+func Open(home string) (*Store, error) {
+	dir := filepath.Join(home, "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the folder holding the sessions.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) path(id string, file string) string { return filepath.Join(s.dir, id, file) }
+
+// checkID refuses ids that could name something outside the store.
+func checkID(id string) error {
+	if id == "" || strings.ContainsAny(id, `/\.`) || len(id) > 64 {
+		return fmt.Errorf("sessions: %q is not a session id", id)
+	}
+	return nil
+}
+
+// NewID returns a short id that sorts by creation time: 9 base-36 digits of
+// milliseconds since the epoch, then 4 random ones.
+func NewID() string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	ms := uint64(time.Now().UnixMilli())
+	var b [13]byte
+	for i := 8; i >= 0; i-- {
+		b[i] = digits[ms%36]
+		ms /= 36
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	for i := range r {
+		b[9+i] = digits[int(r[i])%36]
+	}
+	return string(b[:])
+}
+
+// Listing is one row of List: the session's meta, or why it could not be
+// read.
+type Listing struct {
+	Meta
+	Err error `json:"-"`
+}
+
+// List returns every session, newest first. A session that cannot be read
+// is listed with its error; it never stops the others.
+func (s *Store) List() ([]Listing, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list: %w", err)
+	}
+	var out []Listing
+	for _, e := range entries {
+		if !e.IsDir() || checkID(e.Name()) != nil {
+			continue
+		}
+		m, err := s.Meta(e.Name())
+		out = append(out, Listing{Meta: m, Err: err})
+	}
+	slices.SortFunc(out, func(a, b Listing) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// Meta returns a session's meta.json, rebuilding it from the journal when
+// it is missing or unreadable.
+func (s *Store) Meta(id string) (Meta, error) {
+	if err := checkID(id); err != nil {
+		return Meta{}, err
+	}
+	b, err := os.ReadFile(s.path(id, "meta.json"))
+	if err == nil {
+		var m Meta
+		if json.Unmarshal(b, &m) == nil && m.ID == id {
+			return m, nil
+		}
+	} else if _, serr := os.Stat(filepath.Join(s.dir, id)); errors.Is(serr, fs.ErrNotExist) {
+		return Meta{ID: id}, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
+	}
+	r, err := s.Load(id)
+	if r == nil {
+		return Meta{ID: id}, err
+	}
+	return r.Meta, err
+}
+
+// Remove deletes a session. It refuses one that is open in another agentty.
+func (s *Store) Remove(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
+		return fmt.Errorf("sessions: rm %s: %w", id, ErrNotFound)
+	}
+	l, err := lock(s.path(id, "lock"))
+	if err != nil {
+		return fmt.Errorf("sessions: rm %s: %w", id, err)
+	}
+	defer l.Close()
+	if err := os.RemoveAll(filepath.Join(s.dir, id)); err != nil {
+		return fmt.Errorf("sessions: rm %s: %w", id, err)
+	}
+	return nil
+}
+
+// Rename sets a session's title.
+func (s *Store) Rename(id, title string) error {
+	title = strings.TrimSpace(title)
+	if title == "" {
+		return fmt.Errorf("sessions: rename %s: the title is empty", id)
+	}
+	m, err := s.Meta(id)
+	if err != nil {
+		return err
+	}
+	m.Title = title
+	return writeMeta(s.path(id, "meta.json"), m)
+}
+
+// writeMeta replaces meta.json atomically: a temporary file, synced, then
+// renamed over the old one.
+func writeMeta(path string, m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".meta-*.tmp")
+	if err != nil {
+		return fmt.Errorf("sessions: write meta: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sessions: write meta: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sessions: write meta: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("sessions: write meta: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("sessions: write meta: %w", err)
+	}
+	return nil
+}
+
+// Title makes a session title from its first task.
+func Title(task string) string {
+	t := strings.Join(strings.Fields(task), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:59]) + "…"
+	}
+	return t
+}

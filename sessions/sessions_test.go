@@ -1,0 +1,340 @@
+package sessions_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
+)
+
+func newEngine(t testing.TB, turns string) *engine.Engine {
+	t.Helper()
+	m, err := script.Parse("test", []byte(`{"turns":[`+turns+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.New(engine.Config{Model: m, Tools: reg, ModelName: "script"})
+}
+
+const rememberTurns = `{"tool_calls":[{"name":"remember","arguments":{"key":"name","value":"Ada"}},{"name":"calculator","arguments":{"expression":"6*7"}}]},
+	{"tool_calls":[{"name":"clock"}]},{"answer":"done"}`
+
+// journaledRun runs turns in a new session of store and returns its id and
+// the live session.
+func journaledRun(t *testing.T, store *sessions.Store, turns string) (string, *engine.Session) {
+	t.Helper()
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := engine.NewSession(j.ID)
+	if res := newEngine(t, turns).Run(context.Background(), s, "remember my name", j); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return j.ID, s
+}
+
+func TestJournalReplaysExactly(t *testing.T) {
+	store, err := sessions.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, live := journaledRun(t, store, rememberTurns)
+	j, l, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	got := l.Session
+	if !reflect.DeepEqual(got.History, live.History) || !reflect.DeepEqual(got.Memory(), live.Memory()) ||
+		got.Steps != live.Steps || got.Usage != live.Usage || got.Runs != live.Runs || got.Interrupted() {
+		t.Errorf("replayed session differs:\n got %+v %v %d %+v\nwant %+v %v %d %+v", got.History, got.Memory(), got.Steps, got.Usage, live.History, live.Memory(), live.Steps, live.Usage)
+	}
+	m := l.Meta
+	if m.Title != "remember my name" || m.Model != "script" || m.LastStep != 3 || m.Runs != 1 || m.Interrupted || m.Created.IsZero() {
+		t.Errorf("meta = %+v", m)
+	}
+	for _, ev := range l.Events {
+		if ev.Kind == engine.KindTextDelta {
+			t.Errorf("text_delta journaled")
+		}
+	}
+	// A second run continues the session, and is journaled after the first.
+	res := newEngine(t, `{"answer":"again"}`).Run(context.Background(), l.Session, "and again", j)
+	if res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	j.Close()
+	l2, err := store.Load(id)
+	if err != nil || l2.Session.Runs != 2 || l2.Meta.Runs != 2 || len(l2.Session.History) != len(live.History)+2 {
+		t.Errorf("after a second run: %v, runs %d, %d messages", err, l2.Session.Runs, len(l2.Session.History))
+	}
+}
+
+func TestPermissions(t *testing.T) {
+	home := t.TempDir()
+	store, _ := sessions.Open(home)
+	id, _ := journaledRun(t, store, rememberTurns)
+	for path, want := range map[string]os.FileMode{
+		filepath.Join(home, "sessions"):                      0o700,
+		filepath.Join(home, "sessions", id):                  0o700,
+		filepath.Join(home, "sessions", id, "events.jsonl"): 0o600,
+		filepath.Join(home, "sessions", id, "meta.json"):    0o600,
+	} {
+		st, err := os.Stat(path)
+		if err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, %v; want %v", path, st.Mode().Perm(), err, want)
+		}
+	}
+}
+
+func TestOneWriter(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, _ := journaledRun(t, store, rememberTurns)
+	j, _, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.OpenWriter(id); !errors.Is(err, sessions.ErrLocked) || !strings.Contains(err.Error(), "open in another agentty") {
+		t.Errorf("second writer: %v, want ErrLocked", err)
+	}
+	if err := store.Remove(id); !errors.Is(err, sessions.ErrLocked) {
+		t.Errorf("rm while open: %v, want ErrLocked", err)
+	}
+	if l, err := store.Load(id); err != nil || l.Session.Steps != 3 {
+		t.Errorf("a reader could not read a locked session: %v", err)
+	}
+	j.Close()
+	if j2, _, err := store.OpenWriter(id); err != nil {
+		t.Errorf("after close: %v", err)
+	} else {
+		j2.Close()
+	}
+}
+
+func TestDamagedJournals(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	good, _ := journaledRun(t, store, rememberTurns)
+	raw, _ := os.ReadFile(store.JournalPath(good))
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty piece after the last newline
+
+	// A torn last line is dropped with a warning, kept aside, and cut off.
+	torn, _ := journaledRun(t, store, rememberTurns)
+	tornBytes := []byte(`{"v":1,"session":"x","kind":"step_sta`)
+	appendFile(t, store.JournalPath(torn), tornBytes)
+	j, l, err := store.OpenWriter(torn)
+	if err != nil {
+		t.Fatalf("torn: %v", err)
+	}
+	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "incomplete") || l.Session.Steps != 3 {
+		t.Errorf("torn: warnings %v, steps %d", l.Warnings, l.Session.Steps)
+	}
+	if err := newEngine(t, `{"answer":"ok"}`).Run(context.Background(), l.Session, "more", j).Err; err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if l, err := store.Load(torn); err != nil || len(l.Warnings) != 0 || l.Session.Runs != 2 {
+		t.Errorf("after appending to a repaired journal: %v %v", err, l.Warnings)
+	}
+	if kept, _ := os.ReadFile(filepath.Join(store.Dir(), torn, "events.jsonl.torn")); !bytes.Equal(kept, tornBytes) {
+		t.Errorf("torn bytes not kept aside: %q", kept)
+	}
+
+	// A corrupt line in the middle is an error naming file and line; what
+	// comes before it still loads; a writer is refused.
+	bad, _ := journaledRun(t, store, rememberTurns)
+	var b []byte
+	for i, ln := range lines {
+		if i == 5 {
+			ln = []byte("{garbage\n")
+		}
+		b = append(b, ln...)
+	}
+	os.WriteFile(store.JournalPath(bad), b, 0o600)
+	l, err = store.Load(bad)
+	var ce *sessions.CorruptError
+	if !errors.As(err, &ce) || ce.Line != 6 || !strings.Contains(err.Error(), "events.jsonl line 6") || len(l.Events) != 5 {
+		t.Errorf("corrupt: err %v, %d events", err, len(l.Events))
+	}
+	if _, _, err := store.OpenWriter(bad); !errors.As(err, &ce) {
+		t.Errorf("writer opened a corrupt journal: %v", err)
+	}
+
+	// An event of an unknown kind is kept and skipped.
+	unknown, _ := journaledRun(t, store, rememberTurns)
+	b = nil
+	for i, ln := range lines {
+		if i == 3 {
+			b = append(b, []byte(`{"v":2,"session":"x","run":"run-1","step":1,"kind":"hologram","time":"2026-01-01T00:00:00Z","data":{"x":1}}`+"\n")...)
+		}
+		b = append(b, ln...)
+	}
+	os.WriteFile(store.JournalPath(unknown), b, 0o600)
+	l, err = store.Load(unknown)
+	if err != nil || len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], `unknown event kind "hologram"`) || l.Session.Steps != 3 {
+		t.Errorf("unknown kind: %v %v", err, l.Warnings)
+	}
+
+	// One bad session never stops ls.
+	list, err := store.List()
+	if err != nil || len(list) != 4 {
+		t.Fatalf("ls: %v, %d sessions", err, len(list))
+	}
+	for _, row := range list {
+		if (row.ID == bad) != (row.Err != nil) && row.Title == "" {
+			t.Errorf("ls row %+v", row)
+		}
+	}
+}
+
+func appendFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(b)
+	f.Close()
+}
+
+func TestMetaIsRebuilt(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, _ := journaledRun(t, store, rememberTurns)
+	os.Remove(filepath.Join(store.Dir(), id, "meta.json"))
+	m, err := store.Meta(id)
+	if err != nil || m.Title != "remember my name" || m.LastStep != 3 || m.Runs != 1 {
+		t.Errorf("rebuilt meta = %+v, %v", m, err)
+	}
+	if err := store.Rename(id, "Ada's session"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := store.Meta(id); m.Title != "Ada's session" {
+		t.Errorf("renamed title = %q", m.Title)
+	}
+	if _, err := store.Meta("nope"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("missing session: %v", err)
+	}
+	if _, err := store.Load("../etc"); err == nil {
+		t.Errorf("a path was accepted as a session id")
+	}
+}
+
+func TestForkAndExport(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, _ := journaledRun(t, store, rememberTurns)
+	fork, err := store.Fork(id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := store.Load(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Session.Steps != 1 || !l.Session.Interrupted() || len(l.Session.Memory()) != 1 || !strings.Contains(l.Meta.Title, "fork of "+id+" at step 1") {
+		t.Errorf("fork: steps %d, interrupted %v, memory %v, title %q", l.Session.Steps, l.Session.Interrupted(), l.Session.Memory(), l.Meta.Title)
+	}
+	for _, ev := range l.Events {
+		if ev.Session != fork {
+			t.Fatalf("forked event keeps the old session id: %+v", ev)
+		}
+	}
+	// The forked run continues from step 1: the script's turn 1 (clock) then
+	// turn 2 (answer).
+	j, l, err := store.OpenWriter(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newEngine(t, rememberTurns).Continue(context.Background(), l.Session, j)
+	j.Close()
+	if res.StopReason != engine.StopAnswered || res.Answer != "done" || l.Session.Steps != 3 {
+		t.Errorf("continued fork: %+v, steps %d", res, l.Session.Steps)
+	}
+	if _, err := store.Fork(id, 99); err == nil {
+		t.Errorf("fork past the end was accepted")
+	}
+
+	var md, js bytes.Buffer
+	if err := store.Export(id, "md", &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# remember my name", "## You\n\nremember my name", "`remember` → ok: remembered name = Ada", "`calculator` → ok: 6*7 = 42", "## agentty\n\ndone"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if err := store.Export(id, "json", &js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Meta    sessions.Meta
+		History []engine.Message
+		Memory  []engine.Fact
+		Events  []json.RawMessage
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Meta.ID != id || len(doc.History) != 7 || len(doc.Memory) != 1 || len(doc.Events) == 0 {
+		t.Errorf("json export: %v %+v", err, doc.Meta)
+	}
+	if err := store.Export(id, "pdf", &js); err == nil {
+		t.Errorf("unknown format accepted")
+	}
+}
+
+func TestHome(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"AGENTTY_HOME": "/a", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/a"},
+		{map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/agentty"},
+		{map[string]string{"HOME": "/h"}, "/h/.local/share/agentty"},
+	}
+	for _, tt := range tests {
+		if got, err := sessions.Home(func(k string) string { return tt.env[k] }); err != nil || got != tt.want {
+			t.Errorf("Home(%v) = %q, %v; want %q", tt.env, got, err, tt.want)
+		}
+	}
+}
+
+func TestIDsSortByCreation(t *testing.T) {
+	prev := ""
+	for range 50 {
+		id := sessions.NewID()
+		if len(id) != 13 || id[:9] < prev {
+			t.Fatalf("id %q after %q", id, prev)
+		}
+		prev = id[:9]
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.jsonl")
+	for _, p := range seeds {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte("{}\n{\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l := sessions.Read(b, "fuzz", "fuzz") // must not panic
+		if l.Session == nil {
+			t.Fatal("no session")
+		}
+	})
+}

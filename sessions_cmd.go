@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentty/agentty/sessions"
+)
+
+// sessionsCmd runs `agentty sessions ls|show|rm|rename|export|fork`.
+func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID or fork ID --at STEP")
+		return exitUsage
+	}
+	sub := args[0]
+	fs := newFlags("sessions "+sub, stderr)
+	var o options
+	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+	asJSON := fs.Bool("json", false, "print JSON")
+	format := fs.String("format", "md", "export format: md or json")
+	at := fs.Int("at", -1, "fork: the last step to keep")
+	if err := parseInterspersed(fs, args[1:]); err != nil {
+		return exitUsage
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "agentty sessions %s: %v\n", sub, err)
+		return code
+	}
+	rest := fs.Args()
+	want := map[string]int{"ls": 0, "show": 1, "rm": 1, "rename": 2, "export": 1, "fork": 1}
+	n, ok := want[sub]
+	if !ok {
+		return fail(exitUsage, fmt.Errorf("unknown command %q (ls, show, rm, rename, export, fork)", sub))
+	}
+	if sub == "rename" && len(rest) > 2 {
+		rest = []string{rest[0], strings.Join(rest[1:], " ")}
+	}
+	if len(rest) != n {
+		return fail(exitUsage, fmt.Errorf("wants %d argument(s), got %d", n, len(rest)))
+	}
+	store, err := o.store(getenv)
+	if err != nil {
+		return fail(exitError, err)
+	}
+	switch sub {
+	case "ls":
+		list, err := store.List()
+		if err != nil {
+			return fail(exitError, err)
+		}
+		if *asJSON {
+			type row struct {
+				sessions.Meta
+				Error string `json:"error,omitempty"`
+			}
+			rows := []row{}
+			for _, l := range list {
+				r := row{Meta: l.Meta}
+				if l.Err != nil {
+					r.Error = l.Err.Error()
+				}
+				rows = append(rows, r)
+			}
+			return printJSON(stdout, rows)
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Dir())
+			return 0
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tMODEL\tTITLE")
+		for _, l := range list {
+			title := l.Title
+			if l.Interrupted {
+				title += " [interrupted]"
+			}
+			if l.Err != nil {
+				title += " [damaged: " + l.Err.Error() + "]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Model, title)
+		}
+		tw.Flush()
+	case "show":
+		l, err := store.Load(rest[0])
+		if l == nil {
+			return fail(exitError, err)
+		}
+		steps := sessions.Timeline(l.Events)
+		if *asJSON {
+			return printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()})
+		}
+		fmt.Fprintf(stdout, "%s  %s  (%s, %d runs, %d steps)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, l.Meta.LastStep)
+		run := ""
+		for _, s := range steps {
+			if s.Run != run {
+				run = s.Run
+				fmt.Fprintf(stdout, "%s:\n", run)
+			}
+			retries := ""
+			if s.Retries > 0 {
+				retries = fmt.Sprintf(" (%d retries)", s.Retries)
+			}
+			fmt.Fprintf(stdout, "  step %-3d %-11s %s%s\n", s.Step, s.Status, s.Decision, retries)
+			for _, t := range s.Tools {
+				fmt.Fprintf(stdout, "           %-8s %s %dms: %s\n", t.Status, t.Name, t.DurationMS, t.Result)
+			}
+		}
+		for _, f := range l.Session.Memory() {
+			fmt.Fprintf(stdout, "memory: %s = %s (step %d)\n", f.Key, f.Value, f.Step)
+		}
+		for _, w := range l.Warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+		if err != nil {
+			return fail(exitError, err)
+		}
+	case "rm":
+		if err := store.Remove(rest[0]); err != nil {
+			return fail(exitError, err)
+		}
+		fmt.Fprintln(stdout, "removed", rest[0])
+	case "rename":
+		if err := store.Rename(rest[0], rest[1]); err != nil {
+			return fail(exitError, err)
+		}
+	case "export":
+		if err := store.Export(rest[0], *format, stdout); err != nil {
+			return fail(exitError, err)
+		}
+	case "fork":
+		if *at < 0 {
+			return fail(exitUsage, errors.New("fork needs --at STEP"))
+		}
+		id, err := store.Fork(rest[0], *at)
+		if err != nil {
+			return fail(exitError, err)
+		}
+		fmt.Fprintln(stdout, id)
+	}
+	return 0
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+func printJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitError
+	}
+	return 0
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h ago"
+	}
+	return t.Local().Format("2006-01-02")
+}
