@@ -187,20 +187,24 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	case !o.cont && task == "":
 		return fail(exitUsage, "no task given (usage: agentty run [flags] TASK)")
 	}
-	st, err := build(o, headlessGate{yes: o.yes, stderr: stderr}, getenv)
+	store, err := o.store(getenv)
 	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	gate := headlessGate{yes: o.yes, stderr: stderr}
+	buildFailed := func(err error) int {
 		if errors.As(err, new(errUsage)) {
 			return fail(exitUsage, "%v", err)
 		}
 		return fail(exitError, "%v", err)
 	}
-	store, err := o.store(getenv)
-	if err != nil {
-		return fail(exitError, "%v", err)
-	}
+	var st *setup
 	var journal *sessions.Journal
 	var s *engine.Session
 	if o.session == "" {
+		if st, err = build(o, gate, getenv); err != nil {
+			return buildFailed(err) // before a session is made for nothing
+		}
 		if journal, err = store.Create(); err != nil {
 			return fail(exitError, "%v", err)
 		}
@@ -215,8 +219,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 			fmt.Fprintln(stderr, "agentty run: warning:", w)
 		}
 		s = l.Session
+		if o.model == "" {
+			o.model = l.Meta.Model // a session keeps its model unless told otherwise
+		}
 	}
 	defer journal.Close()
+	if st == nil {
+		if st, err = build(o, gate, getenv); err != nil {
+			return buildFailed(err)
+		}
+	}
 	fmt.Fprintln(stderr, "session:", journal.ID)
 	sinks := engine.Sinks{journal}
 	if o.json {

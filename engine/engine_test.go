@@ -629,6 +629,31 @@ func TestReplayRebuildsState(t *testing.T) {
 	}
 }
 
+func TestDecodeEvent(t *testing.T) {
+	tests := []struct {
+		name, in string
+		check    func(engine.Event) bool
+	}{
+		{"kind first", `{"v":1,"kind":"retry","step":2,"data":{"op":"model","attempt":2}}`,
+			func(e engine.Event) bool { return e.Step == 2 && e.Data.(*engine.RetryData).Attempt == 2 }},
+		{"data first", `{"data":{"task":"say \"kind\":\"retry\""},"kind":"run_started"}`,
+			func(e engine.Event) bool { return e.Data.(*engine.RunStarted).Task == `say "kind":"retry"` }},
+		{"misleading kind in data", `{"data":{"task":"\"kind\":\"retry\""},"kind":"run_started"}`,
+			func(e engine.Event) bool { return e.Kind == engine.KindRunStarted && e.Data.(*engine.RunStarted).Task != "" }},
+		{"null data", `{"kind":"step_finished","data":null}`, func(e engine.Event) bool { return e.Data == nil }},
+		{"no data", `{"kind":"step_finished"}`, func(e engine.Event) bool { return e.Data == nil }},
+	}
+	for _, tt := range tests {
+		ev, err := engine.DecodeEvent([]byte(tt.in))
+		if err != nil || !tt.check(ev) {
+			t.Errorf("%s: %+v, %v", tt.name, ev, err)
+		}
+	}
+	if _, err := engine.DecodeEvent([]byte(`{"kind":"retry","data":{"attempt":"two"}}`)); err == nil {
+		t.Errorf("a payload of the wrong type decoded")
+	}
+}
+
 func TestUnknownKindIsKept(t *testing.T) {
 	var ev engine.Event
 	if err := json.Unmarshal([]byte(`{"v":9,"kind":"hologram","data":{"x":1}}`), &ev); err != nil {

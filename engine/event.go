@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -251,29 +252,70 @@ func newPayload(k Kind) any {
 // kind (always a pointer, as *RunStarted). The payload of an unknown kind is
 // kept as json.RawMessage.
 func (e *Event) UnmarshalJSON(b []byte) error {
-	type plain Event
+	ev, err := DecodeEvent(b)
+	if err != nil {
+		return err
+	}
+	*e = ev
+	return nil
+}
+
+// DecodeEvent decodes one JSON-encoded event, as UnmarshalJSON does, in one
+// pass when it can: the kind is read first, so that the payload is decoded
+// straight into its type.
+func DecodeEvent(b []byte) (Event, error) {
+	type plain Event // no UnmarshalJSON method
+	if k, ok := peekKind(b); ok {
+		if p := newPayload(k); p != nil {
+			ev := plain{Data: p}
+			if err := json.Unmarshal(b, &ev); err == nil && ev.Kind == k {
+				if ev.Data != p || !bytes.Contains(b, []byte(`"data":`)) { // "data": null, or no data
+					ev.Data = nil
+				}
+				return Event(ev), nil
+			}
+		}
+	}
+	// The general way: the envelope, then the payload.
 	var raw struct {
 		plain
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+		return Event{}, err
 	}
-	*e = Event(raw.plain)
-	e.Data = nil
+	ev := Event(raw.plain)
+	ev.Data = nil
 	if len(raw.Data) == 0 || string(raw.Data) == "null" {
-		return nil
+		return ev, nil
 	}
-	p := newPayload(e.Kind)
+	p := newPayload(ev.Kind)
 	if p == nil {
-		e.Data = raw.Data
-		return nil
+		ev.Data = raw.Data
+		return ev, nil
 	}
 	if err := json.Unmarshal(raw.Data, p); err != nil {
-		return fmt.Errorf("%s payload: %w", e.Kind, err)
+		return Event{}, fmt.Errorf("%s payload: %w", ev.Kind, err)
 	}
-	e.Data = p
-	return nil
+	ev.Data = p
+	return ev, nil
+}
+
+var kindKey = []byte(`"kind":"`)
+
+// peekKind finds the value of the first "kind" key, which agentty writes
+// before "data". A wrong guess is caught by DecodeEvent.
+func peekKind(b []byte) (Kind, bool) {
+	i := bytes.Index(b, kindKey)
+	if i < 0 {
+		return "", false
+	}
+	rest := b[i+len(kindKey):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return "", false
+	}
+	return Kind(rest[:j]), true
 }
 
 // Known reports whether this version of agentty knows the event's kind.

@@ -207,4 +207,3 @@ func Timeline(events []engine.Event) []Step {
 
 // JournalPath returns the path of a session's journal, for messages.
 func (s *Store) JournalPath(id string) string { return filepath.Join(s.dir, id, "events.jsonl") }
-

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -88,39 +89,75 @@ func load(path, id string) (*Loaded, error) {
 // replay and is reported in Corrupt. name is used in messages.
 func Read(b []byte, name, id string) *Loaded {
 	l := &Loaded{Session: engine.NewSession(id), Meta: Meta{ID: id, Format: engine.SchemaVersion}}
+	// Split into complete lines; what follows the last newline is torn.
+	var lines [][]byte
 	off := 0
-	for line := 1; off < len(b); line++ {
+	for off < len(b) {
 		end := bytes.IndexByte(b[off:], '\n')
 		if end < 0 {
 			l.torn = b[off:]
-			l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d is incomplete (%d bytes, a crash mid-write?) and was dropped", name, line, len(b)-off))
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d is incomplete (%d bytes, a crash mid-write?) and was dropped", name, len(lines)+1, len(b)-off))
 			break
 		}
-		raw := bytes.TrimSpace(b[off : off+end])
+		lines = append(lines, b[off:off+end+1])
 		off += end + 1
-		if len(raw) == 0 {
-			l.good = int64(off)
-			continue
+	}
+	decoded := decodeLines(lines)
+	l.Events = make([]engine.Event, 0, len(lines))
+	for i, ln := range lines {
+		if len(bytes.TrimSpace(ln)) > 0 {
+			d := decoded[i]
+			if d.err != nil {
+				l.Corrupt = &CorruptError{File: name, Line: i + 1, Err: d.err}
+				break
+			}
+			ev := d.ev
+			if !ev.Known() {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d: unknown event kind %q (written by a newer agentty?) was skipped", name, i+1, ev.Kind))
+			} else if err := l.Session.Apply(ev); err != nil {
+				l.Corrupt = &CorruptError{File: name, Line: i + 1, Err: err}
+				break
+			}
+			l.Events = append(l.Events, ev)
+			l.Meta.observe(ev)
 		}
-		var ev engine.Event
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			l.Corrupt = &CorruptError{File: name, Line: line, Err: err}
-			break
-		}
-		if !ev.Known() {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("%s line %d: unknown event kind %q (written by a newer agentty?) was skipped", name, line, ev.Kind))
-		} else if err := l.Session.Apply(ev); err != nil {
-			l.Corrupt = &CorruptError{File: name, Line: line, Err: err}
-			break
-		}
-		l.Events = append(l.Events, ev)
-		l.good = int64(off)
-		l.Meta.observe(ev)
+		l.good += int64(len(ln))
 	}
 	l.Meta.LastStep = l.Session.Steps
 	l.Meta.Runs = l.Session.Runs
 	l.Meta.Interrupted = l.Session.Interrupted()
 	return l
+}
+
+type decodedLine struct {
+	ev  engine.Event
+	err error
+}
+
+// decodeLines decodes journal lines, on every core for a long journal:
+// decoding is most of the cost of a resume, and lines decode independently.
+// Applying them stays sequential.
+func decodeLines(lines [][]byte) []decodedLine {
+	out := make([]decodedLine, len(lines))
+	decode := func(from, to int) {
+		for i := from; i < to; i++ {
+			if raw := bytes.TrimSpace(lines[i]); len(raw) > 0 {
+				out[i].ev, out[i].err = engine.DecodeEvent(raw)
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(lines)/500)
+	if workers <= 1 {
+		decode(0, len(lines))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(lines) + workers - 1) / workers
+	for w := range workers {
+		wg.Go(func() { decode(w*per, min((w+1)*per, len(lines))) })
+	}
+	wg.Wait()
+	return out
 }
 
 // observe updates the meta for one event.

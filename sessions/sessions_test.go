@@ -93,8 +93,8 @@ func TestPermissions(t *testing.T) {
 	store, _ := sessions.Open(home)
 	id, _ := journaledRun(t, store, rememberTurns)
 	for path, want := range map[string]os.FileMode{
-		filepath.Join(home, "sessions"):                      0o700,
-		filepath.Join(home, "sessions", id):                  0o700,
+		filepath.Join(home, "sessions"):                     0o700,
+		filepath.Join(home, "sessions", id):                 0o700,
 		filepath.Join(home, "sessions", id, "events.jsonl"): 0o600,
 		filepath.Join(home, "sessions", id, "meta.json"):    0o600,
 	} {
@@ -337,4 +337,19 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("no session")
 		}
 	})
+}
+
+type modelFunc func(ctx context.Context, req *engine.Request) (engine.Decision, error)
+
+func (f modelFunc) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+	return f(ctx, req)
+}
+
+func registry(t testing.TB) *engine.Registry {
+	t.Helper()
+	r, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
