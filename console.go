@@ -2,11 +2,158 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/ui"
 )
 
+// backend runs agents on one journaled session for the console.
+type backend struct {
+	engine  *engine.Engine
+	session *engine.Session
+	journal *sessions.Journal
+}
+
+var _ ui.Backend = (*backend)(nil)
+
+func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
+	return b.engine.Start(ctx, b.session, task, b.journal)
+}
+
+func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
+	return b.engine.StartContinue(ctx, b.session, b.journal)
+}
+
+func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
+	return b.session.ChangeMemory(c, b.journal)
+}
+
+func (b *backend) SessionID() string { return b.journal.ID }
+
+func (b *backend) Close() error { return b.journal.Close() }
+
+// picker opens sessions of a store for the console.
+type picker struct {
+	store  *sessions.Store
+	engine *engine.Engine
+}
+
+func (p picker) List() ([]sessions.Listing, error) { return p.store.List() }
+
+func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
+	j, l, err := p.store.OpenWriter(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &backend{engine: p.engine, session: l.Session, journal: j}, l.Events, nil
+}
+
+// splitResume takes --resume [ID] out of args: the flag package has no flag
+// with an optional value.
+func splitResume(args []string) (rest []string, resume bool, id string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--resume" || a == "-resume" {
+			resume = true
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				id = args[i+1]
+				i++
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(a, "--resume="); ok {
+			resume, id = true, v
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return rest, resume, id
+}
+
 func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fmt.Fprintln(stderr, "agentty: the console is not built yet; use: agentty run --model offline \"what is 17*23?\"")
-	return exitError
+	args, resume, resumeID := splitResume(args)
+	fs := newFlags("agentty", stderr)
+	var o options
+	o.register(fs)
+	step := fs.Bool("step", false, "start in step mode")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentty: unexpected %q (to run a task headless: agentty run TASK)\n", fs.Arg(0))
+		return exitUsage
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintln(stderr, "agentty:", err)
+		return code
+	}
+	store, err := o.store(getenv)
+	if err != nil {
+		return fail(exitError, err)
+	}
+	cfg := ui.Config{Gate: ui.NewGate(*step), Style: "dark"}
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		cfg.Style = "notty"
+	}
+	var events []engine.Event
+	var journal *sessions.Journal
+	var session *engine.Session
+	switch {
+	case resume && resumeID != "":
+		var l *sessions.Loaded
+		journal, l, err = store.OpenWriter(resumeID)
+		if errors.Is(err, sessions.ErrLocked) {
+			return fail(exitError, fmt.Errorf("session %s is open in another agentty; close it there first, or read it with: agentty sessions show %s", resumeID, resumeID))
+		}
+		if err != nil {
+			return fail(exitError, err)
+		}
+		session, events = l.Session, l.Events
+		if o.model == "" {
+			o.model = l.Meta.Model
+		}
+	case !resume:
+		if journal, err = store.Create(); err != nil {
+			return fail(exitError, err)
+		}
+		session = engine.NewSession(journal.ID)
+	}
+	st, err := build(o, cfg.Gate, getenv)
+	if err != nil {
+		if journal != nil {
+			journal.Close()
+		}
+		if errors.As(err, new(errUsage)) {
+			return fail(exitUsage, err)
+		}
+		return fail(exitError, err)
+	}
+	cfg.Model = st.modelName
+	cfg.Sessions = picker{store: store, engine: st.engine}
+	cfg.Events = events
+	if journal != nil {
+		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal}
+	}
+	if st.modelName == offline.Name {
+		cfg.Notice = "Using the built-in offline model: no key and no server are configured. It can do arithmetic, " +
+			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server."
+	}
+	m := ui.New(cfg)
+	err = ui.Run(m)
+	if cfg.Backend != nil {
+		cfg.Backend.Close()
+	}
+	if b := m.Backend(); b != nil && b != cfg.Backend {
+		b.Close()
+	}
+	if err != nil {
+		return fail(exitError, err)
+	}
+	return 0
 }

@@ -162,7 +162,28 @@ func (e *Engine) Start(ctx context.Context, s *Session, task string, sink Sink) 
 	ch := make(chan Event, 256)
 	go func() {
 		defer close(ch)
-		e.Run(ctx, s, task, Sinks{sink, chanSink(ch)})
+		res := e.Run(ctx, s, task, Sinks{sink, chanSink(ch)})
+		if res.RunID == "" && res.Err != nil {
+			// Refused before it began (the session is busy): say so.
+			ch <- Event{V: SchemaVersion, Session: s.ID, Step: s.Steps, Kind: KindRunFinished, Time: time.Now(),
+				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error()}}
+		}
+	}()
+	return ch
+}
+
+// StartContinue is Continue on a new goroutine, with its events on a
+// channel, as Start.
+func (e *Engine) StartContinue(ctx context.Context, s *Session, sink Sink) <-chan Event {
+	ch := make(chan Event, 256)
+	go func() {
+		defer close(ch)
+		res := e.Continue(ctx, s, Sinks{sink, chanSink(ch)})
+		if res.RunID == "" && res.Err != nil {
+			// Refused before it began: say so as a finished run.
+			ch <- Event{V: SchemaVersion, Session: s.ID, Step: s.Steps, Kind: KindRunFinished, Time: time.Now(),
+				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error(), Steps: s.run.Turn}}
+		}
 	}()
 	return ch
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 )
 
 // Fact is one entry of memory: a key, its value and the step that wrote it.
@@ -215,4 +216,28 @@ func (s *Session) applyMemory(d *MemoryChanged, step int) {
 			s.memory = slices.Delete(slices.Clone(s.memory), i, i+1)
 		}
 	}
+}
+
+// ChangeMemory applies a memory change made outside a run (by the person in
+// the console, or by the program) and reports it to sink as a
+// memory_changed event, so that a journal keeps it. It fails with ErrBusy
+// while a run is going on: a run's memory changes come from its tools.
+func (s *Session) ChangeMemory(c MemoryChanged, sink Sink) (Event, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return Event{}, ErrBusy
+	}
+	defer s.busy.Store(false)
+	if c.Key == "" {
+		return Event{}, fmt.Errorf("engine: memory change with no key")
+	}
+	if c.Op != MemorySet && c.Op != MemoryDelete {
+		return Event{}, fmt.Errorf("engine: memory change: unknown op %q", c.Op)
+	}
+	ev := Event{V: SchemaVersion, Session: s.ID, Run: s.run.ID, Step: s.Steps, Phase: Observe, Kind: KindMemoryChanged, Time: time.Now(), Data: &c}
+	if sink != nil {
+		if err := sink.Emit(ev); err != nil {
+			return Event{}, err
+		}
+	}
+	return ev, s.Apply(ev)
 }

@@ -1,0 +1,372 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+)
+
+type itemKind int
+
+const (
+	itemUser itemKind = iota
+	itemAssistant
+	itemTool
+	itemNote
+)
+
+// chatItem is one entry of the chat. Its rendered lines are cached for the
+// width they were rendered at; only the streaming item is re-rendered as it
+// grows, and only its last line.
+type chatItem struct {
+	kind itemKind
+	text string
+	// tool calls
+	id, name, args, result, status string
+	truncated                      bool
+	// streaming assistant text
+	streaming bool
+	stream    streamWrap
+
+	lines []string
+	width int
+}
+
+// streamWrap word-wraps text as it arrives: rows that are full never change,
+// so each delta re-wraps only the unfinished last row.
+type streamWrap struct {
+	width int
+	done  []string
+	cur   string
+}
+
+func (w *streamWrap) add(s string) {
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			w.cur += s
+			break
+		}
+		w.cur += s[:i]
+		w.done = append(w.done, wrapRows(w.cur, w.width)...)
+		w.cur = ""
+		s = s[i+1:]
+	}
+	if rows := wrapRows(w.cur, w.width); len(rows) > 1 {
+		w.done = append(w.done, rows[:len(rows)-1]...)
+		w.cur = rows[len(rows)-1]
+	}
+}
+
+func (w *streamWrap) rows() []string {
+	return append(w.done[:len(w.done):len(w.done)], wrapRows(w.cur, w.width)...)
+}
+
+func wrapRows(s string, width int) []string {
+	if width < 1 {
+		width = 1
+	}
+	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
+}
+
+// chat is the Chat pane: items, and a window onto their lines anchored at
+// the top row (item index, line in it), so that a long chat costs only what
+// is on screen, and new output never moves a reader who scrolled up.
+type chat struct {
+	items     []*chatItem
+	byCall    map[string]*chatItem
+	expanded  bool
+	follow    bool
+	topItem   int
+	topLine   int
+	width     int
+	height    int
+	renderers map[int]*glamour.TermRenderer
+	style     string
+}
+
+func newChat(style string) chat {
+	return chat{follow: true, byCall: map[string]*chatItem{}, renderers: map[int]*glamour.TermRenderer{}, style: style}
+}
+
+func (c *chat) add(it *chatItem) {
+	c.items = append(c.items, it)
+	if it.kind == itemTool {
+		c.byCall[it.id] = it
+	}
+}
+
+// streamingItem returns the assistant message being streamed, starting one
+// when there is none.
+func (c *chat) streamingItem() *chatItem {
+	if n := len(c.items); n > 0 && c.items[n-1].streaming {
+		return c.items[n-1]
+	}
+	it := &chatItem{kind: itemAssistant, streaming: true}
+	c.add(it)
+	return it
+}
+
+// dropStreaming removes a streamed message whose attempt failed.
+func (c *chat) dropStreaming() {
+	if n := len(c.items); n > 0 && c.items[n-1].streaming {
+		c.items = c.items[:n-1]
+	}
+}
+
+func (c *chat) apply(ev engine.Event) {
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		c.add(&chatItem{kind: itemUser, text: d.Task})
+	case *engine.TextDelta:
+		if d.Reasoning {
+			return
+		}
+		it := c.streamingItem()
+		it.text += d.Text
+		if it.stream.width == c.textWidth() {
+			it.stream.add(d.Text)
+		}
+		it.lines = nil
+	case *engine.RetryData:
+		if d.Op == "model" {
+			c.dropStreaming()
+		}
+	case *engine.DecisionData:
+		c.dropStreaming()
+		if d.Text != "" {
+			c.add(&chatItem{kind: itemAssistant, text: d.Text})
+		}
+		for _, tc := range d.ToolCalls {
+			c.add(&chatItem{kind: itemTool, id: tc.ID, name: tc.Name, args: string(tc.Args), status: "pending"})
+		}
+	case *engine.ToolStarted:
+		if it := c.byCall[d.ID]; it != nil {
+			it.status, it.args, it.lines = "running", string(d.Args), nil
+		}
+	case *engine.ToolFinished:
+		if it := c.byCall[d.ID]; it != nil {
+			it.status, it.result, it.truncated, it.lines = d.Status, d.Result, d.Truncated, nil
+		}
+	case *engine.RunFinished:
+		c.dropStreaming()
+		switch d.StopReason {
+		case engine.StopStepLimit:
+			c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})
+		case engine.StopCancelled:
+			c.add(&chatItem{kind: itemNote, text: "Cancelled."})
+		case engine.StopError:
+			c.add(&chatItem{kind: itemNote, text: "Error: " + d.Error})
+		}
+	}
+}
+
+func (c *chat) textWidth() int { return max(c.width-2, 10) }
+
+func (c *chat) renderer(width int) *glamour.TermRenderer {
+	if r, ok := c.renderers[width]; ok {
+		return r
+	}
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(c.style), glamour.WithWordWrap(width), glamour.WithEmoji())
+	if err != nil {
+		r = nil
+	}
+	c.renderers[width] = r
+	return r
+}
+
+// markdown renders text as Markdown at width, falling back to plain
+// wrapping.
+func (c *chat) markdown(text string, width int) []string {
+	if r := c.renderer(width); r != nil {
+		if out, err := r.Render(text); err == nil {
+			lines := strings.Split(strings.Trim(out, "\n"), "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimRight(l, " ")
+			}
+			for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[0])) == "" {
+				lines = lines[1:]
+			}
+			return lines
+		}
+	}
+	return wrapRows(text, width)
+}
+
+// linesOf returns an item's rendered lines, rendering it if its cache is
+// stale.
+func (c *chat) linesOf(it *chatItem) []string {
+	w := c.textWidth()
+	if it.lines != nil && it.width == w && !it.streaming {
+		return it.lines
+	}
+	it.width = w
+	switch it.kind {
+	case itemUser:
+		it.lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
+	case itemAssistant:
+		if it.streaming {
+			if it.stream.width != w {
+				it.stream = streamWrap{width: w}
+				it.stream.add(it.text)
+			}
+			it.lines = append([]string{styleAgent.Render("▍agentty") + styleDim.Render(" …")}, it.stream.rows()...)
+			return it.lines
+		}
+		it.lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
+	case itemTool:
+		it.lines = toolLines(it, w, c.expanded)
+	case itemNote:
+		it.lines = nil
+		for _, l := range wrapRows(it.text, w) {
+			it.lines = append(it.lines, styleNote.Render(l))
+		}
+	}
+	it.lines = append(it.lines, "")
+	return it.lines
+}
+
+func toolLines(it *chatItem, w int, expanded bool) []string {
+	mark := map[string]string{"ok": styleOK.Render("✓"), "error": styleErr.Render("✗"), "denied": styleErr.Render("⊘"),
+		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·")}[it.status]
+	size := ""
+	if it.status != "running" && it.status != "pending" {
+		size = fmt.Sprintf(" → %s", byteSize(len(it.result)))
+		if it.truncated {
+			size += " (truncated)"
+		}
+	}
+	head := fmt.Sprintf("⚙ %s %s%s %s", it.name, compactArgs(it.args), size, mark)
+	lines := []string{ansi.Truncate(styleTool.Render(head), w, "…")}
+	if !expanded {
+		return lines
+	}
+	if it.args != "" && it.args != "{}" {
+		for _, l := range wrapRows("args: "+prettyJSON(it.args), w-2) {
+			lines = append(lines, "  "+styleDim.Render(l))
+		}
+	}
+	for _, l := range wrapRows(it.result, w-2) {
+		lines = append(lines, "  "+l)
+	}
+	return lines
+}
+
+func compactArgs(a string) string {
+	if a == "" || a == "{}" {
+		return ""
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(a), &v) != nil {
+		return ansi.Truncate(a, 40, "…")
+	}
+	var parts []string
+	for k, x := range v {
+		b, _ := json.Marshal(x)
+		parts = append(parts, k+"="+string(b))
+	}
+	slices.Sort(parts)
+	return ansi.Truncate(strings.Join(parts, " "), 40, "…")
+}
+
+func prettyJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func byteSize(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}
+
+// invalidate drops every cached rendering (the width changed, or tool calls
+// were expanded).
+func (c *chat) invalidate() {
+	for _, it := range c.items {
+		it.lines = nil
+	}
+}
+
+// view returns exactly height lines of the chat window.
+func (c *chat) view() []string {
+	if c.follow {
+		c.toBottom()
+	}
+	out := make([]string, 0, c.height)
+	i, skip := c.topItem, c.topLine
+	for ; i < len(c.items) && len(out) < c.height; i++ {
+		ls := c.linesOf(c.items[i])
+		if skip < len(ls) {
+			ls = ls[skip:]
+		} else {
+			ls = nil
+		}
+		skip = 0
+		out = append(out, ls[:min(len(ls), c.height-len(out))]...)
+	}
+	for len(out) < c.height {
+		out = append(out, "")
+	}
+	return out
+}
+
+// toBottom anchors the window so that the last line is at the bottom.
+func (c *chat) toBottom() {
+	need := c.height
+	for i := len(c.items) - 1; i >= 0; i-- {
+		n := len(c.linesOf(c.items[i]))
+		if n >= need {
+			c.topItem, c.topLine = i, n-need
+			return
+		}
+		need -= n
+	}
+	c.topItem, c.topLine = 0, 0
+}
+
+// scroll moves the window by n lines (negative: up). Reaching the bottom
+// turns following back on.
+func (c *chat) scroll(n int) {
+	if c.follow {
+		c.toBottom()
+		c.follow = false
+	}
+	for ; n < 0; n++ {
+		if c.topLine > 0 {
+			c.topLine--
+		} else if c.topItem > 0 {
+			c.topItem--
+			c.topLine = len(c.linesOf(c.items[c.topItem])) - 1
+		} else {
+			break
+		}
+	}
+	for ; n > 0; n-- {
+		if c.topLine+1 < len(c.linesOf(c.items[c.topItem])) {
+			c.topLine++
+		} else if c.topItem+1 < len(c.items) {
+			c.topItem++
+			c.topLine = 0
+		}
+	}
+	// At the bottom when what is below the top fits the window.
+	below := -c.topLine
+	for i := c.topItem; i < len(c.items) && below <= c.height; i++ {
+		below += len(c.linesOf(c.items[i]))
+	}
+	if below <= c.height {
+		c.follow = true
+	}
+}

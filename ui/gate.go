@@ -1,0 +1,58 @@
+package ui
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Gate is the console's engine.Gate: in step mode it pauses the run before
+// every decide and every tool call, and it asks for approval of tools whose
+// policy is ask, by handing the pause to the console and waiting for the
+// person's verdict. It is safe for concurrent use.
+type Gate struct {
+	step     atomic.Bool
+	requests chan gateRequest
+}
+
+var _ engine.Gate = (*Gate)(nil)
+
+// gateRequest is a pause waiting for the person; the verdict goes on reply.
+type gateRequest struct {
+	pending engine.Pending
+	reply   chan engine.Verdict
+}
+
+// NewGate returns a gate, in step mode when step is set.
+func NewGate(step bool) *Gate {
+	g := &Gate{requests: make(chan gateRequest)}
+	g.step.Store(step)
+	return g
+}
+
+// SetStep turns step mode on or off.
+func (g *Gate) SetStep(on bool) { g.step.Store(on) }
+
+// Stepping reports whether step mode is on.
+func (g *Gate) Stepping() bool { return g.step.Load() }
+
+// Stop implements engine.Gate.
+func (g *Gate) Stop(engine.Pending) bool { return g.step.Load() }
+
+// Wait implements engine.Gate: it hands the pause to the console and waits
+// for the verdict, or for ctx.
+func (g *Gate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	req := gateRequest{pending: p, reply: make(chan engine.Verdict, 1)}
+	select {
+	case g.requests <- req:
+	case <-ctx.Done():
+		return engine.Verdict{}, ctx.Err()
+	}
+	select {
+	case v := <-req.reply:
+		return v, nil
+	case <-ctx.Done():
+		return engine.Verdict{}, ctx.Err()
+	}
+}

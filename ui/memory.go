@@ -1,0 +1,111 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// memory is the Memory pane: the session's facts, the context budget and
+// the session's tokens.
+type memory struct {
+	facts   []engine.Fact
+	cursor  int
+	request *engine.ModelRequest
+	in, out int
+	height  int
+}
+
+func (m *memory) apply(ev engine.Event) {
+	switch d := ev.Data.(type) {
+	case *engine.MemoryChanged:
+		i := slices.IndexFunc(m.facts, func(f engine.Fact) bool { return f.Key == d.Key })
+		switch {
+		case d.Op == engine.MemoryDelete && i >= 0:
+			m.facts = slices.Delete(m.facts, i, i+1)
+		case d.Op == engine.MemorySet && i >= 0:
+			m.facts[i] = engine.Fact{Key: d.Key, Value: d.Value, Step: ev.Step}
+		case d.Op == engine.MemorySet:
+			m.facts = append(m.facts, engine.Fact{Key: d.Key, Value: d.Value, Step: ev.Step})
+		}
+		m.cursor = min(m.cursor, max(len(m.facts)-1, 0))
+	case *engine.ModelRequest:
+		m.request = d
+	case *engine.UsageData:
+		m.in, m.out = d.SessionPrompt, d.SessionCompletion
+	}
+}
+
+func (m *memory) move(n int) {
+	m.cursor = min(max(m.cursor+n, 0), max(len(m.facts)-1, 0))
+}
+
+func (m *memory) selected() (engine.Fact, bool) {
+	if m.cursor < len(m.facts) {
+		return m.facts[m.cursor], true
+	}
+	return engine.Fact{}, false
+}
+
+func (m *memory) view(width int, focused bool) []string {
+	var out []string
+	if len(m.facts) == 0 {
+		out = append(out, styleDim.Render("no facts yet"))
+		if focused {
+			out = append(out, styleDim.Render("a: add a fact"))
+		}
+	}
+	room := max(m.height-5, 1)
+	start := max(0, min(m.cursor-room+1, len(m.facts)-room))
+	for i := start; i < len(m.facts) && len(out) < room; i++ {
+		f := m.facts[i]
+		step := styleDim.Render(fmt.Sprintf(" @%d", f.Step))
+		line := ansi.Truncate(styleKey.Render(f.Key)+" = "+f.Value, width-ansi.StringWidth(step), "…") + step
+		if focused && i == m.cursor {
+			line = styleCursor.Render(padRight(ansi.Strip(line), width))
+		}
+		out = append(out, line)
+	}
+	for len(out) < m.height-4 {
+		out = append(out, "")
+	}
+	out = append(out, m.budget(width)...)
+	out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", m.in, m.out), width, "…")))
+	return out[:max(m.height, 0)]
+}
+
+// budget draws the context-budget bar: estimated tokens used of the budget,
+// split into system (s), memory (m), history (h) and tools (t).
+func (m *memory) budget(width int) []string {
+	r := m.request
+	if r == nil || r.Budget == 0 {
+		return []string{styleDim.Render("context: -"), "", ""}
+	}
+	hist := max(r.Tokens-r.SystemTokens-r.MemoryTokens-r.ToolTokens, 0)
+	barW := max(width-2, 4)
+	parts := []struct {
+		n  int
+		ch string
+	}{{r.SystemTokens, "s"}, {r.MemoryTokens, "m"}, {hist, "h"}, {r.ToolTokens, "t"}}
+	var bar strings.Builder
+	used := 0
+	for _, p := range parts {
+		cells := p.n * barW / r.Budget
+		if p.n > 0 && cells == 0 {
+			cells = 1
+		}
+		cells = min(cells, barW-used)
+		bar.WriteString(strings.Repeat(p.ch, cells))
+		used += cells
+	}
+	bar.WriteString(strings.Repeat("·", barW-used))
+	return []string{
+		ansi.Truncate(fmt.Sprintf("context: %d / %d tok (%d%%)", r.Tokens, r.Budget, r.Tokens*100/r.Budget), width, "…"),
+		"[" + bar.String() + "]",
+		styleDim.Render(ansi.Truncate(fmt.Sprintf("s %d  m %d  h %d  t %d", r.SystemTokens, r.MemoryTokens, hist, r.ToolTokens), width, "…")),
+	}
+}

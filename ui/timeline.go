@@ -1,0 +1,307 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// row is one line of the Timeline: a phase of a step, or a run boundary.
+type row struct {
+	step    int
+	phase   engine.Phase
+	text    string
+	status  string // ok, error, running, paused, cancelled, ...
+	dur     time.Duration
+	retries int
+	callID  string
+	started time.Time
+}
+
+// stepDetail is everything the detail view shows of one step.
+type stepDetail struct {
+	run      string
+	step     int
+	request  *engine.ModelRequest
+	trimmed  *engine.ContextTrimmed
+	decision *engine.DecisionData
+	usage    *engine.UsageData
+	tools    []*engine.ToolFinished
+	args     map[string]string
+	retries  []*engine.RetryData
+	errors   []string
+}
+
+// timeline is the Timeline pane: one row per step and phase as it happens.
+type timeline struct {
+	rows    []row
+	cursor  int
+	follow  bool
+	top     int
+	height  int
+	details map[int]*stepDetail
+	byCall  map[string]int
+}
+
+func newTimeline() timeline {
+	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[string]int{}}
+}
+
+func (t *timeline) detail(run string, step int) *stepDetail {
+	d := t.details[step]
+	if d == nil {
+		d = &stepDetail{run: run, step: step, args: map[string]string{}}
+		t.details[step] = d
+	}
+	return d
+}
+
+func (t *timeline) add(r row) {
+	t.rows = append(t.rows, r)
+	if t.follow {
+		t.cursor = len(t.rows) - 1
+	}
+}
+
+// last returns the newest row of a step and phase.
+func (t *timeline) last(step int, phase engine.Phase) *row {
+	for i := len(t.rows) - 1; i >= 0 && i >= len(t.rows)-64; i-- {
+		if r := &t.rows[i]; r.step == step && r.phase == phase {
+			return r
+		}
+	}
+	return nil
+}
+
+func (t *timeline) apply(ev engine.Event) {
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		t.add(row{step: ev.Step, text: "▶ " + oneLine(d.Task, 60), status: "run"})
+	case *engine.StepStarted:
+		t.add(row{step: ev.Step, phase: engine.Perceive, status: "running", started: ev.Time})
+	case *engine.ModelRequest:
+		t.detail(ev.Run, ev.Step).request = d
+		if r := t.last(ev.Step, engine.Perceive); r != nil {
+			r.text = fmt.Sprintf("%d msgs, %d tok", d.Messages, d.Tokens)
+			r.status, r.dur = "ok", ev.Time.Sub(r.started)
+		}
+		t.add(row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
+	case *engine.ContextTrimmed:
+		t.detail(ev.Run, ev.Step).trimmed = d
+	case *engine.RetryData:
+		dt := t.detail(ev.Run, ev.Step)
+		dt.retries = append(dt.retries, d)
+		phase := engine.Decide
+		if d.Op != "model" {
+			phase = engine.Act
+		}
+		if r := t.last(ev.Step, phase); r != nil {
+			r.retries++
+		}
+	case *engine.DecisionData:
+		t.detail(ev.Run, ev.Step).decision = d
+		if r := t.last(ev.Step, engine.Decide); r != nil {
+			r.status, r.dur = "ok", ev.Time.Sub(r.started)
+			if len(d.ToolCalls) == 0 {
+				r.text = "answer"
+			} else {
+				var names []string
+				for _, c := range d.ToolCalls {
+					names = append(names, c.Name)
+				}
+				r.text = "call " + strings.Join(names, ", ")
+			}
+		}
+	case *engine.UsageData:
+		t.detail(ev.Run, ev.Step).usage = d
+	case *engine.ToolStarted:
+		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
+		t.byCall[d.ID] = len(t.rows)
+		t.add(row{step: ev.Step, phase: engine.Act, text: d.Name, status: "running", callID: d.ID, started: ev.Time})
+	case *engine.ToolFinished:
+		dt := t.detail(ev.Run, ev.Step)
+		dt.tools = append(dt.tools, d)
+		if i, ok := t.byCall[d.ID]; ok && i < len(t.rows) && t.rows[i].callID == d.ID {
+			t.rows[i].status, t.rows[i].dur = d.Status, time.Duration(d.DurationMS)*time.Millisecond
+		} else {
+			t.add(row{step: ev.Step, phase: engine.Act, text: d.Name, status: d.Status, callID: d.ID})
+		}
+	case *engine.GatePaused:
+		what := "before deciding"
+		if d.ToolCall != nil {
+			what = d.ToolCall.Name
+		}
+		t.add(row{step: ev.Step, phase: d.At, text: "paused: " + what, status: "paused"})
+	case *engine.GateResumed:
+		for i := len(t.rows) - 1; i >= 0; i-- {
+			if t.rows[i].status == "paused" {
+				t.rows[i].status = string(d.Action)
+				break
+			}
+		}
+	case *engine.StepFinished:
+		text := fmt.Sprintf("%d results", d.ToolCalls)
+		if d.ToolCalls == 1 {
+			text = "1 result"
+		}
+		t.add(row{step: ev.Step, phase: engine.Observe, text: text, status: "ok"})
+	case *engine.RunFinished:
+		for i := range t.rows {
+			if t.rows[i].status == "running" || t.rows[i].status == "paused" {
+				t.rows[i].status = string(d.StopReason)
+				if d.StopReason == engine.StopError {
+					t.rows[i].status = "error"
+				}
+			}
+		}
+		if d.Error != "" {
+			t.detail(ev.Run, ev.Step).errors = append(t.detail(ev.Run, ev.Step).errors, d.Error)
+		}
+		t.add(row{step: ev.Step, text: "■ " + string(d.StopReason), status: string(d.StopReason)})
+	}
+}
+
+var phaseIcon = map[engine.Phase]string{engine.Perceive: "◌", engine.Decide: "◆", engine.Act: "⚙", engine.Observe: "◉"}
+
+func (t *timeline) move(n int) {
+	if len(t.rows) == 0 {
+		return
+	}
+	t.cursor = min(max(t.cursor+n, 0), len(t.rows)-1)
+	t.follow = t.cursor == len(t.rows)-1
+}
+
+func (t *timeline) view(width int, focused bool) []string {
+	if t.follow && len(t.rows) > 0 {
+		t.cursor = len(t.rows) - 1
+	}
+	if t.cursor < t.top {
+		t.top = t.cursor
+	}
+	if t.cursor >= t.top+t.height {
+		t.top = t.cursor - t.height + 1
+	}
+	out := make([]string, 0, t.height)
+	for i := t.top; i < len(t.rows) && len(out) < t.height; i++ {
+		r := t.rows[i]
+		var line string
+		if r.phase == "" {
+			line = styleRun.Render(ansi.Truncate(r.text, width, "…"))
+		} else {
+			extra := ""
+			if r.dur > 0 {
+				extra = " " + fmtDur(r.dur)
+			}
+			if r.retries > 0 {
+				extra += fmt.Sprintf(" ↻%d", r.retries)
+			}
+			status := statusStyle(r.status).Render(r.status)
+			left := fmt.Sprintf("%s %3d %-8s %s", phaseIcon[r.phase], r.step, r.phase, r.text)
+			right := extra + " " + status
+			room := width - ansi.StringWidth(right)
+			line = padRight(ansi.Truncate(left, room, "…"), room) + right
+		}
+		if focused && i == t.cursor {
+			line = styleCursor.Render(padRight(ansi.Strip(line), width))
+		}
+		out = append(out, line)
+	}
+	for len(out) < t.height {
+		out = append(out, "")
+	}
+	return out
+}
+
+// detailLines renders the detail view of the step under the cursor.
+func (t *timeline) detailLines(width int) []string {
+	if len(t.rows) == 0 {
+		return []string{"No steps yet."}
+	}
+	step := t.rows[t.cursor].step
+	d := t.details[step]
+	if d == nil {
+		return []string{fmt.Sprintf("Step %d has no details yet.", step)}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Step %d of %s\n\n", d.step, d.run)
+	if r := d.request; r != nil {
+		fmt.Fprintf(&b, "Model request: %d messages, %d memory facts, %d tools, ~%d tokens of a %d budget (system %d, memory %d, tools %d)\n",
+			r.Messages, r.MemoryFacts, r.Tools, r.Tokens, r.Budget, r.SystemTokens, r.MemoryTokens, r.ToolTokens)
+	}
+	if tr := d.trimmed; tr != nil {
+		fmt.Fprintf(&b, "Context trimmed: %d oldest messages (~%d tokens) left out, %d kept\n", tr.Dropped, tr.DroppedTokens, tr.Kept)
+	}
+	for _, r := range d.retries {
+		fmt.Fprintf(&b, "Retry %s attempt %d after %dms: %s\n", r.Op, r.Attempt, r.DelayMS, r.Cause)
+	}
+	if dec := d.decision; dec != nil {
+		b.WriteString("\nDecision")
+		if dec.Attempts > 1 {
+			fmt.Fprintf(&b, " (after %d attempts)", dec.Attempts)
+		}
+		b.WriteString(":\n")
+		if dec.Reasoning != "" {
+			fmt.Fprintf(&b, "  reasoning: %s\n", dec.Reasoning)
+		}
+		if dec.Text != "" {
+			fmt.Fprintf(&b, "  %s\n", dec.Text)
+		}
+		for _, c := range dec.ToolCalls {
+			fmt.Fprintf(&b, "  call %s %s (%s)\n", c.Name, string(c.Args), c.ID)
+		}
+	}
+	for _, tf := range d.tools {
+		fmt.Fprintf(&b, "\nTool %s: %s in %dms, %d attempt(s)", tf.Name, tf.Status, tf.DurationMS, tf.Attempts)
+		if tf.Truncated {
+			b.WriteString(", truncated")
+		}
+		fmt.Fprintf(&b, "\n  args: %s\n", d.args[tf.ID])
+		if tf.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", tf.Error)
+		}
+		fmt.Fprintf(&b, "  result:\n")
+		for _, l := range strings.Split(tf.Result, "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	if u := d.usage; u != nil {
+		est := ""
+		if u.Estimated {
+			est = " (estimated)"
+		}
+		fmt.Fprintf(&b, "\nTokens: %d in, %d out%s\n", u.PromptTokens, u.CompletionTokens, est)
+	}
+	for _, e := range d.errors {
+		fmt.Fprintf(&b, "\nError: %s\n", e)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		out = append(out, wrapRows(l, width)...)
+	}
+	return out
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+func oneLine(s string, n int) string {
+	return ansi.Truncate(strings.Join(strings.Fields(s), " "), n, "…")
+}
+
+func padRight(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}

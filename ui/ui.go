@@ -1,0 +1,909 @@
+// Package ui is agentty's console: a Bubble Tea program with the chat, a
+// timeline of every step and the agent's memory side by side, an input
+// below, and a status line. The engine runs outside the Bubble Tea loop; its
+// events arrive as messages, one per Cmd, and Update and View never block or
+// do I/O. Stepping goes through Gate, which hands each pause to the console.
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+)
+
+// Backend is what the console needs to run agents on one session. Start and
+// Continue return the run's events on a channel that is closed after
+// run_finished; the events have been journaled before they arrive.
+type Backend interface {
+	Start(ctx context.Context, task string) <-chan engine.Event
+	Continue(ctx context.Context) <-chan engine.Event
+	// ChangeMemory applies and journals the person's edit of a fact.
+	ChangeMemory(c engine.MemoryChanged) (engine.Event, error)
+	// SessionID names the session.
+	SessionID() string
+	Close() error
+}
+
+// Sessions lists sessions and opens one, for the picker.
+type Sessions interface {
+	List() ([]sessions.Listing, error)
+	// Open returns a backend on the session and its journaled events.
+	Open(id string) (Backend, []engine.Event, error)
+}
+
+// Config sets up the console.
+type Config struct {
+	Backend Backend // nil: open the picker first
+	// Events are the journaled events of a resumed session.
+	Events   []engine.Event
+	Sessions Sessions
+	Gate     *Gate
+	Model    string
+	// Notice is shown in the chat at start (the offline model says so).
+	Notice string
+	// Style is glamour's style name: dark (default), light or notty.
+	Style string
+}
+
+type focus int
+
+const (
+	focusInput focus = iota
+	focusChat
+	focusTimeline
+	focusMemory
+)
+
+var paneNames = map[focus]string{focusChat: "Chat", focusTimeline: "Timeline", focusMemory: "Memory"}
+
+// Messages.
+type (
+	engineEventMsg struct{ ev engine.Event }
+	runClosedMsg   struct{ ch <-chan engine.Event }
+	gateMsg        struct{ req gateRequest }
+	listedMsg      struct {
+		list []sessions.Listing
+		err  error
+	}
+	openedMsg struct {
+		backend Backend
+		events  []engine.Event
+		err     error
+	}
+)
+
+// waitForEvent reads one event of a run; Update re-arms it.
+func waitForEvent(ch <-chan engine.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return runClosedMsg{ch}
+		}
+		return engineEventMsg{ev}
+	}
+}
+
+// waitForGate reads one pause from the gate; Update re-arms it.
+func waitForGate(g *Gate) tea.Cmd {
+	return func() tea.Msg { return gateMsg{<-g.requests} }
+}
+
+// Model is the console's root model.
+type Model struct {
+	cfg     Config
+	backend Backend
+	gate    *Gate
+
+	width, height int
+	focus         focus
+	shown         focus // the pane shown when the terminal is narrow
+
+	chat chat
+	tl   timeline
+	mem  memory
+
+	input    textarea.Model
+	history  []string
+	histIdx  int
+	keys     keyMap
+	help     help.Model
+	showHelp bool
+	spin     spinner.Model
+
+	running     bool
+	events      <-chan engine.Event
+	cancel      context.CancelFunc
+	state       string
+	step        int
+	interrupted bool
+	pause       *gateRequest
+
+	argsEditor *textarea.Model
+	memForm    *textinput.Model
+	detail     []string
+	detailTop  int
+	picker     *list.Model
+	note       string
+	quitting   bool
+}
+
+// New returns the console model.
+func New(cfg Config) *Model {
+	if cfg.Gate == nil {
+		cfg.Gate = NewGate(false)
+	}
+	if cfg.Style == "" {
+		cfg.Style = "dark"
+	}
+	in := textarea.New()
+	in.Placeholder = "Ask the agent… (enter sends, alt+enter for a new line)"
+	in.ShowLineNumbers = false
+	in.Prompt = ""
+	in.SetHeight(2)
+	in.CharLimit = 0
+	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	in.Focus()
+	sp := spinner.New()
+	sp.Spinner = spinner.Dot
+	m := &Model{
+		cfg: cfg, gate: cfg.Gate, input: in, keys: newKeyMap(), help: help.New(), spin: sp,
+		chat: newChat(cfg.Style), tl: newTimeline(), state: "idle", shown: focusChat, width: 120, height: 40,
+	}
+	m.setBackend(cfg.Backend, cfg.Events)
+	if cfg.Notice != "" {
+		m.chat.add(&chatItem{kind: itemNote, text: cfg.Notice})
+	}
+	m.layout()
+	return m
+}
+
+// setBackend switches the console to a session and rebuilds the panes from
+// its journaled events.
+func (m *Model) setBackend(b Backend, events []engine.Event) {
+	m.backend = b
+	m.chat = newChat(m.cfg.Style)
+	m.tl = newTimeline()
+	m.mem = memory{}
+	m.step, m.interrupted = 0, false
+	for _, ev := range events {
+		m.applyEvent(ev)
+	}
+	if len(events) > 0 {
+		m.interrupted = events[len(events)-1].Kind != engine.KindRunFinished && hasRun(events)
+		if m.interrupted {
+			m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
+		}
+	}
+	m.state = "idle"
+	m.layout()
+}
+
+func hasRun(events []engine.Event) bool {
+	for _, ev := range events {
+		if ev.Kind == engine.KindRunStarted {
+			return true
+		}
+	}
+	return false
+}
+
+// Init starts listening to the gate (and loads the picker when there is no
+// session yet).
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{textarea.Blink, waitForGate(m.gate)}
+	if m.backend == nil {
+		cmds = append(cmds, m.listSessions())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) listSessions() tea.Cmd {
+	s := m.cfg.Sessions
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		l, err := s.List()
+		return listedMsg{l, err}
+	}
+}
+
+func (m *Model) applyEvent(ev engine.Event) {
+	m.chat.apply(ev)
+	m.tl.apply(ev)
+	m.mem.apply(ev)
+	if ev.Step > m.step {
+		m.step = ev.Step
+	}
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted, *engine.GateResumed, *engine.StepStarted:
+		m.state = "thinking"
+	case *engine.ToolStarted:
+		m.state = "running " + d.Name
+	case *engine.GatePaused:
+		m.state = "paused"
+	case *engine.RunFinished:
+		m.state = "idle"
+		m.interrupted = false
+	}
+}
+
+// Update handles one message. It never blocks and does no I/O.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case engineEventMsg:
+		m.applyEvent(msg.ev)
+		if m.events == nil {
+			return m, nil
+		}
+		return m, waitForEvent(m.events)
+	case runClosedMsg:
+		if msg.ch == m.events {
+			m.running, m.events, m.pause = false, nil, nil
+			if m.cancel != nil {
+				m.cancel()
+				m.cancel = nil
+			}
+			m.state = "idle"
+		}
+		return m, nil
+	case gateMsg:
+		req := msg.req
+		m.pause = &req
+		m.state = "paused"
+		return m, waitForGate(m.gate)
+	case listedMsg:
+		m.openPicker(msg.list, msg.err)
+		return m, nil
+	case openedMsg:
+		if msg.err != nil {
+			m.note = msg.err.Error()
+			return m, nil
+		}
+		if m.backend != nil {
+			m.backend.Close()
+		}
+		m.picker = nil
+		m.setBackend(msg.backend, msg.events)
+		return m, nil
+	case spinner.TickMsg:
+		if !m.running || m.pause != nil {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case tea.MouseMsg:
+		if msg.Action == tea.MouseActionPress {
+			switch msg.Button {
+			case tea.MouseButtonWheelUp:
+				m.chat.scroll(-3)
+			case tea.MouseButtonWheelDown:
+				m.chat.scroll(3)
+			}
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	if m.focus == focusInput {
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := msg.String()
+	if k != "ctrl+c" {
+		m.quitting = false
+	}
+	switch {
+	case m.picker != nil:
+		return m.pickerKey(msg)
+	case m.argsEditor != nil:
+		return m.editorKey(msg)
+	case m.memForm != nil:
+		return m.memFormKey(msg)
+	case m.detail != nil:
+		switch k {
+		case "esc", "q", "enter":
+			m.detail = nil
+		case "up", "k":
+			m.detailTop = max(m.detailTop-1, 0)
+		case "down", "j":
+			m.detailTop = min(m.detailTop+1, max(len(m.detail)-1, 0))
+		case "pgup":
+			m.detailTop = max(m.detailTop-10, 0)
+		case "pgdown":
+			m.detailTop = min(m.detailTop+10, max(len(m.detail)-1, 0))
+		}
+		return m, nil
+	}
+	switch k {
+	case "ctrl+c":
+		if m.running {
+			m.cancel()
+			m.note = "cancelling… (ctrl+c again quits)"
+			m.quitting = true
+			return m, nil
+		}
+		return m, tea.Quit
+	case "ctrl+d":
+		if !m.running {
+			return m, tea.Quit
+		}
+	case "tab":
+		m.cycleFocus(1)
+		return m, nil
+	case "shift+tab":
+		m.cycleFocus(-1)
+		return m, nil
+	case "ctrl+t":
+		on := !m.gate.Stepping()
+		m.gate.SetStep(on)
+		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
+		return m, nil
+	case "ctrl+o":
+		if m.running {
+			m.note = "wait for the run to end (or ctrl+c) before switching sessions"
+			return m, nil
+		}
+		return m, m.listSessions()
+	case "ctrl+r":
+		return m, m.continueRun()
+	case "ctrl+x":
+		m.chat.expanded = !m.chat.expanded
+		m.chat.invalidate()
+		return m, nil
+	case "pgup":
+		m.chat.scroll(-max(m.chat.height-2, 1))
+		return m, nil
+	case "pgdown":
+		m.chat.scroll(max(m.chat.height-2, 1))
+		return m, nil
+	case "?":
+		if m.focus != focusInput || m.input.Value() == "" {
+			m.showHelp = !m.showHelp
+			m.layout()
+			return m, nil
+		}
+	}
+	if m.pause != nil {
+		return m.pauseKey(k)
+	}
+	if k == "esc" {
+		m.setFocus(focusInput)
+		return m, nil
+	}
+	switch m.focus {
+	case focusChat:
+		switch k {
+		case "up", "k":
+			m.chat.scroll(-1)
+		case "down", "j":
+			m.chat.scroll(1)
+		case "home", "g":
+			m.chat.scroll(-1 << 20)
+		case "end", "G":
+			m.chat.follow = true
+		}
+		return m, nil
+	case focusTimeline:
+		switch k {
+		case "up", "k":
+			m.tl.move(-1)
+		case "down", "j":
+			m.tl.move(1)
+		case "pgup":
+			m.tl.move(-m.tl.height)
+		case "pgdown":
+			m.tl.move(m.tl.height)
+		case "enter":
+			m.detail = m.tl.detailLines(m.width - 4)
+			m.detailTop = 0
+		}
+		return m, nil
+	case focusMemory:
+		return m.memoryKey(k)
+	}
+	return m.inputKey(msg)
+}
+
+func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "enter":
+		task := strings.TrimSpace(m.input.Value())
+		if task == "" {
+			return m, nil
+		}
+		if m.running {
+			m.note = "a run is going: wait for it, or ctrl+c to cancel it"
+			return m, nil
+		}
+		if m.backend == nil {
+			m.note = "no session open: ctrl+o to pick one"
+			return m, nil
+		}
+		m.history = append(m.history, task)
+		m.histIdx = len(m.history)
+		m.input.Reset()
+		m.chat.follow = true
+		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
+	case "up", "down":
+		if m.input.Value() == "" || m.histIdx < len(m.history) {
+			if len(m.history) == 0 {
+				return m, nil
+			}
+			if msg.String() == "up" {
+				m.histIdx = max(m.histIdx-1, 0)
+			} else {
+				m.histIdx = min(m.histIdx+1, len(m.history))
+			}
+			if m.histIdx < len(m.history) {
+				m.input.SetValue(m.history[m.histIdx])
+			} else {
+				m.input.Reset()
+			}
+			return m, nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cmd {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	m.events = start(ctx)
+	m.running = true
+	m.state = "thinking"
+	m.note = ""
+	return tea.Batch(waitForEvent(m.events), m.spin.Tick)
+}
+
+func (m *Model) continueRun() tea.Cmd {
+	if m.running || !m.interrupted || m.backend == nil {
+		m.note = "there is no interrupted run to continue"
+		return nil
+	}
+	m.interrupted = false
+	return m.startRun(m.backend.Continue)
+}
+
+// pauseKey answers the gate.
+func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
+	p := m.pause
+	reply := func(v engine.Verdict) (tea.Model, tea.Cmd) {
+		p.reply <- v
+		m.pause = nil
+		m.state = "thinking"
+		return m, m.spin.Tick
+	}
+	switch k {
+	case "enter", "y":
+		return reply(engine.Verdict{Action: engine.Proceed})
+	case "c":
+		m.gate.SetStep(false)
+		return reply(engine.Verdict{Action: engine.Proceed})
+	case "s":
+		if p.pending.ToolCall != nil {
+			return reply(engine.Verdict{Action: engine.Skip})
+		}
+	case "n":
+		if p.pending.ToolCall != nil {
+			return reply(engine.Verdict{Action: engine.Deny})
+		}
+	case "esc":
+		return reply(engine.Verdict{Action: engine.Abort})
+	case "e":
+		if p.pending.ToolCall != nil {
+			ed := textarea.New()
+			ed.ShowLineNumbers = false
+			ed.SetWidth(max(m.width-6, 20))
+			ed.SetHeight(max(m.height-10, 5))
+			ed.SetValue(prettyJSON(string(p.pending.ToolCall.Args)))
+			ed.Focus()
+			m.argsEditor = &ed
+			return m, textarea.Blink
+		}
+	}
+	return m, nil
+}
+
+// editorKey edits the paused tool call's arguments; ctrl+s checks that they
+// are JSON and goes on with them.
+func (m *Model) editorKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		m.argsEditor = nil
+		m.note = "edit cancelled"
+		return m, nil
+	case "ctrl+s":
+		text := m.argsEditor.Value()
+		var v map[string]any
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			m.note = "not a JSON object: " + err.Error()
+			return m, nil
+		}
+		compact, _ := json.Marshal(v)
+		m.argsEditor = nil
+		if m.pause == nil {
+			return m, nil
+		}
+		m.pause.reply <- engine.Verdict{Action: engine.Proceed, Args: compact}
+		m.pause = nil
+		m.note = "edited arguments sent"
+		return m, nil
+	}
+	var cmd tea.Cmd
+	*m.argsEditor, cmd = m.argsEditor.Update(msg)
+	return m, cmd
+}
+
+func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
+	switch k {
+	case "up", "k":
+		m.mem.move(-1)
+	case "down", "j":
+		m.mem.move(1)
+	case "a", "e":
+		if m.running {
+			m.note = "memory can be edited when no run is going"
+			return m, nil
+		}
+		ti := textinput.New()
+		ti.Prompt = "key = value: "
+		ti.Width = max(m.width-20, 10)
+		if f, ok := m.mem.selected(); ok && k == "e" {
+			ti.SetValue(f.Key + " = " + f.Value)
+		}
+		ti.Focus()
+		m.memForm = &ti
+		return m, textinput.Blink
+	case "d":
+		if f, ok := m.mem.selected(); ok {
+			m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		m.memForm = nil
+		return m, nil
+	case "enter":
+		k, v, ok := strings.Cut(m.memForm.Value(), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			m.note = "write it as key = value"
+			return m, nil
+		}
+		m.memForm = nil
+		m.changeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: k, Value: v, Source: "person"})
+		return m, nil
+	}
+	var cmd tea.Cmd
+	*m.memForm, cmd = m.memForm.Update(msg)
+	return m, cmd
+}
+
+// changeMemory applies the person's edit. The backend journals it (a small
+// append, like every event the console handles).
+func (m *Model) changeMemory(c engine.MemoryChanged) {
+	if m.backend == nil {
+		return
+	}
+	ev, err := m.backend.ChangeMemory(c)
+	if err != nil {
+		m.note = err.Error()
+		return
+	}
+	m.applyEvent(ev)
+}
+
+func (m *Model) cycleFocus(d int) {
+	order := []focus{focusInput, focusChat, focusTimeline, focusMemory}
+	i := 0
+	for j, f := range order {
+		if f == m.focus {
+			i = j
+		}
+	}
+	m.setFocus(order[(i+d+len(order))%len(order)])
+}
+
+func (m *Model) setFocus(f focus) {
+	m.focus = f
+	if f == focusInput {
+		m.input.Focus()
+	} else {
+		m.input.Blur()
+		m.shown = f
+	}
+}
+
+// Layout sizes.
+const wideWidth = 120
+
+func (m *Model) wide() bool { return m.width >= wideWidth }
+
+func (m *Model) widths() (chatW, tlW, memW int) {
+	if !m.wide() {
+		return m.width, m.width, m.width
+	}
+	chatW = m.width * 48 / 100
+	tlW = m.width * 30 / 100
+	return chatW, tlW, m.width - chatW - tlW
+}
+
+// paneHeight is the height of the panes' content (inside their borders).
+func (m *Model) paneHeight() int {
+	h := m.height - 2 /* pane borders */ - 4 /* input box */ - 1 /* status */ - m.helpHeight()
+	if !m.wide() {
+		h-- // the tab bar
+	}
+	return max(h, 3)
+}
+
+func (m *Model) helpHeight() int {
+	if m.showHelp {
+		return 6
+	}
+	return 1
+}
+
+func (m *Model) layout() {
+	chatW, _, _ := m.widths()
+	h := m.paneHeight()
+	if m.chat.width != chatW-2 {
+		m.chat.width = chatW - 2
+		m.chat.invalidate()
+	}
+	m.chat.height, m.tl.height, m.mem.height = h, h, h
+	m.input.SetWidth(max(m.width-4, 10))
+	m.help.Width = m.width
+}
+
+// View draws the console. It only reads the model.
+func (m *Model) View() string {
+	switch {
+	case m.picker != nil:
+		return m.picker.View()
+	case m.argsEditor != nil:
+		return m.editorView()
+	case m.detail != nil:
+		return m.detailView()
+	}
+	var b strings.Builder
+	b.Grow(m.width * m.height)
+	h := m.paneHeight()
+	chatW, tlW, memW := m.widths()
+	if m.wide() {
+		chat := box("Chat", m.focus == focusChat, chatW, h, m.chat.view())
+		tl := box("Timeline", m.focus == focusTimeline, tlW, h, m.tl.view(tlW-2, m.focus == focusTimeline))
+		mem := box("Memory", m.focus == focusMemory, memW, h, m.mem.view(memW-2, m.focus == focusMemory))
+		for i := range chat {
+			b.WriteString(chat[i])
+			b.WriteString(tl[i])
+			b.WriteString(mem[i])
+			b.WriteByte('\n')
+		}
+	} else {
+		b.WriteString(m.tabs())
+		b.WriteByte('\n')
+		var lines []string
+		switch m.shown {
+		case focusTimeline:
+			lines = m.tl.view(m.width-2, m.focus == focusTimeline)
+		case focusMemory:
+			lines = m.mem.view(m.width-2, m.focus == focusMemory)
+		default:
+			lines = m.chat.view()
+		}
+		for _, l := range box(paneNames[m.shown], m.focus == m.shown, m.width, h, lines) {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	for _, l := range m.inputBox() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.statusLine())
+	b.WriteByte('\n')
+	b.WriteString(m.helpView())
+	return b.String()
+}
+
+func (m *Model) tabs() string {
+	var parts []string
+	for _, f := range []focus{focusChat, focusTimeline, focusMemory} {
+		name := paneNames[f]
+		if f == m.shown {
+			parts = append(parts, styleFocus.Render("["+name+"]"))
+		} else {
+			parts = append(parts, " "+name+" ")
+		}
+	}
+	return ansi.Truncate(strings.Join(parts, " ")+styleDim.Render("   tab switches"), m.width, "…")
+}
+
+func (m *Model) inputBox() []string {
+	w := m.width
+	if m.memForm != nil {
+		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""})
+	}
+	if p := m.pause; p != nil {
+		var what, keys string
+		if c := p.pending.ToolCall; c != nil {
+			verb := "Paused before calling"
+			if p.pending.Approval {
+				verb = "Approve calling"
+			}
+			what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, c.Name, string(c.Args), p.pending.Step)
+			keys = "enter: run it · c: continue without pausing · e: edit arguments · s: skip · n: deny · esc: abort the run"
+		} else {
+			what = fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
+			keys = "enter: step · c: continue without pausing · esc: abort the run"
+		}
+		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(keys)})
+	}
+	title := "Input"
+	if m.gate.Stepping() {
+		title = "Input (step mode)"
+	}
+	return box(title, m.focus == focusInput, w, 2, strings.Split(m.input.View(), "\n"))
+}
+
+func (m *Model) statusLine() string {
+	state := m.state
+	if m.running && m.pause == nil {
+		state = m.spin.View() + " " + state
+	}
+	id := "-"
+	if m.backend != nil {
+		id = m.backend.SessionID()
+	}
+	parts := []string{"agentty", "model " + m.cfg.Model, "session " + id, fmt.Sprintf("step %d", m.step), state}
+	if m.gate.Stepping() {
+		parts = append(parts, "step mode")
+	}
+	line := strings.Join(parts, " · ")
+	if m.note != "" {
+		line += "  " + styleNote.Render(m.note)
+	}
+	return ansi.Truncate(line, m.width, "…")
+}
+
+func (m *Model) helpView() string {
+	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus}
+	if m.showHelp {
+		return m.help.FullHelpView(hk.FullHelp())
+	}
+	return m.help.ShortHelpView(hk.ShortHelp())
+}
+
+func (m *Model) detailView() string {
+	h := m.height - 3
+	lines := m.detail[min(m.detailTop, len(m.detail)):]
+	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, m.width, h, lines), "\n") + "\n" +
+		styleDim.Render(ansi.Truncate(fmt.Sprintf("line %d of %d", m.detailTop+1, len(m.detail)), m.width, "…"))
+}
+
+func (m *Model) editorView() string {
+	lines := []string{styleDim.Render("Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel")}
+	lines = append(lines, strings.Split(m.argsEditor.View(), "\n")...)
+	return strings.Join(box("Edit arguments", true, m.width, m.height-3, lines), "\n") + "\n" + m.statusLine()
+}
+
+// box draws lines (cut or padded to fit) inside a border titled title:
+// exactly h+2 lines, each exactly w cells wide.
+func box(title string, focused bool, w, h int, lines []string) []string {
+	inner := max(w-2, 1)
+	t := " " + title + " "
+	if focused {
+		t = styleFocus.Render(t)
+	} else {
+		t = styleTitle.Render(t)
+	}
+	top := "┌─" + ansi.Truncate(t, inner-1, "…")
+	top += strings.Repeat("─", max(w-1-ansi.StringWidth(top), 0)) + "┐"
+	out := make([]string, 0, h+2)
+	out = append(out, top)
+	for i := range h {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
+		out = append(out, "│"+padRight(ansi.Truncate(l, inner, "…"), inner)+"│")
+	}
+	return append(out, "└"+strings.Repeat("─", inner)+"┘")
+}
+
+// openPicker shows the session picker.
+func (m *Model) openPicker(list []sessions.Listing, err error) {
+	if err != nil {
+		m.note = err.Error()
+		return
+	}
+	m.picker = newPicker(list, m.width, m.height)
+}
+
+func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "ctrl+c":
+		if m.backend == nil {
+			return m, tea.Quit
+		}
+		m.picker = nil
+		return m, nil
+	case "esc":
+		if m.picker.FilterState() == list.Filtering {
+			break
+		}
+		if m.backend == nil {
+			return m, tea.Quit
+		}
+		m.picker = nil
+		return m, nil
+	case "enter":
+		if m.picker.FilterState() == list.Filtering {
+			break
+		}
+		it, ok := m.picker.SelectedItem().(pickItem)
+		if !ok || m.cfg.Sessions == nil {
+			return m, nil
+		}
+		s := m.cfg.Sessions
+		id := it.ID
+		if m.backend != nil && m.backend.SessionID() == id {
+			m.picker = nil
+			return m, nil
+		}
+		return m, func() tea.Msg {
+			b, evs, err := s.Open(id)
+			return openedMsg{b, evs, err}
+		}
+	}
+	var cmd tea.Cmd
+	*m.picker, cmd = m.picker.Update(msg)
+	return m, cmd
+}
+
+// Run runs the console until the person quits. The terminal is restored on
+// exit and on a panic (Bubble Tea does both).
+func Run(m *Model, opts ...tea.ProgramOption) error {
+	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion()}, opts...)
+	p := tea.NewProgram(m, opts...)
+	_, err := p.Run()
+	if m.cancel != nil {
+		m.cancel()
+	}
+	return err
+}
+
+
+// Backend returns the backend of the session the console has open.
+func (m *Model) Backend() Backend { return m.backend }
