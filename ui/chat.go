@@ -30,8 +30,9 @@ type chatItem struct {
 	// tool calls
 	id, name, args, result, status string
 	truncated                      bool
-	// streaming assistant text
+	// streaming assistant text, kept in buf until the decision replaces it
 	streaming bool
+	buf       strings.Builder
 	stream    streamWrap
 
 	lines []string
@@ -41,9 +42,10 @@ type chatItem struct {
 // streamWrap word-wraps text as it arrives: rows that are full never change,
 // so each delta re-wraps only the unfinished last row.
 type streamWrap struct {
-	width int
-	done  []string
-	cur   string
+	width  int
+	done   []string
+	fitted int // rows of done already fitted
+	cur    string
 }
 
 func (w *streamWrap) add(s string) {
@@ -64,7 +66,13 @@ func (w *streamWrap) add(s string) {
 	}
 }
 
-func (w *streamWrap) rows() []string {
+// rows returns the wrapped rows, fitted to width. Finished rows are fitted
+// once and kept.
+func (w *streamWrap) rows(width int) []string {
+	for i := w.fitted; i < len(w.done); i++ {
+		w.done[i] = fit(w.done[i], width)
+	}
+	w.fitted = len(w.done)
 	return append(w.done[:len(w.done):len(w.done)], wrapRows(w.cur, w.width)...)
 }
 
@@ -74,6 +82,8 @@ func wrapRows(s string, width int) []string {
 	}
 	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
 }
+
+var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
 
 // chat is the Chat pane: items, and a window onto their lines anchored at
 // the top row (item index, line in it), so that a long chat costs only what
@@ -129,7 +139,7 @@ func (c *chat) apply(ev engine.Event) {
 			return
 		}
 		it := c.streamingItem()
-		it.text += d.Text
+		it.buf.WriteString(d.Text)
 		if it.stream.width == c.textWidth() {
 			it.stream.add(d.Text)
 		}
@@ -199,37 +209,46 @@ func (c *chat) markdown(text string, width int) []string {
 	return wrapRows(text, width)
 }
 
-// linesOf returns an item's rendered lines, rendering it if its cache is
-// stale.
+// linesOf returns an item's rendered lines, each fitted to the pane's
+// width, rendering it if its cache is stale. A streaming item's cache is
+// dropped by each delta, and re-rendering it touches only its last row.
 func (c *chat) linesOf(it *chatItem) []string {
 	w := c.textWidth()
-	if it.lines != nil && it.width == w && !it.streaming {
+	if it.lines != nil && it.width == w {
 		return it.lines
 	}
 	it.width = w
+	var lines []string
 	switch it.kind {
 	case itemUser:
-		it.lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
+		lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
 	case itemAssistant:
 		if it.streaming {
 			if it.stream.width != w {
 				it.stream = streamWrap{width: w}
-				it.stream.add(it.text)
+				it.stream.add(it.buf.String())
 			}
-			it.lines = append([]string{styleAgent.Render("▍agentty") + styleDim.Render(" …")}, it.stream.rows()...)
+			lines = append([]string{fit(streamHeader, c.width)}, it.stream.rows(c.width)...)
+			for i := it.stream.fitted + 1; i < len(lines); i++ {
+				lines[i] = fit(lines[i], c.width)
+			}
+			it.lines = append(lines, strings.Repeat(" ", c.width))
 			return it.lines
 		}
-		it.lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
+		lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
 	case itemTool:
-		it.lines = toolLines(it, w, c.expanded)
+		lines = toolLines(it, w, c.expanded)
 	case itemNote:
-		it.lines = nil
 		for _, l := range wrapRows(it.text, w) {
-			it.lines = append(it.lines, styleNote.Render(l))
+			lines = append(lines, styleNote.Render(l))
 		}
 	}
-	it.lines = append(it.lines, "")
-	return it.lines
+	lines = append(lines, "")
+	for i, l := range lines {
+		lines[i] = fit(l, c.width)
+	}
+	it.lines = lines
+	return lines
 }
 
 func toolLines(it *chatItem, w int, expanded bool) []string {

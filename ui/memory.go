@@ -18,9 +18,17 @@ type memory struct {
 	request *engine.ModelRequest
 	in, out int
 	height  int
+
+	cache    []string
+	cacheKey [3]int
+	dirty    bool
 }
 
 func (m *memory) apply(ev engine.Event) {
+	switch ev.Data.(type) {
+	case *engine.MemoryChanged, *engine.ModelRequest, *engine.UsageData:
+		m.dirty = true
+	}
 	switch d := ev.Data.(type) {
 	case *engine.MemoryChanged:
 		i := slices.IndexFunc(m.facts, func(f engine.Fact) bool { return f.Key == d.Key })
@@ -42,6 +50,7 @@ func (m *memory) apply(ev engine.Event) {
 
 func (m *memory) move(n int) {
 	m.cursor = min(max(m.cursor+n, 0), max(len(m.facts)-1, 0))
+	m.dirty = true
 }
 
 func (m *memory) selected() (engine.Fact, bool) {
@@ -52,6 +61,22 @@ func (m *memory) selected() (engine.Fact, bool) {
 }
 
 func (m *memory) view(width int, focused bool) []string {
+	key := [3]int{width, m.height, 0}
+	if focused {
+		key[2] = 1
+	}
+	if !m.dirty && key == m.cacheKey && m.cache != nil {
+		return m.cache
+	}
+	out := m.render(width, focused)
+	for i, l := range out {
+		out[i] = fit(l, width)
+	}
+	m.cache, m.cacheKey, m.dirty = out, key, false
+	return out
+}
+
+func (m *memory) render(width int, focused bool) []string {
 	var out []string
 	if len(m.facts) == 0 {
 		out = append(out, styleDim.Render("no facts yet"))

@@ -45,6 +45,11 @@ type timeline struct {
 	height  int
 	details map[int]*stepDetail
 	byCall  map[string]int
+
+	// The lines view drew, reused until something changes.
+	cache    []string
+	cacheKey [3]int
+	dirty    bool
 }
 
 func newTimeline() timeline {
@@ -78,6 +83,10 @@ func (t *timeline) last(step int, phase engine.Phase) *row {
 }
 
 func (t *timeline) apply(ev engine.Event) {
+	if ev.Kind == engine.KindTextDelta {
+		return // the chat shows those
+	}
+	t.dirty = true
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
 		t.add(row{step: ev.Step, text: "▶ " + oneLine(d.Task, 60), status: "run"})
@@ -173,9 +182,23 @@ func (t *timeline) move(n int) {
 	}
 	t.cursor = min(max(t.cursor+n, 0), len(t.rows)-1)
 	t.follow = t.cursor == len(t.rows)-1
+	t.dirty = true
 }
 
 func (t *timeline) view(width int, focused bool) []string {
+	key := [3]int{width, t.height, 0}
+	if focused {
+		key[2] = 1
+	}
+	if !t.dirty && key == t.cacheKey && t.cache != nil {
+		return t.cache
+	}
+	t.cache, t.cacheKey, t.dirty = t.render(width, focused), key, false
+	return t.cache
+}
+
+// render draws the rows in view, each fitted to width.
+func (t *timeline) render(width int, focused bool) []string {
 	if t.follow && len(t.rows) > 0 {
 		t.cursor = len(t.rows) - 1
 	}
@@ -208,10 +231,10 @@ func (t *timeline) view(width int, focused bool) []string {
 		if focused && i == t.cursor {
 			line = styleCursor.Render(padRight(ansi.Strip(line), width))
 		}
-		out = append(out, line)
+		out = append(out, fit(line, width))
 	}
 	for len(out) < t.height {
-		out = append(out, "")
+		out = append(out, strings.Repeat(" ", width))
 	}
 	return out
 }

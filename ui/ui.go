@@ -138,6 +138,11 @@ type Model struct {
 	picker     *list.Model
 	note       string
 	quitting   bool
+
+	// Caches of what View drew, for the parts that change rarely.
+	inputCache []string
+	helpCache  string
+	helpKey    string
 }
 
 // New returns the console model.
@@ -243,6 +248,11 @@ func (m *Model) applyEvent(ev engine.Event) {
 
 // Update handles one message. It never blocks and does no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg.(type) {
+	case engineEventMsg, spinner.TickMsg, runClosedMsg:
+	default:
+		m.inputCache = nil // keys, blinks, sizes and pauses change the input box
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -315,6 +325,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
 	if k != "ctrl+c" {
 		m.quitting = false
+	} else if m.picker == nil {
+		m.argsEditor, m.memForm, m.detail = nil, nil, nil
 	}
 	switch {
 	case m.picker != nil:
@@ -340,7 +352,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	switch k {
 	case "ctrl+c":
-		if m.running {
+		if m.running && !m.quitting {
 			m.cancel()
 			m.note = "cancelling… (ctrl+c again quits)"
 			m.quitting = true
@@ -701,9 +713,9 @@ func (m *Model) View() string {
 	h := m.paneHeight()
 	chatW, tlW, memW := m.widths()
 	if m.wide() {
-		chat := box("Chat", m.focus == focusChat, chatW, h, m.chat.view())
-		tl := box("Timeline", m.focus == focusTimeline, tlW, h, m.tl.view(tlW-2, m.focus == focusTimeline))
-		mem := box("Memory", m.focus == focusMemory, memW, h, m.mem.view(memW-2, m.focus == focusMemory))
+		chat := box("Chat", m.focus == focusChat, chatW, h, m.chat.view(), true)
+		tl := box("Timeline", m.focus == focusTimeline, tlW, h, m.tl.view(tlW-2, m.focus == focusTimeline), true)
+		mem := box("Memory", m.focus == focusMemory, memW, h, m.mem.view(memW-2, m.focus == focusMemory), true)
 		for i := range chat {
 			b.WriteString(chat[i])
 			b.WriteString(tl[i])
@@ -722,7 +734,7 @@ func (m *Model) View() string {
 		default:
 			lines = m.chat.view()
 		}
-		for _, l := range box(paneNames[m.shown], m.focus == m.shown, m.width, h, lines) {
+		for _, l := range box(paneNames[m.shown], m.focus == m.shown, m.width, h, lines, true) {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
@@ -753,7 +765,7 @@ func (m *Model) tabs() string {
 func (m *Model) inputBox() []string {
 	w := m.width
 	if m.memForm != nil {
-		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""})
+		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""}, false)
 	}
 	if p := m.pause; p != nil {
 		var what, keys string
@@ -768,13 +780,16 @@ func (m *Model) inputBox() []string {
 			what = fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
 			keys = "enter: step · c: continue without pausing · esc: abort the run"
 		}
-		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(keys)})
+		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(keys)}, false)
 	}
 	title := "Input"
 	if m.gate.Stepping() {
 		title = "Input (step mode)"
 	}
-	return box(title, m.focus == focusInput, w, 2, strings.Split(m.input.View(), "\n"))
+	if m.inputCache == nil {
+		m.inputCache = box(title, m.focus == focusInput, w, 2, strings.Split(m.input.View(), "\n"), false)
+	}
+	return m.inputCache
 }
 
 func (m *Model) statusLine() string {
@@ -799,28 +814,36 @@ func (m *Model) statusLine() string {
 
 func (m *Model) helpView() string {
 	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus}
-	if m.showHelp {
-		return m.help.FullHelpView(hk.FullHelp())
+	key := fmt.Sprint(hk.paused, hk.focus, m.showHelp, m.width)
+	if m.helpCache != "" && m.helpKey == key {
+		return m.helpCache
 	}
-	return m.help.ShortHelpView(hk.ShortHelp())
+	if m.showHelp {
+		m.helpCache = m.help.FullHelpView(hk.FullHelp())
+	} else {
+		m.helpCache = m.help.ShortHelpView(hk.ShortHelp())
+	}
+	m.helpKey = key
+	return m.helpCache
 }
 
 func (m *Model) detailView() string {
 	h := m.height - 3
 	lines := m.detail[min(m.detailTop, len(m.detail)):]
-	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, m.width, h, lines), "\n") + "\n" +
+	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, m.width, h, lines, false), "\n") + "\n" +
 		styleDim.Render(ansi.Truncate(fmt.Sprintf("line %d of %d", m.detailTop+1, len(m.detail)), m.width, "…"))
 }
 
 func (m *Model) editorView() string {
 	lines := []string{styleDim.Render("Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel")}
 	lines = append(lines, strings.Split(m.argsEditor.View(), "\n")...)
-	return strings.Join(box("Edit arguments", true, m.width, m.height-3, lines), "\n") + "\n" + m.statusLine()
+	return strings.Join(box("Edit arguments", true, m.width, m.height-3, lines, false), "\n") + "\n" + m.statusLine()
 }
 
-// box draws lines (cut or padded to fit) inside a border titled title:
-// exactly h+2 lines, each exactly w cells wide.
-func box(title string, focused bool, w, h int, lines []string) []string {
+// box draws lines inside a border titled title: exactly h+2 lines, each
+// exactly w cells wide. Lines are cut or padded to fit unless fitted says
+// they already are.
+func box(title string, focused bool, w, h int, lines []string, fitted bool) []string {
 	inner := max(w-2, 1)
 	t := " " + title + " "
 	if focused {
@@ -832,15 +855,22 @@ func box(title string, focused bool, w, h int, lines []string) []string {
 	top += strings.Repeat("─", max(w-1-ansi.StringWidth(top), 0)) + "┐"
 	out := make([]string, 0, h+2)
 	out = append(out, top)
+	blank := strings.Repeat(" ", inner)
 	for i := range h {
-		l := ""
+		l := blank
 		if i < len(lines) {
 			l = lines[i]
+			if !fitted {
+				l = fit(l, inner)
+			}
 		}
-		out = append(out, "│"+padRight(ansi.Truncate(l, inner, "…"), inner)+"│")
+		out = append(out, "│"+l+"│")
 	}
 	return append(out, "└"+strings.Repeat("─", inner)+"┘")
 }
+
+// fit cuts or pads l to exactly w cells.
+func fit(l string, w int) string { return padRight(ansi.Truncate(l, w, "…"), w) }
 
 // openPicker shows the session picker.
 func (m *Model) openPicker(list []sessions.Listing, err error) {
@@ -898,12 +928,17 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion()}, opts...)
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
-	if m.cancel != nil {
-		m.cancel()
-	}
+	m.Cancel()
 	return err
 }
 
+
+// Cancel cancels the run going on, if any.
+func (m *Model) Cancel() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+}
 
 // Backend returns the backend of the session the console has open.
 func (m *Model) Backend() Backend { return m.backend }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmux drives the console in a real terminal, as a person would.
+type tmux struct {
+	t      *testing.T
+	socket string
+}
+
+func newTmux(t *testing.T) *tmux {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (.ci/run installs it)")
+		}
+		t.Skip("tmux is not installed")
+	}
+	tm := &tmux{t: t, socket: fmt.Sprintf("agentty-e2e-%d", os.Getpid())}
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
+	return tm
+}
+
+func (tm *tmux) run(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tm.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// start runs the console in a new 160×45 window.
+func (tm *tmux) start(home string, args ...string) {
+	tm.t.Helper()
+	cmd := "AGENTTY_HOME=" + home + " TERM=xterm-256color " + binary + " " + strings.Join(args, " ")
+	tm.run("new-session", "-d", "-s", "e2e", "-x", "160", "-y", "45", cmd)
+	tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
+}
+
+func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", "e2e", "-p") }
+
+func (tm *tmux) keys(keys ...string) { tm.run(append([]string{"send-keys", "-t", "e2e"}, keys...)...) }
+
+// wait polls the screen until cond holds, for up to 10 s.
+func (tm *tmux) wait(what string, cond func(screen string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := tm.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waiting for %s; the screen shows:\n%s", what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitGone waits for the console to exit.
+func (tm *tmux) waitGone() {
+	tm.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for exec.Command("tmux", "-L", tm.socket, "has-session", "-t", "e2e").Run() == nil {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the console did not quit:\n%s", tm.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// column returns the text of columns [from, to) of every line.
+func column(screen string, from, to int) string {
+	var b strings.Builder
+	for _, l := range strings.Split(screen, "\n") {
+		r := []rune(l)
+		if from < len(r) {
+			b.WriteString(string(r[from:min(to, len(r))]))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// The panes at 160 columns: Chat 0–76, Timeline 76–124, Memory 124–160.
+func chatPane(s string) string     { return column(s, 0, 76) }
+func timelinePane(s string) string { return column(s, 76, 124) }
+func memoryPane(s string) string   { return column(s, 124, 160) }
+
+func TestConsoleInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+
+	tm.start(home, "--model", "offline")
+	tm.keys("what is 17*23?", "Enter")
+	tm.wait("391 in the chat and a calculator row in the timeline", func(s string) bool {
+		return strings.Contains(chatPane(s), "391") && strings.Contains(timelinePane(s), "calculator")
+	})
+	tm.keys("remember that my name is Ada", "Enter")
+	tm.wait("name in the memory pane", func(s string) bool { return strings.Contains(memoryPane(s), "name = Ada") })
+	tm.keys("C-d")
+	tm.waitGone()
+
+	entries, err := os.ReadDir(home + "/sessions")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("sessions: %v %v", entries, err)
+	}
+	id := entries[0].Name()
+	tm.start(home, "--resume", id)
+	tm.wait("the earlier chat", func(s string) bool {
+		return strings.Contains(chatPane(s), "remember that my name is Ada") && strings.Contains(memoryPane(s), "name = Ada") &&
+			strings.Contains(s, "session "+id)
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+
+	tm.start(home, "--model", "offline", "--step")
+	tm.keys("what is 6*7?", "Enter")
+	tm.wait("the pause before deciding", func(s string) bool { return strings.Contains(s, "Paused before deciding") })
+	tm.keys("Enter")
+	tm.wait("the pause before the tool call", func(s string) bool { return strings.Contains(s, "Paused before calling calculator") })
+	tm.keys("Enter")
+	tm.wait("the pause before the second decision", func(s string) bool {
+		return strings.Contains(s, "Paused before deciding (step 2)")
+	})
+	tm.keys("Enter")
+	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle") })
+	tm.keys("C-c")
+	tm.waitGone()
+}
