@@ -108,7 +108,7 @@ func TestKillAnywhere(t *testing.T) {
 		if !ok {
 			t.Fatalf("point %d: the child printed nothing", i)
 		}
-		time.Sleep(time.Duration(rng.IntN(int(turns*14*time.Millisecond))))
+		time.Sleep(time.Duration(rng.IntN(int(turns * 14 * time.Millisecond))))
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		acked := [][]byte{first}
@@ -175,4 +175,3 @@ func TestKillAnywhere(t *testing.T) {
 		t.Errorf("only %d of %d kills landed mid-run", continued, points)
 	}
 }
-

@@ -639,7 +639,9 @@ func TestDecodeEvent(t *testing.T) {
 		{"data first", `{"data":{"task":"say \"kind\":\"retry\""},"kind":"run_started"}`,
 			func(e engine.Event) bool { return e.Data.(*engine.RunStarted).Task == `say "kind":"retry"` }},
 		{"misleading kind in data", `{"data":{"task":"\"kind\":\"retry\""},"kind":"run_started"}`,
-			func(e engine.Event) bool { return e.Kind == engine.KindRunStarted && e.Data.(*engine.RunStarted).Task != "" }},
+			func(e engine.Event) bool {
+				return e.Kind == engine.KindRunStarted && e.Data.(*engine.RunStarted).Task != ""
+			}},
 		{"null data", `{"kind":"step_finished","data":null}`, func(e engine.Event) bool { return e.Data == nil }},
 		{"no data", `{"kind":"step_finished"}`, func(e engine.Event) bool { return e.Data == nil }},
 	}

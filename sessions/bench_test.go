@@ -149,4 +149,3 @@ func BenchmarkResume(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/resume")
 }
-

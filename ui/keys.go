@@ -4,8 +4,8 @@ import "github.com/charmbracelet/bubbles/key"
 
 // keyMap holds every key of the console; the help bubble shows them.
 type keyMap struct {
-	Send, Newline, History, Focus, Scroll, Expand, Detail         key.Binding
-	StepMode, Sessions, Continue, Cancel, Quit, Help, Back        key.Binding
+	Send, Newline, History, Focus, Scroll, Expand, Detail          key.Binding
+	StepMode, Sessions, Continue, Cancel, Quit, Help, Back         key.Binding
 	Step, Run, Edit, Skip, Deny, Abort, MemAdd, MemEdit, MemDelete key.Binding
 }
 

@@ -932,7 +932,6 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 	return err
 }
 
-
 // Cancel cancels the run going on, if any.
 func (m *Model) Cancel() {
 	if m.cancel != nil {
