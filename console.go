@@ -142,7 +142,8 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if st.modelName == offline.Name {
 		cfg.Notice = "Using the built-in offline model: no key and no server are configured. It can do arithmetic, " +
-			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server."
+			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server " +
+			"(Ollama: --base-url http://localhost:11434/v1 --model llama3.1)."
 	}
 	m := ui.New(cfg)
 	err = ui.Run(m)

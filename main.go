@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,9 +20,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
@@ -71,7 +74,12 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
 
 flags:
-  --model NAME        offline, script:FILE, or an OpenAI-compatible model name
+  --model NAME        offline, script:FILE, or an OpenAI-compatible model name (default:
+                      $AGENTTY_MODEL or gpt-4o-mini when OPENAI_API_KEY or OPENAI_BASE_URL
+                      is set, else offline)
+  --base-url URL      an OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama)
+  --temperature T     sampling temperature (default: the server's)
+  --timeout D         time limit of one model request (default 10m)
   --max-steps N       decisions per run before stopping with step_limit (default 25)
   --data-dir DIR      where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty
                       or ~/.local/share/agentty)
@@ -82,8 +90,11 @@ exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 
 // options are the flags both the console and run take.
 type options struct {
-	model    string
-	maxSteps int
+	model       string
+	baseURL     string
+	temperature float64
+	timeout     time.Duration
+	maxSteps    int
 	dataDir  string
 	session  string
 	json     bool
@@ -93,6 +104,9 @@ type options struct {
 
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model name")
+	fs.StringVar(&o.baseURL, "base-url", "", "base URL of an OpenAI-compatible API (default $OPENAI_BASE_URL)")
+	fs.Float64Var(&o.temperature, "temperature", -1, "sampling temperature (default: the server's)")
+	fs.DurationVar(&o.timeout, "timeout", openai.DefaultTimeout, "time limit of one model request")
 	fs.IntVar(&o.maxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping")
 	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
 }
@@ -124,8 +138,16 @@ type setup struct {
 
 func build(o options, gate engine.Gate, getenv func(string) string) (*setup, error) {
 	name := o.model
+	key := getenv("OPENAI_API_KEY")
+	base := o.baseURL
+	if base == "" {
+		base = getenv("OPENAI_BASE_URL")
+	}
 	if name == "" {
 		name = offline.Name
+		if key != "" || base != "" {
+			name = cmp.Or(getenv("AGENTTY_MODEL"), "gpt-4o-mini")
+		}
 	}
 	var m engine.Model
 	switch {
@@ -137,8 +159,14 @@ func build(o options, gate engine.Gate, getenv func(string) string) (*setup, err
 			return nil, err
 		}
 		m = sm
+	case key == "" && base == "":
+		return nil, fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
 	default:
-		return nil, fmt.Errorf("model %q: only the offline and script: models are available in this build", name)
+		cfg := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.timeout}
+		if o.temperature >= 0 {
+			cfg.Temperature = &o.temperature
+		}
+		m = openai.New(cfg)
 	}
 	reg, err := engine.NewRegistry(tools.Builtins()...)
 	if err != nil {

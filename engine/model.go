@@ -107,3 +107,10 @@ type Decision struct {
 type Model interface {
 	Decide(ctx context.Context, req *Request) (Decision, error)
 }
+
+// WithDeltas sets the function that receives r's streamed output, for
+// calling a Model outside a run (tests, tools); the engine sets its own.
+func WithDeltas(r *Request, f func(TextDelta)) *Request {
+	r.delta = f
+	return r
+}

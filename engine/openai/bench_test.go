@@ -1,0 +1,48 @@
+package openai_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/openai"
+)
+
+// BenchmarkStreamDecode streams a 2,000-token answer with a tool call from
+// an in-process server through go-openai, this package and the engine, and
+// reports the cost per chunk from server bytes to engine event.
+func BenchmarkStreamDecode(b *testing.B) {
+	const tokens = 2000
+	var ps []string
+	for i := range tokens {
+		ps = append(ps, textChunk(fmt.Sprintf("tok%d ", i)))
+	}
+	args := `{"text":"` + strings.Repeat("abc ", 20) + `"}`
+	call := toolCallStream("call_1", "echo", args, 10)
+	body := strings.TrimSuffix(sse(ps...), "data: [DONE]\n\n") + call
+	chunks := strings.Count(body, "data: ") - 1
+	replies := make([]reply, 0, 1)
+	f := newFake(b)
+	m := openai.New(openai.Config{Model: "bench", BaseURL: f.url()})
+	reg, _ := engine.NewRegistry(echoTool())
+	e := engine.New(engine.Config{Model: m, Tools: reg, MaxSteps: 1})
+	events := 0
+	sink := engine.SinkFunc(func(engine.Event) error { events++; return nil })
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		f.mu.Lock()
+		f.replies = append(replies, reply{body: body})
+		f.reqs = nil
+		f.mu.Unlock()
+		b.StartTimer()
+		res := e.Run(context.Background(), engine.NewSession("bench"), "go", sink)
+		if res.StopReason != engine.StopStepLimit {
+			b.Fatalf("run: %s %v", res.StopReason, res.Err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks), "ns/chunk")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}
