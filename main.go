@@ -95,11 +95,11 @@ type options struct {
 	temperature float64
 	timeout     time.Duration
 	maxSteps    int
-	dataDir  string
-	session  string
-	json     bool
-	cont     bool
-	yes      bool
+	dataDir     string
+	session     string
+	json        bool
+	cont        bool
+	yes         bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {

@@ -573,4 +573,3 @@ func (b *watchBody) Close() error {
 	b.cancel()
 	return b.rc.Close()
 }
-
