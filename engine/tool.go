@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -121,9 +122,14 @@ func (m *MemoryView) All() []Fact {
 }
 
 // Registry holds the tools an engine offers, in the order they were added.
-// It is built before the engine starts and read-only afterwards, so it is
-// safe for concurrent use.
+// It is safe for concurrent use: Replace swaps in a new set at once (an MCP
+// server's tool list changed), and each step of a run sees one set.
 type Registry struct {
+	snap atomic.Pointer[toolSet]
+}
+
+// toolSet is one immutable set of tools.
+type toolSet struct {
 	tools      []registered
 	byName     map[string]int
 	schemas    []ToolSchema
@@ -138,18 +144,40 @@ type registered struct {
 // NewRegistry returns a registry holding tools. It fails on a tool with no
 // name or function, a duplicate name, or a schema that does not compile.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{byName: map[string]int{}}
-	for _, t := range tools {
-		if err := r.add(t); err != nil {
-			return nil, err
-		}
+	r := &Registry{}
+	if err := r.Replace(tools...); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
+// Replace makes tools the registry's tools, or changes nothing and fails as
+// NewRegistry does.
+func (r *Registry) Replace(tools ...Tool) error {
+	set := &toolSet{byName: map[string]int{}}
+	for _, t := range tools {
+		if err := set.add(t); err != nil {
+			return err
+		}
+	}
+	set.toolTokens = estimateTools(set.schemas)
+	r.snap.Store(set)
+	return nil
+}
+
+func (r *Registry) set() *toolSet {
+	if r == nil {
+		return &toolSet{}
+	}
+	if s := r.snap.Load(); s != nil {
+		return s
+	}
+	return &toolSet{}
+}
+
 var anyObject = json.RawMessage(`{"type":"object"}`)
 
-func (r *Registry) add(t Tool) error {
+func (r *toolSet) add(t Tool) error {
 	if t.Name == "" || t.Func == nil {
 		return fmt.Errorf("engine: tool %q: a name and a function are required", t.Name)
 	}
@@ -178,59 +206,42 @@ func (r *Registry) add(t Tool) error {
 	r.byName[t.Name] = len(r.tools)
 	r.tools = append(r.tools, registered{Tool: t, schema: sch})
 	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
-	r.toolTokens = estimateTools(r.schemas)
 	return nil
 }
 
 // Lookup returns the tool called name.
 func (r *Registry) Lookup(name string) (Tool, bool) {
-	if r == nil {
-		return Tool{}, false
-	}
-	i, ok := r.byName[name]
+	s := r.set()
+	i, ok := s.byName[name]
 	if !ok {
 		return Tool{}, false
 	}
-	return r.tools[i].Tool, true
+	return s.tools[i].Tool, true
 }
 
 // Tools returns every tool, in the order added.
 func (r *Registry) Tools() []Tool {
-	if r == nil {
-		return nil
-	}
-	out := make([]Tool, len(r.tools))
-	for i, t := range r.tools {
+	s := r.set()
+	out := make([]Tool, len(s.tools))
+	for i, t := range s.tools {
 		out[i] = t.Tool
 	}
 	return out
 }
 
 // Schemas returns what the model is told about the tools. Tools with policy
-// PolicyDeny are still listed: the model is told they are denied if it calls them.
-// The slice must not be modified.
-func (r *Registry) Schemas() []ToolSchema {
-	if r == nil {
-		return nil
-	}
-	return r.schemas
-}
+// PolicyDeny are still listed: the model is told they are denied if it
+// calls them. The slice must not be modified.
+func (r *Registry) Schemas() []ToolSchema { return r.set().schemas }
 
 // Tokens returns the estimated tokens the tool schemas cost in a request.
-func (r *Registry) Tokens() int {
-	if r == nil {
-		return 0
-	}
-	return r.toolTokens
-}
+func (r *Registry) Tokens() int { return r.set().toolTokens }
 
 // Names returns the tools' names, in order.
 func (r *Registry) Names() []string {
-	if r == nil {
-		return nil
-	}
-	out := make([]string, len(r.tools))
-	for i, t := range r.tools {
+	s := r.set()
+	out := make([]string, len(s.tools))
+	for i, t := range s.tools {
 		out[i] = t.Name
 	}
 	return out
@@ -239,7 +250,8 @@ func (r *Registry) Names() []string {
 // Validate checks args against the named tool's schema. The error is short
 // and meant for the model to read.
 func (r *Registry) Validate(name string, args json.RawMessage) error {
-	i, ok := r.byName[name]
+	set := r.set()
+	i, ok := set.byName[name]
 	if !ok {
 		return fmt.Errorf("unknown tool %q", name)
 	}
@@ -250,7 +262,7 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if err := json.Unmarshal(args, &inst); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
 	}
-	if err := r.tools[i].schema.Validate(inst); err != nil {
+	if err := set.tools[i].schema.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			return errors.New("arguments do not match the schema: " + flattenValidation(ve))

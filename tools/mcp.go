@@ -1,0 +1,333 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// MCPServer is one server of the mcpServers configuration, in the shape
+// other MCP clients use: a command to start (stdio), or a URL (streamable
+// HTTP).
+type MCPServer struct {
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// MCPStatus says how a server is doing.
+type MCPStatus struct {
+	Server string `json:"server"`
+	OK     bool   `json:"ok"`
+	Tools  int    `json:"tools"`
+	Error  string `json:"error,omitempty"`
+}
+
+// MCP connects to MCP servers and offers their tools as server__tool. It is
+// safe for concurrent use. A server that fails to start is reported and
+// left out; one that dies is started again on the next call of its tools.
+type MCP struct {
+	timeout time.Duration
+	// OnChange is called (from the SDK's goroutine) when a server's tool
+	// list changed and was read again; set it before Start.
+	onChange func()
+
+	mu      sync.Mutex // guards servers
+	servers map[string]*mcpServer
+}
+
+type mcpServer struct {
+	name string
+	cfg  MCPServer
+
+	mu      sync.Mutex // guards the fields below
+	session *mcp.ClientSession
+	cmd     *exec.Cmd // of a stdio server
+	tools   []*mcp.Tool
+	err     error
+}
+
+// StartMCP connects to every server at once, each within timeout. Failures
+// are in Status; they never stop the others.
+func StartMCP(ctx context.Context, servers map[string]MCPServer, timeout time.Duration, onChange func()) *MCP {
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	m := &MCP{timeout: timeout, onChange: onChange, servers: map[string]*mcpServer{}}
+	var wg sync.WaitGroup
+	for name, cfg := range servers {
+		s := &mcpServer{name: name, cfg: cfg}
+		m.servers[name] = s
+		wg.Go(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.err = m.connect(ctx, s)
+		})
+	}
+	wg.Wait()
+	return m
+}
+
+// connect starts or dials a server and lists its tools; s.mu is held.
+func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	var transport mcp.Transport
+	switch {
+	case s.cfg.Command != "":
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = os.Environ()
+		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
+			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
+		}
+		// Some servers do not exit when stdin closes; do not wait long.
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 500 * time.Millisecond}
+		s.cmd = cmd
+	case s.cfg.URL != "":
+		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
+	default:
+		return fmt.Errorf("mcp server %s: neither command nor url is set", s.name)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentty", Version: "0.1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { m.refresh(s) },
+	})
+	session, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return fmt.Errorf("mcp server %s did not start: %w", s.name, explainStart(err, s.cfg))
+	}
+	tools, err := listTools(ctx, session)
+	if err != nil {
+		session.Close()
+		return fmt.Errorf("mcp server %s: list tools: %w", s.name, err)
+	}
+	s.session, s.tools = session, tools
+	return nil
+}
+
+func explainStart(err error, cfg MCPServer) error {
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("command %q not found", cfg.Command)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer in time (%w)", err)
+	}
+	return err
+}
+
+func listTools(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// refresh reads a server's tool list again after it said it changed.
+func (m *MCP) refresh(s *mcpServer) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), m.timeout)
+		defer cancel()
+		s.mu.Lock()
+		sess := s.session
+		s.mu.Unlock()
+		if sess == nil {
+			return
+		}
+		tools, err := listTools(ctx, sess)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.tools = tools
+		s.mu.Unlock()
+		if m.onChange != nil {
+			m.onChange()
+		}
+	}()
+}
+
+// Status reports every server, by name.
+func (m *MCP) Status() []MCPStatus {
+	m.mu.Lock()
+	names := slices.Sorted(maps.Keys(m.servers))
+	m.mu.Unlock()
+	var out []MCPStatus
+	for _, n := range names {
+		s := m.servers[n]
+		s.mu.Lock()
+		st := MCPStatus{Server: n, OK: s.err == nil && s.session != nil, Tools: len(s.tools)}
+		if s.err != nil {
+			st.Error = s.err.Error()
+		}
+		s.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Tools returns the servers' tools as engine tools named server__tool.
+func (m *MCP) Tools() []engine.Tool {
+	m.mu.Lock()
+	names := slices.Sorted(maps.Keys(m.servers))
+	m.mu.Unlock()
+	var out []engine.Tool
+	for _, n := range names {
+		s := m.servers[n]
+		s.mu.Lock()
+		tools := s.tools
+		s.mu.Unlock()
+		for _, t := range tools {
+			out = append(out, m.tool(s, t))
+		}
+	}
+	return out
+}
+
+// ToolName is the registry name of an MCP server's tool.
+func ToolName(server, tool string) string { return server + "__" + tool }
+
+func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || string(schema) == "null" {
+		schema = []byte(`{"type":"object"}`)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return engine.Tool{
+		Name:        ToolName(s.name, t.Name),
+		Description: strings.TrimSpace(fmt.Sprintf("%s (from MCP server %s)", desc, s.name)),
+		Schema:      schema,
+		Timeout:     m.timeout * 3,
+		Func: func(ctx context.Context, c *engine.Call) (string, error) {
+			return m.call(ctx, s, t.Name, c.Args)
+		},
+	}
+}
+
+// call calls a tool, starting its server again once if it has died.
+func (m *MCP) call(ctx context.Context, s *mcpServer, tool string, args json.RawMessage) (string, error) {
+	var params map[string]any
+	if err := json.Unmarshal(args, &params); err != nil {
+		return "", err
+	}
+	if params == nil {
+		params = map[string]any{} // some servers reject null arguments
+	}
+	restarted := false
+	for {
+		s.mu.Lock()
+		sess, serr := s.session, s.err
+		if sess == nil && !restarted {
+			restarted = true
+			serr = m.connect(ctx, s)
+			s.err = serr
+			sess = s.session
+		}
+		s.mu.Unlock()
+		if sess == nil {
+			return "", fmt.Errorf("MCP server %s is not running: %v", s.name, serr)
+		}
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: params})
+		if err != nil {
+			if ctx.Err() == nil && !restarted && isClosed(err) {
+				s.mu.Lock()
+				if s.session == sess {
+					sess.Close()
+					s.session = nil
+				}
+				s.mu.Unlock()
+				continue // the server died: start it again, once
+			}
+			return "", fmt.Errorf("MCP server %s: %v", s.name, err)
+		}
+		text := resultText(res)
+		if res.IsError {
+			return "", errors.New(text)
+		}
+		return text, nil
+	}
+}
+
+func isClosed(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(msg, "closed") || strings.Contains(msg, "EOF") || strings.Contains(msg, "broken pipe")
+}
+
+// resultText turns a result into text: text content as it is, other
+// content described, structured content as JSON when there is no text.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s: %s]", c.Name, c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s]", c.Resource.URI))
+			}
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		return string(b)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Close ends every server (stdio servers are stopped).
+func (m *MCP) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Go(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.session != nil {
+				s.session.Close()
+				s.session = nil
+			}
+		})
+	}
+	wg.Wait()
+}
+
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}

@@ -1,0 +1,92 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+)
+
+const maxShellOutput = 32 << 10
+
+// RunShell runs a shell command in the workspace. It is off unless enabled
+// (--allow-shell) and its policy is ask. The command runs in its own process
+// group, which is killed when the call times out or the run is cancelled.
+func (w *Workspace) RunShell(timeout time.Duration) engine.Tool {
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	return engine.Tool{
+		Name:        "run_shell",
+		Description: fmt.Sprintf("Run a command with sh -c in the workspace folder and return its output (stdout and stderr, capped) and exit status. It is stopped after %s.", timeout),
+		Schema:      []byte(`{"type":"object","properties":{"command":{"type":"string","minLength":1}},"required":["command"],"additionalProperties":false}`),
+		Policy:      engine.PolicyAsk,
+		Timeout:     timeout + 5*time.Second,
+		Func: func(ctx context.Context, c *engine.Call) (string, error) {
+			var in struct{ Command string }
+			if err := c.Bind(&in); err != nil {
+				return "", err
+			}
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			cmd := exec.Command("sh", "-c", in.Command)
+			cmd.Dir = w.dir
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out capped
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				return "", fmt.Errorf("start: %v", err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the whole group
+				<-done
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return out.String(), fmt.Errorf("the command was stopped after %s; its output so far:\n%s", timeout, out.String())
+				}
+				return "", ctx.Err()
+			}
+			status := "exit status 0"
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				status = ee.ProcessState.String()
+			} else if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s\n%s", status, out.String()), nil
+		},
+	}
+}
+
+// capped is a buffer that keeps the first maxShellOutput bytes.
+type capped struct {
+	b       bytes.Buffer
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p) // all of it is taken, even what is dropped
+	room := maxShellOutput - c.b.Len()
+	if room < len(p) {
+		c.dropped += len(p) - max(room, 0)
+		p = p[:max(room, 0)]
+	}
+	c.b.Write(p)
+	return n, nil
+}
+
+func (c *capped) String() string {
+	if c.dropped > 0 {
+		return c.b.String() + fmt.Sprintf("\n[%d more bytes of output cut]", c.dropped)
+	}
+	return c.b.String()
+}
