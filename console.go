@@ -124,7 +124,7 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		session = engine.NewSession(journal.ID)
 	}
-	st, err := build(o, cfg.Gate, getenv)
+	st, err := build(ctx, o, cfg.Gate, getenv)
 	if err != nil {
 		if journal != nil {
 			journal.Close()
@@ -134,17 +134,20 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return fail(exitError, err)
 	}
+	defer st.Close()
 	cfg.Model = st.modelName
 	cfg.Sessions = picker{store: store, engine: st.engine}
 	cfg.Events = events
 	if journal != nil {
 		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal}
 	}
+	notices := st.notices
 	if st.modelName == offline.Name {
-		cfg.Notice = "Using the built-in offline model: no key and no server are configured. It can do arithmetic, " +
-			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server " +
-			"(Ollama: --base-url http://localhost:11434/v1 --model llama3.1)."
+		notices = append(notices, "Using the built-in offline model: no key and no server are configured. It can do arithmetic, "+
+			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server "+
+			"(Ollama: --base-url http://localhost:11434/v1 --model llama3.1).")
 	}
+	cfg.Notice = strings.Join(notices, "\n\n")
 	m := ui.New(cfg)
 	err = ui.Run(m)
 	if cfg.Backend != nil {

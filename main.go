@@ -18,8 +18,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -54,6 +56,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "sessions":
 			return sessionsCmd(args[1:], stdout, stderr, getenv)
+		case "tools":
+			return toolsCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -72,6 +76,7 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty sessions ls [--json]       list sessions, newest first
   agentty sessions show ID [--json]  a session's timeline of steps
   agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
+  agentty tools [--json]             every tool, with its source, policy and schema
 
 flags:
   --model NAME        offline, script:FILE, or an OpenAI-compatible model name (default:
@@ -81,10 +86,14 @@ flags:
   --temperature T     sampling temperature (default: the server's)
   --timeout D         time limit of one model request (default 10m)
   --max-steps N       decisions per run before stopping with step_limit (default 25)
+  --workspace DIR     the folder the file tools work in (default: the current folder)
+  --allow-shell       offer run_shell (it asks before each command)
   --data-dir DIR      where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty
                       or ~/.local/share/agentty)
   --json              (run) print every event as one JSON line
   --yes               (run) approve tools that ask, and re-running interrupted tool calls
+config: $AGENTTY_CONFIG, else $XDG_CONFIG_HOME/agentty/config.json, else
+~/.config/agentty/config.json, with the workspace's .agentty.json over it
 exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 `
 
@@ -96,6 +105,8 @@ type options struct {
 	timeout     time.Duration
 	maxSteps    int
 	dataDir     string
+	workspace   string
+	allowShell  bool
 	session     string
 	json        bool
 	cont        bool
@@ -109,6 +120,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", openai.DefaultTimeout, "time limit of one model request")
 	fs.IntVar(&o.maxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping")
 	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+	fs.StringVar(&o.workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
+	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
 }
 
 // store opens the session store named by --data-dir or the environment.
@@ -130,60 +143,140 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// setup is what a run needs: a model and its name, and the engine.
+// setup is what a run needs: the model, the tools and the engine. Close
+// ends the MCP servers and releases the workspace.
 type setup struct {
 	modelName string
 	engine    *engine.Engine
+	registry  *engine.Registry
+	rows      []toolRow
+	mcp       *tools.MCP
+	ws        *tools.Workspace
+	// notices are problems to tell the person about, such as an MCP
+	// server that did not start.
+	notices []string
 }
 
-func build(o options, gate engine.Gate, getenv func(string) string) (*setup, error) {
-	name := o.model
-	key := getenv("OPENAI_API_KEY")
-	base := o.baseURL
-	if base == "" {
-		base = getenv("OPENAI_BASE_URL")
+func (s *setup) Close() {
+	if s.mcp != nil {
+		s.mcp.Close()
 	}
+	if s.ws != nil {
+		s.ws.Close()
+	}
+}
+
+// model picks the model: --model, else the config's, else an
+// OpenAI-compatible one when a key or base URL is set, else offline.
+func pickModel(o options, cfg *config, getenv func(string) string) (engine.Model, string, error) {
+	name := cmp.Or(o.model, cfg.Model)
+	key := getenv("OPENAI_API_KEY")
+	base := cmp.Or(o.baseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
 	if name == "" {
 		name = offline.Name
 		if key != "" || base != "" {
 			name = cmp.Or(getenv("AGENTTY_MODEL"), "gpt-4o-mini")
 		}
 	}
-	var m engine.Model
 	switch {
 	case name == offline.Name:
-		m = offline.Model{}
+		return offline.Model{}, name, nil
 	case strings.HasPrefix(name, "script:"):
 		sm, err := script.Load(strings.TrimPrefix(name, "script:"))
-		if err != nil {
-			return nil, err
-		}
-		m = sm
+		return sm, name, err
 	case key == "" && base == "":
-		return nil, fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
-	default:
-		cfg := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.timeout}
-		if o.temperature >= 0 {
-			cfg.Temperature = &o.temperature
-		}
-		m = openai.New(cfg)
+		return nil, "", fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
 	}
-	reg, err := engine.NewRegistry(tools.Builtins()...)
-	if err != nil {
-		return nil, err
+	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.timeout, Temperature: cfg.Temperature}
+	if o.temperature >= 0 {
+		mc.Temperature = &o.temperature
 	}
+	return openai.New(mc), name, nil
+}
+
+func build(ctx context.Context, o options, gate engine.Gate, getenv func(string) string) (*setup, error) {
 	if o.maxSteps <= 0 {
 		return nil, errUsage{fmt.Errorf("--max-steps must be at least 1, not %d", o.maxSteps)}
 	}
-	e := engine.New(engine.Config{
+	wsDir := cmp.Or(o.workspace, ".")
+	cfg, err := loadConfig(getenv, wsDir)
+	if err != nil {
+		return nil, err
+	}
+	m, name, err := pickModel(o, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	st := &setup{modelName: name}
+	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
+		return nil, err
+	}
+	var base []engine.Tool
+	sources := map[string]string{}
+	add := func(source string, ts ...engine.Tool) {
+		for _, t := range ts {
+			base = append(base, t)
+			sources[t.Name] = source
+		}
+	}
+	add("builtin", tools.Builtins()...)
+	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
+	if o.allowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
+		add("shell", st.ws.RunShell(0))
+	}
+	if len(cfg.HTTP.AllowHosts) > 0 {
+		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
+	}
+	st.registry, _ = engine.NewRegistry()
+	// all is every tool with the config's policies and timeouts; MCP tools
+	// are read again when a server's list changes.
+	all := func() []engine.Tool {
+		ts := slices.Clone(base)
+		if st.mcp != nil {
+			ts = append(ts, st.mcp.Tools()...)
+		}
+		for i, t := range ts {
+			if tc, ok := cfg.Tools[t.Name]; ok {
+				if tc.Policy != "" {
+					ts[i].Policy = tc.Policy
+				}
+				if tc.timeout > 0 {
+					ts[i].Timeout = tc.timeout
+				}
+			}
+		}
+		return ts
+	}
+	if len(cfg.MCPServers) > 0 {
+		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() { st.registry.Replace(all()...) })
+		for _, s := range st.mcp.Status() {
+			if !s.OK {
+				st.notices = append(st.notices, fmt.Sprintf("MCP server %s is unavailable: %s", s.Server, s.Error))
+			}
+		}
+	}
+	ts := all()
+	if err := st.registry.Replace(ts...); err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, t := range st.registry.Tools() {
+		source, ok := sources[t.Name]
+		if !ok {
+			server, _, _ := strings.Cut(t.Name, "__")
+			source = "mcp:" + server
+		}
+		st.rows = append(st.rows, toolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
+	}
+	st.engine = engine.New(engine.Config{
 		Model:     m,
 		ModelName: name,
-		Tools:     reg,
+		Tools:     st.registry,
 		MaxSteps:  o.maxSteps,
 		System:    systemPrompt,
 		Gate:      gate,
 	})
-	return &setup{modelName: name, engine: e}, nil
+	return st, nil
 }
 
 const systemPrompt = "You are agentty, a careful agent working in a terminal. Use the tools when they help; " +
@@ -230,7 +323,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	var journal *sessions.Journal
 	var s *engine.Session
 	if o.session == "" {
-		if st, err = build(o, gate, getenv); err != nil {
+		if st, err = build(ctx, o, gate, getenv); err != nil {
 			return buildFailed(err) // before a session is made for nothing
 		}
 		if journal, err = store.Create(); err != nil {
@@ -253,14 +346,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	}
 	defer journal.Close()
 	if st == nil {
-		if st, err = build(o, gate, getenv); err != nil {
+		if st, err = build(ctx, o, gate, getenv); err != nil {
 			return buildFailed(err)
 		}
+	}
+	defer st.Close()
+	for _, n := range st.notices {
+		fmt.Fprintln(stderr, "agentty run: warning:", n)
 	}
 	fmt.Fprintln(stderr, "session:", journal.ID)
 	sinks := engine.Sinks{journal}
 	if o.json {
 		enc := json.NewEncoder(stdout)
+		for _, n := range st.notices {
+			enc.Encode(engine.Event{V: engine.SchemaVersion, Session: s.ID, Step: s.Steps, Kind: engine.KindNotice, Time: time.Now(),
+				Data: &engine.Notice{Level: "warning", Message: n}})
+		}
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
 	var res engine.Result
@@ -308,4 +409,41 @@ func (g headlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict,
 	}
 	fmt.Fprintf(g.stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
 	return engine.Verdict{Action: engine.Deny}, nil
+}
+
+// toolsCmd lists every tool: `agentty tools [--json]`.
+func toolsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("tools", stderr)
+	var o options
+	o.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if o.model == "" {
+		o.model = offline.Name // listing tools needs no model
+	}
+	st, err := build(ctx, o, nil, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentty tools:", err)
+		return exitError
+	}
+	defer st.Close()
+	for _, n := range st.notices {
+		fmt.Fprintln(stderr, "agentty tools: warning:", n)
+	}
+	if *asJSON {
+		return printJSON(stdout, st.rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tSOURCE\tPOLICY\tDESCRIPTION")
+	for _, r := range st.rows {
+		desc := r.Description
+		if len(desc) > 70 {
+			desc = desc[:69] + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Source, r.Policy, desc)
+	}
+	tw.Flush()
+	return 0
 }

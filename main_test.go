@@ -19,6 +19,9 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 	if env == nil {
 		env = map[string]string{"AGENTTY_HOME": t.TempDir()}
 	}
+	if _, ok := env["AGENTTY_CONFIG"]; !ok {
+		env["AGENTTY_CONFIG"] = filepath.Join(t.TempDir(), "no-config.json") // never the person's own
+	}
 	code = cli(ctx, args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }

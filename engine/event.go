@@ -44,6 +44,9 @@ const (
 	KindUsage          Kind = "usage"
 	KindStepFinished   Kind = "step_finished"
 	KindRunFinished    Kind = "run_finished"
+	// KindNotice is not part of a run: the program tells of a problem
+	// around it (an MCP server that did not start).
+	KindNotice Kind = "notice"
 )
 
 // StopReason says why a run ended.
@@ -212,6 +215,12 @@ type RunFinished struct {
 	Steps      int        `json:"steps"`
 }
 
+// Notice is the payload of notice.
+type Notice struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
 func newPayload(k Kind) any {
 	switch k {
 	case KindRunStarted:
@@ -244,6 +253,8 @@ func newPayload(k Kind) any {
 		return &StepFinished{}
 	case KindRunFinished:
 		return &RunFinished{}
+	case KindNotice:
+		return &Notice{}
 	}
 	return nil
 }

@@ -32,8 +32,8 @@ func TestHTTPGet(t *testing.T) {
 		t.Errorf("big response not capped: %d bytes", len(out))
 	}
 	for args, want := range map[string]string{
-		`{"url":"http://example.invalid/"}`:  "not an allowed host",
-		`{"url":"file:///etc/passwd"}`:       "not an http(s) URL",
+		`{"url":"http://example.invalid/"}`:   "not an allowed host",
+		`{"url":"file:///etc/passwd"}`:        "not an http(s) URL",
 		`{"url":"` + srv.URL + `/away"}`:      "redirected to example.invalid",
 		`{"url":"http://127.0.0.1:1/closed"}`: "not an allowed host",
 	} {

@@ -858,7 +858,7 @@ func box(title string, focused bool, w, h int, lines []string, fitted bool) []st
 	blank := strings.Repeat(" ", inner)
 	for i := range h {
 		l := blank
-		if i < len(lines) {
+		if i < len(lines) && lines[i] != "" {
 			l = lines[i]
 			if !fitted {
 				l = fit(l, inner)

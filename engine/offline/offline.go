@@ -22,7 +22,8 @@ const Name = "offline"
 const Help = "I am agentty's built-in **offline** model: a small rule-based planner, not a language model, " +
 	"so I can only do a few things: arithmetic (\"what is 17*23?\"), remembering facts " +
 	"(\"remember that my name is Ada\"), answering from memory (\"what is my name?\"), forgetting " +
-	"(\"forget my name\") and telling the time (\"what time is it?\").\n\n" +
+	"(\"forget my name\"), telling the time (\"what time is it?\"), and looking at files " +
+	"(\"list files\", \"read README.md\").\n\n" +
 	"To use a real model, set `OPENAI_API_KEY` (and `--model`, default gpt-4o-mini), or point " +
 	"`--base-url` (or `OPENAI_BASE_URL`) at a local OpenAI-compatible server such as Ollama " +
 	"(`http://localhost:11434/v1`), llama.cpp server or vLLM."
@@ -53,6 +54,8 @@ var (
 	forgetRe   = regexp.MustCompile(`(?i)^\s*(?:please\s+)?forget(?:\s+about)?\s+(.+?)\s*[.!]?\s*$`)
 	askRe      = regexp.MustCompile(`(?i)^\s*(?:what|who|where|when)(?:\s+is|\s+are|'s|\s+was)\s+(.+?)\s*\??\s*$`)
 	listMemRe  = regexp.MustCompile(`(?i)what do you (?:remember|know)|what have you remembered|show (?:me )?(?:your )?memory|^\s*recall\s*\??\s*$`)
+	listRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
+	readRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
 	timeRe     = regexp.MustCompile(`(?i)\b(?:time|date|day is it|today|clock)\b`)
 	exprRe     = regexp.MustCompile(`[-+(]*\s*\d[\d.\s()+\-*/%^]*`)
 	wordOps    = strings.NewReplacer(" plus ", " + ", " minus ", " - ", " times ", " * ", " multiplied by ", " * ",
@@ -83,6 +86,12 @@ func plan(task string, req *engine.Request) engine.Decision {
 	}
 	if m := forgetRe.FindStringSubmatch(t); m != nil {
 		return call(req, "forget", map[string]string{"key": key(m[1])})
+	}
+	if m := listRe.FindStringSubmatch(t); m != nil {
+		return call(req, "list_dir", map[string]string{"path": m[1] + m[2]})
+	}
+	if m := readRe.FindStringSubmatch(t); m != nil {
+		return call(req, "read_file", map[string]string{"path": m[1]})
 	}
 	if e := expression(t); e != "" {
 		return call(req, "calculator", map[string]string{"expression": e})
@@ -161,6 +170,9 @@ func summarize(task string, msgs []engine.Message) string {
 			parts = append(parts, recallAnswer(task, r))
 		case "clock":
 			parts = append(parts, "It is "+r+".")
+		case "list_dir", "read_file":
+			head, body, _ := strings.Cut(r, "\n")
+			parts = append(parts, fmt.Sprintf("%s:\n\n```\n%s\n```", head, body))
 		default:
 			parts = append(parts, fmt.Sprintf("%s returned: %s", m.Name, r))
 		}

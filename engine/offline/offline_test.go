@@ -2,6 +2,8 @@ package offline_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +15,14 @@ import (
 // TestOfflinePlanner runs a conversation through the real engine and the
 // built-in tools, checking which tools the planner used and what it answered.
 func TestOfflinePlanner(t *testing.T) {
-	reg, err := engine.NewRegistry(tools.Builtins()...)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("# hello\n"), 0o644)
+	ws, err := tools.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	reg, err := engine.NewRegistry(append(tools.Builtins(), ws.ListDir(), ws.ReadFile())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +43,8 @@ func TestOfflinePlanner(t *testing.T) {
 		{"what is my name?", nil, `nothing remembered about "name"`},
 		{"what time is it?", []string{"clock"}, "UTC"},
 		{"what is 1/0", []string{"calculator"}, "The calculator tool failed: calculator: division by zero"},
+		{"list files", []string{"list_dir"}, "README.md (8 bytes)"},
+		{"read README.md", []string{"read_file"}, "# hello"},
 		{"write me a poem", nil, "offline"},
 	}
 	for _, tt := range turns {

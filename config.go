@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/tools"
+)
+
+// config is the JSON configuration: the user's file, with the project's
+// .agentty.json in the workspace merged over it.
+type config struct {
+	Model       string   `json:"model,omitempty"`
+	BaseURL     string   `json:"base_url,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	AllowShell  *bool    `json:"allow_shell,omitempty"`
+	HTTP        struct {
+		AllowHosts []string `json:"allow_hosts,omitempty"`
+	} `json:"http"`
+	// Tools sets policies and timeouts per tool, by name.
+	Tools      map[string]toolConfig      `json:"tools,omitempty"`
+	MCPServers map[string]tools.MCPServer `json:"mcpServers,omitempty"`
+
+	files []string // the files read, for messages
+}
+
+type toolConfig struct {
+	Policy  engine.Policy `json:"policy,omitempty"`
+	Timeout string        `json:"timeout,omitempty"`
+	timeout time.Duration
+}
+
+// configPath returns the user's config file: $AGENTTY_CONFIG, else
+// $XDG_CONFIG_HOME/agentty/config.json, else ~/.config/agentty/config.json.
+func configPath(getenv func(string) string) string {
+	if p := getenv("AGENTTY_CONFIG"); p != "" {
+		return p
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "agentty", "config.json")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".config", "agentty", "config.json")
+}
+
+// loadConfig reads the user's config and the workspace's .agentty.json;
+// either may be missing.
+func loadConfig(getenv func(string) string, workspace string) (*config, error) {
+	c := &config{}
+	for _, p := range []string{configPath(getenv), filepath.Join(workspace, ".agentty.json")} {
+		layer, err := readConfig(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.merge(layer)
+		c.files = append(c.files, p)
+	}
+	return c, nil
+}
+
+// readConfig reads one file; its errors name the file, the line and the
+// field.
+func readConfig(path string) (*config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &config{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("config %s:%d: %v", path, lineAt(b, se.Offset), se)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("config %s:%d: field %s: expected %s, got %s", path, lineAt(b, te.Offset), te.Field, te.Type, te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return nil, fmt.Errorf("config %s:%d: unknown field %q", path, lineOf(b, `"`+field+`"`), field)
+		}
+		return nil, fmt.Errorf("config %s: %v", path, err)
+	}
+	for name, tc := range c.Tools {
+		switch tc.Policy {
+		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
+		default:
+			return nil, fmt.Errorf("config %s:%d: field tools.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, tc.Policy)
+		}
+		if tc.Timeout != "" {
+			d, err := time.ParseDuration(tc.Timeout)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("config %s:%d: field tools.%s.timeout: %q is not a duration such as 30s", path, lineOf(b, `"`+name+`"`), name, tc.Timeout)
+			}
+			tc.timeout = d
+			c.Tools[name] = tc
+		}
+	}
+	for name, s := range c.MCPServers {
+		if (s.Command == "") == (s.URL == "") {
+			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s: give either command (stdio) or url (streamable HTTP)", path, lineOf(b, `"`+name+`"`), name)
+		}
+	}
+	return c, nil
+}
+
+func lineAt(b []byte, off int64) int {
+	return bytes.Count(b[:min(int(off), len(b))], []byte("\n")) + 1
+}
+
+func lineOf(b []byte, s string) int {
+	i := bytes.Index(b, []byte(s))
+	if i < 0 {
+		return 1
+	}
+	return lineAt(b, int64(i))
+}
+
+// merge lays o over c: what o sets wins; maps are merged by key.
+func (c *config) merge(o *config) {
+	if o.Model != "" {
+		c.Model = o.Model
+	}
+	if o.BaseURL != "" {
+		c.BaseURL = o.BaseURL
+	}
+	if o.Temperature != nil {
+		c.Temperature = o.Temperature
+	}
+	if o.AllowShell != nil {
+		c.AllowShell = o.AllowShell
+	}
+	if o.HTTP.AllowHosts != nil {
+		c.HTTP.AllowHosts = o.HTTP.AllowHosts
+	}
+	if len(o.Tools) > 0 {
+		if c.Tools == nil {
+			c.Tools = map[string]toolConfig{}
+		}
+		maps.Copy(c.Tools, o.Tools)
+	}
+	if len(o.MCPServers) > 0 {
+		if c.MCPServers == nil {
+			c.MCPServers = map[string]tools.MCPServer{}
+		}
+		maps.Copy(c.MCPServers, o.MCPServers)
+	}
+}
+
+// toolRow describes a tool for `agentty tools`.
+type toolRow struct {
+	Name        string          `json:"name"`
+	Source      string          `json:"source"`
+	Policy      engine.Policy   `json:"policy"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
