@@ -214,6 +214,8 @@ type run struct {
 	call Call       // of the inline tool call running
 	// deltaErr is the first sink error while the model streamed.
 	deltaErr error
+	// reqTokens is the estimated size of the last request.
+	reqTokens int
 }
 
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
@@ -241,6 +243,16 @@ func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
 	return r.sink.Emit(ev)
 }
 
+// flush lets a sink that holds events back write them now: the run is
+// about to wait (for the model, a tool, the gate, a retry delay) or a step
+// or the run has ended.
+func (r *run) flush() error {
+	if f, ok := r.sink.(Flusher); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
 func (r *run) finish(stop StopReason, answer string, cause error) Result {
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
@@ -251,6 +263,9 @@ func (r *run) finish(stop StopReason, answer string, cause error) Result {
 		}
 	}
 	if err := r.emit("", KindRunFinished, fin); err != nil && res.Err == nil {
+		res.StopReason, res.Err = StopError, err
+	}
+	if err := r.flush(); err != nil && res.Err == nil {
 		res.StopReason, res.Err = StopError, err
 	}
 	return res
@@ -345,7 +360,8 @@ func (r *run) perceive() (*Request, error) {
 		Turn:     s.run.Turn,
 		delta:    r.onDelta,
 	}
-	mr := &ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: sysT + memT + toolT + s.tokensOf(cut, n), SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
+	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)
+	mr := &ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
 	return req, r.emit(Perceive, KindModelRequest, mr)
 }
 
@@ -358,6 +374,9 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 	r.deltaErr = nil
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
 		dec, err := cfg.Model.Decide(ctx, req)
 		if r.deltaErr != nil {
 			return Decision{}, attempt, r.deltaErr
@@ -368,7 +387,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		if err == nil {
 			r.nameCalls(dec.ToolCalls)
 			if dec.Usage == (Usage{}) {
-				dec.Usage = estimateUsage(req, dec)
+				dec.Usage = r.estimateUsage(dec)
 			}
 			return dec, attempt, nil
 		}
@@ -386,6 +405,9 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		if err := r.emit(Decide, KindRetry, &RetryData{Op: "model", Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}); err != nil {
 			return Decision{}, attempt, err
 		}
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
 		if err := sleep(ctx, d); err != nil {
 			return Decision{}, attempt, err
 		}
@@ -396,6 +418,9 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 func (r *run) onDelta(d TextDelta) {
 	if r.deltaErr == nil {
 		r.deltaErr = r.emit(Decide, KindTextDelta, &d)
+	}
+	if r.deltaErr == nil {
+		r.deltaErr = r.flush() // deltas are for the screen, now
 	}
 }
 
@@ -416,12 +441,10 @@ func (r *run) nameCalls(calls []ToolCall) {
 	}
 }
 
-func estimateUsage(req *Request, dec Decision) Usage {
-	p := EstimateTokens(req.System) + estimateFacts(req.Memory) + estimateTools(req.Tools)
-	for _, m := range req.Messages {
-		p += EstimateMessage(m)
-	}
-	return Usage{PromptTokens: p, CompletionTokens: EstimateMessage(Message{Content: dec.Text, ToolCalls: dec.ToolCalls}), Estimated: true}
+// estimateUsage estimates a decision's tokens when the model reported none:
+// the prompt as perceive counted it, and the decision's text and calls.
+func (r *run) estimateUsage(dec Decision) Usage {
+	return Usage{PromptTokens: r.reqTokens, CompletionTokens: EstimateMessage(Message{Content: dec.Text, ToolCalls: dec.ToolCalls}), Estimated: true}
 }
 
 // pause consults the gate, emitting gate_paused and gate_resumed around a
@@ -437,6 +460,9 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 		reason = ReasonApproval
 	}
 	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall}); err != nil {
+		return Verdict{}, err
+	}
+	if err := r.flush(); err != nil {
 		return Verdict{}, err
 	}
 	v, err := g.Wait(ctx, p)
@@ -555,6 +581,9 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 		if err := r.emitAt(jb.start, Act, KindToolStarted, &ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}); err != nil {
 			return StopError, err
 		}
+		if err := r.flush(); err != nil { // tool_started is on disk before the tool runs
+			return StopError, err
+		}
 		if jb.tool.Inline {
 			if stop, err := r.runInline(ctx, jb); stop != "" {
 				return stop, err
@@ -580,6 +609,9 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 			if w := jobs[j].wake(); !w.IsZero() && (next.IsZero() || w.Before(next)) {
 				next = w
 			}
+		}
+		if err := r.flush(); err != nil {
+			return StopError, err
 		}
 		r.timer.Reset(time.Until(next))
 		select {
@@ -653,6 +685,9 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		}
 		if done {
 			return "", nil
+		}
+		if err := r.flush(); err != nil {
+			return StopError, err
 		}
 		if err := sleep(ctx, time.Until(jb.retryAt)); err != nil {
 			fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",

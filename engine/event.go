@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -339,18 +340,52 @@ type Sink interface {
 	Emit(Event) error
 }
 
+// Flusher is a Sink that may hold events back to write several at once. The
+// engine calls Flush whenever it is about to wait — before the model is
+// asked, before tools run, before the gate waits, before a retry delay —
+// and at the end of each step and of the run, so nothing is held while the
+// run waits.
+type Flusher interface {
+	Sink
+	Flush() error
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(Event) error
 
 // Emit calls f.
 func (f SinkFunc) Emit(ev Event) error { return f(ev) }
 
-// Sinks sends every event to each sink in order, stopping at the first error.
-// Put the journal first so that it sees every event before anyone else.
+// Sinks sends every event to each sink in order, stopping at the first
+// error. The first sink comes first in every sense: put the journal there.
+// When it holds events back (a Releaser, such as the journal), the others
+// are told of them only when it has written them, at Flush, so that nobody
+// learns of an event the journal has not written.
 type Sinks []Sink
+
+// Releaser is a Flusher that holds events back until Flush, and then hands
+// them on, written, to the sinks after it.
+type Releaser interface {
+	Flusher
+	Release() ([]Event, error)
+}
+
+// holds reports whether a sink holds events back until a flush.
+func holds(k Sink) bool {
+	switch k := k.(type) {
+	case Sinks:
+		return len(k) > 0 && holds(k[0])
+	case Releaser:
+		return true
+	}
+	return false
+}
 
 // Emit implements Sink.
 func (s Sinks) Emit(ev Event) error {
+	if len(s) > 0 && holds(s[0]) {
+		return s[0].Emit(ev) // the others hear of it at Flush
+	}
 	for _, k := range s {
 		if k == nil {
 			continue
@@ -360,4 +395,109 @@ func (s Sinks) Emit(ev Event) error {
 		}
 	}
 	return nil
+}
+
+// Flush implements Flusher.
+func (s Sinks) Flush() error {
+	_, err := s.Release()
+	return err
+}
+
+// Release implements Releaser: the first sink writes what it held, the
+// others are told of it, and the events are handed on.
+func (s Sinks) Release() ([]Event, error) {
+	if len(s) == 0 || !holds(s[0]) {
+		return nil, flushAll(s)
+	}
+	released, err := s[0].(Releaser).Release()
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range released {
+		for _, k := range s[1:] {
+			if k == nil {
+				continue
+			}
+			if err := k.Emit(ev); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return released, flushAll(s[1:])
+}
+
+func flushAll(s []Sink) error {
+	for _, k := range s {
+		if f, ok := k.(Flusher); ok {
+			if err := f.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// AppendJSON appends the event as JSON, as MarshalJSON writes it, without
+// reflection on the envelope: the journal encodes every event.
+func (e Event) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(e.V), 10)
+	b = append(b, `,"session":`...)
+	b = appendString(b, e.Session)
+	b = append(b, `,"run":`...)
+	b = appendString(b, e.Run)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(e.Step), 10)
+	if e.Phase != "" {
+		b = append(b, `,"phase":`...)
+		b = appendString(b, string(e.Phase))
+	}
+	b = append(b, `,"kind":`...)
+	b = appendString(b, string(e.Kind))
+	b = append(b, `,"time":"`...)
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if e.Data != nil {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return b, err
+		}
+		if string(data) != "null" {
+			b = append(b, `,"data":`...)
+			b = append(b, data...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// MarshalJSON writes the event with its payload under "data".
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -238,6 +238,11 @@ func (s *Session) ChangeMemory(c MemoryChanged, sink Sink) (Event, error) {
 		if err := sink.Emit(ev); err != nil {
 			return Event{}, err
 		}
+		if f, ok := sink.(Flusher); ok {
+			if err := f.Flush(); err != nil {
+				return Event{}, err
+			}
+		}
 	}
 	return ev, s.Apply(ev)
 }

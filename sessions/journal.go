@@ -187,14 +187,17 @@ func (m *Meta) observe(ev engine.Event) {
 }
 
 // Journal appends a session's events to its journal. It implements
-// engine.Sink: put it first, so that every event is on disk before anyone
-// else hears of it. Each event is written with one write(2) as it comes, so
-// a killed process loses nothing it reported; the file is fsynced at every
-// step boundary and at the end of a run. text_delta events are not
-// journaled: the decision event that follows holds the whole text.
+// engine.Releaser: put it first in an engine.Sinks, and the sinks after it
+// hear of each event only once it is written. The engine flushes whenever
+// it is about to wait (before the model is asked, before a tool runs,
+// before the gate waits) and at each step's end, so the events between two
+// waits go to disk in one write(2), and a killed process loses nothing it
+// reported. The file is fsynced at every step boundary and at the end of a
+// run. text_delta events are passed on but not journaled: the decision
+// event that follows holds the whole text.
 //
-// A Journal holds the session's lock until Close. Emit is called from one
-// run's goroutine at a time; Close may be called from another.
+// A Journal holds the session's lock until Close. Emit and Flush are called
+// from one run's goroutine at a time; Close may be called from another.
 type Journal struct {
 	ID string
 
@@ -203,14 +206,16 @@ type Journal struct {
 	lockf    *os.File
 	metaPath string
 	meta     Meta
-	buf      bytes.Buffer
-	enc      *json.Encoder
+	buf      []byte         // encoded events not yet written
+	queue    []engine.Event // events not yet released
+	sync     bool           // the buffer ends a step or a run: fsync it
+	saveMeta bool
 	closed   bool
-	// Syncs counts fsyncs, for tests and benchmarks.
-	syncs int
+	syncs    int           // fsyncs done
+	syncTime time.Duration // time spent in them
 }
 
-var _ engine.Sink = (*Journal)(nil)
+var _ engine.Releaser = (*Journal)(nil)
 
 // Create makes a new, empty session and opens its journal.
 func (s *Store) Create() (*Journal, error) {
@@ -284,8 +289,6 @@ func (s *Store) openJournalLocked(id string, m Meta, size int64, flag int, lf *o
 		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
 	}
 	j := &Journal{ID: id, f: f, lockf: lf, metaPath: s.path(id, "meta.json"), meta: m}
-	j.enc = json.NewEncoder(&j.buf)
-	j.enc.SetEscapeHTML(false)
 	if err := writeMeta(j.metaPath, m); err != nil {
 		j.Close()
 		return nil, err
@@ -293,38 +296,85 @@ func (s *Store) openJournalLocked(id string, m Meta, size int64, flag int, lf *o
 	return j, nil
 }
 
-// Emit appends ev to the journal.
+// Emit adds ev to the journal; it is written at the next Flush.
 func (j *Journal) Emit(ev engine.Event) error {
-	if ev.Kind == engine.KindTextDelta {
-		return nil
-	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return fmt.Errorf("sessions: %s: journal is closed", j.ID)
 	}
-	j.buf.Reset()
-	if err := j.enc.Encode(ev); err != nil {
+	j.queue = append(j.queue, ev)
+	if ev.Kind == engine.KindTextDelta {
+		return nil
+	}
+	var err error
+	n := len(j.buf)
+	if j.buf, err = ev.AppendJSON(j.buf); err != nil {
+		j.buf = j.buf[:n]
 		return fmt.Errorf("sessions: %s: encode %s: %w", j.ID, ev.Kind, err)
 	}
-	if _, err := j.f.Write(j.buf.Bytes()); err != nil {
-		return fmt.Errorf("sessions: %s: append: %w", j.ID, err)
-	}
+	j.buf = append(j.buf, '\n')
 	j.meta.observe(ev)
-	sync := ev.Kind == engine.KindRunFinished
-	if d, ok := ev.Data.(*engine.StepFinished); ok && d.ToolCalls > 0 {
-		sync = true // a step that answered is synced by run_finished
-	}
-	if sync {
-		j.syncs++
-		if err := j.f.Sync(); err != nil {
-			return fmt.Errorf("sessions: %s: sync: %w", j.ID, err)
+	switch d := ev.Data.(type) {
+	case *engine.RunFinished:
+		j.sync, j.saveMeta = true, true
+	case *engine.RunStarted:
+		j.saveMeta = true
+	case *engine.StepFinished:
+		if d.ToolCalls > 0 {
+			j.sync = true // a step that answered is synced with run_finished
 		}
 	}
-	if ev.Kind == engine.KindRunStarted || ev.Kind == engine.KindRunFinished {
-		return writeMeta(j.metaPath, j.meta)
-	}
 	return nil
+}
+
+// Flush writes what Emit added.
+func (j *Journal) Flush() error {
+	_, err := j.Release()
+	return err
+}
+
+// Release writes what Emit added, with one write(2) (and an fsync at a
+// step's or a run's end), and hands back the events written.
+func (j *Journal) Release() ([]engine.Event, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.release()
+}
+
+func (j *Journal) release() ([]engine.Event, error) {
+	if len(j.buf) > 0 {
+		if _, err := j.f.Write(j.buf); err != nil {
+			return nil, fmt.Errorf("sessions: %s: append: %w", j.ID, err)
+		}
+		j.buf = j.buf[:0]
+	}
+	if j.sync {
+		j.syncs++
+		start := time.Now()
+		err := j.f.Sync()
+		j.syncTime += time.Since(start)
+		if err != nil {
+			return nil, fmt.Errorf("sessions: %s: sync: %w", j.ID, err)
+		}
+		j.sync = false
+	}
+	if j.saveMeta {
+		j.saveMeta = false
+		if err := writeMeta(j.metaPath, j.meta); err != nil {
+			return nil, err
+		}
+	}
+	out := j.queue
+	j.queue = j.queue[:0]
+	return out, nil
+}
+
+// Syncs reports the fsyncs done so far and the time they took.
+func (j *Journal) Syncs() (int, time.Duration) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.syncs, j.syncTime
 }
 
 // Meta returns the session's meta as the journal has seen it.
@@ -341,8 +391,11 @@ func (j *Journal) Close() error {
 	if j.closed {
 		return nil
 	}
+	_, err := j.release()
 	j.closed = true
-	err := j.f.Sync()
+	if serr := j.f.Sync(); err == nil {
+		err = serr
+	}
 	if cerr := j.f.Close(); err == nil {
 		err = cerr
 	}

@@ -353,3 +353,34 @@ func registry(t testing.TB) *engine.Registry {
 	}
 	return r
 }
+
+// TestWriteAhead checks that a subscriber behind the journal hears of each
+// event only once it is in the file.
+func TestWriteAhead(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	seen := 0
+	sub := engine.SinkFunc(func(ev engine.Event) error {
+		seen++
+		if ev.Kind == engine.KindTextDelta {
+			return nil
+		}
+		b, err := os.ReadFile(store.JournalPath(j.ID))
+		if err != nil {
+			return err
+		}
+		stamp, _ := json.Marshal(ev.Time)
+		if !bytes.Contains(b, []byte(`"kind":"`+string(ev.Kind)+`","time":`+string(stamp))) {
+			t.Errorf("%s reached a subscriber before the journal had it", ev.Kind)
+		}
+		return nil
+	})
+	res := newEngine(t, rememberTurns).Run(context.Background(), engine.NewSession(j.ID), "go", engine.Sinks{j, sub})
+	if res.StopReason != engine.StopAnswered || seen < 15 {
+		t.Errorf("run %+v, subscriber saw %d events", res, seen)
+	}
+}
