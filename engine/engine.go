@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -107,7 +108,7 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 	}
 	defer s.busy.Store(false)
 	s.reserve(2*e.cfg.MaxSteps + 2)
-	r := e.newRun(s, sink, fmt.Sprintf("run-%d", s.Runs+1))
+	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
 	r.step = s.Steps
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: e.cfg.ModelName, MaxSteps: e.cfg.MaxSteps}); err != nil {
 		return r.finish(StopError, "", err)
@@ -130,6 +131,7 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	r := e.newRun(s, sink, s.run.ID)
 	r.step = s.Steps
 	if waiting, started := s.Unfinished(); len(waiting) > 0 {
+		r.rerun = map[string]bool{}
 		for _, c := range started {
 			r.rerun[c.ID] = true
 		}
@@ -205,7 +207,8 @@ type run struct {
 	cut  int // first history message in the last request
 	// rerun marks interrupted calls whose re-run needs approval.
 	rerun map[string]bool
-	// timer serves the act phase's deadlines; it is reused across steps.
+	// timer serves the act phase's deadlines; it is made when first
+	// needed and reused across steps.
 	timer *time.Timer
 	// Buffers reused from step to step.
 	jobs []toolJob
@@ -222,9 +225,7 @@ func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
 	if sink == nil {
 		sink = Sinks(nil)
 	}
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	r := &run{e: e, s: s, sink: sink, id: id, rerun: map[string]bool{}, timer: t}
+	r := &run{e: e, s: s, sink: sink, id: id}
 	r.req.delta = r.onDelta
 	return r
 }
@@ -592,6 +593,10 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 		}
 		if results == nil {
 			results = make(chan toolResult, len(jobs)*cfg.Retry.Attempts)
+			if r.timer == nil {
+				r.timer = time.NewTimer(time.Hour)
+				r.timer.Stop()
+			}
 		}
 		r.launch(ctx, j, jb, results)
 		left++

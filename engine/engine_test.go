@@ -733,3 +733,64 @@ func TestRegistryRejectsBadTools(t *testing.T) {
 		}
 	}
 }
+
+// holdingSink is a Releaser that holds events until Flush, like the journal.
+type holdingSink struct {
+	held, written []engine.Event
+	flushes       int
+}
+
+func (h *holdingSink) Emit(ev engine.Event) error { h.held = append(h.held, ev); return nil }
+func (h *holdingSink) Flush() error                { _, err := h.Release(); return err }
+func (h *holdingSink) Release() ([]engine.Event, error) {
+	h.flushes++
+	out := h.held
+	h.written = append(h.written, out...)
+	h.held = nil
+	return out, nil
+}
+
+// TestSinksHoldUntilWritten: subscribers after a holding sink hear of an
+// event only after it was written, nested Sinks included, and nothing is
+// held while the run waits for its model.
+func TestSinksHoldUntilWritten(t *testing.T) {
+	first := &holdingSink{}
+	var order []string
+	sub := engine.SinkFunc(func(ev engine.Event) error {
+		written := false
+		for _, w := range first.written {
+			if w.Kind == ev.Kind && w.Time.Equal(ev.Time) {
+				written = true
+			}
+		}
+		if !written {
+			t.Errorf("%s reached a subscriber before it was written", ev.Kind)
+		}
+		order = append(order, string(ev.Kind))
+		return nil
+	})
+	var atDecide []int
+	m := modelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+		atDecide = append(atDecide, len(first.held))
+		if req.Turn == 0 {
+			return engine.Decision{ToolCalls: []engine.ToolCall{{Name: "echo", Args: json.RawMessage(`{"text":"x"}`)}}}, nil
+		}
+		return engine.Decision{Text: "done"}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool())})
+	var last engine.Event
+	for ev := range e.Start(context.Background(), engine.NewSession("s"), "go", engine.Sinks{first, sub}) {
+		last = ev
+	}
+	if last.Kind != engine.KindRunFinished || len(first.held) != 0 || len(order) != len(first.written) {
+		t.Errorf("last %s, %d held, %d written, %d delivered", last.Kind, len(first.held), len(first.written), len(order))
+	}
+	for i, n := range atDecide {
+		if n != 0 {
+			t.Errorf("decision %d: %d events held while the model was asked", i, n)
+		}
+	}
+	if first.flushes > 8 {
+		t.Errorf("%d flushes for a two-step run", first.flushes)
+	}
+}
