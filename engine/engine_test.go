@@ -741,7 +741,7 @@ type holdingSink struct {
 }
 
 func (h *holdingSink) Emit(ev engine.Event) error { h.held = append(h.held, ev); return nil }
-func (h *holdingSink) Flush() error                { _, err := h.Release(); return err }
+func (h *holdingSink) Flush() error               { _, err := h.Release(); return err }
 func (h *holdingSink) Release() ([]engine.Event, error) {
 	h.flushes++
 	out := h.held
