@@ -40,12 +40,17 @@ type chatItem struct {
 }
 
 // streamWrap word-wraps text as it arrives: rows that are full never change,
-// so each delta re-wraps only the unfinished last row.
+// so each delta re-wraps only the unfinished last row, and the finished rows
+// are fitted to the pane once and kept in lines (after a header).
 type streamWrap struct {
-	width  int
-	done   []string
-	fitted int // rows of done already fitted
-	cur    string
+	width int // wrapping width
+	fitW  int // the pane's width
+	lines []string
+	cur   string
+}
+
+func newStreamWrap(width, fitW int, header string) streamWrap {
+	return streamWrap{width: width, fitW: fitW, lines: []string{fit(header, fitW)}}
 }
 
 func (w *streamWrap) add(s string) {
@@ -56,31 +61,31 @@ func (w *streamWrap) add(s string) {
 			break
 		}
 		w.cur += s[:i]
-		w.done = append(w.done, wrapRows(w.cur, w.width)...)
+		w.finish(wrapRows(w.cur, w.width))
 		w.cur = ""
 		s = s[i+1:]
 	}
 	if rows := wrapRows(w.cur, w.width); len(rows) > 1 {
-		w.done = append(w.done, rows[:len(rows)-1]...)
+		w.finish(rows[:len(rows)-1])
 		w.cur = rows[len(rows)-1]
 	}
 }
 
-// rows returns the wrapped rows, fitted to width. Finished rows are fitted
-// once and kept.
-func (w *streamWrap) rows(width int) []string {
-	for i := w.fitted; i < len(w.done); i++ {
-		w.done[i] = fit(w.done[i], width)
+func (w *streamWrap) finish(rows []string) {
+	for _, r := range rows {
+		w.lines = append(w.lines, fit(r, w.fitW))
 	}
-	w.fitted = len(w.done)
-	return append(w.done[:len(w.done):len(w.done)], wrapRows(w.cur, w.width)...)
 }
 
-func wrapRows(s string, width int) []string {
-	if width < 1 {
-		width = 1
+// view returns the header, the finished rows and the unfinished one. It
+// shares the finished rows rather than copying them: it is valid until the
+// next add.
+func (w *streamWrap) view() []string {
+	out := w.lines[:len(w.lines):cap(w.lines)]
+	for _, r := range wrapRows(w.cur, w.width) {
+		out = append(out, fit(r, w.fitW))
 	}
-	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
+	return append(out, strings.Repeat(" ", w.fitW))
 }
 
 var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
@@ -140,7 +145,7 @@ func (c *chat) apply(ev engine.Event) {
 		}
 		it := c.streamingItem()
 		it.buf.WriteString(d.Text)
-		if it.stream.width == c.textWidth() {
+		if it.stream.width == c.textWidth() && it.stream.fitW == c.width {
 			it.stream.add(d.Text)
 		}
 		it.lines = nil
@@ -224,15 +229,11 @@ func (c *chat) linesOf(it *chatItem) []string {
 		lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
 	case itemAssistant:
 		if it.streaming {
-			if it.stream.width != w {
-				it.stream = streamWrap{width: w}
+			if it.stream.width != w || it.stream.fitW != c.width {
+				it.stream = newStreamWrap(w, c.width, streamHeader)
 				it.stream.add(it.buf.String())
 			}
-			lines = append([]string{fit(streamHeader, c.width)}, it.stream.rows(c.width)...)
-			for i := it.stream.fitted + 1; i < len(lines); i++ {
-				lines[i] = fit(lines[i], c.width)
-			}
-			it.lines = append(lines, strings.Repeat(" ", c.width))
+			it.lines = it.stream.view()
 			return it.lines
 		}
 		lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
@@ -388,4 +389,11 @@ func (c *chat) scroll(n int) {
 	if below <= c.height {
 		c.follow = true
 	}
+}
+
+func wrapRows(s string, width int) []string {
+	if width < 1 {
+		width = 1
+	}
+	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
 }

@@ -143,6 +143,8 @@ type Model struct {
 	inputCache []string
 	helpCache  string
 	helpKey    string
+	borders    map[string]string
+	blanks     string
 }
 
 // New returns the console model.
@@ -709,19 +711,14 @@ func (m *Model) View() string {
 		return m.detailView()
 	}
 	var b strings.Builder
-	b.Grow(m.width * m.height)
+	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
 	h := m.paneHeight()
 	chatW, tlW, memW := m.widths()
 	if m.wide() {
-		chat := box("Chat", m.focus == focusChat, chatW, h, m.chat.view(), true)
-		tl := box("Timeline", m.focus == focusTimeline, tlW, h, m.tl.view(tlW-2, m.focus == focusTimeline), true)
-		mem := box("Memory", m.focus == focusMemory, memW, h, m.mem.view(memW-2, m.focus == focusMemory), true)
-		for i := range chat {
-			b.WriteString(chat[i])
-			b.WriteString(tl[i])
-			b.WriteString(mem[i])
-			b.WriteByte('\n')
-		}
+		m.writePanes(&b, h,
+			pane{"Chat", m.focus == focusChat, chatW, m.chat.view()},
+			pane{"Timeline", m.focus == focusTimeline, tlW, m.tl.view(tlW-2, m.focus == focusTimeline)},
+			pane{"Memory", m.focus == focusMemory, memW, m.mem.view(memW-2, m.focus == focusMemory)})
 	} else {
 		b.WriteString(m.tabs())
 		b.WriteByte('\n')
@@ -734,10 +731,7 @@ func (m *Model) View() string {
 		default:
 			lines = m.chat.view()
 		}
-		for _, l := range box(paneNames[m.shown], m.focus == m.shown, m.width, h, lines, true) {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
+		m.writePanes(&b, h, pane{paneNames[m.shown], m.focus == m.shown, m.width, lines})
 	}
 	for _, l := range m.inputBox() {
 		b.WriteString(l)
@@ -867,6 +861,66 @@ func box(title string, focused bool, w, h int, lines []string, fitted bool) []st
 		out = append(out, "│"+l+"│")
 	}
 	return append(out, "└"+strings.Repeat("─", inner)+"┘")
+}
+
+// pane is a bordered pane of fitted lines.
+type pane struct {
+	title   string
+	focused bool
+	width   int
+	lines   []string
+}
+
+// writePanes writes panes side by side, h lines high inside their borders,
+// straight into b: a frame builds no string per pane line.
+func (m *Model) writePanes(b *strings.Builder, h int, panes ...pane) {
+	for _, p := range panes {
+		b.WriteString(m.border(p.title, p.focused, p.width))
+	}
+	b.WriteByte('\n')
+	for i := range h {
+		for _, p := range panes {
+			b.WriteString("│")
+			if i < len(p.lines) && p.lines[i] != "" {
+				b.WriteString(p.lines[i])
+			} else {
+				b.WriteString(m.blank(p.width - 2))
+			}
+			b.WriteString("│")
+		}
+		b.WriteByte('\n')
+	}
+	for _, p := range panes {
+		b.WriteString("└")
+		b.WriteString(m.rule(p.width - 2))
+		b.WriteString("┘")
+	}
+	b.WriteByte('\n')
+}
+
+// border returns a pane's top border, made once per title, focus and width.
+func (m *Model) border(title string, focused bool, w int) string {
+	key := fmt.Sprint(title, focused, w)
+	if s, ok := m.borders[key]; ok {
+		return s
+	}
+	s := box(title, focused, w, 0, nil, true)[0]
+	if m.borders == nil {
+		m.borders = map[string]string{}
+	}
+	m.borders[key] = s
+	return s
+}
+
+func (m *Model) blank(w int) string {
+	if len(m.blanks) != w {
+		m.blanks = strings.Repeat(" ", max(w, 0))
+	}
+	return m.blanks
+}
+
+func (m *Model) rule(w int) string {
+	return strings.Repeat("─", max(w, 0))
 }
 
 // fit cuts or pads l to exactly w cells.
