@@ -936,19 +936,13 @@ func (m *Model) openPicker(list []sessions.Listing, err error) {
 }
 
 func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.String() {
-	case "ctrl+c":
-		if m.backend == nil {
-			return m, tea.Quit
-		}
-		m.picker = nil
-		return m, nil
-	case "esc":
-		if m.picker.FilterState() == list.Filtering {
-			break
+	switch k := msg.String(); k {
+	case "ctrl+c", "esc":
+		if k == "esc" && m.picker.FilterState() == list.Filtering {
+			break // esc ends the filter first
 		}
 		if m.backend == nil {
-			return m, tea.Quit
+			return m, tea.Quit // nothing to go back to
 		}
 		m.picker = nil
 		return m, nil
