@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -150,11 +151,15 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	cfg.Notice = strings.Join(notices, "\n\n")
 	m := ui.New(cfg)
 	err = ui.Run(m)
-	if cfg.Backend != nil {
-		cfg.Backend.Close()
-	}
-	if b := m.Backend(); b != nil && b != cfg.Backend {
+	for _, b := range []ui.Backend{cfg.Backend, m.Backend()} {
+		if b == nil {
+			continue
+		}
 		b.Close()
+		// A session the person never used is not kept.
+		if st, serr := os.Stat(store.JournalPath(b.SessionID())); serr == nil && st.Size() == 0 {
+			store.Remove(b.SessionID())
+		}
 	}
 	if err != nil {
 		return fail(exitError, err)

@@ -45,6 +45,7 @@ type helpKeys struct {
 	k      keyMap
 	paused bool
 	focus  focus
+	narrow bool // fewer, longer columns
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -61,10 +62,14 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
+	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Sessions, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
 	}
+	if h.narrow {
+		return [][]key.Binding{append(cols[0], cols[1]...), append(cols[2], cols[3]...)}
+	}
+	return cols
 }

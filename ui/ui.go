@@ -683,7 +683,7 @@ func (m *Model) paneHeight() int {
 
 func (m *Model) helpHeight() int {
 	if m.showHelp {
-		return 6
+		return strings.Count(m.helpView(), "\n") + 1
 	}
 	return 1
 }
@@ -807,7 +807,7 @@ func (m *Model) statusLine() string {
 }
 
 func (m *Model) helpView() string {
-	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus}
+	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus, narrow: m.width < wideWidth}
 	key := fmt.Sprint(hk.paused, hk.focus, m.showHelp, m.width)
 	if m.helpCache != "" && m.helpKey == key {
 		return m.helpCache
