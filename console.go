@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -38,6 +39,26 @@ func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
 func (b *backend) SessionID() string { return b.journal.ID }
 
 func (b *backend) Close() error { return b.journal.Close() }
+
+// readOnlyBackend shows a session that cannot be written (open in another
+// agentty, or damaged) and refuses to run on it.
+type readOnlyBackend struct{ id, why string }
+
+func (b *readOnlyBackend) refuse() <-chan engine.Event {
+	ch := make(chan engine.Event, 1)
+	ch <- engine.Event{V: engine.SchemaVersion, Session: b.id, Kind: engine.KindRunFinished, Time: time.Now(),
+		Data: &engine.RunFinished{StopReason: engine.StopError, Error: "this session is read-only: " + b.why}}
+	close(ch)
+	return ch
+}
+
+func (b *readOnlyBackend) Start(context.Context, string) <-chan engine.Event { return b.refuse() }
+func (b *readOnlyBackend) Continue(context.Context) <-chan engine.Event      { return b.refuse() }
+func (b *readOnlyBackend) ChangeMemory(engine.MemoryChanged) (engine.Event, error) {
+	return engine.Event{}, errors.New("this session is read-only: " + b.why)
+}
+func (b *readOnlyBackend) SessionID() string { return b.id }
+func (b *readOnlyBackend) Close() error      { return nil }
 
 // picker opens sessions of a store for the console.
 type picker struct {
@@ -105,17 +126,31 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var events []engine.Event
 	var journal *sessions.Journal
 	var session *engine.Session
+	var readOnly *readOnlyBackend
 	switch {
 	case resume && resumeID != "":
 		var l *sessions.Loaded
 		journal, l, err = store.OpenWriter(resumeID)
-		if errors.Is(err, sessions.ErrLocked) {
-			return fail(exitError, fmt.Errorf("session %s is open in another agentty; close it there first, or read it with: agentty sessions show %s", resumeID, resumeID))
-		}
-		if err != nil {
+		var corrupt *sessions.CorruptError
+		switch {
+		case errors.Is(err, sessions.ErrLocked), errors.As(err, &corrupt):
+			// Read what can be read, and say why it cannot be written.
+			if l == nil {
+				if l, _ = store.Load(resumeID); l == nil {
+					return fail(exitError, err)
+				}
+			}
+			why := fmt.Sprintf("session %s is open in another agentty", resumeID)
+			if corrupt != nil {
+				why = corrupt.Error()
+			}
+			readOnly = &readOnlyBackend{id: resumeID, why: why}
+			events = l.Events
+		case err != nil:
 			return fail(exitError, err)
+		default:
+			session, events = l.Session, l.Events
 		}
-		session, events = l.Session, l.Events
 		if o.model == "" {
 			o.model = l.Meta.Model
 		}
@@ -137,12 +172,16 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	defer st.Close()
 	cfg.Model = st.modelName
+	notices := st.notices
 	cfg.Sessions = picker{store: store, engine: st.engine}
 	cfg.Events = events
 	if journal != nil {
 		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal}
 	}
-	notices := st.notices
+	if readOnly != nil {
+		cfg.Backend = readOnly
+		notices = append(notices, "Read-only: "+readOnly.why+". Nothing can be added to this session here; ctrl+o opens another.")
+	}
 	if st.modelName == offline.Name {
 		notices = append(notices, "Using the built-in offline model: no key and no server are configured. It can do arithmetic, "+
 			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server "+

@@ -13,6 +13,7 @@ import (
 type tmux struct {
 	t      *testing.T
 	socket string
+	name   string // the tmux session
 }
 
 func newTmux(t *testing.T) *tmux {
@@ -23,7 +24,7 @@ func newTmux(t *testing.T) *tmux {
 		}
 		t.Skip("tmux is not installed")
 	}
-	tm := &tmux{t: t, socket: fmt.Sprintf("agentty-e2e-%d", os.Getpid())}
+	tm := &tmux{t: t, socket: fmt.Sprintf("agentty-e2e-%d", os.Getpid()), name: "e2e"}
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	return tm
 }
@@ -41,13 +42,13 @@ func (tm *tmux) run(args ...string) string {
 func (tm *tmux) start(home string, args ...string) {
 	tm.t.Helper()
 	cmd := "AGENTTY_HOME=" + home + " TERM=xterm-256color " + binary + " " + strings.Join(args, " ")
-	tm.run("new-session", "-d", "-s", "e2e", "-x", "160", "-y", "45", cmd)
+	tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45", cmd)
 	tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
 }
 
-func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", "e2e", "-p") }
+func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", tm.name, "-p") }
 
-func (tm *tmux) keys(keys ...string) { tm.run(append([]string{"send-keys", "-t", "e2e"}, keys...)...) }
+func (tm *tmux) keys(keys ...string) { tm.run(append([]string{"send-keys", "-t", tm.name}, keys...)...) }
 
 // wait polls the screen until cond holds, for up to 10 s.
 func (tm *tmux) wait(what string, cond func(screen string) bool) string {
@@ -69,7 +70,7 @@ func (tm *tmux) wait(what string, cond func(screen string) bool) string {
 func (tm *tmux) waitGone() {
 	tm.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for exec.Command("tmux", "-L", tm.socket, "has-session", "-t", "e2e").Run() == nil {
+	for exec.Command("tmux", "-L", tm.socket, "has-session", "-t", tm.name).Run() == nil {
 		if time.Now().After(deadline) {
 			tm.t.Fatalf("the console did not quit:\n%s", tm.screen())
 		}
@@ -135,4 +136,28 @@ func TestConsoleInTmux(t *testing.T) {
 	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle") })
 	tm.keys("C-c")
 	tm.waitGone()
+}
+
+// TestSecondConsoleIsReadOnly opens a session in two consoles: the second
+// shows it read-only and refuses to run.
+func TestSecondConsoleIsReadOnly(t *testing.T) {
+	first := newTmux(t)
+	home := t.TempDir()
+	first.start(home, "--model", "offline")
+	first.keys("what is 2+2", "Enter")
+	first.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "2+2 = 4") })
+	entries, _ := os.ReadDir(home + "/sessions")
+	id := entries[0].Name()
+
+	second := &tmux{t: t, socket: first.socket, name: "second"}
+	second.start(home, "--resume", id)
+	second.wait("the read-only notice and the earlier chat", func(s string) bool {
+		return strings.Contains(s, "Read-only: session "+id+" is open in another agentty") && strings.Contains(chatPane(s), "2+2 = 4")
+	})
+	second.keys("what is 3+3", "Enter")
+	second.wait("the refusal", func(s string) bool { return strings.Contains(s, "this session is read-only") })
+	second.keys("C-d")
+	second.waitGone()
+	first.keys("C-d")
+	first.waitGone()
 }
