@@ -49,7 +49,6 @@ func TestMCPStdio(t *testing.T) {
 		"everything": {Command: "node", Args: []string{server, "stdio"}},
 		"missing":    {Command: "agentty-no-such-mcp-server"},
 	}, 20*time.Second, nil)
-	defer m.Close()
 	st := m.Status()
 	if len(st) != 2 || !st[0].OK || st[0].Tools < 5 || st[1].OK || !strings.Contains(st[1].Error, `command "agentty-no-such-mcp-server" not found`) {
 		t.Fatalf("status = %+v", st)
@@ -122,6 +121,18 @@ func TestMCPStdio(t *testing.T) {
 	s.mu.Unlock()
 	if newPid == pid {
 		t.Errorf("the server was not started again")
+	}
+	// Close ends the server process.
+	m.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(newPid, 0) == nil {
+		if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", newPid)); strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server %d still runs after Close", newPid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

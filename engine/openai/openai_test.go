@@ -363,3 +363,37 @@ func TestMemoryAndTemperatureAreSent(t *testing.T) {
 		t.Errorf("system %v, temperature %v", sys, body["temperature"])
 	}
 }
+
+// TestServerQuirks covers what real servers send that go-openai alone
+// mishandles.
+func TestServerQuirks(t *testing.T) {
+	keepAlives := strings.Repeat(": keep-alive\n\n", 600)
+	tests := []struct {
+		name, body          string
+		wantText, wantReas  string
+		wantCalls, wantArgs string
+	}{
+		{"600 keep-alive lines before the first chunk", keepAlives + answer("awake"), "awake", "", "", ""},
+		{"reasoning as \"reasoning\"", sse(`{"choices":[{"index":0,"delta":{"reasoning":"let me think"}}]}`, textChunk("42"), finishChunk("stop")), "42", "let me think", "", ""},
+		{"a whole call in one chunk", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"hi\"}"}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
+		{"no index, no id on the second piece", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"c1","function":{"name":"echo","arguments":"{\"te"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"xt\":\"hi\"}"}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
+		{"empty arguments", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"echo","arguments":""}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, reply{body: tt.body})
+			d, err := newModel(f, nil).Decide(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "go"}}, Attempt: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls, args string
+			if len(d.ToolCalls) == 1 {
+				calls, args = d.ToolCalls[0].Name, string(d.ToolCalls[0].Args)
+			}
+			if d.Text != tt.wantText || d.Reasoning != tt.wantReas || calls != tt.wantCalls || args != tt.wantArgs {
+				t.Errorf("decision text %q reasoning %q call %s(%s)", d.Text, d.Reasoning, calls, args)
+			}
+		})
+	}
+}

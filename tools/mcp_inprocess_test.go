@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentty/agentty/engine"
+)
+
+type greetIn struct {
+	Name string `json:"name"`
+}
+
+// TestMCPToolListChange serves MCP from the go-sdk's own server over
+// streamable HTTP, adds a tool while agentty is connected, and checks that
+// the new tool arrives through the change notification.
+func TestMCPToolListChange(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "greet", Description: "says hello"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer srv.Close()
+
+	var changes atomic.Int32
+	m := StartMCP(context.Background(), map[string]MCPServer{"local": {URL: srv.URL}}, 5*time.Second, func() { changes.Add(1) })
+	defer m.Close()
+	if st := m.Status(); !st[0].OK || st[0].Tools != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	greet, _ := toolNamed(m.Tools(), "local__greet")
+	if out, err := greet.Func(context.Background(), &engine.Call{Args: json.RawMessage(`{"name":"Ada"}`)}); err != nil || out != "hello Ada" {
+		t.Errorf("greet = %q, %v", out, err)
+	}
+	reg, err := engine.NewRegistry(m.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	json.Unmarshal(greet.Schema, &schema)
+	if props, _ := schema["properties"].(map[string]any); props["name"] == nil {
+		t.Errorf("the server's schema was not kept: %s", greet.Schema)
+	}
+
+	mcp.AddTool(server, &mcp.Tool{Name: "shout", Description: "says it loudly"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Name)}}}, nil, nil
+		})
+	deadline := time.Now().Add(5 * time.Second)
+	for changes.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no tool-list change arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := reg.Replace(m.Tools()...); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reg.Lookup("local__shout"); !ok {
+		t.Errorf("the new tool is not in the registry: %v", reg.Names())
+	}
+}
+
+// TestMCPHangAndExit: a server that never answers is reported in time, and
+// Close ends the stdio servers it started.
+func TestMCPHangAndExit(t *testing.T) {
+	start := time.Now()
+	m := StartMCP(context.Background(), map[string]MCPServer{"mute": {Command: "sleep", Args: []string{"30"}}}, 300*time.Millisecond, nil)
+	st := m.Status()
+	if st[0].OK || !strings.Contains(st[0].Error, "did not start") || time.Since(start) > 5*time.Second {
+		t.Errorf("a hanging server: %+v after %s", st, time.Since(start))
+	}
+	m.Close()
+}
