@@ -48,7 +48,9 @@ func (tm *tmux) start(home string, args ...string) {
 
 func (tm *tmux) screen() string { return tm.run("capture-pane", "-t", tm.name, "-p") }
 
-func (tm *tmux) keys(keys ...string) { tm.run(append([]string{"send-keys", "-t", tm.name}, keys...)...) }
+func (tm *tmux) keys(keys ...string) {
+	tm.run(append([]string{"send-keys", "-t", tm.name}, keys...)...)
+}
 
 // wait polls the screen until cond holds, for up to 10 s.
 func (tm *tmux) wait(what string, cond func(screen string) bool) string {
