@@ -138,6 +138,7 @@ type Model struct {
 	picker     *list.Model
 	note       string
 	quitting   bool
+	opening    bool // a session is being opened from the picker
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
@@ -259,6 +260,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+		if m.picker != nil {
+			m.picker.SetSize(m.width, m.height)
+		}
 		return m, nil
 	case engineEventMsg:
 		m.applyEvent(msg.ev)
@@ -285,14 +289,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.openPicker(msg.list, msg.err)
 		return m, nil
 	case openedMsg:
+		m.opening = false
 		if msg.err != nil {
 			m.note = msg.err.Error()
+			return m, nil
+		}
+		if m.running {
+			msg.backend.Close() // a run began meanwhile: keep what it runs on
+			m.note = "a run is going: finish it before switching sessions"
 			return m, nil
 		}
 		if m.backend != nil {
 			m.backend.Close()
 		}
-		m.picker = nil
 		m.setBackend(msg.backend, msg.events)
 		return m, nil
 	case spinner.TickMsg:
@@ -451,6 +460,10 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		if m.running {
 			m.note = "a run is going: wait for it, or ctrl+c to cancel it"
+			return m, nil
+		}
+		if m.opening {
+			m.note = "opening the session…"
 			return m, nil
 		}
 		if m.backend == nil {
@@ -956,10 +969,11 @@ func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		s := m.cfg.Sessions
 		id := it.ID
+		m.picker = nil
 		if m.backend != nil && m.backend.SessionID() == id {
-			m.picker = nil
 			return m, nil
 		}
+		m.opening = true
 		return m, func() tea.Msg {
 			b, evs, err := s.Open(id)
 			return openedMsg{b, evs, err}
