@@ -173,6 +173,17 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer st.Close()
 	cfg.Model = st.modelName
 	notices := st.notices
+	if st.mcp != nil {
+		var down []string
+		for _, s := range st.mcp.Status() {
+			if !s.OK {
+				down = append(down, s.Server)
+			}
+		}
+		if len(down) > 0 {
+			cfg.Status = "MCP down: " + strings.Join(down, ", ")
+		}
+	}
 	cfg.Sessions = picker{store: store, engine: st.engine}
 	cfg.Events = events
 	if journal != nil {

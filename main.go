@@ -251,7 +251,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() { st.registry.Replace(all()...) })
 		for _, s := range st.mcp.Status() {
 			if !s.OK {
-				st.notices = append(st.notices, fmt.Sprintf("MCP server %s is unavailable: %s", s.Server, s.Error))
+				st.notices = append(st.notices, s.Error+"; its tools are unavailable")
 			}
 		}
 	}

@@ -97,7 +97,7 @@ func TestToolsListsMCPServers(t *testing.T) {
 			t.Errorf("agentty tools lacks %s:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errs, "MCP server ghost is unavailable") {
+	if !strings.Contains(errs, `MCP server ghost did not start: command "agentty-no-such-server" not found; its tools are unavailable`) {
 		t.Errorf("the broken server is not reported: %q", errs)
 	}
 	// An agent run uses the server's tools.

@@ -101,19 +101,19 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 	case s.cfg.URL != "":
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
 	default:
-		return fmt.Errorf("mcp server %s: neither command nor url is set", s.name)
+		return fmt.Errorf("MCP server %s: neither command nor url is set", s.name)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentty", Version: "0.1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { m.refresh(s) },
 	})
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return fmt.Errorf("mcp server %s did not start: %w", s.name, explainStart(err, s.cfg))
+		return fmt.Errorf("MCP server %s did not start: %w", s.name, explainStart(err, s.cfg))
 	}
 	tools, err := listTools(ctx, session)
 	if err != nil {
 		session.Close()
-		return fmt.Errorf("mcp server %s: list tools: %w", s.name, err)
+		return fmt.Errorf("MCP server %s: list tools: %w", s.name, err)
 	}
 	s.session, s.tools = session, tools
 	return nil

@@ -54,6 +54,8 @@ type Config struct {
 	Model    string
 	// Notice is shown in the chat at start (the offline model says so).
 	Notice string
+	// Status is kept on the status line (MCP servers that are down).
+	Status string
 	// Style is glamour's style name: dark (default), light or notty.
 	Style string
 }
@@ -811,6 +813,9 @@ func (m *Model) statusLine() string {
 	parts := []string{"agentty", "model " + m.cfg.Model, "session " + id, fmt.Sprintf("step %d", m.step), state}
 	if m.gate.Stepping() {
 		parts = append(parts, "step mode")
+	}
+	if m.cfg.Status != "" {
+		parts = append(parts, styleErr.Render(m.cfg.Status))
 	}
 	line := strings.Join(parts, " · ")
 	if m.note != "" {
