@@ -130,18 +130,16 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	}
 	r := e.newRun(s, sink, s.run.ID)
 	r.step = s.Steps
-	if waiting, started := s.Unfinished(); len(waiting) > 0 {
-		r.rerun = map[string]bool{}
-		for _, c := range started {
-			r.rerun[c.ID] = true
-		}
+	if s.pendingLeft > 0 {
 		calls := s.History[len(s.History)-1].ToolCalls
 		var todo []int
-		for i, c := range calls {
-			for _, w := range waiting {
-				if w.ID == c.ID {
-					todo = append(todo, i)
-				}
+		r.rerun = map[string]bool{}
+		for i, st := range s.callState {
+			if st != callFinished {
+				todo = append(todo, i)
+			}
+			if st == callStarted {
+				r.rerun[calls[i].ID] = true
 			}
 		}
 		if stop, reason, err := r.act(ctx, calls, todo); stop != "" {
@@ -161,30 +159,28 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 // before the channel does (put the journal there). The caller must read the
 // channel until it is closed.
 func (e *Engine) Start(ctx context.Context, s *Session, task string, sink Sink) <-chan Event {
-	ch := make(chan Event, 256)
-	go func() {
-		defer close(ch)
-		res := e.Run(ctx, s, task, Sinks{sink, chanSink(ch)})
-		if res.RunID == "" && res.Err != nil {
-			// Refused before it began (the session is busy): say so.
-			ch <- Event{V: SchemaVersion, Session: s.ID, Step: s.Steps, Kind: KindRunFinished, Time: time.Now(),
-				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error()}}
-		}
-	}()
-	return ch
+	return goRun(s, sink, func(sinks Sink) Result { return e.Run(ctx, s, task, sinks) })
 }
 
 // StartContinue is Continue on a new goroutine, with its events on a
 // channel, as Start.
 func (e *Engine) StartContinue(ctx context.Context, s *Session, sink Sink) <-chan Event {
+	return goRun(s, sink, func(sinks Sink) Result { return e.Continue(ctx, s, sinks) })
+}
+
+// goRun runs a run on a new goroutine, its events going to sink and then to
+// the returned channel, which is closed at the end. A run refused before it
+// began (the session is busy, nothing to continue) still ends the channel
+// with a run_finished that says why.
+func goRun(s *Session, sink Sink, run func(Sink) Result) <-chan Event {
 	ch := make(chan Event, 256)
 	go func() {
 		defer close(ch)
-		res := e.Continue(ctx, s, Sinks{sink, chanSink(ch)})
+		res := run(Sinks{sink, chanSink(ch)})
 		if res.RunID == "" && res.Err != nil {
-			// Refused before it began: say so as a finished run.
-			ch <- Event{V: SchemaVersion, Session: s.ID, Step: s.Steps, Kind: KindRunFinished, Time: time.Now(),
-				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error(), Steps: s.run.Turn}}
+			// Only the id is read: another run may own the session.
+			ch <- Event{V: SchemaVersion, Session: s.ID, Kind: KindRunFinished, Time: time.Now(),
+				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error()}}
 		}
 	}()
 	return ch
