@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -172,5 +171,3 @@ type toolRow struct {
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"`
 }
-
-func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

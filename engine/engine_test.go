@@ -35,16 +35,6 @@ func (r *recorder) Emit(ev engine.Event) error {
 	return nil
 }
 
-func (r *recorder) kinds() []engine.Kind {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []engine.Kind
-	for _, e := range r.events {
-		out = append(out, e.Kind)
-	}
-	return out
-}
-
 func (r *recorder) finished(t *testing.T) []*engine.ToolFinished {
 	t.Helper()
 	var out []*engine.ToolFinished

@@ -160,7 +160,9 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 		r.Temperature = float32(*temp)
 	}
 	if req.Options.MaxTokens > 0 {
-		r.MaxTokens = req.Options.MaxTokens
+		// max_tokens, not max_completion_tokens: the local servers
+		// (Ollama, llama.cpp, vLLM) know the older name.
+		r.MaxTokens = req.Options.MaxTokens //nolint:staticcheck
 	}
 	return r
 }
