@@ -59,7 +59,7 @@ func (w *Workspace) rel(p string) (string, error) {
 	}
 	r := filepath.Clean(p)
 	if r == ".." || strings.HasPrefix(r, "../") {
-		return "", fmt.Errorf("refused: %s %w: it climbs out with ..", p, ErrOutside)
+		return "", fmt.Errorf("refused: %s %w: it climbs out of it with \"..\"", p, ErrOutside)
 	}
 	return r, nil
 }

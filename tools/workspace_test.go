@@ -77,7 +77,7 @@ func TestWorkspaceRefusals(t *testing.T) {
 		args string
 		want string
 	}{
-		{"dot-dot", w.ReadFile(), `{"path":"../outside/secret.txt"}`, "outside the workspace: it climbs out with .."},
+		{"dot-dot", w.ReadFile(), `{"path":"../outside/secret.txt"}`, "outside the workspace: it climbs out of it with \"..\""},
 		{"deep dot-dot", w.ReadFile(), `{"path":"src/../../outside/secret.txt"}`, "outside the workspace"},
 		{"etc passwd", w.ReadFile(), `{"path":"../../etc/passwd"}`, "outside the workspace"},
 		{"absolute elsewhere", w.ReadFile(), `{"path":"/etc/passwd"}`, "/etc/passwd is outside the workspace"},

@@ -101,7 +101,6 @@ func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 }
 
 func key(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
-func runes(s string) tea.KeyMsg    { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
 
 // TestGoldenFrames drives the console as a person would, through teatest,
 // and compares what it shows at 120×40 and 80×24 with golden frames.

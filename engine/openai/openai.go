@@ -162,7 +162,8 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 	if req.Options.MaxTokens > 0 {
 		// max_tokens, not max_completion_tokens: the local servers
 		// (Ollama, llama.cpp, vLLM) know the older name.
-		r.MaxTokens = req.Options.MaxTokens //nolint:staticcheck
+		//lint:ignore SA1019 local servers know max_tokens
+		r.MaxTokens = req.Options.MaxTokens
 	}
 	return r
 }
