@@ -163,3 +163,26 @@ func TestSecondConsoleIsReadOnly(t *testing.T) {
 	first.keys("C-d")
 	first.waitGone()
 }
+
+// TestQuitDuringRunIsJournaled quits the console while a run waits for a
+// slow model: the run's end is in the journal, not left interrupted.
+func TestQuitDuringRunIsJournaled(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	sc := writeScript(t, `{"turns":[{"answer":"late","delay_ms":30000}]}`)
+	tm.start(home, "--model", "script:"+sc)
+	tm.keys("take your time", "Enter")
+	tm.wait("the run to start", func(s string) bool { return strings.Contains(s, "thinking") })
+	tm.keys("C-c")
+	tm.keys("C-c")
+	tm.waitGone()
+	entries, _ := os.ReadDir(home + "/sessions")
+	if len(entries) != 1 {
+		t.Fatalf("sessions: %v", entries)
+	}
+	b, err := os.ReadFile(home + "/sessions/" + entries[0].Name() + "/events.jsonl")
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if err != nil || !strings.Contains(lines[len(lines)-1], `"kind":"run_finished"`) || !strings.Contains(lines[len(lines)-1], `"stop_reason":"cancelled"`) {
+		t.Errorf("last journal line: %q (%v)", lines[len(lines)-1], err)
+	}
+}

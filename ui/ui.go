@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -996,6 +997,7 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
 	m.Cancel()
+	m.Drain(5 * time.Second)
 	return err
 }
 
@@ -1003,6 +1005,27 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 func (m *Model) Cancel() {
 	if m.cancel != nil {
 		m.cancel()
+	}
+}
+
+// Drain waits, after the program has ended, for a cancelled run to finish,
+// so that its last events (run_finished) reach the journal before it is
+// closed. It gives up after timeout.
+func (m *Model) Drain(timeout time.Duration) {
+	if m.events == nil {
+		return
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-m.events:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
+		}
 	}
 }
 
