@@ -105,7 +105,7 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	o.register(fs)
 	step := fs.Bool("step", false, "start in step mode")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agentty: unexpected %q (to run a task headless: agentty run TASK)\n", fs.Arg(0))

@@ -88,6 +88,7 @@ flags:
   --max-steps N       decisions per run before stopping with step_limit (default 25)
   --workspace DIR     the folder the file tools work in (default: the current folder)
   --allow-shell       offer run_shell (it asks before each command)
+  --step              (console) pause before every decision and tool call
   --data-dir DIR      where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty
                       or ~/.local/share/agentty)
   --json              (run) print every event as one JSON line
@@ -134,6 +135,14 @@ func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
 		}
 	}
 	return sessions.Open(home)
+}
+
+// parseFailed is the exit code for a flag error: 0 for -h, else bad usage.
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return exitUsage
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
@@ -293,7 +302,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	fs.BoolVar(&o.cont, "continue", false, "finish the session's interrupted run")
 	fs.BoolVar(&o.yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
@@ -418,7 +427,7 @@ func toolsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	o.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	if o.model == "" {
 		o.model = offline.Name // listing tools needs no model

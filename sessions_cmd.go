@@ -28,7 +28,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	format := fs.String("format", "md", "export format: md or json")
 	at := fs.Int("at", -1, "fork: the last step to keep")
 	if err := parseInterspersed(fs, args[1:]); err != nil {
-		return exitUsage
+		return parseFailed(err)
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "agentty sessions %s: %v\n", sub, err)
