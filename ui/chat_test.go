@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/agentty/agentty/engine"
+)
+
+func ev(k engine.Kind, d any) engineEventMsg {
+	return engineEventMsg{engine.Event{Kind: k, Time: time.Now(), Data: d, Step: 1}}
+}
+
+// TestChatFollowsOnlyAtTheBottom: new output moves the window only while
+// it is at the bottom; a reader who scrolled up stays where they are.
+func TestChatFollowsOnlyAtTheBottom(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for i := range 40 {
+		m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: fmt.Sprintf("question %d", i)}))
+	}
+	if !strings.Contains(m.View(), "question 39") {
+		t.Fatal("the newest message is not on screen")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	before := strings.Join(m.chat.view(), "\n")
+	if strings.Contains(before, "question 39") || !m.chatScrolledUp() {
+		t.Fatal("page up did not scroll")
+	}
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "question 40"}))
+	if after := strings.Join(m.chat.view(), "\n"); after != before {
+		t.Errorf("new output moved a reader who had scrolled up:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	for range 10 {
+		m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
+	}
+	if !strings.Contains(m.View(), "question 40") || m.chatScrolledUp() {
+		t.Errorf("back at the bottom, the chat does not follow")
+	}
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "question 41"}))
+	if !strings.Contains(m.View(), "question 41") {
+		t.Errorf("following stopped")
+	}
+}
+
+func (m *Model) chatScrolledUp() bool { return !m.chat.follow }
+
+// TestStreamingIsReplacedByTheDecision: streamed text shows as it comes; a
+// retry drops it; the decision's text replaces it.
+func TestStreamingIsReplacedByTheDecision(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "hi"}))
+	for _, w := range strings.Fields("a first attempt that fails") {
+		m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: w + " "}))
+	}
+	if !strings.Contains(m.View(), "a first attempt that fails") {
+		t.Fatal("streamed text not shown")
+	}
+	m.Update(ev(engine.KindRetry, &engine.RetryData{Op: "model", Attempt: 2}))
+	if strings.Contains(m.View(), "first attempt") {
+		t.Error("the failed attempt's text stayed after the retry")
+	}
+	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "the real "}))
+	m.Update(ev(engine.KindDecision, &engine.DecisionData{Text: "the real answer"}))
+	v := m.View()
+	if strings.Count(v, "the real") != 1 || !strings.Contains(v, "the real answer") {
+		t.Errorf("after the decision:\n%s", v)
+	}
+}
+
+// TestEditArguments: the editor refuses what is not a JSON object and sends
+// the edited arguments, compacted, as the verdict.
+func TestEditArguments(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	reply := make(chan engine.Verdict, 1)
+	call := &engine.ToolCall{ID: "c1", Name: "calculator", Args: json.RawMessage(`{"expression":"1+1"}`)}
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{At: engine.Act, ToolCall: call, Step: 1}, reply: reply}})
+	if !strings.Contains(m.View(), "Paused before calling calculator") {
+		t.Fatal("the pause is not shown")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")})
+	m.argsEditor.SetValue(`{"expression": "2+`)
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
+	if m.argsEditor == nil || !strings.Contains(m.note, "not a JSON object") || len(reply) != 0 {
+		t.Fatalf("invalid JSON was accepted (note %q)", m.note)
+	}
+	m.argsEditor.SetValue("{\n  \"expression\": \"2+2\"\n}")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
+	select {
+	case v := <-reply:
+		if v.Action != engine.Proceed || string(v.Args) != `{"expression":"2+2"}` {
+			t.Errorf("verdict = %+v %s", v, v.Args)
+		}
+	default:
+		t.Fatal("no verdict")
+	}
+	if m.pause != nil || m.argsEditor != nil {
+		t.Errorf("still paused after the edit")
+	}
+}
+
+// TestPauseKeys maps each key of a pause to its verdict.
+func TestPauseKeys(t *testing.T) {
+	call := &engine.ToolCall{ID: "c1", Name: "write_file", Args: json.RawMessage(`{}`)}
+	for key, want := range map[string]engine.Action{"enter": engine.Proceed, "s": engine.Skip, "n": engine.Deny, "esc": engine.Abort, "c": engine.Proceed} {
+		gate := NewGate(true)
+		m := New(Config{Style: "notty", Gate: gate})
+		reply := make(chan engine.Verdict, 1)
+		m.Update(gateMsg{gateRequest{pending: engine.Pending{At: engine.Act, ToolCall: call}, reply: reply}})
+		var msg tea.KeyMsg
+		switch key {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+		}
+		m.Update(msg)
+		v := <-reply
+		if v.Action != want || (key == "c") == gate.Stepping() {
+			t.Errorf("%s: %s (step mode %v), want %s", key, v.Action, gate.Stepping(), want)
+		}
+	}
+}
