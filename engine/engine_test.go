@@ -784,3 +784,23 @@ func TestSinksHoldUntilWritten(t *testing.T) {
 		t.Errorf("%d flushes for a two-step run", first.flushes)
 	}
 }
+
+// TestArgumentsThatAreNotJSONRoundTrip: events holding a model's malformed
+// arguments encode and decode byte for byte.
+func TestArgumentsThatAreNotJSONRoundTrip(t *testing.T) {
+	bad := json.RawMessage(`{"text": "unclosed`)
+	for _, ev := range []engine.Event{
+		{Kind: engine.KindDecision, Data: &engine.DecisionData{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: bad}}}},
+		{Kind: engine.KindGateResumed, Data: &engine.GateResumed{Action: engine.Proceed, Args: bad}},
+		{Kind: engine.KindGatePaused, Data: &engine.GatePaused{At: engine.Act, ToolCall: &engine.ToolCall{Name: "echo", Args: bad}}},
+	} {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatalf("%s: %v", ev.Kind, err)
+		}
+		back, err := engine.DecodeEvent(b)
+		if err != nil || !reflect.DeepEqual(back.Data, ev.Data) {
+			t.Errorf("%s: %s decoded to %+v, %v", ev.Kind, b, back.Data, err)
+		}
+	}
+}

@@ -188,10 +188,35 @@ type GatePaused struct {
 	ToolCall *ToolCall `json:"tool_call,omitempty"`
 }
 
-// GateResumed is the payload of gate_resumed.
+// GateResumed is the payload of gate_resumed. Args are the edited
+// arguments, if any, written as a ToolCall's are (as text when they are not
+// JSON).
 type GateResumed struct {
 	Action Action          `json:"action"`
 	Args   json.RawMessage `json:"args,omitempty"`
+}
+
+type gateResumedJSON struct {
+	Action   Action          `json:"action"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgsText *string         `json:"args_text,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (g GateResumed) MarshalJSON() ([]byte, error) {
+	j := gateResumedJSON{Action: g.Action}
+	j.Args, j.ArgsText = splitArgs(g.Args)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (g *GateResumed) UnmarshalJSON(b []byte) error {
+	var j gateResumedJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText)}
+	return nil
 }
 
 // UsageData is the payload of usage: the tokens of one decision and the

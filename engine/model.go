@@ -114,3 +114,47 @@ func WithDeltas(r *Request, f func(TextDelta)) *Request {
 	r.delta = f
 	return r
 }
+
+// toolCallJSON is how a ToolCall is written: see splitArgs.
+type toolCallJSON struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgsText *string         `json:"args_text,omitempty"`
+}
+
+// splitArgs writes arguments as JSON when they are JSON, else (a model's
+// malformed arguments) as text, so that every event can be journaled and
+// read back byte for byte.
+func splitArgs(a json.RawMessage) (json.RawMessage, *string) {
+	if len(a) == 0 || json.Valid(a) {
+		return a, nil
+	}
+	text := string(a)
+	return nil, &text
+}
+
+// joinArgs undoes splitArgs.
+func joinArgs(raw json.RawMessage, text *string) json.RawMessage {
+	if text != nil {
+		return json.RawMessage(*text)
+	}
+	return raw
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	j := toolCallJSON{ID: c.ID, Name: c.Name}
+	j.Args, j.ArgsText = splitArgs(c.Args)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var j toolCallJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = ToolCall{ID: j.ID, Name: j.Name, Args: joinArgs(j.Args, j.ArgsText)}
+	return nil
+}

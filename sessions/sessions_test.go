@@ -384,3 +384,20 @@ func TestWriteAhead(t *testing.T) {
 		t.Errorf("run %+v, subscriber saw %d events", res, seen)
 	}
 }
+
+// TestMalformedArgumentsAreJournaled: a model's arguments that are not JSON
+// are journaled as text and read back byte for byte.
+func TestMalformedArgumentsAreJournaled(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, live := journaledRun(t, store, `{"tool_calls":[{"name":"calculator","arguments":"{\"expression\": \"1+"}]},{"answer":"sorry"}`)
+	l, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(l.Session.History[1].ToolCalls[0].Args); got != `{"expression": "1+` || !reflect.DeepEqual(l.Session.History, live.History) {
+		t.Errorf("arguments read back as %q", got)
+	}
+	if !strings.Contains(l.Session.History[2].Content, "not valid JSON") {
+		t.Errorf("the model was told %q", l.Session.History[2].Content)
+	}
+}
