@@ -201,8 +201,18 @@ func (m *MCP) Tools() []engine.Tool {
 	return out
 }
 
-// ToolName is the registry name of an MCP server's tool.
-func ToolName(server, tool string) string { return server + "__" + tool }
+// ToolName is the registry name of an MCP server's tool: server__tool, with
+// any character that function names may not hold (OpenAI's allow
+// [a-zA-Z0-9_-], at most 64) replaced by _.
+func ToolName(server, tool string) string {
+	name := []byte(server + "__" + tool)
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			name[i] = '_'
+		}
+	}
+	return string(name[:min(len(name), 64)])
+}
 
 func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 	schema, err := json.Marshal(t.InputSchema)
@@ -214,7 +224,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 		desc = t.Title
 	}
 	return engine.Tool{
-		Name:        ToolName(s.name, t.Name),
+		Name:        ToolName(s.name, t.Name), // the call below uses t.Name
 		Description: strings.TrimSpace(fmt.Sprintf("%s (from MCP server %s)", desc, s.name)),
 		Schema:      schema,
 		Timeout:     m.timeout * 3,

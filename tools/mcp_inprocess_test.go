@@ -81,3 +81,15 @@ func TestMCPHangAndExit(t *testing.T) {
 	}
 	m.Close()
 }
+
+func TestToolName(t *testing.T) {
+	for _, tc := range []struct{ server, tool, want string }{
+		{"everything", "get-sum", "everything__get-sum"},
+		{"my.server", "read file", "my_server__read_file"},
+		{"s", strings.Repeat("x", 80), "s__" + strings.Repeat("x", 61)},
+	} {
+		if got := ToolName(tc.server, tc.tool); got != tc.want {
+			t.Errorf("ToolName(%q, %q) = %q, want %q", tc.server, tc.tool, got, tc.want)
+		}
+	}
+}
