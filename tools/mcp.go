@@ -183,19 +183,24 @@ func (m *MCP) Status() []MCPStatus {
 	return out
 }
 
-// Tools returns the servers' tools as engine tools named server__tool.
+// Tools returns the servers' tools as engine tools named server__tool. Of
+// two tools whose names come out the same, the first is kept.
 func (m *MCP) Tools() []engine.Tool {
 	m.mu.Lock()
 	names := slices.Sorted(maps.Keys(m.servers))
 	m.mu.Unlock()
 	var out []engine.Tool
+	seen := map[string]bool{}
 	for _, n := range names {
 		s := m.servers[n]
 		s.mu.Lock()
 		tools := s.tools
 		s.mu.Unlock()
 		for _, t := range tools {
-			out = append(out, m.tool(s, t))
+			if et := m.tool(s, t); !seen[et.Name] {
+				seen[et.Name] = true
+				out = append(out, et)
+			}
 		}
 	}
 	return out
