@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -185,4 +189,44 @@ func TestQuitDuringRunIsJournaled(t *testing.T) {
 	if err != nil || !strings.Contains(lines[len(lines)-1], `"kind":"run_finished"`) || !strings.Contains(lines[len(lines)-1], `"stop_reason":"cancelled"`) {
 		t.Errorf("last journal line: %q (%v)", lines[len(lines)-1], err)
 	}
+}
+
+// TestConsoleWithAServer runs the console against an in-process
+// OpenAI-compatible server that streams a tool call, then an answer.
+func TestConsoleWithAServer(t *testing.T) {
+	n := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		mu.Lock()
+		n++
+		i := n
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		flush := w.(http.Flusher).Flush
+		if i%2 == 1 {
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"6*7\"}"}}]}}]}`+"\n\n")
+			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		for _, p := range []string{"The ", "answer ", "is ", "**42**."} {
+			fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{"content":%q}}]}`+"\n\n", p)
+			flush()
+			time.Sleep(30 * time.Millisecond)
+		}
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+		fmt.Fprint(w, `data: {"choices":[],"usage":{"prompt_tokens":300,"completion_tokens":12}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tm := newTmux(t)
+	tm.start(t.TempDir(), "--base-url", srv.URL+"/v1", "--model", "local-model")
+	tm.keys("what is 6*7?", "Enter")
+	s := tm.wait("the streamed answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "The answer is 42.") && strings.Contains(timelinePane(s), "calculator") && strings.Contains(s, "idle")
+	})
+	if !strings.Contains(s, "model local-model") || !strings.Contains(s, "session ") {
+		t.Errorf("status line:\n%s", s)
+	}
+	tm.keys("C-d")
+	tm.waitGone()
 }
