@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -128,5 +129,65 @@ func TestPauseKeys(t *testing.T) {
 		if v.Action != want || (key == "c") == gate.Stepping() {
 			t.Errorf("%s: %s (step mode %v), want %s", key, v.Action, gate.Stepping(), want)
 		}
+	}
+}
+
+// memBackend records the person's memory edits.
+type memBackend struct {
+	s       *engine.Session
+	changes []engine.MemoryChanged
+}
+
+func (b *memBackend) Start(context.Context, string) <-chan engine.Event { return nil }
+func (b *memBackend) Continue(context.Context) <-chan engine.Event     { return nil }
+func (b *memBackend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
+	b.changes = append(b.changes, c)
+	return b.s.ChangeMemory(c, nil)
+}
+func (b *memBackend) SessionID() string { return b.s.ID }
+func (b *memBackend) Close() error      { return nil }
+
+// TestMemoryEdits adds, edits and deletes facts with the Memory pane's keys.
+func TestMemoryEdits(t *testing.T) {
+	b := &memBackend{s: engine.NewSession("s")}
+	m := New(Config{Style: "notty", Backend: b})
+	m.Update(tea.WindowSizeMsg{Width: 130, Height: 30})
+	keys := func(ks ...string) {
+		for _, k := range ks {
+			switch k {
+			case "tab":
+				m.Update(tea.KeyMsg{Type: tea.KeyTab})
+			case "enter":
+				m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			case "esc":
+				m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+			default:
+				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			}
+		}
+	}
+	keys("tab", "tab", "tab") // input → chat → timeline → memory
+	keys("a", "city = Paris", "enter")
+	keys("a", "no equals sign", "enter")
+	if !strings.Contains(m.note, "key = value") {
+		t.Errorf("a bad fact was not refused: note %q", m.note)
+	}
+	keys("esc", "e")
+	m.memForm.SetValue("city = Lyon")
+	keys("enter")
+	if f := b.s.Memory(); len(f) != 1 || f[0].Value != "Lyon" || !strings.Contains(m.View(), "city = Lyon") {
+		t.Fatalf("after the edit: %v", f)
+	}
+	keys("d")
+	if len(b.s.Memory()) != 0 || strings.Contains(m.View(), "city = ") {
+		t.Errorf("after the delete: %v", b.s.Memory())
+	}
+	want := []string{"set city=Paris person", "set city=Lyon person", "delete city= person"}
+	var got []string
+	for _, c := range b.changes {
+		got = append(got, c.Op+" "+c.Key+"="+c.Value+" "+c.Source)
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("changes = %q, want %q", got, want)
 	}
 }
