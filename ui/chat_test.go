@@ -139,7 +139,7 @@ type memBackend struct {
 }
 
 func (b *memBackend) Start(context.Context, string) <-chan engine.Event { return nil }
-func (b *memBackend) Continue(context.Context) <-chan engine.Event     { return nil }
+func (b *memBackend) Continue(context.Context) <-chan engine.Event      { return nil }
 func (b *memBackend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
 	b.changes = append(b.changes, c)
 	return b.s.ChangeMemory(c, nil)
