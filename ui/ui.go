@@ -242,6 +242,12 @@ func (m *Model) applyEvent(ev engine.Event) {
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted, *engine.GateResumed, *engine.StepStarted:
 		m.state = "thinking"
+	case *engine.TextDelta:
+		if d.Reasoning {
+			m.state = "reasoning" // the detail view shows it once decided
+		} else {
+			m.state = "answering"
+		}
 	case *engine.ToolStarted:
 		m.state = "running " + d.Name
 	case *engine.GatePaused:
