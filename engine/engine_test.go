@@ -804,3 +804,47 @@ func TestArgumentsThatAreNotJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestPayloadsEncodeAsEncodingJSONWould: the payloads that write their own
+// JSON decode to what encoding/json's output decodes to, tricky text
+// included.
+func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
+	tricky := "quote \" backslash \\ newline \n tab \t nul \x00 bell \x07 bad \xff\xfe utf8 é ✓ 😀 <&>"
+	payloads := []engine.Event{
+		{Kind: engine.KindStepStarted, Data: &engine.StepStarted{Turn: 7}},
+		{Kind: engine.KindStepFinished, Data: &engine.StepFinished{ToolCalls: 3}},
+		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, MemoryFacts: 2, Tools: 3, Tokens: 4, SystemTokens: 5, MemoryTokens: 6, ToolTokens: 7, Budget: 8}},
+		{Kind: engine.KindUsage, Data: &engine.UsageData{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
+		{Kind: engine.KindUsage, Data: &engine.UsageData{Usage: engine.Usage{PromptTokens: 10}}},
+		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{Index: 1, ID: "c" + tricky, Name: "echo", Args: json.RawMessage("{\n  \"text\": \"a\\nb\"\n}")}},
+		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo", Args: json.RawMessage(`{"bad`)}},
+		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo"}},
+		{Kind: engine.KindToolFinished, Data: &engine.ToolFinished{Index: 2, ID: "c", Name: "echo", Status: "error", Result: tricky, Error: tricky, Truncated: true, DurationMS: 12, Attempts: 2}},
+		{Kind: engine.KindToolFinished, Data: &engine.ToolFinished{ID: "c", Name: "echo", Status: "ok", Result: ""}},
+	}
+	for _, ev := range payloads {
+		ev.Time = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		line, err := ev.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(line) || strings.Contains(string(line), "\n") {
+			t.Errorf("%s: not one line of JSON: %s", ev.Kind, line)
+		}
+		got, err := engine.DecodeEvent(line)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", ev.Kind, err, line)
+		}
+		want := ev.Data // arguments that are not JSON: encoding/json cannot write them at all
+		if ref, err := json.Marshal(ev.Data); err == nil { // reflection: the payloads have no MarshalJSON
+			w, err := engine.DecodeEvent([]byte(`{"kind":"` + string(ev.Kind) + `","data":` + string(ref) + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = w.Data
+		}
+		if !reflect.DeepEqual(got.Data, want) {
+			t.Errorf("%s:\n ours %+v\n json %+v\n line %s", ev.Kind, got.Data, want, line)
+		}
+	}
+}

@@ -117,12 +117,26 @@ type DecisionData struct {
 	Attempts  int        `json:"attempts"`
 }
 
-// ToolStarted is the payload of tool_started.
+// ToolStarted is the payload of tool_started. Args are written as a
+// ToolCall's are.
 type ToolStarted struct {
 	Index int             `json:"index"`
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Args  json.RawMessage `json:"args,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *ToolStarted) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Index int `json:"index"`
+		toolCallJSON
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*p = ToolStarted{Index: j.Index, ID: j.ID, Name: j.Name, Args: joinArgs(j.Args, j.ArgsText)}
+	return nil
 }
 
 // Tool call statuses in ToolFinished.
@@ -482,6 +496,10 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"time":"`...)
 	b = e.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
+	if pa, ok := e.Data.(payloadAppender); ok {
+		b = append(b, `,"data":`...)
+		return append(pa.appendJSON(b), '}'), nil
+	}
 	if e.Data != nil {
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -497,32 +515,3 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 
 // MarshalJSON writes the event with its payload under "data".
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
