@@ -835,7 +835,7 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", ev.Kind, err, line)
 		}
-		want := ev.Data // arguments that are not JSON: encoding/json cannot write them at all
+		want := ev.Data                                    // arguments that are not JSON: encoding/json cannot write them at all
 		if ref, err := json.Marshal(ev.Data); err == nil { // reflection: the payloads have no MarshalJSON
 			w, err := engine.DecodeEvent([]byte(`{"kind":"` + string(ev.Kind) + `","data":` + string(ref) + `}`))
 			if err != nil {
