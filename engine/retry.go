@@ -61,7 +61,10 @@ type Error struct {
 	Status int
 }
 
+// Error returns the wrapped error's text.
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Transient marks err as worth retrying, after at least retryAfter.

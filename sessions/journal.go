@@ -23,10 +23,12 @@ type CorruptError struct {
 	Err  error
 }
 
+// Error says which line of which file, and what is wrong with it.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("sessions: %s line %d is corrupt: %v (the session can be opened read-only up to line %d)", e.File, e.Line, e.Err, e.Line-1)
 }
 
+// Unwrap returns the decoding or replay error.
 func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Loaded is a session read from its journal.
