@@ -95,7 +95,7 @@ func (t *timeline) apply(ev engine.Event) {
 	case *engine.ModelRequest:
 		t.detail(ev.Run, ev.Step).request = d
 		if r := t.last(ev.Step, engine.Perceive); r != nil {
-			r.text = fmt.Sprintf("%d msgs, %d tok", d.Messages, d.Tokens)
+			r.text = fmt.Sprintf("%d msg%s, %d tok", d.Messages, plural(d.Messages), d.Tokens)
 			r.status, r.dur = "ok", ev.Time.Sub(r.started)
 		}
 		t.add(row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
@@ -153,11 +153,7 @@ func (t *timeline) apply(ev engine.Event) {
 			}
 		}
 	case *engine.StepFinished:
-		text := fmt.Sprintf("%d results", d.ToolCalls)
-		if d.ToolCalls == 1 {
-			text = "1 result"
-		}
-		t.add(row{step: ev.Step, phase: engine.Observe, text: text, status: "ok"})
+		t.add(row{step: ev.Step, phase: engine.Observe, text: fmt.Sprintf("%d result%s", d.ToolCalls, plural(d.ToolCalls)), status: "ok"})
 	case *engine.RunFinished:
 		for i := range t.rows {
 			if t.rows[i].status == "running" || t.rows[i].status == "paused" {
@@ -327,4 +323,11 @@ func padRight(s string, w int) string {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
