@@ -78,15 +78,15 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	for k, v := range rp.headers {
-		w.Header().Set(k, v)
-	}
 	status := rp.status
 	if status == 0 {
 		status = 200
 		w.Header().Set("Content-Type", "text/event-stream")
 	} else {
 		w.Header().Set("Content-Type", "application/json")
+	}
+	for k, v := range rp.headers {
+		w.Header().Set(k, v)
 	}
 	w.WriteHeader(status)
 	io.WriteString(w, rp.body)

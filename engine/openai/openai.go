@@ -502,8 +502,56 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		info.mu.Unlock()
 	}
 	timer.Reset(t.stall)
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A server that ignored "stream": one JSON answer. It becomes one
+		// chunk of a stream, so the rest of the way is the same.
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		timer.Stop()
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(asStream(body)))
+		resp.Header.Set("Content-Type", "text/event-stream")
+		return resp, nil
+	}
 	resp.Body = &watchBody{rc: resp.Body, timer: timer, stall: t.stall, cancel: cancel, info: info}
 	return resp, nil
+}
+
+// asStream turns a whole chat completion into the stream that would have
+// carried it: one chunk whose delta is the message, then [DONE]. A body that
+// is not a completion is passed on as it is, for the reader to reject.
+func asStream(body []byte) []byte {
+	var whole struct {
+		Choices []struct {
+			Index        int             `json:"index"`
+			Message      json.RawMessage `json:"message"`
+			FinishReason string          `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(body, &whole) != nil || len(whole.Choices) == 0 {
+		return body
+	}
+	type choice struct {
+		Index        int             `json:"index"`
+		Delta        json.RawMessage `json:"delta"`
+		FinishReason string          `json:"finish_reason"`
+	}
+	c := struct {
+		Choices []choice        `json:"choices"`
+		Usage   json.RawMessage `json:"usage,omitempty"`
+	}{Usage: whole.Usage}
+	for _, ch := range whole.Choices {
+		c.Choices = append(c.Choices, choice{Index: ch.Index, Delta: ch.Message, FinishReason: ch.FinishReason})
+	}
+	chunk, err := json.Marshal(c)
+	if err != nil {
+		return body
+	}
+	return append(append([]byte("data: "), chunk...), "\n\ndata: [DONE]\n\n"...)
 }
 
 // parseRetryAfter reads a Retry-After header: seconds, or an HTTP date.

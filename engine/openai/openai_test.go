@@ -147,6 +147,7 @@ func TestFixtures(t *testing.T) {
 		wantUsage int
 		wantErr   string
 		retryable bool
+		json      bool // served as application/json, not a stream
 	}{
 		{file: "openai_stream_single_tool.sse", wantCalls: "read_file"},
 		{file: "openai_stream_single_tool_2024.sse", wantCalls: "get_weather"},
@@ -162,6 +163,10 @@ func TestFixtures(t *testing.T) {
 		{file: "llamacpp_stream_single_tool.sse", wantCalls: "run_command"},
 		{file: "llamacpp_stream_error_event.sse", wantErr: "exceeds the available context size"},
 		{file: "openai_stream_midstream_error.sse", wantErr: "The server had an error", retryable: true},
+		// Servers that ignore "stream": true and answer with one JSON body.
+		{file: "openai_nonstream_single_tool.json", wantCalls: "read_file", json: true},
+		{file: "openai_nonstream_parallel_tools.json", wantCalls: "GetWeatherArgs,get_stock_price", wantUsage: 60, json: true},
+		{file: "ollama_nonstream_tool.json", wantCalls: "calculator", wantUsage: 19, json: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -169,7 +174,11 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := newFake(t, reply{body: string(body)})
+			rp := reply{body: string(body)}
+			if tt.json {
+				rp.headers = map[string]string{"Content-Type": "application/json"}
+			}
+			f := newFake(t, rp)
 			var deltas strings.Builder
 			m := newModel(f, nil)
 			req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "go"}}, Attempt: 1}
