@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -65,6 +66,9 @@ type Config struct {
 type Model struct {
 	cfg    Config
 	client *goopenai.Client
+	// noUsageOption is set once the server refused stream_options (some
+	// older servers reject fields they do not know): usage is estimated.
+	noUsageOption atomic.Bool
 }
 
 var _ engine.Model = (*Model)(nil)
@@ -102,6 +106,10 @@ func (m *Model) Decide(ctx context.Context, req *engine.Request) (engine.Decisio
 	info := &respInfo{}
 	ctx = context.WithValue(ctx, respInfoKey{}, info)
 	stream, err := m.client.CreateChatCompletionStream(ctx, m.request(req))
+	if err != nil && !m.noUsageOption.Load() && refusedStreamOptions(err) {
+		m.noUsageOption.Store(true)
+		stream, err = m.client.CreateChatCompletionStream(ctx, m.request(req))
+	}
 	if err != nil {
 		return engine.Decision{}, m.classify(err, info)
 	}
@@ -143,10 +151,12 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 		msgs = append(msgs, msg)
 	}
 	r := goopenai.ChatCompletionRequest{
-		Model:         m.cfg.Model,
-		Messages:      msgs,
-		Stream:        true,
-		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+		Model:    m.cfg.Model,
+		Messages: msgs,
+		Stream:   true,
+	}
+	if !m.noUsageOption.Load() {
+		r.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, goopenai.Tool{Type: goopenai.ToolTypeFunction, Function: &goopenai.FunctionDefinition{
@@ -166,6 +176,19 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 		r.MaxTokens = req.Options.MaxTokens
 	}
 	return r
+}
+
+// refusedStreamOptions reports a 400 that blames stream_options.
+func refusedStreamOptions(err error) bool {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr.HTTPStatusCode/100 == 4 && strings.Contains(apiErr.Message, "stream_options")
+	case errors.As(err, &reqErr):
+		return reqErr.HTTPStatusCode/100 == 4 && strings.Contains(string(reqErr.Body), "stream_options")
+	}
+	return false
 }
 
 // systemText is the system prompt with the memory facts after it.

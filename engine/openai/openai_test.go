@@ -406,3 +406,21 @@ func TestServerQuirks(t *testing.T) {
 		})
 	}
 }
+
+// TestServerRefusingStreamOptions: an older server that rejects
+// stream_options gets the request again without it, and later ones too.
+func TestServerRefusingStreamOptions(t *testing.T) {
+	refusal := reply{status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error"}}`}
+	f := newFake(t, refusal, reply{body: answer("first")}, reply{body: answer("second")})
+	m := newModel(f, nil)
+	for _, want := range []string{"first", "second"} {
+		d, err := m.Decide(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}, Attempt: 1})
+		if err != nil || d.Text != want {
+			t.Fatalf("decision %q, %v; want %q", d.Text, err, want)
+		}
+	}
+	reqs := f.requests()
+	if len(reqs) != 3 || reqs[0].body["stream_options"] == nil || reqs[1].body["stream_options"] != nil || reqs[2].body["stream_options"] != nil {
+		t.Errorf("%d requests; stream_options sent: %v %v %v", len(reqs), reqs[0].body["stream_options"] != nil, reqs[1].body["stream_options"] != nil, len(reqs) > 2 && reqs[2].body["stream_options"] != nil)
+	}
+}
