@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/script"
@@ -845,6 +849,109 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Data, want) {
 			t.Errorf("%s:\n ours %+v\n json %+v\n line %s", ev.Kind, got.Data, want, line)
+		}
+	}
+}
+
+func TestResultsAreCapped(t *testing.T) {
+	big := engine.Tool{Name: "big", Inline: true, Func: func(context.Context, *engine.Call) (string, error) {
+		return strings.Repeat("é", 20000), nil // 40,000 bytes
+	}}
+	m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"big"}]},{"answer":"ok"}]}`)
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, big), MaxResultBytes: 1001})
+	rec := &recorder{}
+	e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+	fin := rec.finished(t)[0]
+	body, note, _ := strings.Cut(fin.Result, "\n[truncated: ")
+	if !fin.Truncated || len(body) != 1000 || !utf8.ValidString(body) || note != "1000 of 40000 bytes shown]" {
+		t.Errorf("truncated %v, %d bytes kept, note %q", fin.Truncated, len(body), note)
+	}
+}
+
+func TestRetryableErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{engine.Transient(errors.New("x"), 0), true},
+		{engine.Permanent(errors.New("x")), false},
+		{fmt.Errorf("wrapped: %w", engine.Transient(errors.New("x"), 0)), true},
+		{context.Canceled, false},
+		{context.DeadlineExceeded, true},
+		{io.ErrUnexpectedEOF, true},
+		{syscall.ECONNRESET, true},
+		{syscall.ECONNREFUSED, true},
+		{&net.OpError{Op: "dial", Err: errors.New("no route")}, true},
+		{errors.New("plain"), false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := engine.IsRetryable(tt.err); got != tt.want {
+			t.Errorf("IsRetryable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestContinueAfterACrash replays a run cut off after one of two tool
+// results (as a journal would hold it after a kill) and continues it: the
+// call with a result is not run again, the one that had started is re-run
+// only with approval.
+func TestContinueAfterACrash(t *testing.T) {
+	turns := `{"turns":[{"tool_calls":[{"name":"count","arguments":{"text":"a"}},{"name":"count","arguments":{"text":"b"}}]},{"answer":"done"}]}`
+	for _, approve := range []engine.Action{engine.Proceed, engine.Deny} {
+		ran := map[string]int{}
+		var mu sync.Mutex
+		count := engine.Tool{Name: "count", Func: func(_ context.Context, c *engine.Call) (string, error) {
+			var in struct{ Text string }
+			c.Bind(&in)
+			mu.Lock()
+			ran[in.Text]++
+			mu.Unlock()
+			return "counted " + in.Text, nil
+		}}
+		e := engine.New(engine.Config{Model: mustScript(t, turns), Tools: registry(t, count)})
+		rec := &recorder{}
+		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+		// Cut the journal after the first tool_finished, with both calls
+		// started: the process died while b ran.
+		var cut []engine.Event
+		finished := ""
+		for _, ev := range rec.events {
+			cut = append(cut, ev)
+			if d, ok := ev.Data.(*engine.ToolFinished); ok {
+				finished = d.ID
+				break
+			}
+		}
+		s := engine.NewSession("s")
+		for _, ev := range cut {
+			if err := s.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waiting, started := s.Unfinished()
+		if !s.Interrupted() || len(waiting) != 1 || len(started) != 1 || waiting[0].ID == finished {
+			t.Fatalf("after the crash: interrupted %v, waiting %v, started %v", s.Interrupted(), waiting, started)
+		}
+		clear(ran)
+		e2 := engine.New(engine.Config{Model: mustScript(t, turns), Tools: registry(t, count), Gate: approveGate{approve}})
+		res := e2.Continue(context.Background(), s, nil)
+		if res.StopReason != engine.StopAnswered || res.Answer != "done" {
+			t.Fatalf("continue: %+v", res)
+		}
+		total := 0
+		for _, n := range ran {
+			total += n
+		}
+		if want := map[engine.Action]int{engine.Proceed: 1, engine.Deny: 0}[approve]; total != want {
+			t.Errorf("%s: %d calls ran again (%v), want %d", approve, total, ran, want)
+		}
+		last := s.History[len(s.History)-2] // the second tool result, before the answer
+		if approve == engine.Deny && !strings.Contains(last.Content, "denied") {
+			t.Errorf("the denied re-run's result: %q", last.Content)
+		}
+		if err := e2.Continue(context.Background(), s, nil).Err; !errors.Is(err, engine.ErrNotInterrupted) {
+			t.Errorf("continuing a finished run: %v", err)
 		}
 	}
 }

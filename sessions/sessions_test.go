@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -399,5 +400,39 @@ func TestMalformedArgumentsAreJournaled(t *testing.T) {
 	}
 	if !strings.Contains(l.Session.History[2].Content, "not valid JSON") {
 		t.Errorf("the model was told %q", l.Session.History[2].Content)
+	}
+}
+
+// TestLongJournalReplays: a journal long enough to be decoded on every core
+// replays to the same state as one read line by line.
+func TestLongJournalReplays(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	var turns []string
+	for i := range 200 {
+		turns = append(turns, fmt.Sprintf(`{"tool_calls":[{"name":"remember","arguments":{"key":"k%d","value":"v%d"}}]}`, i, i))
+	}
+	turns = append(turns, `{"answer":"done"}`)
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := script.Parse("long", []byte(`{"turns":[`+strings.Join(turns, ",")+`]}`))
+	e := engine.New(engine.Config{Model: m, Tools: registry(t), MaxSteps: 300})
+	live := engine.NewSession(j.ID)
+	if res := e.Run(context.Background(), live, "go", j); res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	j.Close()
+	l, err := store.Load(j.ID)
+	if err != nil || len(l.Events) < 1000 {
+		t.Fatalf("%v, %d events", err, len(l.Events))
+	}
+	if !reflect.DeepEqual(l.Session.History, live.History) || !reflect.DeepEqual(l.Session.Memory(), live.Memory()) || l.Session.Steps != live.Steps {
+		t.Errorf("replayed state differs: %d vs %d messages, %d vs %d facts", len(l.Session.History), len(live.History), len(l.Session.Memory()), len(live.Memory()))
+	}
+	for i := 1; i < len(l.Events); i++ {
+		if l.Events[i].Time.Before(l.Events[i-1].Time) {
+			t.Fatalf("events out of order at %d", i)
+		}
 	}
 }
