@@ -509,10 +509,10 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			i = todo[k]
 		}
 		c := calls[i]
-		fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name}
+		fin := ToolFinished{Index: i, ID: c.ID, Name: c.Name} // emitted only when refused
 		if aborted != "" {
 			fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted before this call"
-			if err := r.emit(Act, KindToolFinished, fin); err != nil {
+			if err := r.emitFinished(fin); err != nil {
 				return StopError, "", err
 			}
 			continue
@@ -525,9 +525,13 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 		case t.Policy == PolicyDeny:
 			fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
 		default:
-			v, err := r.pause(ctx, Pending{At: Act, ToolCall: &c, Approval: t.Policy == PolicyAsk || r.rerun[c.ID]})
-			if err != nil {
-				return stopFor(ctx, err), "", err
+			v := Verdict{Action: Proceed}
+			if cfg.Gate != nil {
+				pending := c // on the heap only when there is a gate to show it to
+				var err error
+				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || r.rerun[c.ID]}); err != nil {
+					return stopFor(ctx, err), "", err
+				}
 			}
 			switch v.Action {
 			case Abort:
@@ -552,7 +556,7 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 				continue
 			}
 		}
-		if err := r.emit(Act, KindToolFinished, fin); err != nil {
+		if err := r.emitFinished(fin); err != nil {
 			return StopError, "", err
 		}
 	}
@@ -563,6 +567,11 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 	clear(jobs)
 	r.jobs = jobs[:0]
 	return stop, aborted, err
+}
+
+// emitFinished reports a tool call that did not run.
+func (r *run) emitFinished(fin ToolFinished) error {
+	return r.emit(Act, KindToolFinished, &fin)
 }
 
 // runJobs runs jobs in parallel, one goroutine per attempt, while this
