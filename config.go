@@ -23,7 +23,13 @@ type config struct {
 	BaseURL     string   `json:"base_url,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
 	AllowShell  *bool    `json:"allow_shell,omitempty"`
-	HTTP        struct {
+	// SystemPrompt replaces agentty's system prompt.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// ContextBudget and MaxSteps are the defaults of --context-budget
+	// and --max-steps.
+	ContextBudget int `json:"context_budget,omitempty"`
+	MaxSteps      int `json:"max_steps,omitempty"`
+	HTTP          struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
 	// Tools sets policies and timeouts per tool, by name.
@@ -145,6 +151,15 @@ func (c *config) merge(o *config) {
 	}
 	if o.AllowShell != nil {
 		c.AllowShell = o.AllowShell
+	}
+	if o.SystemPrompt != "" {
+		c.SystemPrompt = o.SystemPrompt
+	}
+	if o.ContextBudget > 0 {
+		c.ContextBudget = o.ContextBudget
+	}
+	if o.MaxSteps > 0 {
+		c.MaxSteps = o.MaxSteps
 	}
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts

@@ -107,6 +107,7 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
+	o.maxStepsSet = flagSet(fs, "max-steps")
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agentty: unexpected %q (to run a task headless: agentty run TASK)\n", fs.Arg(0))
 		return exitUsage

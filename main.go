@@ -53,7 +53,7 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 {
 		switch args[0] {
 		case "run":
-			return runCmd(ctx, args[1:], stdout, stderr, getenv)
+			return runCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 		case "sessions":
 			return sessionsCmd(args[1:], stdout, stderr, getenv)
 		case "tools":
@@ -70,7 +70,7 @@ const usage = `agentty: a terminal console for running LLM agents
 
   agentty [flags]                    the console, new session
   agentty --resume [ID]              the console, resuming a session
-  agentty run [flags] TASK           headless: one run, prints the answer
+  agentty run [flags] TASK           headless: one run, prints the answer (TASK - reads stdin)
   agentty run --session ID TASK      continue a session with a new task
   agentty run --session ID --continue   finish an interrupted run
   agentty sessions ls [--json]       list sessions, newest first
@@ -86,6 +86,8 @@ flags:
   --temperature T     sampling temperature (default: the server's)
   --timeout D         time limit of one model request (default 10m)
   --max-steps N       decisions per run before stopping with step_limit (default 25)
+  --context-budget N  tokens of history, memory and tools one request may hold (default
+                      64000; lower it for small local models)
   --workspace DIR     the folder the file tools work in (default: the current folder)
   --allow-shell       offer run_shell (it asks before each command)
   --step              (console) pause before every decision and tool call
@@ -108,6 +110,8 @@ type options struct {
 	dataDir     string
 	workspace   string
 	allowShell  bool
+	budget      int
+	maxStepsSet bool // --max-steps was given: it wins over the config
 	session     string
 	json        bool
 	cont        bool
@@ -123,6 +127,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
 	fs.StringVar(&o.workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
 	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
+	fs.IntVar(&o.budget, "context-budget", 0, "tokens of history, memory and tools a request may hold (default 64000)")
 }
 
 // store opens the session store named by --data-dir or the environment.
@@ -135,6 +140,13 @@ func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
 		}
 	}
 	return sessions.Open(home)
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseFailed is the exit code for a flag error: 0 for -h, else bad usage.
@@ -207,10 +219,17 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	if o.maxSteps <= 0 {
 		return nil, errUsage{fmt.Errorf("--max-steps must be at least 1, not %d", o.maxSteps)}
 	}
+	if o.budget < 0 {
+		return nil, errUsage{fmt.Errorf("--context-budget must be positive, not %d", o.budget)}
+	}
 	wsDir := cmp.Or(o.workspace, ".")
 	cfg, err := loadConfig(getenv, wsDir)
 	if err != nil {
 		return nil, err
+	}
+	maxSteps := o.maxSteps
+	if !o.maxStepsSet && cfg.MaxSteps > 0 {
+		maxSteps = cfg.MaxSteps
 	}
 	m, name, err := pickModel(o, cfg, getenv)
 	if err != nil {
@@ -281,8 +300,9 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		Model:     m,
 		ModelName: name,
 		Tools:     st.registry,
-		MaxSteps:  o.maxSteps,
-		System:    systemPrompt,
+		MaxSteps:  maxSteps,
+		Budget:    cmp.Or(o.budget, cfg.ContextBudget),
+		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
 		Gate:      gate,
 	})
 	return st, nil
@@ -293,7 +313,7 @@ const systemPrompt = "You are agentty, a careful agent working in a terminal. Us
 
 type errUsage struct{ error }
 
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlags("run", stderr)
 	var o options
 	o.register(fs)
@@ -308,7 +328,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
 		return code
 	}
+	o.maxStepsSet = flagSet(fs, "max-steps")
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if task == "-" { // the task on standard input
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return fail(exitError, "reading the task: %v", err)
+		}
+		task = strings.TrimSpace(string(b))
+	}
 	switch {
 	case o.cont && o.session == "":
 		return fail(exitUsage, "--continue needs --session ID")
@@ -397,7 +425,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		}
 		return exitAnswered
 	case engine.StopStepLimit:
-		return fail(exitStepLimit, "stopped: step limit of %d reached without an answer", o.maxSteps)
+		return fail(exitStepLimit, "stopped: step limit of %d reached without an answer", st.engine.Config().MaxSteps)
 	case engine.StopCancelled:
 		return fail(exitCancelled, "cancelled (the session is saved: agentty run --session %s --continue)", s.ID)
 	}

@@ -107,3 +107,25 @@ func TestToolsListsMCPServers(t *testing.T) {
 		t.Errorf("run with MCP: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+func TestConfigDefaultsAndStdin(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(cfg, []byte(`{"max_steps": 2, "context_budget": 5000, "system_prompt": "You are terse."}`), 0o600)
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": cfg}
+	never := writeScript(t, `{"turns":[{"tool_calls":[{"name":"clock"}]},{"tool_calls":[{"name":"clock"}]},{"tool_calls":[{"name":"clock"}]},{"answer":"late"}]}`)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--json", "--model", "script:"+never, "go")
+	if code != 3 || !strings.Contains(out, `"max_steps":2`) || !strings.Contains(out, `"budget":5000`) {
+		t.Errorf("config defaults: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, _ = runCLI(t, context.Background(), env, "run", "--max-steps", "4", "--model", "script:"+never, "go"); code != 0 || !strings.Contains(out, "late") {
+		t.Errorf("--max-steps 4 over the config's 2: exit %d", code)
+	}
+	if _, _, errs = runCLI(t, context.Background(), env, "run", "--model", "script:"+never, "go"); !strings.Contains(errs, "step limit of 2 reached") {
+		t.Errorf("the step limit message: %q", errs)
+	}
+	var outb, errb strings.Builder
+	code = cli(context.Background(), []string{"run", "--model", "offline", "-"}, strings.NewReader("what is 6*7\n"), &outb, &errb, func(k string) string { return env[k] })
+	if code != 0 || !strings.Contains(outb.String(), "42") {
+		t.Errorf("task from stdin: exit %d, %q %q", code, outb.String(), errb.String())
+	}
+}
