@@ -104,10 +104,14 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var o options
 	o.register(fs)
 	step := fs.Bool("step", false, "start in step mode")
+	fs.StringVar(&o.session, "session", "", "resume this session (as --resume ID)")
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
 	o.maxStepsSet = flagSet(fs, "max-steps")
+	if o.session != "" {
+		resume, resumeID = true, o.session
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agentty: unexpected %q (to run a task headless: agentty run TASK)\n", fs.Arg(0))
 		return exitUsage
