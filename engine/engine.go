@@ -215,6 +215,8 @@ type run struct {
 	deltaErr error
 	// reqTokens is the estimated size of the last request.
 	reqTokens int
+	// payloads are the current step's.
+	payloads *stepPayloads
 }
 
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
@@ -278,7 +280,11 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", cfg.MaxSteps))
 		}
 		r.step = r.s.Steps + 1
-		if err := r.emit(Perceive, KindStepStarted, &StepStarted{Turn: r.s.run.Turn}); err != nil {
+		// One allocation for the payloads of the step's own events, which
+		// subscribers may keep.
+		p := &stepPayloads{started: StepStarted{Turn: r.s.run.Turn}}
+		r.payloads = p
+		if err := r.emit(Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(StopError, "", err)
 		}
 		req, err := r.perceive()
@@ -294,15 +300,18 @@ func (r *run) loop(ctx context.Context) Result {
 		if err != nil {
 			return r.finish(stopFor(ctx, err), "", err)
 		}
-		if err := r.emit(Decide, KindDecision, &DecisionData{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}); err != nil {
+		p.decision = DecisionData{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
+		now := time.Now()
+		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(StopError, "", err)
 		}
 		u := dec.Usage
-		if err := r.emit(Decide, KindUsage, &UsageData{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}); err != nil {
+		p.usage = UsageData{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
+		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
 			return r.finish(StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
-			if err := r.emit(Observe, KindStepFinished, &StepFinished{}); err != nil {
+			if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
 				return r.finish(StopError, "", err)
 			}
 			return r.finish(StopAnswered, dec.Text, nil)
@@ -312,10 +321,20 @@ func (r *run) loop(ctx context.Context) Result {
 		} else if reason != "" {
 			return r.finish(StopCancelled, "", errors.New(reason))
 		}
-		if err := r.emit(Observe, KindStepFinished, &StepFinished{ToolCalls: len(dec.ToolCalls)}); err != nil {
+		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
+		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
 			return r.finish(StopError, "", err)
 		}
 	}
+}
+
+// stepPayloads holds the payloads of the events every step has.
+type stepPayloads struct {
+	started  StepStarted
+	request  ModelRequest
+	decision DecisionData
+	usage    UsageData
+	finished StepFinished
 }
 
 func stopFor(ctx context.Context, err error) StopReason {
@@ -358,7 +377,8 @@ func (r *run) perceive() (*Request, error) {
 		delta:    r.onDelta,
 	}
 	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)
-	mr := &ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
+	mr := &r.payloads.request
+	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
 	return req, r.emit(Perceive, KindModelRequest, mr)
 }
 
