@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/x/ansi"
@@ -34,6 +35,7 @@ type chatItem struct {
 	streaming bool
 	buf       strings.Builder
 	stream    streamWrap
+	reasoning string // the tail of the model's reasoning, shown until text comes
 
 	lines []string
 	width int
@@ -141,6 +143,9 @@ func (c *chat) apply(ev engine.Event) {
 		c.add(&chatItem{kind: itemUser, text: d.Task})
 	case *engine.TextDelta:
 		if d.Reasoning {
+			it := c.streamingItem()
+			it.reasoning = tail(it.reasoning+d.Text, 300)
+			it.lines = nil
 			return
 		}
 		it := c.streamingItem()
@@ -234,6 +239,11 @@ func (c *chat) linesOf(it *chatItem) []string {
 				it.stream.add(it.buf.String())
 			}
 			it.lines = it.stream.view()
+			if it.buf.Len() == 0 && it.reasoning != "" {
+				think := strings.Join(strings.Fields(it.reasoning), " ")
+				think = ansi.TruncateLeft(think, max(ansi.StringWidth(think)-(w-12), 0), "…")
+				it.lines = []string{it.lines[0], fit(styleDim.Render("thinking: "+think), c.width), it.lines[len(it.lines)-1]}
+			}
 			return it.lines
 		}
 		lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
@@ -389,6 +399,18 @@ func (c *chat) scroll(n int) {
 	if below <= c.height {
 		c.follow = true
 	}
+}
+
+// tail keeps the last n bytes of s, on a rune boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 func wrapRows(s string, width int) []string {

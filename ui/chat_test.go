@@ -191,3 +191,19 @@ func TestMemoryEdits(t *testing.T) {
 		t.Errorf("changes = %q, want %q", got, want)
 	}
 }
+
+func TestReasoningShowsUntilTheAnswer(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "hard question"}))
+	for _, w := range strings.Fields("first I consider the question then I weigh the options") {
+		m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: w + " ", Reasoning: true}))
+	}
+	if v := m.View(); !strings.Contains(v, "thinking: first I consider") || !strings.Contains(v, "reasoning") {
+		t.Fatalf("the reasoning is not shown:\n%s", v)
+	}
+	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "The answer"}))
+	if v := m.View(); strings.Contains(v, "thinking:") || !strings.Contains(v, "The answer") {
+		t.Errorf("the reasoning stayed once the answer began:\n%s", v)
+	}
+}
