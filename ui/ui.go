@@ -146,8 +146,8 @@ type Model struct {
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
 	helpCache  string
-	helpKey    string
-	borders    map[string]string
+	helpKey    helpKey
+	borders    map[borderKey]string
 	blanks     string
 }
 
@@ -833,7 +833,7 @@ func (m *Model) statusLine() string {
 
 func (m *Model) helpView() string {
 	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus, narrow: m.width < wideWidth}
-	key := fmt.Sprint(hk.paused, hk.focus, m.showHelp, m.width)
+	key := helpKey{paused: hk.paused, full: m.showHelp, focus: hk.focus, width: m.width}
 	if m.helpCache != "" && m.helpKey == key {
 		return m.helpCache
 	}
@@ -923,15 +923,29 @@ func (m *Model) writePanes(b *strings.Builder, h int, panes ...pane) {
 	b.WriteByte('\n')
 }
 
+// Keys of View's caches: plain structs, so a frame formats no key.
+type (
+	borderKey struct {
+		title   string
+		focused bool
+		width   int
+	}
+	helpKey struct {
+		paused, full bool
+		focus        focus
+		width        int
+	}
+)
+
 // border returns a pane's top border, made once per title, focus and width.
 func (m *Model) border(title string, focused bool, w int) string {
-	key := fmt.Sprint(title, focused, w)
+	key := borderKey{title, focused, w}
 	if s, ok := m.borders[key]; ok {
 		return s
 	}
 	s := box(title, focused, w, 0, nil, true)[0]
 	if m.borders == nil {
-		m.borders = map[string]string{}
+		m.borders = map[borderKey]string{}
 	}
 	m.borders[key] = s
 	return s
