@@ -32,6 +32,12 @@ const (
 // one going.
 var ErrBusy = errors.New("engine: the session already has a run going")
 
+// ErrCrashed is the cause with which a console cancels its runs when it
+// crashes (context.WithCancelCause). A run cancelled with it (errors.Is on
+// context.Cause) ends with stop reason error saying so; a run cancelled
+// with any other cause, or none, ends with stop reason cancelled.
+var ErrCrashed = errors.New("the console crashed")
+
 // ErrNotInterrupted is returned by Continue for a session whose last run
 // finished.
 var ErrNotInterrupted = errors.New("engine: the session has no interrupted run to continue")
@@ -111,7 +117,7 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
 	r.step = s.Steps
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: e.cfg.ModelName, MaxSteps: e.cfg.MaxSteps}); err != nil {
-		return r.finish(StopError, "", err)
+		return r.finish(ctx, StopError, "", err)
 	}
 	return r.loop(ctx)
 }
@@ -143,12 +149,12 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 			}
 		}
 		if stop, reason, err := r.act(ctx, calls, todo); stop != "" {
-			return r.finish(stop, "", err)
+			return r.finish(ctx, stop, "", err)
 		} else if reason != "" {
-			return r.finish(StopCancelled, "", errors.New(reason))
+			return r.finish(ctx, StopCancelled, "", errors.New(reason))
 		}
 		if err := r.emit(Observe, KindStepFinished, &StepFinished{ToolCalls: len(calls)}); err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 	}
 	return r.loop(ctx)
@@ -252,7 +258,15 @@ func (r *run) flush() error {
 	return nil
 }
 
-func (r *run) finish(stop StopReason, answer string, cause error) Result {
+// finish ends the run with run_finished. A run cancelled because the
+// console crashed (ctx's cause is ErrCrashed) ends with stop reason error,
+// not cancelled: nobody chose to stop it.
+func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause error) Result {
+	if stop == StopCancelled {
+		if c := context.Cause(ctx); errors.Is(c, ErrCrashed) {
+			stop, cause = StopError, c
+		}
+	}
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
 	if cause != nil {
@@ -274,10 +288,10 @@ func (r *run) loop(ctx context.Context) Result {
 	cfg := &r.e.cfg
 	for {
 		if ctx.Err() != nil {
-			return r.finish(StopCancelled, "", ctx.Err())
+			return r.finish(ctx, StopCancelled, "", ctx.Err())
 		}
 		if r.s.run.Turn >= cfg.MaxSteps {
-			return r.finish(StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", cfg.MaxSteps))
+			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", cfg.MaxSteps))
 		}
 		r.step = r.s.Steps + 1
 		// One allocation for the payloads of the step's own events, which
@@ -285,45 +299,45 @@ func (r *run) loop(ctx context.Context) Result {
 		p := &stepPayloads{started: StepStarted{Turn: r.s.run.Turn}}
 		r.payloads = p
 		if err := r.emit(Perceive, KindStepStarted, &p.started); err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 		req, err := r.perceive()
 		if err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 		if v, err := r.pause(ctx, Pending{At: Decide}); err != nil {
-			return r.finish(stopFor(ctx, err), "", err)
+			return r.finish(ctx, stopFor(ctx, err), "", err)
 		} else if v.Action == Abort {
-			return r.finish(StopCancelled, "", errors.New("aborted at the gate"))
+			return r.finish(ctx, StopCancelled, "", errors.New("aborted at the gate"))
 		}
 		dec, attempts, err := r.decide(ctx, req)
 		if err != nil {
-			return r.finish(stopFor(ctx, err), "", err)
+			return r.finish(ctx, stopFor(ctx, err), "", err)
 		}
 		p.decision = DecisionData{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
 		now := time.Now()
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 		u := dec.Usage
 		p.usage = UsageData{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
 		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
 			if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
-				return r.finish(StopError, "", err)
+				return r.finish(ctx, StopError, "", err)
 			}
-			return r.finish(StopAnswered, dec.Text, nil)
+			return r.finish(ctx, StopAnswered, dec.Text, nil)
 		}
 		if stop, reason, err := r.act(ctx, dec.ToolCalls, nil); stop != "" {
-			return r.finish(stop, "", err)
+			return r.finish(ctx, stop, "", err)
 		} else if reason != "" {
-			return r.finish(StopCancelled, "", errors.New(reason))
+			return r.finish(ctx, StopCancelled, "", errors.New(reason))
 		}
 		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
 		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
-			return r.finish(StopError, "", err)
+			return r.finish(ctx, StopError, "", err)
 		}
 	}
 }

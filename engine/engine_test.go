@@ -958,3 +958,55 @@ func TestContinueAfterACrash(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashedConsoleEndsWithError cancels a run waiting on its model and on
+// a tool, with each kind of cause: only ErrCrashed turns the stop reason
+// into error, saying the console crashed; any other cancel is cancelled.
+func TestCrashedConsoleEndsWithError(t *testing.T) {
+	blockTool := engine.Tool{Name: "block", Func: func(ctx context.Context, _ *engine.Call) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	waits := []struct {
+		name  string
+		turns string
+		armAt engine.Kind
+	}{
+		{"model", `{"turns":[{"answer":"late","delay_ms":100000}]}`, engine.KindModelRequest},
+		{"tool", `{"turns":[{"tool_calls":[{"name":"block"}]},{"answer":"x"}]}`, engine.KindToolStarted},
+	}
+	causes := []struct {
+		name     string
+		cause    error
+		wantStop engine.StopReason
+		wantErr  string
+	}{
+		{"crashed", engine.ErrCrashed, engine.StopError, "the console crashed"},
+		{"crashed, wrapped", fmt.Errorf("ui: panic: %w", engine.ErrCrashed), engine.StopError, "the console crashed"},
+		{"no cause", nil, engine.StopCancelled, ""},
+		{"other cause", errors.New("interrupt signal received"), engine.StopCancelled, ""},
+	}
+	for _, w := range waits {
+		for _, c := range causes {
+			t.Run(w.name+"/"+c.name, func(t *testing.T) {
+				e := engine.New(engine.Config{Model: mustScript(t, w.turns), Tools: registry(t, blockTool)})
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				var last engine.Event
+				for ev := range e.Start(ctx, engine.NewSession("s"), "go", nil) {
+					if ev.Kind == w.armAt {
+						cancel(c.cause)
+					}
+					last = ev
+				}
+				fin, ok := last.Data.(*engine.RunFinished)
+				if !ok {
+					t.Fatalf("last event %s, want run_finished", last.Kind)
+				}
+				if fin.StopReason != c.wantStop || !strings.Contains(fin.Error, c.wantErr) {
+					t.Errorf("run_finished = %s %q, want %s containing %q", fin.StopReason, fin.Error, c.wantStop, c.wantErr)
+				}
+			})
+		}
+	}
+}
