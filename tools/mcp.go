@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -23,8 +22,10 @@ import (
 // other MCP clients use: a command to start (stdio), or a URL (streamable
 // HTTP).
 type MCPServer struct {
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is set in a stdio server's environment, over a minimal one
+	// (ChildEnv): a server sees an API key only when Env passes it.
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -91,10 +92,9 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 	switch {
 	case s.cfg.Command != "":
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
-		}
+		// The server gets a minimal environment and what its entry sets:
+		// never agentty's own secrets unless the person passes them.
+		cmd.Env = osChildEnv(nil, s.cfg.Env)
 		// Some servers do not exit when stdin closes; do not wait long.
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 500 * time.Millisecond}
 		s.cmd = cmd

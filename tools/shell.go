@@ -17,7 +17,9 @@ const maxShellOutput = 32 << 10
 // RunShell runs a shell command in the workspace. It is off unless enabled
 // (--allow-shell) and its policy is ask. The command runs in its own process
 // group, which is killed when the call times out or the run is cancelled.
-func (w *Workspace) RunShell(timeout time.Duration) engine.Tool {
+// The command gets a minimal environment (ChildEnv) and the variables named
+// in pass: agentty's secrets, such as the API key, are not in it.
+func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
@@ -36,6 +38,7 @@ func (w *Workspace) RunShell(timeout time.Duration) engine.Tool {
 			defer cancel()
 			cmd := exec.Command("sh", "-c", in.Command)
 			cmd.Dir = w.dir
+			cmd.Env = osChildEnv(pass, map[string]string{"PWD": w.dir})
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			var out capped
 			cmd.Stdout, cmd.Stderr = &out, &out
