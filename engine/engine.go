@@ -518,6 +518,9 @@ type toolJob struct {
 	retryAt  time.Time // when waiting to retry
 	start    time.Time
 	view     *MemoryView
+	// started and finished say whether its tool_started and tool_finished
+	// were emitted.
+	started, finished bool
 }
 
 // toolResult is what an attempt's goroutine sends back.
@@ -530,6 +533,11 @@ type toolResult struct {
 // act runs the tool calls calls[i] for i in todo (nil: all of them):
 // refusals first, then the rest in parallel. It returns a stop reason when
 // the run must end, with the error, or an abort reason.
+//
+// The gate is consulted for every call before any of them runs. When it
+// answers Abort at call k, nothing runs and none gets a tool_started: the
+// calls approved before k get their tool_finished (skipped) at once, in call
+// order, then k, then each call after k.
 func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason, string, error) {
 	cfg := &r.e.cfg
 	jobs := r.jobs[:0]
@@ -545,7 +553,7 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 		c := calls[i]
 		fin := ToolFinished{Index: i, ID: c.ID, Name: c.Name} // emitted only when refused
 		if aborted != "" {
-			fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted before this call"
+			fin.Status, fin.Result = ToolSkipped, skippedByAbort
 			if err := r.emitFinished(fin); err != nil {
 				return StopError, "", err
 			}
@@ -569,7 +577,17 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			}
 			switch v.Action {
 			case Abort:
+				// An abort runs nothing more: the calls approved before
+				// this one are skipped too, in call order, before it.
 				aborted = "aborted at the gate"
+				for j := range jobs {
+					jb := &jobs[j]
+					if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
+						return StopError, "", err
+					}
+				}
+				clear(jobs)
+				jobs = jobs[:0]
 				fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
 			case Skip:
 				fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
@@ -603,6 +621,10 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 	return stop, aborted, err
 }
 
+// skippedByAbort is the result of a call that did not run because the
+// person aborted the run at another call of the same decision.
+const skippedByAbort = "skipped: the run was aborted before this call"
+
 // emitFinished reports a tool call that did not run.
 func (r *run) emitFinished(fin ToolFinished) error {
 	return r.emit(Act, KindToolFinished, &fin)
@@ -611,13 +633,53 @@ func (r *run) emitFinished(fin ToolFinished) error {
 // runJobs runs jobs in parallel, one goroutine per attempt, while this
 // goroutine keeps the clock: timeouts, retry delays and cancellation are
 // decided here, so a tool that ignores its context cannot hold the run.
+//
+// Every job that got a tool_started gets exactly one tool_finished, however
+// the act phase ends: when it ends early (cancelled, an inline tool's
+// retry cut short, a sink that failed), the jobs still running or waiting
+// to retry are cancelled and reported as such. A job that never started
+// gets no event here; its call is left without a result, as a call is when
+// the run is cancelled at the gate.
 func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
+	stop, err := r.driveJobs(ctx, jobs)
+	for j := range jobs {
+		if jobs[j].cancel != nil {
+			jobs[j].cancel()
+		}
+	}
+	if stop == "" {
+		return "", nil
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	now := time.Now()
+	for j := range jobs {
+		jb := &jobs[j]
+		if !jb.started || jb.finished {
+			continue
+		}
+		jb.finished = true
+		fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
+			Error: err.Error(), Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+		if e := r.emitAt(now, Act, KindToolFinished, fin); e != nil && stop != StopError {
+			stop, err = StopError, e
+		}
+	}
+	return stop, err
+}
+
+// driveJobs starts the jobs and waits for them, as runJobs says. It returns
+// a stop reason when the run must end; the jobs left unfinished are then
+// runJobs' to report.
+func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 	cfg := &r.e.cfg
 	var results chan toolResult
 	left := 0
 	for j := range jobs {
 		jb := &jobs[j]
 		jb.start = time.Now()
+		jb.started = true // even if the sink fails on it: the session applied it
 		if err := r.emitAt(jb.start, Act, KindToolStarted, &ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}); err != nil {
 			return StopError, err
 		}
@@ -640,13 +702,6 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 		r.launch(ctx, j, jb, results)
 		left++
 	}
-	defer func() {
-		for j := range jobs {
-			if jobs[j].cancel != nil {
-				jobs[j].cancel()
-			}
-		}
-	}()
 	for left > 0 {
 		var next time.Time
 		for j := range jobs {
@@ -691,16 +746,6 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 				}
 			}
 		case <-ctx.Done():
-			for j := range jobs {
-				jb := &jobs[j]
-				if jb.active || !jb.retryAt.IsZero() {
-					fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
-						Error: ctx.Err().Error(), Attempts: jb.attempt, DurationMS: time.Since(jb.start).Milliseconds()}
-					if err := r.emit(Act, KindToolFinished, fin); err != nil {
-						return StopError, err
-					}
-				}
-			}
 			return StopCancelled, ctx.Err()
 		}
 	}
@@ -734,11 +779,6 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 			return StopError, err
 		}
 		if err := sleep(ctx, time.Until(jb.retryAt)); err != nil {
-			fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
-				Error: err.Error(), Attempts: jb.attempt, DurationMS: time.Since(jb.start).Milliseconds()}
-			if err := r.emit(Act, KindToolFinished, fin); err != nil {
-				return StopError, err
-			}
 			return StopCancelled, ctx.Err()
 		}
 		jb.retryAt = time.Time{}
@@ -797,6 +837,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		jb.retryAt = now.Add(d)
 		return false, r.emit(Act, KindRetry, &RetryData{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
 	}
+	jb.finished = true // even if the sink fails on it: the session applied it
 	fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
 	var changes []MemoryChanged
 	if err != nil {
