@@ -455,14 +455,17 @@ func TestAskPolicyUsesTheGate(t *testing.T) {
 	}
 }
 
-// TestParallelCallsKeepOrder runs three calls that finish in reverse order
-// and checks they ran at once and their results are in call order.
+// TestParallelCallsKeepOrder runs three calls at once that finish in
+// reverse order (each waits until the engine has reported the one after it)
+// and checks that each result is reported as it comes and the history
+// keeps call order.
 func TestParallelCallsKeepOrder(t *testing.T) {
 	var mu sync.Mutex
 	running, peak := 0, 0
 	release := make(chan struct{})
-	sleepy := engine.Tool{Name: "sleepy", Func: func(ctx context.Context, c *engine.Call) (string, error) {
-		var in struct{ MS int }
+	reported := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	ordered := engine.Tool{Name: "ordered", Func: func(ctx context.Context, c *engine.Call) (string, error) {
+		var in struct{ After string }
 		c.Bind(&in)
 		mu.Lock()
 		running++
@@ -472,25 +475,37 @@ func TestParallelCallsKeepOrder(t *testing.T) {
 		}
 		mu.Unlock()
 		<-release
-		time.Sleep(time.Duration(in.MS) * time.Millisecond)
-		return fmt.Sprintf("slept %d", in.MS), nil
+		if in.After != "" {
+			select {
+			case <-reported[in.After]:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		return "done " + c.ID, nil
 	}}
 	var seen []engine.Message
 	m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		if req.Turn == 0 {
 			return engine.Decision{ToolCalls: []engine.ToolCall{
-				{ID: "a", Name: "sleepy", Args: json.RawMessage(`{"ms":30}`)},
-				{ID: "b", Name: "sleepy", Args: json.RawMessage(`{"ms":15}`)},
-				{ID: "c", Name: "sleepy", Args: json.RawMessage(`{"ms":1}`)},
+				{ID: "a", Name: "ordered", Args: json.RawMessage(`{"after":"b"}`)},
+				{ID: "b", Name: "ordered", Args: json.RawMessage(`{"after":"c"}`)},
+				{ID: "c", Name: "ordered", Args: json.RawMessage(`{}`)},
 			}}, nil
 		}
 		seen = append([]engine.Message(nil), req.Messages...)
 		return engine.Decision{Text: "done"}, nil
 	})
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, sleepy)})
+	e := engine.New(engine.Config{Model: m, Tools: registry(t, ordered)})
 	rec := &recorder{}
+	sink := engine.SinkFunc(func(ev engine.Event) error {
+		if f, ok := ev.Data.(*engine.ToolFinished); ok {
+			close(reported[f.ID])
+		}
+		return rec.Emit(ev)
+	})
 	s := engine.NewSession("s")
-	if res := e.Run(context.Background(), s, "go", rec); res.StopReason != engine.StopAnswered {
+	if res := e.Run(context.Background(), s, "go", sink); res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
 	}
 	if peak != 3 {
@@ -501,13 +516,13 @@ func TestParallelCallsKeepOrder(t *testing.T) {
 		order = append(order, f.ID)
 	}
 	if fmt.Sprint(order) != "[c b a]" {
-		t.Errorf("tool_finished order = %v, want completion order [c b a]", order)
+		t.Errorf("tool_finished order = %v, want each as it came: [c b a]", order)
 	}
 	var got []string
 	for _, msg := range seen[1:] {
 		got = append(got, string(msg.Role)+":"+msg.ToolCallID+":"+msg.Content)
 	}
-	want := []string{"assistant::", "tool:a:slept 30", "tool:b:slept 15", "tool:c:slept 1"}
+	want := []string{"assistant::", "tool:a:done a", "tool:b:done b", "tool:c:done c"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("history = %q, want %q", got, want)
 	}
@@ -597,7 +612,9 @@ func TestReplayRebuildsState(t *testing.T) {
 	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool(), remember)})
 	live := engine.NewSession("s")
 	rec := &recorder{}
-	e.Run(context.Background(), live, "first", rec)
+	if res := e.Run(context.Background(), live, "first", rec); res.StopReason != engine.StopAnswered || res.Answer != "done" || res.Steps != 3 {
+		t.Fatalf("run = %s %q after %d steps (%v), want answered %q after 3", res.StopReason, res.Answer, res.Steps, res.Err, "done")
+	}
 	replayed := engine.NewSession("s")
 	for _, ev := range rec.events {
 		b, err := json.Marshal(ev)
@@ -617,6 +634,9 @@ func TestReplayRebuildsState(t *testing.T) {
 	}
 	if !reflect.DeepEqual(live.Memory(), replayed.Memory()) || live.Steps != replayed.Steps || live.Usage != replayed.Usage || live.Runs != replayed.Runs {
 		t.Errorf("state differs: live %v %d %+v, replayed %v %d %+v", live.Memory(), live.Steps, live.Usage, replayed.Memory(), replayed.Steps, replayed.Usage)
+	}
+	if len(live.History) != 7 { // the task, three decisions, three tool results
+		t.Errorf("live history has %d messages, want 7: %+v", len(live.History), live.History)
 	}
 	if f := live.Memory(); len(f) != 1 || f[0] != (engine.Fact{Key: "name", Value: "Ada", Step: 1}) {
 		t.Errorf("memory = %+v", f)
