@@ -186,12 +186,26 @@ func (s *Store) Remove(id string) error {
 	return nil
 }
 
-// Rename sets a session's title.
+// Rename sets a session's title. It takes the session's lock, as a writer
+// does, and so refuses (ErrLocked) a session open in another agentty: that
+// agentty's journal rewrites meta.json from what it holds, and would put
+// the old title back.
 func (s *Store) Rename(id, title string) error {
 	title = strings.TrimSpace(title)
 	if title == "" {
 		return fmt.Errorf("sessions: rename %s: the title is empty", id)
 	}
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
+		return fmt.Errorf("sessions: rename %s: %w", id, ErrNotFound)
+	}
+	l, err := lock(s.path(id, "lock"))
+	if err != nil {
+		return fmt.Errorf("sessions: rename %s: %w", id, err)
+	}
+	defer l.Close()
 	m, err := s.Meta(id)
 	if err != nil {
 		return err

@@ -436,3 +436,50 @@ func TestLongJournalReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameIsNotLost: a rename cannot be undone by a journal that holds
+// the session open (it would rewrite meta.json with the title it read), so
+// renaming an open session fails clearly, and a rename made while the
+// session is closed survives the next writer's runs and close.
+func TestRenameIsNotLost(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, _ := journaledRun(t, store, rememberTurns)
+	j, l, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = store.Rename(id, "renamed while open")
+	if !errors.Is(err, sessions.ErrLocked) || !strings.Contains(err.Error(), "rename "+id) {
+		t.Errorf("rename while open: %v, want ErrLocked naming the session", err)
+	}
+	if m, _ := store.Meta(id); m.Title != "remember my name" {
+		t.Errorf("a refused rename changed the title to %q", m.Title)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := store.Rename(id, "Ada's session"); err != nil {
+		t.Fatalf("rename: %v", err)
+	}
+	// The next writer runs and closes: the title stays.
+	j, l, err = store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := newEngine(t, `{"answer":"again"}`).Run(context.Background(), l.Session, "once more", j); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	if got := j.Meta().Title; got != "Ada's session" {
+		t.Errorf("the journal's title = %q, want the new one", got)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := store.Meta(id); err != nil || m.Title != "Ada's session" || m.Runs != 2 {
+		t.Errorf("after a run and close: meta = %+v, %v; want the new title and 2 runs", m, err)
+	}
+	if err := store.Rename("nope", "x"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("renaming a missing session: %v, want ErrNotFound", err)
+	}
+}
