@@ -16,8 +16,8 @@ import (
 	"github.com/agentty/agentty/tools"
 )
 
-// config is the JSON configuration: the user's file, with the project's
-// .agentty.json in the workspace merged over it.
+// config is the JSON configuration: the user's file, with what trust allows
+// of the workspace's .agentty.json merged over it (see trust.go).
 type config struct {
 	Model       string   `json:"model,omitempty"`
 	BaseURL     string   `json:"base_url,omitempty"`
@@ -35,8 +35,9 @@ type config struct {
 	// Tools sets policies and timeouts per tool, by name.
 	Tools      map[string]toolConfig      `json:"tools,omitempty"`
 	MCPServers map[string]tools.MCPServer `json:"mcpServers,omitempty"`
-
-	files []string // the files read, for messages
+	// ShellEnv names variables of agentty's environment that run_shell
+	// commands get, beyond the minimal set (tools.ChildEnv).
+	ShellEnv []string `json:"shell_env,omitempty"`
 }
 
 type toolConfig struct {
@@ -61,31 +62,37 @@ func configPath(getenv func(string) string) string {
 	return filepath.Join(home, ".config", "agentty", "config.json")
 }
 
-// loadConfig reads the user's config and the workspace's .agentty.json;
-// either may be missing.
-func loadConfig(getenv func(string) string, workspace string) (*config, error) {
-	c := &config{}
-	for _, p := range []string{configPath(getenv), filepath.Join(workspace, ".agentty.json")} {
-		layer, err := readConfig(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		c.merge(layer)
-		c.files = append(c.files, p)
+// loadConfig reads the user's config (missing is fine) and the workspace's
+// .agentty.json (nil when there is none). The workspace's is not merged:
+// what of it takes effect depends on trust (see build).
+func loadConfig(getenv func(string) string, workspace string) (*config, *wsConfig, error) {
+	c, err := loadUserConfig(getenv)
+	if err != nil {
+		return nil, nil, err
 	}
-	return c, nil
+	ws, err := readWorkspaceConfig(workspace, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, ws, nil
 }
 
-// readConfig reads one file; its errors name the file, the line and the
-// field.
-func readConfig(path string) (*config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// loadUserConfig reads the person's own config; a missing one is empty.
+func loadUserConfig(getenv func(string) string) (*config, error) {
+	p := configPath(getenv)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &config{}, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", p, err)
+	}
+	return parseConfig(p, b)
+}
+
+// parseConfig parses one file; its errors name the file, the line and the
+// field.
+func parseConfig(path string, b []byte) (*config, error) {
 	c := &config{}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -164,11 +171,21 @@ func (c *config) merge(o *config) {
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts
 	}
-	if len(o.Tools) > 0 {
+	for name, tc := range o.Tools { // field by field: a policy keeps the timeout beneath it
 		if c.Tools == nil {
 			c.Tools = map[string]toolConfig{}
 		}
-		maps.Copy(c.Tools, o.Tools)
+		base := c.Tools[name]
+		if tc.Policy != "" {
+			base.Policy = tc.Policy
+		}
+		if tc.timeout > 0 {
+			base.Timeout, base.timeout = tc.Timeout, tc.timeout
+		}
+		c.Tools[name] = base
+	}
+	if o.ShellEnv != nil {
+		c.ShellEnv = o.ShellEnv
 	}
 	if len(o.MCPServers) > 0 {
 		if c.MCPServers == nil {

@@ -165,10 +165,20 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		session = engine.NewSession(journal.ID)
 	}
+	if isTerminal(stdin) {
+		o.askTrust = promptTrust(stdin, stderr)
+	}
 	st, err := build(ctx, o, cfg.Gate, getenv)
 	if err != nil {
 		if journal != nil {
 			journal.Close()
+			if fi, serr := os.Stat(store.JournalPath(journal.ID)); serr == nil && fi.Size() == 0 {
+				store.Remove(journal.ID) // made for nothing
+			}
+		}
+		if errors.Is(err, errQuit) {
+			fmt.Fprintln(stderr, "agentty:", err)
+			return 0
 		}
 		if errors.As(err, new(errUsage)) {
 			return fail(exitUsage, err)

@@ -58,6 +58,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return sessionsCmd(args[1:], stdout, stderr, getenv)
 		case "tools":
 			return toolsCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "trust":
+			return trustCmd(args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -77,6 +79,8 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty sessions show ID [--json]  a session's timeline of steps
   agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
   agentty tools [--json]             every tool, with its source, policy and schema
+  agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
+  agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 
 flags:
   --model NAME        offline, script:FILE, or an OpenAI-compatible model name (default:
@@ -95,8 +99,11 @@ flags:
                       or ~/.local/share/agentty)
   --json              (run) print every event as one JSON line
   --yes               (run) approve tools that ask, and re-running interrupted tool calls
+  --trust-workspace   let the workspace's .agentty.json use its risky settings this once
 config: $AGENTTY_CONFIG, else $XDG_CONFIG_HOME/agentty/config.json, else
-~/.config/agentty/config.json, with the workspace's .agentty.json over it
+~/.config/agentty/config.json, with the workspace's .agentty.json over it; until you
+trust the folder (agentty trust), its settings that can run programs, reach hosts or
+loosen approvals are ignored
 exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 `
 
@@ -116,6 +123,12 @@ type options struct {
 	json        bool
 	cont        bool
 	yes         bool
+	// trustWorkspace (--trust-workspace) lets the workspace's risky
+	// config keys take effect this once.
+	trustWorkspace bool
+	// askTrust, when set, asks the person about a workspace config with
+	// risky keys and no trust (the console); nil never asks (run, tools).
+	askTrust func(w *wsConfig, changed []string) (trustChoice, error)
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -128,6 +141,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
 	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
 	fs.IntVar(&o.budget, "context-budget", 0, "tokens of history, memory and tools a request may hold (default 64000)")
+	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
 }
 
 // store opens the session store named by --data-dir or the environment.
@@ -223,9 +237,22 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		return nil, errUsage{fmt.Errorf("--context-budget must be positive, not %d", o.budget)}
 	}
 	wsDir := cmp.Or(o.workspace, ".")
-	cfg, err := loadConfig(getenv, wsDir)
+	cfg, ws, err := loadConfig(getenv, wsDir)
 	if err != nil {
 		return nil, err
+	}
+	var notices []string
+	if ws != nil {
+		trusted, notice, err := decideTrust(o, ws, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if trusted {
+			cfg.merge(ws.cfg)
+		} else {
+			cfg.merge(ws.safe())
+			notices = append(notices, notice)
+		}
 	}
 	maxSteps := o.maxSteps
 	if !o.maxStepsSet && cfg.MaxSteps > 0 {
@@ -235,7 +262,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	if err != nil {
 		return nil, err
 	}
-	st := &setup{modelName: name}
+	st := &setup{modelName: name, notices: notices}
 	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
 		return nil, err
 	}
@@ -250,14 +277,16 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	add("builtin", tools.Builtins()...)
 	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
 	if o.allowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
-		add("shell", st.ws.RunShell(0))
+		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
 	}
 	if len(cfg.HTTP.AllowHosts) > 0 {
 		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
 	}
 	st.registry, _ = engine.NewRegistry()
-	// all is every tool with the config's policies and timeouts; MCP tools
-	// are read again when a server's list changes.
+	redact := newRedactor(getenv, cfg)
+	// all is every tool with the config's policies and timeouts, its
+	// results redacted; MCP tools are read again when a server's list
+	// changes.
 	all := func() []engine.Tool {
 		ts := slices.Clone(base)
 		if st.mcp != nil {
@@ -272,6 +301,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 					ts[i].Timeout = tc.timeout
 				}
 			}
+			ts[i] = redact.tool(ts[i])
 		}
 		return ts
 	}

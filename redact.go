@@ -1,0 +1,110 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// redactor takes the secrets agentty holds (the API key, credentials in the
+// config) out of tool results before the engine sees them, so they reach
+// neither the journal nor the next model request. It is the second line: the
+// first is that child processes do not get the secrets (tools.ChildEnv).
+type redactor struct{ r *strings.Replacer }
+
+// minSecret is the shortest value treated as a secret: shorter ones would
+// redact ordinary words.
+const minSecret = 8
+
+// secretName reports whether a variable or header name holds a credential.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRedactor(getenv func(string) string, cfg *config) *redactor {
+	secrets := map[string]string{} // value → what it is
+	add := func(what, v string) {
+		if len(v) >= minSecret {
+			secrets[v] = cmp.Or(secrets[v], what)
+		}
+		// "Bearer sk-…": the token alone is the secret too.
+		if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= minSecret {
+			secrets[tok] = cmp.Or(secrets[tok], what)
+		}
+	}
+	add("OPENAI_API_KEY", getenv("OPENAI_API_KEY"))
+	for name, s := range cfg.MCPServers {
+		for k, v := range s.Env {
+			if secretName(k) {
+				add(k, v)
+			}
+		}
+		for k, v := range s.Headers {
+			if secretName(k) {
+				add("mcpServers."+name+" "+k, v)
+			}
+		}
+	}
+	for _, k := range cfg.ShellEnv {
+		if secretName(k) {
+			add(k, getenv(k))
+		}
+	}
+	if len(secrets) == 0 {
+		return &redactor{}
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	vals := slices.SortedFunc(maps.Keys(secrets), func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	var pairs []string
+	for _, v := range vals {
+		pairs = append(pairs, v, "[redacted "+secrets[v]+"]")
+	}
+	return &redactor{r: strings.NewReplacer(pairs...)}
+}
+
+// redact returns s without the secrets.
+func (r *redactor) redact(s string) string {
+	if r.r == nil {
+		return s
+	}
+	return r.r.Replace(s)
+}
+
+// tool wraps t so that its result and its error carry no secret.
+func (r *redactor) tool(t engine.Tool) engine.Tool {
+	if r.r == nil || t.Func == nil {
+		return t
+	}
+	f := t.Func
+	t.Func = func(ctx context.Context, c *engine.Call) (string, error) {
+		out, err := f(ctx, c)
+		out = r.redact(out)
+		if err != nil {
+			if msg := err.Error(); r.redact(msg) != msg {
+				err = redactedError{msg: r.redact(msg), err: err}
+			}
+		}
+		return out, err
+	}
+	return t
+}
+
+// redactedError is an error whose text had a secret in it; errors.Is and As
+// still see the original (IsRetryable, for one).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }

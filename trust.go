@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+)
+
+// A workspace's .agentty.json is someone else's file until the person trusts
+// the folder. Untrusted, only the keys that cannot run code, send data
+// elsewhere or loosen an approval take effect; the others are risky and are
+// ignored. The safe keys are listed here, so a key added to config later is
+// risky until someone decides otherwise.
+
+// safeKeys are the top-level keys an untrusted workspace may set. "model",
+// "allow_shell" and "tools" are judged by their values (riskyKeys).
+var safeKeys = map[string]bool{
+	"system_prompt":  true,
+	"max_steps":      true,
+	"context_budget": true,
+	"temperature":    true,
+}
+
+// wsConfig is a workspace's .agentty.json as read, and what trusting it
+// would enable.
+type wsConfig struct {
+	dir  string // the workspace, absolute, symlinks resolved
+	path string // dir/.agentty.json
+	sum  string // hex SHA-256 of the file
+	cfg  *config
+	// risky maps each risky key ("mcpServers.web", "base_url",
+	// "tools.write_file.policy") to its value as compact JSON.
+	risky map[string]string
+}
+
+// readWorkspaceConfig reads dir/.agentty.json: nil when there is none. A
+// symlink that leads out of the folder, an unreadable file and an invalid one
+// are errors that name the file. user is the person's own config, against
+// which "tightening" a tool policy is judged.
+func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	path := filepath.Join(abs, ".agentty.json")
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: a symlink that cannot be followed: %w", path, err)
+		}
+		if rel, err := filepath.Rel(abs, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("config %s: a symlink to %s, outside the workspace; refusing to read it", path, target)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c, err := parseConfig(path, b)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	w := &wsConfig{dir: abs, path: path, sum: hex.EncodeToString(sum[:]), cfg: c}
+	if w.risky, err = riskyKeys(b, user); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// riskyKeys lists the keys of a config file that an untrusted workspace may
+// not set, with their values.
+func riskyKeys(b []byte, user *config) (map[string]string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, err
+	}
+	risky := map[string]string{}
+	add := func(k string, v json.RawMessage) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, v) != nil {
+			buf.Reset()
+			buf.Write(v)
+		}
+		risky[k] = buf.String()
+	}
+	for k, v := range top {
+		switch {
+		case safeKeys[k]:
+		case k == "model":
+			var m string
+			json.Unmarshal(v, &m)
+			if m != "" && m != offline.Name && !strings.HasPrefix(m, "script:") {
+				add(k, v)
+			}
+		case k == "allow_shell":
+			var on bool
+			json.Unmarshal(v, &on)
+			if on {
+				add(k, v)
+			}
+		case k == "tools":
+			var ts map[string]toolConfig
+			json.Unmarshal(v, &ts)
+			for name, tc := range ts {
+				if tc.Policy == "" {
+					continue
+				}
+				if !stricter(tc.Policy, user.Tools[name].Policy) {
+					add("tools."+name+".policy", json.RawMessage(`"`+tc.Policy+`"`))
+				}
+			}
+		case k == "mcpServers":
+			var ss map[string]json.RawMessage
+			json.Unmarshal(v, &ss)
+			for name, s := range ss {
+				add("mcpServers."+name, s)
+			}
+		case k == "http":
+			var h map[string]json.RawMessage
+			json.Unmarshal(v, &h)
+			for name, s := range h {
+				add("http."+name, s)
+			}
+		default:
+			add(k, v)
+		}
+	}
+	return risky, nil
+}
+
+// policyRank orders policies from the loosest to the strictest.
+func policyRank(p engine.Policy) int {
+	switch p {
+	case engine.PolicyDeny:
+		return 2
+	case engine.PolicyAsk:
+		return 1
+	}
+	return 0
+}
+
+// stricter reports whether an untrusted workspace may set p over base (the
+// user's setting, empty when none): ask and deny never loosen a tool's own
+// default (the built-in tools default to allow or ask), but ask over the
+// user's deny would.
+func stricter(p, base engine.Policy) bool {
+	return p != engine.PolicyAllow && policyRank(p) >= policyRank(base)
+}
+
+// safe is the part of the workspace config an untrusted folder may set.
+func (w *wsConfig) safe() *config {
+	c := w.cfg
+	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	if _, risky := w.risky["model"]; !risky {
+		s.Model = c.Model
+	}
+	if c.AllowShell != nil && !*c.AllowShell {
+		s.AllowShell = c.AllowShell
+	}
+	for name, tc := range c.Tools {
+		if _, risky := w.risky["tools."+name+".policy"]; risky {
+			tc.Policy = ""
+		}
+		if s.Tools == nil {
+			s.Tools = map[string]toolConfig{}
+		}
+		s.Tools[name] = tc
+	}
+	return s
+}
+
+// riskyList is the risky keys, sorted.
+func (w *wsConfig) riskyList() []string { return slices.Sorted(maps.Keys(w.risky)) }
+
+// trustStore is the person's record of trusted folders, trusted.json beside
+// their config file.
+type trustStore struct {
+	path    string
+	Version int                      `json:"version"`
+	Folders map[string]trustedFolder `json:"folders"`
+}
+
+// trustedFolder is one trusted folder: the SHA-256 of its .agentty.json when
+// it was trusted (empty when it had none), and the risky keys it had then,
+// each with the SHA-256 of its value, to say what changed.
+type trustedFolder struct {
+	SHA256    string            `json:"sha256"`
+	TrustedAt time.Time         `json:"trusted_at"`
+	Keys      map[string]string `json:"keys,omitempty"`
+}
+
+// trustPath is trusted.json in the folder of the user's config file.
+func trustPath(getenv func(string) string) string {
+	return filepath.Join(filepath.Dir(configPath(getenv)), "trusted.json")
+}
+
+func loadTrust(getenv func(string) string) (*trustStore, error) {
+	t := &trustStore{path: trustPath(getenv), Version: 1, Folders: map[string]trustedFolder{}}
+	b, err := os.ReadFile(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("trust: %s: %v (fix or remove the file; it lists the folders you trusted)", t.path, err)
+	}
+	if t.Folders == nil {
+		t.Folders = map[string]trustedFolder{}
+	}
+	return t, nil
+}
+
+// holds reports whether the person trusted w's folder with this very file.
+func (t *trustStore) holds(w *wsConfig) bool {
+	f, ok := t.Folders[w.dir]
+	return ok && f.SHA256 == w.sum
+}
+
+// changes says how w's risky keys differ from when its folder was trusted;
+// nil when it never was.
+func (t *trustStore) changes(w *wsConfig) []string {
+	f, ok := t.Folders[w.dir]
+	if !ok {
+		return nil
+	}
+	var out []string
+	now := valueSums(w.risky)
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		switch old, had := f.Keys[k]; {
+		case !had:
+			out = append(out, "added "+k)
+		case old != now[k]:
+			out = append(out, "changed "+k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Keys)) {
+		if _, has := now[k]; !has {
+			out = append(out, "removed "+k)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "no risky key changed")
+	}
+	return out
+}
+
+func valueSums(risky map[string]string) map[string]string {
+	out := make(map[string]string, len(risky))
+	for k, v := range risky {
+		s := sha256.Sum256([]byte(v))
+		out[k] = hex.EncodeToString(s[:8])
+	}
+	return out
+}
+
+// trust records dir, with w its current config (nil when it has none).
+func (t *trustStore) trust(dir string, w *wsConfig) error {
+	f := trustedFolder{TrustedAt: time.Now().UTC().Truncate(time.Second)}
+	if w != nil {
+		f.SHA256, f.Keys = w.sum, valueSums(w.risky)
+	}
+	t.Folders[dir] = f
+	return t.save()
+}
+
+func (t *trustStore) revoke(dir string) (bool, error) {
+	if _, ok := t.Folders[dir]; !ok {
+		return false, nil
+	}
+	delete(t.Folders, dir)
+	return true, t.save()
+}
+
+// save replaces the file atomically: a temp file, synced, renamed over it.
+func (t *trustStore) save() error {
+	dir := filepath.Dir(t.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	b, _ := json.MarshalIndent(t, "", "  ")
+	tmp, err := os.CreateTemp(dir, ".trusted-*.json")
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), t.path); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return nil
+}
+
+// describeRisky lists risky keys and their values, one per line, for the
+// person deciding whether to trust a folder.
+func describeRisky(w *wsConfig) string {
+	var b strings.Builder
+	width := 0
+	for k := range w.risky {
+		width = max(width, len(k))
+	}
+	for _, k := range w.riskyList() {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, clipRunes(w.risky[k], 160))
+	}
+	return b.String()
+}
+
+// ignoredNotice is the one line that says which keys of an untrusted
+// workspace config were ignored, and how to trust the folder.
+func ignoredNotice(w *wsConfig, changed []string) string {
+	what := "untrusted"
+	if changed != nil {
+		what = "changed since you trusted it (" + strings.Join(changed, ", ") + ")"
+	}
+	return fmt.Sprintf("%s is %s: ignoring %s, which can run programs, reach hosts or loosen approvals (to use them: agentty trust %s)",
+		w.path, what, strings.Join(w.riskyList(), ", "), shellQuote(w.dir))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// clipRunes cuts s to n runes, marking the cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// trustChoice is the person's answer about an untrusted workspace config.
+type trustChoice int
+
+const (
+	trustIgnore trustChoice = iota // continue without its risky keys
+	trustRecord                    // trust the folder (recorded)
+	trustQuit                      // start nothing
+)
+
+// errQuit is the person's choice not to start in an untrusted folder.
+var errQuit = errors.New("not started: the folder is not trusted")
+
+// decideTrust says whether w's risky keys take effect, and when they do not,
+// the notice that says so. It asks through o.askTrust when that is set.
+func decideTrust(o options, w *wsConfig, getenv func(string) string) (bool, string, error) {
+	if len(w.risky) == 0 || o.trustWorkspace {
+		return true, "", nil
+	}
+	store, err := loadTrust(getenv)
+	if err != nil {
+		return false, "", err
+	}
+	if store.holds(w) {
+		return true, "", nil
+	}
+	changed := store.changes(w)
+	if o.askTrust != nil {
+		choice, err := o.askTrust(w, changed)
+		if err != nil {
+			return false, "", err
+		}
+		switch choice {
+		case trustRecord:
+			if err := store.trust(w.dir, w); err != nil {
+				return false, "", err
+			}
+			return true, "", nil
+		case trustQuit:
+			return false, "", errQuit
+		}
+	}
+	return false, ignoredNotice(w, changed), nil
+}
