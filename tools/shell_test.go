@@ -3,9 +3,13 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,18 +37,18 @@ func TestRunShell(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stopped after 500ms") || time.Since(start) > 5*time.Second {
 		t.Fatalf("timeout: %v after %s", err, time.Since(start))
 	}
-	b, _ := os.ReadFile(pidFile)
-	pid := strings.TrimSpace(string(b))
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		if _, err := os.Stat("/proc/" + pid); err != nil {
-			break
-		}
-		if st, _ := os.ReadFile("/proc/" + pid + "/stat"); strings.Contains(string(st), ") Z ") {
-			break // a zombie waiting for its reaper is dead
-		}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the command did not write its child's pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("child pid %q: %v", b, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(t, pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the child %s survived the timeout", pid)
+			t.Fatalf("the child %d survived the timeout", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -56,4 +60,21 @@ func TestRunShell(t *testing.T) {
 	if err == nil || time.Since(start) > 2*time.Second {
 		t.Errorf("cancel: %v after %s", err, time.Since(start))
 	}
+}
+
+// gone reports whether process pid has exited: kill(pid, 0) fails with
+// ESRCH, on every Unix. A zombie (dead, not yet reaped by whoever inherited
+// it) still exists for kill; ps tells it apart, and without ps it counts as
+// alive, so the check never passes for want of a way to look.
+func gone(t *testing.T, pid int) bool {
+	t.Helper()
+	err := syscall.Kill(pid, 0)
+	switch {
+	case errors.Is(err, syscall.ESRCH):
+		return true
+	case err != nil && !errors.Is(err, syscall.EPERM):
+		t.Fatalf("kill(%d, 0): %v", pid, err)
+	}
+	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	return err == nil && strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
 }
