@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -226,8 +227,46 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			store.Remove(b.SessionID())
 		}
 	}
+	if pe, ok := errors.AsType[*ui.PanicError](err); ok {
+		// The terminal is restored and the run's end journaled (ui.Run);
+		// keep the stack where the person can send it to us.
+		path, werr := writeCrash(filepath.Dir(store.Dir()), pe, cfg.Backend, m.Backend())
+		if werr != nil {
+			fmt.Fprintf(stderr, "agentty: the console crashed (%v) and the crash report could not be written (%v); the session is saved.\n", pe.Value, werr)
+		} else {
+			fmt.Fprintf(stderr, "agentty: the console crashed (%v); the session is saved, and the report is in %s\n", pe.Value, path)
+		}
+		return exitError
+	}
 	if err != nil {
 		return fail(exitError, err)
 	}
 	return 0
+}
+
+// writeCrash writes the stack of a console panic to a new file in
+// home/crashes and returns its path.
+func writeCrash(home string, pe *ui.PanicError, backends ...ui.Backend) (string, error) {
+	dir := filepath.Join(home, "crashes")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	now := time.Now()
+	f, err := os.CreateTemp(dir, "crash-"+now.Format("20060102-150405")+"-*.txt")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentty console crash, %s\n", now.Format(time.RFC3339))
+	for _, be := range backends {
+		if be != nil {
+			fmt.Fprintf(&b, "session: %s\n", be.SessionID())
+		}
+	}
+	fmt.Fprintf(&b, "panic: %v\n\n%s", pe.Value, pe.Stack)
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return f.Name(), err
 }

@@ -28,7 +28,9 @@ func newTmux(t *testing.T) *tmux {
 		}
 		t.Skip("tmux is not installed")
 	}
-	tm := &tmux{t: t, socket: fmt.Sprintf("agentty-e2e-%d", os.Getpid()), name: "e2e"}
+	// A server per test: a new server on the socket of one that is still
+	// exiting fails with "server exited unexpectedly".
+	tm := &tmux{t: t, socket: fmt.Sprintf("agentty-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), name: "e2e"}
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	return tm
 }

@@ -258,8 +258,9 @@ func TestConsoleAsksToTrust(t *testing.T) {
 	writeFile(t, filepath.Join(ws, ".agentty.json"), fmt.Sprintf(`{"mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch %s"]}}}`, marker))
 	env := trustEnv(t)
 	tm := newTmux(t)
-	start := func() {
+	start := func(name string) {
 		t.Helper()
+		tm.name = name // a new window each time: restarting a tmux server races with its exit
 		cmd := fmt.Sprintf("cd %s && AGENTTY_HOME=%s AGENTTY_CONFIG=%s TERM=xterm-256color %s; sleep 30",
 			ws, env["AGENTTY_HOME"], env["AGENTTY_CONFIG"], binary)
 		tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45", cmd)
@@ -270,7 +271,7 @@ func TestConsoleAsksToTrust(t *testing.T) {
 	}
 	// Continue without: the console starts, the server does not, the
 	// notice says why.
-	start()
+	start("continue")
 	tm.keys("c", "Enter")
 	s := tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
 	if exists(marker) {
@@ -279,17 +280,15 @@ func TestConsoleAsksToTrust(t *testing.T) {
 	tm.wait("the notice", func(s string) bool { return strings.Contains(s, "untrusted") && strings.Contains(s, "agentty trust") })
 	tm.keys("C-d")
 	tm.wait("the console to end", func(s string) bool { return !strings.Contains(s, "Input") })
-	tm.run("kill-server")
 	// Quit: nothing starts.
-	start()
+	start("quit")
 	tm.keys("q", "Enter")
 	tm.wait("the console to refuse", func(s string) bool { return strings.Contains(s, "not started") })
 	if exists(marker) {
 		t.Fatal("quitting started the server")
 	}
-	tm.run("kill-server")
 	// Trust: recorded, and the server starts.
-	start()
+	start("trust")
 	tm.keys("t", "Enter")
 	tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
 	if !exists(marker) {
