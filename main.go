@@ -30,6 +30,7 @@ import (
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
+	"github.com/agentty/agentty/ui"
 )
 
 // Exit codes of agentty run.
@@ -50,6 +51,7 @@ func main() {
 
 // cli runs agentty with args and returns the exit code.
 func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	stdout, stderr = termSafe(stdout), termSafe(stderr)
 	if len(args) > 0 {
 		switch args[0] {
 		case "run":
@@ -505,12 +507,28 @@ func toolsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tSOURCE\tPOLICY\tDESCRIPTION")
 	for _, r := range st.rows {
-		desc := r.Description
-		if len(desc) > 70 {
-			desc = desc[:69] + "…"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Source, r.Policy, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Source, r.Policy, engine.OneLine(r.Description, 70))
 	}
 	tw.Flush()
 	return 0
+}
+
+// termSafe returns w as it is, or when w is a terminal, a writer that makes
+// what goes through it safe to show (ui.Sanitize: tabs expanded, escape
+// sequences and control characters made visible). Answers, tool results and
+// journals are someone else's text; piped, they stay raw.
+func termSafe(w io.Writer) io.Writer {
+	if isTerminal(w) {
+		return safeWriter{w}
+	}
+	return w
+}
+
+type safeWriter struct{ w io.Writer }
+
+func (s safeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(s.w, ui.Sanitize(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

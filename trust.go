@@ -335,7 +335,7 @@ func describeRisky(w *wsConfig) string {
 		width = max(width, len(k))
 	}
 	for _, k := range w.riskyList() {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, clipRunes(w.risky[k], 160))
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, engine.Clip(w.risky[k], 160))
 	}
 	return b.String()
 }
@@ -359,15 +359,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// clipRunes cuts s to n runes, marking the cut.
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // trustChoice is the person's answer about an untrusted workspace config.
