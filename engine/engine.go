@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Defaults used where Config leaves a field zero.
@@ -857,16 +856,4 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		}
 	}
 	return true, nil
-}
-
-// truncate caps s at n bytes, on a rune boundary, saying what was cut.
-func truncate(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[truncated: %d of %d bytes shown]", cut, len(s)), true
 }

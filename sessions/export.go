@@ -87,7 +87,7 @@ func Markdown(l *Loaded) string {
 				fmt.Fprintf(&b, "%s\n\n", d.Text)
 			}
 		case *engine.ToolFinished:
-			fmt.Fprintf(&b, "- step %d: `%s` → %s: %s\n", ev.Step, d.Name, d.Status, oneLine(d.Result, 200))
+			fmt.Fprintf(&b, "- step %d: `%s` → %s: %s\n", ev.Step, d.Name, d.Status, engine.OneLine(d.Result, 200))
 		case *engine.StepFinished:
 			if d.ToolCalls > 0 {
 				b.WriteString("\n")
@@ -120,14 +120,6 @@ func orUntitled(s string) string {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
 	}
 	return s
 }
@@ -167,7 +159,7 @@ func Timeline(events []engine.Event) []Step {
 				continue
 			}
 			if len(d.ToolCalls) == 0 {
-				cur().Decision = "answer: " + oneLine(d.Text, 60)
+				cur().Decision = "answer: " + engine.OneLine(d.Text, 60)
 			} else {
 				var names []string
 				for _, c := range d.ToolCalls {
@@ -177,7 +169,7 @@ func Timeline(events []engine.Event) []Step {
 			}
 		case *engine.ToolFinished:
 			if len(out) > 0 {
-				cur().Tools = append(cur().Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: oneLine(d.Result, 80)})
+				cur().Tools = append(cur().Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
 			}
 		case *engine.RetryData:
 			if len(out) > 0 {

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentty/agentty/engine"
 )
 
 // Errors returned by Store methods; test with errors.Is.
@@ -243,11 +245,6 @@ func writeMeta(path string, m Meta) error {
 	return nil
 }
 
-// Title makes a session title from its first task.
-func Title(task string) string {
-	t := strings.Join(strings.Fields(task), " ")
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:59]) + "…"
-	}
-	return t
-}
+// Title makes a session title from its first task: one line of at most 60
+// characters.
+func Title(task string) string { return engine.OneLine(task, 60) }

@@ -483,3 +483,17 @@ func TestRenameIsNotLost(t *testing.T) {
 		t.Errorf("renaming a missing session: %v, want ErrNotFound", err)
 	}
 }
+
+func TestTitle(t *testing.T) {
+	tests := []struct{ task, want string }{
+		{"  remember\n my   name ", "remember my name"},
+		{strings.Repeat("长", 60), strings.Repeat("长", 60)},
+		{strings.Repeat("长", 61), strings.Repeat("长", 59) + "…"},
+		{strings.Repeat("😀", 100), strings.Repeat("😀", 59) + "…"},
+	}
+	for _, tt := range tests {
+		if got := sessions.Title(tt.task); got != tt.want {
+			t.Errorf("Title(%q) = %q, want %q", tt.task, got, tt.want)
+		}
+	}
+}

@@ -394,7 +394,7 @@ func (m *Model) classify(err error, info *respInfo) error {
 		}
 		return m.permanent(err, 0)
 	}
-	line := fmt.Sprintf("%s (HTTP %d): %s", statusWords(status), status, oneLine(msg))
+	line := fmt.Sprintf("%s (HTTP %d): %s", statusWords(status), status, engine.OneLine(msg, maxErrorRunes))
 	if status == 408 || status == 409 || status == 429 || status >= 500 {
 		return m.transient(errors.New(line), after, status)
 	}
@@ -424,13 +424,8 @@ func statusWords(status int) string {
 	return "HTTP error"
 }
 
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
+// maxErrorRunes bounds the server's words quoted in an error.
+const maxErrorRunes = 300
 
 func (m *Model) redact(err error) error {
 	if m.cfg.APIKey == "" || !strings.Contains(err.Error(), m.cfg.APIKey) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/openai"
@@ -305,6 +306,8 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 		{401, `{"error":{"message":"Incorrect API key provided: ` + testKey + `","type":"invalid_request_error","code":"invalid_api_key"}}`, "authentication failed: check OPENAI_API_KEY (HTTP 401): Incorrect API key provided: [redacted]"},
 		{403, `{"error":{"message":"not allowed"}}`, "permission denied (HTTP 403): not allowed"},
 		{404, mustRead(t, "ollama_error_404.json"), `not found: check the model name and --base-url (HTTP 404): model "gemma3:12b" not found`},
+		// A long message is cut to 300 characters, between two of them.
+		{400, `{"error":{"message":"x` + strings.Repeat("上下文太长", 80) + `"}}`, "(HTTP 400): x" + strings.Repeat("上下文太长", 59) + "上下文…"},
 	}
 	for _, tt := range tests {
 		f := newFake(t, reply{status: tt.status, body: tt.body}, reply{body: answer("never")})
@@ -313,7 +316,7 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 			t.Errorf("%d: stop %s, %d retries, %d requests", tt.status, res.StopReason, len(rec.of(engine.KindRetry)), len(f.requests()))
 		}
 		msg := res.Err.Error()
-		if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") || strings.Contains(msg, testKey) {
+		if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") || strings.Contains(msg, testKey) || !utf8.ValidString(msg) {
 			t.Errorf("%d: error %q, want one line containing %q, without the key", tt.status, msg, tt.want)
 		}
 	}
