@@ -147,9 +147,17 @@ const (
 	ToolDenied  = "denied"
 )
 
-// ToolFinished is the payload of tool_finished. Every tool call of a
-// decision gets exactly one, whether it ran, failed, was refused or skipped.
-// Result is what the model sees.
+// ToolFinished is the payload of tool_finished. Result is what the model
+// sees.
+//
+// Every tool_started is followed by exactly one tool_finished for the same
+// call, whatever happens: a call that ran, failed, panicked or timed out,
+// and one still running when the run is cancelled or ends in error (status
+// error, result "error: cancelled"). A call refused or skipped (by policy,
+// by the person, by an abort at the gate) gets one with no tool_started
+// before it. Only a call that had not started when its run ended (cancelled
+// while the gate waited, or before its turn came) gets none; the session's
+// history gives it InterruptedResult.
 type ToolFinished struct {
 	Index      int    `json:"index"`
 	ID         string `json:"id"`
