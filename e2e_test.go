@@ -47,8 +47,14 @@ func (tm *tmux) run(args ...string) string {
 // start runs the console in a new 160×45 window.
 func (tm *tmux) start(home string, args ...string) {
 	tm.t.Helper()
-	cmd := "AGENTTY_HOME=" + home + " TERM=xterm-256color " + binary + " " + strings.Join(args, " ")
-	tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45", cmd)
+	tm.startSized(home, 160, 45, args...)
+}
+
+// startSized runs the console in a new window of the given size.
+func (tm *tmux) startSized(home string, w, h int, args ...string) {
+	tm.t.Helper()
+	cmd := "AGENTTY_HOME=" + home + " AGENTTY_CONFIG=" + home + "/no-config.json TERM=xterm-256color " + binary + " " + strings.Join(args, " ")
+	tm.run("new-session", "-d", "-s", tm.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd)
 	tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
 }
 
@@ -231,4 +237,48 @@ func TestConsoleWithAServer(t *testing.T) {
 	}
 	tm.keys("C-d")
 	tm.waitGone()
+}
+
+// alive fails the test when the console has exited.
+func (tm *tmux) alive(what string) {
+	tm.t.Helper()
+	if exec.Command("tmux", "-L", tm.socket, "has-session", "-t", tm.name).Run() != nil {
+		tm.t.Fatalf("the console exited after %s", what)
+	}
+	tm.wait("the console after "+what, func(s string) bool { return strings.Contains(s, "Input") || strings.Contains(s, "Sessions") })
+}
+
+// A fresh console on a real model (so the chat starts empty): every
+// navigation key in every pane, before the first message, at a wide and a
+// narrow size, and the console stays up and still answers.
+func TestEmptyConsoleSurvivesEveryKey(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"still here"}}]}`+"\n\n")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	const wheelUp, wheelDown, click = "\x1b[<64;10;5M", "\x1b[<65;10;5M", "\x1b[<0;20;6M\x1b[<0;20;6m"
+	for _, size := range [][2]int{{160, 45}, {80, 24}} {
+		tm := newTmux(t)
+		tm.name = fmt.Sprintf("keys-%dx%d", size[0], size[1])
+		tm.startSized(t.TempDir(), size[0], size[1], "--base-url", srv.URL+"/v1", "--model", "local-model")
+		for pane := range 4 {
+			for _, k := range []string{"PPage", "NPage", "Up", "Down", "Home", "End", "Enter", "?", "?", "C-o", "Escape", "Escape", "C-x", "C-x", "Left", "Right"} {
+				tm.keys(k)
+				tm.alive(fmt.Sprintf("%s in pane %d at %dx%d", k, pane, size[0], size[1]))
+			}
+			for _, seq := range []string{wheelUp, wheelDown, wheelUp, click} {
+				tm.run("send-keys", "-t", tm.name, "-l", seq)
+				tm.alive(fmt.Sprintf("a mouse event %q in pane %d at %dx%d", seq, pane, size[0], size[1]))
+			}
+			tm.keys("Tab")
+		}
+		tm.keys("Escape")
+		tm.keys("hello", "Enter")
+		tm.wait("the answer after all those keys", func(s string) bool { return strings.Contains(s, "still here") })
+		tm.keys("C-d")
+		tm.waitGone()
+	}
 }
