@@ -301,3 +301,27 @@ func TestConsoleAsksToTrust(t *testing.T) {
 		t.Errorf("the console's trust was not recorded: %s", out)
 	}
 }
+
+// The confirmed leak: a model calls run_shell env with --allow-shell --yes.
+// The key is in neither the result, the events nor the journal.
+func TestShellEnvShowsNoKey(t *testing.T) {
+	const key = "sk-shell-env-test-0123456789"
+	env := trustEnv(t)
+	env["OPENAI_API_KEY"] = key
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"run_shell","arguments":{"command":"env; echo KEY=$OPENAI_API_KEY"}}]},{"answer":"done"}]}`)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--json", "--allow-shell", "--yes", "--workspace", t.TempDir(), "--model", "script:"+sc, "show env")
+	if code != 0 || !strings.Contains(out, "PATH=") || !strings.Contains(out, "KEY=\\n") {
+		t.Fatalf("exit %d (the shell did not run, or the key reached it):\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, key) {
+		t.Errorf("the key is in the events")
+	}
+	filepath.Walk(env["AGENTTY_HOME"], func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("the API key is written in %s", p)
+			}
+		}
+		return nil
+	})
+}
