@@ -76,10 +76,7 @@ func (w *Workspace) SearchFiles() engine.Tool {
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
 				for n := 1; sc.Scan(); n++ {
 					if re.Match(sc.Bytes()) {
-						line := strings.TrimSpace(sc.Text())
-						if len(line) > 200 {
-							line = line[:200] + "…"
-						}
+						line := engine.Clip(strings.TrimSpace(sc.Text()), 200)
 						out = append(out, fmt.Sprintf("%s:%d: %s", p, n, line))
 						if len(out) >= maxMatches {
 							return fs.SkipAll
