@@ -70,3 +70,21 @@ func BenchmarkStreamTokens(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// BenchmarkSanitize makes foreign text safe to draw: clean text (the fast
+// path, which allocates nothing), Go code with tabs, and a file full of
+// escape sequences.
+func BenchmarkSanitize(b *testing.B) {
+	clean := strings.Repeat("The quick brown fox jumps over the lazy dog. 日本語 😀\n", 100)
+	code := strings.Repeat("func main() {\n\tfor i := range 3 {\n\t\tfmt.Println(i)\t// count\n\t}\n}\n", 60)
+	escapes := strings.Repeat("title \x1b]0;x\x07 clear \x1b[2J\r\n\x1b[31mred\x1b[0m \u009b1m\n", 100)
+	for _, c := range []struct{ name, text string }{{"clean", clean}, {"tabs", code}, {"escapes", escapes}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Sanitize(c.text)
+			}
+		})
+	}
+}

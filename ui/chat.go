@@ -213,7 +213,10 @@ func (c *chat) markdown(text string, width int) []string {
 			for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[0])) == "" {
 				lines = lines[1:]
 			}
-			return lines
+			// Glamour does not break a word longer than the width (a URL,
+			// a hash, a sentence in Chinese) or a line of code: they are
+			// broken here, never cut.
+			return wrapWide(lines, width)
 		}
 	}
 	return wrapRows(text, width)
@@ -272,7 +275,7 @@ func toolLines(it *chatItem, w int, expanded bool) []string {
 			size += " (truncated)"
 		}
 	}
-	head := fmt.Sprintf("⚙ %s %s%s %s", it.name, compactArgs(it.args), size, mark)
+	head := fmt.Sprintf("⚙ %s %s%s %s", flatten(it.name), compactArgs(it.args), size, mark)
 	lines := []string{ansi.Truncate(styleTool.Render(head), w, "…")}
 	if !expanded {
 		return lines
@@ -294,7 +297,7 @@ func compactArgs(a string) string {
 	}
 	var v map[string]any
 	if json.Unmarshal([]byte(a), &v) != nil {
-		return ansi.Truncate(a, 40, "…")
+		return ansi.Truncate(flatten(a), 40, "…")
 	}
 	var parts []string
 	for k, x := range v {
@@ -302,7 +305,7 @@ func compactArgs(a string) string {
 		parts = append(parts, k+"="+string(b))
 	}
 	slices.Sort(parts)
-	return ansi.Truncate(strings.Join(parts, " "), 40, "…")
+	return ansi.Truncate(flatten(strings.Join(parts, " ")), 40, "…")
 }
 
 func prettyJSON(s string) string {

@@ -120,7 +120,7 @@ func (t *timeline) apply(ev engine.Event) {
 			} else {
 				var names []string
 				for _, c := range d.ToolCalls {
-					names = append(names, c.Name)
+					names = append(names, flatten(c.Name))
 				}
 				r.text = "call " + strings.Join(names, ", ")
 			}
@@ -130,19 +130,19 @@ func (t *timeline) apply(ev engine.Event) {
 	case *engine.ToolStarted:
 		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
 		t.byCall[d.ID] = len(t.rows)
-		t.add(row{step: ev.Step, phase: engine.Act, text: d.Name, status: "running", callID: d.ID, started: ev.Time})
+		t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", callID: d.ID, started: ev.Time})
 	case *engine.ToolFinished:
 		dt := t.detail(ev.Run, ev.Step)
 		dt.tools = append(dt.tools, d)
 		if i, ok := t.byCall[d.ID]; ok && i < len(t.rows) && t.rows[i].callID == d.ID {
 			t.rows[i].status, t.rows[i].dur = d.Status, time.Duration(d.DurationMS)*time.Millisecond
 		} else {
-			t.add(row{step: ev.Step, phase: engine.Act, text: d.Name, status: d.Status, callID: d.ID})
+			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: d.Status, callID: d.ID})
 		}
 	case *engine.GatePaused:
 		what := "before deciding"
 		if d.ToolCall != nil {
-			what = d.ToolCall.Name
+			what = flatten(d.ToolCall.Name)
 		}
 		t.add(row{step: ev.Step, phase: d.At, text: "paused: " + what, status: "paused"})
 	case *engine.GateResumed:
@@ -221,7 +221,7 @@ func (t *timeline) render(width int, focused bool) []string {
 			status := statusStyle(r.status).Render(r.status)
 			left := fmt.Sprintf("%s %3d %-8s %s", phaseIcon[r.phase], r.step, r.phase, r.text)
 			right := extra + " " + status
-			room := width - ansi.StringWidth(right)
+			room := max(width-ansi.StringWidth(right), 0)
 			line = padRight(ansi.Truncate(left, room, "…"), room) + right
 		}
 		if focused && i == t.cursor {
@@ -248,11 +248,11 @@ func (t *timeline) detailLines(width int) []string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Step %d of %s\n\n", d.step, d.run)
 	if r := d.request; r != nil {
-		fmt.Fprintf(&b, "Model request: %d messages, %d memory facts, %d tools, ~%d tokens of a %d budget (system %d, memory %d, tools %d)\n",
-			r.Messages, r.MemoryFacts, r.Tools, r.Tokens, r.Budget, r.SystemTokens, r.MemoryTokens, r.ToolTokens)
+		fmt.Fprintf(&b, "Model request: %s, %s, %s, ~%d tokens of a %d budget (system %d, memory %d, tools %d)\n",
+			count(r.Messages, "message"), count(r.MemoryFacts, "memory fact"), count(r.Tools, "tool"), r.Tokens, r.Budget, r.SystemTokens, r.MemoryTokens, r.ToolTokens)
 	}
 	if tr := d.trimmed; tr != nil {
-		fmt.Fprintf(&b, "Context trimmed: %d oldest messages (~%d tokens) left out, %d kept\n", tr.Dropped, tr.DroppedTokens, tr.Kept)
+		fmt.Fprintf(&b, "Context trimmed: %s (~%d tokens) left out, %d kept\n", count(tr.Dropped, "oldest message"), tr.DroppedTokens, tr.Kept)
 	}
 	for _, r := range d.retries {
 		fmt.Fprintf(&b, "Retry %s attempt %d after %dms: %s\n", r.Op, r.Attempt, r.DelayMS, r.Cause)
@@ -274,7 +274,7 @@ func (t *timeline) detailLines(width int) []string {
 		}
 	}
 	for _, tf := range d.tools {
-		fmt.Fprintf(&b, "\nTool %s: %s in %dms, %d attempt(s)", tf.Name, tf.Status, tf.DurationMS, tf.Attempts)
+		fmt.Fprintf(&b, "\nTool %s: %s in %dms, %s", flatten(tf.Name), tf.Status, tf.DurationMS, count(tf.Attempts, "attempt"))
 		if tf.Truncated {
 			b.WriteString(", truncated")
 		}
@@ -324,6 +324,9 @@ func padRight(s string, w int) string {
 	}
 	return s
 }
+
+// count says n things: "1 tool", "2 tools".
+func count(n int, thing string) string { return fmt.Sprintf("%d %s%s", n, thing, plural(n)) }
 
 func plural(n int) string {
 	if n == 1 {

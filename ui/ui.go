@@ -114,9 +114,10 @@ type Model struct {
 	focus         focus
 	shown         focus // the pane shown when the terminal is narrow
 
-	chat chat
-	tl   timeline
-	mem  memory
+	chat  chat
+	tl    timeline
+	mem   memory
+	clean eventCleaner // makes the events' text safe to draw
 
 	input    textarea.Model
 	history  []string
@@ -159,6 +160,7 @@ func New(cfg Config) *Model {
 	if cfg.Style == "" {
 		cfg.Style = "dark"
 	}
+	cfg.Notice, cfg.Status, cfg.Model = Sanitize(cfg.Notice), flatten(Sanitize(cfg.Status)), flatten(Sanitize(cfg.Model))
 	in := textarea.New()
 	in.Placeholder = "Ask the agent… (enter sends, alt+enter for a new line)"
 	in.ShowLineNumbers = false
@@ -188,6 +190,7 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 	m.chat = newChat(m.cfg.Style)
 	m.tl = newTimeline()
 	m.mem = memory{}
+	m.clean.reset()
 	m.step, m.interrupted = 0, false
 	for _, ev := range events {
 		m.applyEvent(ev)
@@ -233,6 +236,7 @@ func (m *Model) listSessions() tea.Cmd {
 }
 
 func (m *Model) applyEvent(ev engine.Event) {
+	ev = m.clean.event(ev) // foreign text is made safe here, before anything measures it
 	m.chat.apply(ev)
 	m.tl.apply(ev)
 	m.mem.apply(ev)
@@ -557,7 +561,7 @@ func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
 			ed.ShowLineNumbers = false
 			ed.SetWidth(max(m.width-6, 20))
 			ed.SetHeight(max(m.height-10, 5))
-			ed.SetValue(prettyJSON(string(p.pending.ToolCall.Args)))
+			ed.SetValue(Sanitize(prettyJSON(string(p.pending.ToolCall.Args))))
 			ed.Focus()
 			m.argsEditor = &ed
 			return m, textarea.Blink
@@ -790,7 +794,7 @@ func (m *Model) inputBox() []string {
 			if p.pending.Approval {
 				verb = "Approve calling"
 			}
-			what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, c.Name, string(c.Args), p.pending.Step)
+			what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
 			keys = "enter: run it · c: continue without pausing · e: edit arguments · s: skip · n: deny · esc: abort the run"
 		} else {
 			what = fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
@@ -826,7 +830,7 @@ func (m *Model) statusLine() string {
 	}
 	line := strings.Join(parts, " · ")
 	if m.note != "" {
-		line += "  " + styleNote.Render(m.note)
+		line += "  " + styleNote.Render(flatten(Sanitize(m.note)))
 	}
 	return ansi.Truncate(line, m.width, "…")
 }
@@ -962,14 +966,24 @@ func (m *Model) rule(w int) string {
 	return strings.Repeat("─", max(w, 0))
 }
 
-// fit cuts or pads l to exactly w cells.
-func fit(l string, w int) string { return padRight(ansi.Truncate(l, w, "…"), w) }
+// fit cuts or pads l to exactly w cells, on a cell boundary. l is one line
+// of sanitized text: a line break in it, which would add a row to the
+// frame, becomes a space.
+func fit(l string, w int) string {
+	if strings.IndexByte(l, '\n') >= 0 {
+		l = strings.ReplaceAll(l, "\n", " ")
+	}
+	return padRight(ansi.Truncate(l, w, "…"), w)
+}
 
 // openPicker shows the session picker.
 func (m *Model) openPicker(list []sessions.Listing, err error) {
 	if err != nil {
 		m.note = err.Error()
 		return
+	}
+	for i := range list { // titles and models come from the sessions' files
+		list[i].Title, list[i].Model = flatten(Sanitize(list[i].Title)), flatten(Sanitize(list[i].Model))
 	}
 	m.picker = newPicker(list, m.width, m.height)
 }

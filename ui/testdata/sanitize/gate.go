@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Action is what a Gate decides at a pause.
+type Action string
+
+// Gate actions. Proceed goes on (with edited arguments when Verdict.Args is
+// set); Skip answers the pending tool call with "skipped" instead of running
+// it (at a decide pause it is the same as Proceed); Deny refuses an approval;
+// Abort ends the run with stop reason cancelled.
+const (
+	Proceed Action = "proceed"
+	Skip    Action = "skip"
+	Deny    Action = "deny"
+	Abort   Action = "abort"
+)
+
+// Pause reasons.
+const (
+	ReasonStep     = "step"     // the gate asked to stop here
+	ReasonApproval = "approval" // the tool's policy is ask
+)
+
+// Pending is what a run is about to do when it consults the Gate: decide
+// (ToolCall nil) or run a tool call.
+type Pending struct {
+	Session  string
+	Run      string
+	Step     int
+	At       Phase
+	ToolCall *ToolCall
+	// Approval is set when the tool's policy is Ask: the gate must answer
+	// even if it would not stop otherwise.
+	Approval bool
+}
+
+// Verdict is a Gate's answer.
+type Verdict struct {
+	Action Action
+	// Args replaces the pending tool call's arguments; they are validated
+	// against the tool's schema before the call.
+	Args json.RawMessage
+}
+
+// Gate is consulted before each decide and each tool call. Stop must not
+// block: it says whether Wait should be called. Wait blocks until the
+// person (or a policy) decides, and must return when ctx is done. A nil Gate
+// lets everything through, approvals included.
+type Gate interface {
+	Stop(p Pending) bool
+	Wait(ctx context.Context, p Pending) (Verdict, error)
+}

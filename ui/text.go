@@ -1,0 +1,468 @@
+package ui
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Everything the console draws that it did not write itself (a model's
+// answer, a tool's result, a file, an MCP server, a journal) is made safe at
+// one boundary, before anything measures or draws it: Sanitize, applied to
+// each event as it enters the console's state (live and on resume), to
+// notices and to the picker's titles. Glamour and lipgloss then only ever see
+// clean text, and their own styling is the only escape sequence that reaches
+// the terminal.
+
+// tabWidth is the distance between tab stops.
+const tabWidth = 8
+
+// Sanitize returns s made safe to measure and draw in a terminal: nothing in
+// it can move the cursor, change the terminal's state or make a line wider
+// than its measured width. One rule, applied rune by rune:
+//
+//   - "\n" is kept; "\r\n" becomes "\n".
+//   - A tab becomes spaces up to the next multiple of 8 columns of its line
+//     (columns counted in cells, so after wide characters too).
+//   - ESC becomes "␛", so the escape sequence it began (a title, a clipboard
+//     write, a hyperlink, a cursor move, a colour) shows as the text it is:
+//     ESC ] 0 ; t BEL is drawn "␛]0;t^G".
+//   - Every other C0 control, and DEL, is shown in caret notation: "\r" is
+//     "^M", BEL "^G", NUL "^@", DEL "^?".
+//   - A C1 control (U+0080–U+009F) is shown as its 7-bit form: U+009B (CSI)
+//     is "␛[".
+//   - A byte that is not UTF-8 becomes U+FFFD.
+//
+// Text with none of these is returned as it is, without allocating. It is
+// safe for concurrent use.
+func Sanitize(s string) string {
+	if isClean(s) {
+		return s
+	}
+	var z Sanitizer
+	return z.write(s, true)
+}
+
+// sanitized is Sanitize that also says whether s changed.
+func sanitized(s string) (string, bool) {
+	if isClean(s) {
+		return s, false
+	}
+	var z Sanitizer
+	return z.write(s, true), true
+}
+
+// byteClass sorts bytes for isClean: 0 printable ASCII or "\n", 1 a control,
+// 2 the start of a multi-byte rune (or a stray byte).
+var byteClass = func() (t [256]uint8) {
+	for i := range t {
+		switch {
+		case i >= 0x80:
+			t[i] = 2
+		case i < 0x20 && i != '\n', i == 0x7f:
+			t[i] = 1
+		}
+	}
+	return t
+}()
+
+// isClean reports whether Sanitize would leave s as it is.
+func isClean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch byteClass[s[i]] {
+		case 0:
+			continue
+		case 1:
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if size == 1 || r <= 0x9f { // a stray byte, or a C1 control
+			return false
+		}
+		i += size - 1
+	}
+	return true
+}
+
+// Sanitizer applies Sanitize's rule to text that comes in pieces (the text
+// deltas of a streamed answer, the writes to a terminal): it carries the
+// column of the current line from piece to piece, for tabs, and holds back
+// what a piece may end in the middle of (a "\r" that may be half of "\r\n",
+// a rune cut in two) until the next piece. The pieces' results joined are
+// Sanitize of the pieces joined. Its zero value is ready to use; it is not
+// safe for concurrent use.
+type Sanitizer struct {
+	col  int    // cells of the current line written so far
+	held string // the end of the last piece, not yet written
+}
+
+// Sanitize returns the next piece made safe, less what it holds back.
+func (z *Sanitizer) Sanitize(piece string) string { return z.write(piece, false) }
+
+// Flush returns what the last piece held back, made safe; call it when
+// nothing more comes.
+func (z *Sanitizer) Flush() string { return z.write("", true) }
+
+// write sanitizes the next piece. final says that nothing follows, so
+// nothing is held back.
+func (z *Sanitizer) write(s string, final bool) string {
+	if z.held != "" {
+		s, z.held = z.held+s, ""
+	}
+	if !final && isClean(s) {
+		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+			z.col = ansi.StringWidth(s[i+1:])
+		} else {
+			z.col += ansi.StringWidth(s)
+		}
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	col := z.col // cells of the line before seg
+	seg := 0     // where the part of the line since its last tab begins in b
+	i := 0
+loop:
+	for i < len(s) {
+		c := s[i]
+		if c == '\n' {
+			b.WriteByte('\n')
+			col, seg = 0, b.Len()
+			i++
+			continue
+		}
+		if byteClass[c] == 0 {
+			j := i + 1
+			for j < len(s) && byteClass[s[j]] == 0 && s[j] != '\n' {
+				j++
+			}
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		if c < 0x80 {
+			switch c {
+			case '\t':
+				col += ansi.StringWidth(b.String()[seg:])
+				n := tabWidth - col%tabWidth
+				b.WriteString("        "[:n])
+				col += n
+				seg = b.Len()
+			case '\r':
+				switch {
+				case i+1 < len(s) && s[i+1] == '\n':
+					// "\r\n" is a line break: the "\n" is written next.
+				case i+1 == len(s) && !final:
+					z.held = "\r"
+					break loop
+				default:
+					b.WriteString("^M")
+				}
+			case 0x1b:
+				b.WriteString("␛")
+			case 0x7f:
+				b.WriteString("^?")
+			default:
+				b.WriteByte('^')
+				b.WriteByte(c + 0x40)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case size == 1 && !final && !utf8.FullRuneInString(s[i:]):
+			z.held = s[i:] // a rune cut at the end of the piece
+			break loop
+		case size == 1:
+			b.WriteString("\uFFFD")
+		case r <= 0x9f:
+			b.WriteString("␛")
+			b.WriteByte(byte(r - 0x40))
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	out := b.String()
+	z.col = col + ansi.StringWidth(out[seg:])
+	return out
+}
+
+// eventCleaner sanitizes the events the console applies. It keeps a
+// sanitizer for each stream of text deltas (the answer and the reasoning),
+// reset whenever the streamed message ends or starts again.
+type eventCleaner struct {
+	text, reasoning Sanitizer
+}
+
+func (c *eventCleaner) reset() { c.text, c.reasoning = Sanitizer{}, Sanitizer{} }
+
+// event returns ev with every piece of foreign text in it sanitized. The
+// payload is copied when something changes, never modified: the engine and
+// other subscribers share it.
+func (c *eventCleaner) event(ev engine.Event) engine.Event {
+	if s, ok := sanitized(ev.Run); ok {
+		ev.Run = s
+	}
+	switch d := ev.Data.(type) {
+	case *engine.TextDelta:
+		z := &c.text
+		if d.Reasoning {
+			z = &c.reasoning
+		}
+		if s := z.write(d.Text, false); s != d.Text {
+			cp := *d
+			cp.Text = s
+			ev.Data = &cp
+		}
+		return ev
+	case *engine.RunStarted:
+		c.reset()
+		task, ok1 := sanitized(d.Task)
+		model, ok2 := sanitized(d.Model)
+		if ok1 || ok2 {
+			cp := *d
+			cp.Task, cp.Model = task, model
+			ev.Data = &cp
+		}
+	case *engine.StepStarted:
+		c.reset()
+	case *engine.DecisionData:
+		c.reset()
+		text, ok1 := sanitized(d.Text)
+		reasoning, ok2 := sanitized(d.Reasoning)
+		calls, ok3 := sanitizeCalls(d.ToolCalls)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Text, cp.Reasoning, cp.ToolCalls = text, reasoning, calls
+			ev.Data = &cp
+		}
+	case *engine.ToolStarted:
+		id, ok1 := sanitized(d.ID)
+		name, ok2 := sanitized(d.Name)
+		args, ok3 := sanitizeArgs(d.Args)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.ID, cp.Name, cp.Args = id, name, args
+			ev.Data = &cp
+		}
+	case *engine.ToolFinished:
+		id, ok1 := sanitized(d.ID)
+		name, ok2 := sanitized(d.Name)
+		result, ok3 := sanitized(d.Result)
+		msg, ok4 := sanitized(d.Error)
+		status, ok5 := sanitized(d.Status)
+		if ok1 || ok2 || ok3 || ok4 || ok5 {
+			cp := *d
+			cp.ID, cp.Name, cp.Result, cp.Error, cp.Status = id, name, result, msg, status
+			ev.Data = &cp
+		}
+	case *engine.RetryData:
+		if d.Op == "model" {
+			c.reset()
+		}
+		op, ok1 := sanitized(d.Op)
+		cause, ok2 := sanitized(d.Cause)
+		if ok1 || ok2 {
+			cp := *d
+			cp.Op, cp.Cause = op, cause
+			ev.Data = &cp
+		}
+	case *engine.MemoryChanged:
+		k, ok1 := sanitized(d.Key)
+		v, ok2 := sanitized(d.Value)
+		src, ok3 := sanitized(d.Source)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Key, cp.Value, cp.Source = k, v, src
+			ev.Data = &cp
+		}
+	case *engine.GatePaused:
+		if d.ToolCall != nil {
+			if calls, ok := sanitizeCalls([]engine.ToolCall{*d.ToolCall}); ok {
+				cp := *d
+				cp.ToolCall = &calls[0]
+				ev.Data = &cp
+			}
+		}
+	case *engine.GateResumed:
+		if args, ok := sanitizeArgs(d.Args); ok {
+			cp := *d
+			cp.Args = args
+			ev.Data = &cp
+		}
+	case *engine.RunFinished:
+		c.reset()
+		answer, ok1 := sanitized(d.Answer)
+		msg, ok2 := sanitized(d.Error)
+		if ok1 || ok2 {
+			cp := *d
+			cp.Answer, cp.Error = answer, msg
+			ev.Data = &cp
+		}
+	case *engine.Notice:
+		if s, ok := sanitized(d.Message); ok {
+			cp := *d
+			cp.Message = s
+			ev.Data = &cp
+		}
+	}
+	return ev
+}
+
+// sanitizeArgs sanitizes a tool call's arguments as text. JSON stays JSON:
+// the only controls JSON allows are whitespace between its tokens.
+func sanitizeArgs(a json.RawMessage) (json.RawMessage, bool) {
+	if isClean(string(a)) {
+		return a, false
+	}
+	return json.RawMessage(Sanitize(string(a))), true
+}
+
+// sanitizeCalls returns calls with their ids, names and arguments sanitized,
+// copied when one of them changes.
+func sanitizeCalls(calls []engine.ToolCall) ([]engine.ToolCall, bool) {
+	var out []engine.ToolCall
+	for i, c := range calls {
+		id, ok1 := sanitized(c.ID)
+		name, ok2 := sanitized(c.Name)
+		args, ok3 := sanitizeArgs(c.Args)
+		if !ok1 && !ok2 && !ok3 {
+			continue
+		}
+		if out == nil {
+			out = append([]engine.ToolCall(nil), calls...)
+		}
+		out[i].ID, out[i].Name, out[i].Args = id, name, args
+	}
+	if out == nil {
+		return calls, false
+	}
+	return out, true
+}
+
+// flatten makes sanitized text one line: each run of line breaks and
+// spaces becomes one space. Text that is one line already is returned as it
+// is.
+func flatten(s string) string {
+	if strings.IndexByte(s, '\n') < 0 {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// wrapWide breaks every line wider than width at the width, by cells (a
+// double-width character or an emoji is never split), and returns the lines
+// unchanged when none is wider. The rows after the first keep the line's
+// indentation (glamour's margin, a list's), unless it would leave less than
+// half the width, and the colours of the text they continue.
+func wrapWide(lines []string, width int) []string {
+	width = max(width, 1)
+	var out []string
+	for i, l := range lines {
+		if ansi.StringWidth(l) <= width {
+			if out != nil {
+				out = append(out, l)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(lines)+4), lines[:i]...)
+		}
+		out = append(out, breakLine(l, width)...)
+	}
+	if out == nil {
+		return lines
+	}
+	return out
+}
+
+// breakLine cuts one styled line into rows of at most width cells: between
+// words where it can, inside a word that is longer than a row (text without
+// spaces, a URL, CJK). Styles (SGR sequences) open where a row ends are
+// closed at its end and opened again at the start of the next row, so that
+// no colour runs into the pane's border.
+func breakLine(l string, width int) []string {
+	plain := ansi.Strip(l)
+	indent := len(plain) - len(strings.TrimLeft(plain, " "))
+	if indent*2 > width {
+		indent = 0
+	}
+	var (
+		rows      []string
+		row, word strings.Builder
+		sgr       []string // the SGR sequences in force since the last reset
+		wordSGR   []string // sgr when the word began
+		w, ww     int      // cells in row (with its indent) and in word
+		content   bool     // row holds a word
+		state     byte
+	)
+	// next ends the row, closing the styles open in it, and starts the
+	// next one with them.
+	next := func(open []string) {
+		s := strings.TrimRight(row.String(), " ")
+		if len(open) > 0 {
+			s += "\x1b[0m"
+		}
+		rows = append(rows, s)
+		row.Reset()
+		row.WriteString(strings.Repeat(" ", indent))
+		for _, q := range open {
+			row.WriteString(q)
+		}
+		w, content = indent, false
+	}
+	for len(l) > 0 {
+		seq, sw, n, newState := ansi.DecodeSequence(l, state, nil)
+		state, l = newState, l[n:]
+		switch {
+		case sw == 0:
+			if word.Len() == 0 {
+				wordSGR = append(wordSGR[:0], sgr...)
+			}
+			if strings.HasPrefix(seq, "\x1b[") && strings.HasSuffix(seq, "m") {
+				if seq == "\x1b[m" || seq == "\x1b[0m" {
+					sgr = sgr[:0]
+				} else {
+					sgr = append(sgr, seq)
+				}
+			}
+			word.WriteString(seq)
+		case seq == " ":
+			row.WriteString(word.String())
+			w += ww
+			content = content || ww > 0
+			word.Reset()
+			ww = 0
+			if w+1 > width {
+				next(sgr) // the row breaks at this space, which is dropped
+				continue
+			}
+			row.WriteString(" ")
+			w++
+		default:
+			if word.Len() == 0 {
+				wordSGR = append(wordSGR[:0], sgr...)
+			}
+			if w+ww+sw > width && content {
+				next(wordSGR) // the word goes on the next row
+			}
+			if w+ww+sw > width && ww > 0 {
+				row.WriteString(word.String()) // longer than a row: cut it
+				word.Reset()
+				ww = 0
+				next(sgr)
+				wordSGR = append(wordSGR[:0], sgr...)
+			}
+			word.WriteString(seq)
+			ww += sw
+		}
+	}
+	row.WriteString(word.String())
+	return append(rows, strings.TrimRight(row.String(), " "))
+}

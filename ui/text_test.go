@@ -1,0 +1,336 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/tools"
+)
+
+func init() {
+	lipgloss.SetColorProfile(termenv.Ascii) // frames without colour, as in ui_test.go
+}
+
+func TestSanitize(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"empty", "", ""},
+		{"plain", "plain text\nsecond line", "plain text\nsecond line"},
+		{"unicode", "é ü 日本語 😀 ␛", "é ü 日本語 😀 ␛"},
+		{"tab at start", "\tx", "        x"},
+		{"tab mid-line", "a\tb", "a       b"},
+		{"tab on a stop", "12345678\tx", "12345678        x"},
+		{"tabs per line", "ab\tc\n\td", "ab      c\n        d"},
+		{"tab after wide", "中\tx", "中      x"},
+		{"go code", "func f() {\n\tif x {\n\t\treturn\n\t}\n}", "func f() {\n        if x {\n                return\n        }\n}"},
+		{"crlf", "a\r\nb\r\n", "a\nb\n"},
+		{"lone cr", "abc\rX", "abc^MX"},
+		{"cr at end", "abc\r", "abc^M"},
+		{"osc 0 title", "\x1b]0;pwned\x07", "␛]0;pwned^G"},
+		{"osc 52 clipboard", "\x1b]52;c;aGVsbG8=\x1b\\", "␛]52;c;aGVsbG8=␛\\"},
+		{"osc 8 link", "\x1b]8;;http://x.example\x1b\\click\x1b]8;;\x1b\\", "␛]8;;http://x.example␛\\click␛]8;;␛\\"},
+		{"csi clear", "\x1b[2J\x1b[H", "␛[2J␛[H"},
+		{"sgr", "\x1b[31mred\x1b[0m", "␛[31mred␛[0m"},
+		{"dcs apc", "\x1bPq#0\x1b\\\x1b_G\x1b\\", "␛Pq#0␛\\␛_G␛\\"},
+		{"c0", "\x00\x01\x07\x08\x0b\x0c\x1f", "^@^A^G^H^K^L^_"},
+		{"del", "a\x7fb", "a^?b"},
+		{"c1 csi", "\u009b31m", "␛[31m"},
+		{"c1 nel st", "\u0085\u009c", "␛E␛\\"},
+		{"bad utf-8", "bad \xff\xfe byte", "bad \uFFFD\uFFFD byte"},
+		{"cut rune at end", "ok \xe4\xb8", "ok \uFFFD\uFFFD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Sanitize(tt.in)
+			if got != tt.want {
+				t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if again := Sanitize(got); again != got {
+				t.Errorf("Sanitize is not idempotent on %q: %q", got, again)
+			}
+			checkSafe(t, got)
+		})
+	}
+}
+
+// checkSafe fails when s holds anything a terminal would act on.
+func checkSafe(t *testing.T, s string) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Errorf("%q is not UTF-8", s)
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f {
+			t.Errorf("%q still holds control %U", s, r)
+		}
+	}
+}
+
+// TestSanitizeCleanTextAllocatesNothing: the fast path returns the text as
+// it is.
+func TestSanitizeCleanTextAllocatesNothing(t *testing.T) {
+	for _, s := range []string{"", "plain ASCII text\nwith lines", "日本語 and emoji 😀, accents é"} {
+		if n := testing.AllocsPerRun(100, func() { _ = Sanitize(s) }); n != 0 {
+			t.Errorf("Sanitize(%q) allocates %v times, want 0", s, n)
+		}
+		if got := Sanitize(s); unsafe.StringData(got) != unsafe.StringData(s) || len(got) != len(s) {
+			t.Errorf("Sanitize(%q) = %q, not the same string", s, got)
+		}
+	}
+}
+
+// TestSanitizeInPieces: a stream sanitized delta by delta, cut anywhere,
+// reads as the whole text sanitized at once (a tab's column, "\r\n" and a
+// rune cut across two deltas included).
+func TestSanitizeInPieces(t *testing.T) {
+	texts := []string{
+		"```go\nfunc main() {\n\tfmt.Println(\"中文\")\t// hi\r\n}\n```",
+		"a\rb\r\n\x1b]0;t\x07\u009b2J日本\tx",
+		"tail\r",
+	}
+	for _, text := range texts {
+		want := Sanitize(text)
+		for i := 0; i <= len(text); i++ {
+			for j := i; j <= len(text); j++ {
+				var z Sanitizer
+				got := z.Sanitize(text[:i]) + z.Sanitize(text[i:j]) + z.Sanitize(text[j:]) + z.Flush()
+				if got != want {
+					t.Fatalf("%q cut at %d and %d: got %q, want %q", text, i, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestEventCleanerCopies: an event's payload is sanitized in a copy; the
+// engine's payload, which the journal and others share, is left alone.
+func TestEventCleanerCopies(t *testing.T) {
+	call := engine.ToolCall{ID: "c1", Name: "read\x1b[2J", Args: json.RawMessage("{\"path\":\t\"x\"}")}
+	payloads := []any{
+		&engine.RunStarted{Task: "hi\x07"},
+		&engine.DecisionData{Text: "a\tb", ToolCalls: []engine.ToolCall{call}},
+		&engine.ToolStarted{ID: "c1", Name: "x\x1b", Args: call.Args},
+		&engine.ToolFinished{ID: "c1", Name: "x", Result: "\x1b]0;t\x07", Error: "\r"},
+		&engine.MemoryChanged{Key: "k\x1b", Value: "v\t"},
+		&engine.GatePaused{At: engine.Act, ToolCall: &call},
+		&engine.GateResumed{Action: engine.Proceed, Args: call.Args},
+		&engine.RetryData{Op: "model", Cause: "\x1b[31m"},
+		&engine.RunFinished{Error: "\x1b[H"},
+		&engine.TextDelta{Text: "\tx"},
+	}
+	var c eventCleaner
+	for _, p := range payloads {
+		before, _ := json.Marshal(p)
+		got := c.event(engine.Event{Data: p})
+		after, _ := json.Marshal(p)
+		if string(before) != string(after) {
+			t.Errorf("%T was modified: %s became %s", p, before, after)
+		}
+		out, _ := json.Marshal(got.Data)
+		var text any
+		_ = json.Unmarshal(out, &text)
+		checkSafe(t, fmt.Sprint(text))
+		if strings.Contains(string(out), `\u001b`) || strings.Contains(string(out), `\t`) {
+			t.Errorf("%T still holds a control after cleaning: %s", p, out)
+		}
+	}
+	clean := &engine.ToolFinished{ID: "c1", Name: "x", Result: "fine"}
+	if got := c.event(engine.Event{Data: clean}); got.Data != any(clean) {
+		t.Error("a clean payload was copied")
+	}
+}
+
+func TestWrapWide(t *testing.T) {
+	url := "https://example.com/" + strings.Repeat("abcdefghij", 18)
+	tests := []struct {
+		name  string
+		line  string
+		width int
+		want  []string
+	}{
+		{"fits", "  short line", 20, []string{"  short line"}},
+		{"long word", "  see " + url[:40], 20, []string{"  see", "  https://example.co", "  m/abcdefghijabcdef", "  ghij"}},
+		{"cjk", "  这是一个很长的中文句子没有空格", 12, []string{"  这是一个很", "  长的中文句", "  子没有空格"}},
+		{"cjk odd width", "中文中文中文", 5, []string{"中文", "中文", "中文"}},
+		{"emoji", "😀😀😀😀😀", 4, []string{"😀😀", "😀😀", "😀"}},
+		{"words", "one two three four five six", 10, []string{"one two", "three four", "five six"}},
+		{"styles carried", "\x1b[4mlonglonglong\x1b[0m", 4, []string{"\x1b[4mlong\x1b[0m", "\x1b[4mlong\x1b[0m", "\x1b[4mlong\x1b[0m"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := wrapWide([]string{tt.line}, tt.width)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("wrapWide(%q, %d) =\n%q\nwant\n%q", tt.line, tt.width, got, tt.want)
+			}
+			var plain strings.Builder
+			for _, l := range got {
+				if w := ansi.StringWidth(l); w > tt.width {
+					t.Errorf("row %q is %d cells, wider than %d", l, w, tt.width)
+				}
+				plain.WriteString(strings.TrimSpace(ansi.Strip(l)))
+			}
+			if want := strings.ReplaceAll(ansi.Strip(tt.line), " ", ""); strings.ReplaceAll(plain.String(), " ", "") != want {
+				t.Errorf("text was lost: %q, want %q", plain.String(), want)
+			}
+		})
+	}
+	lines := []string{"a", "b"}
+	if got := wrapWide(lines, 10); &got[0] != &lines[0] {
+		t.Error("lines that fit were copied")
+	}
+}
+
+// The frames below are what the console shows of foreign text: a Go code
+// block streamed with tabs, a Go source file read with read_file, a file
+// full of escape sequences, and an answer in Chinese with emoji and a
+// 200-character URL. Each is driven by the real engine with a scripted
+// model, its events' times pinned.
+
+var textFixed = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+const goAnswer = "Here it is:\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() {\n\tfor i := 0; i < 3; i++ {\n\t\tfmt.Println(\"hello\", i)\t// count\n\t}\n}\n```\n\nRun it with `go run .`"
+
+var escapeFile = "title: \x1b]0;PWNED\x07\n" +
+	"clipboard: \x1b]52;c;cm0gLXJmIH4=\x07\n" +
+	"link: \x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\\n" +
+	"clear: \x1b[2J\x1b[H\n" +
+	"cursor: \x1b[10;10H\x1b[5A\x1b7\x1b8\n" +
+	"overwrite: secret\rpublic\n" +
+	"bell: \x07\x07 C1: \u009b31m \u009d0;x\u009c\n" +
+	"colour: \x1b[31;1mred\x1b[0m tab:\tend\n"
+
+var chineseAnswer = "这是一个很长的中文句子，没有任何空格，用来检查聊天窗格是否会把它完整地换行显示出来，而不是在窗格的边缘截断并加上省略号。🎉😀👍 文档在这里：https://example.com/docs/" +
+	strings.Repeat("a1b2c3d4e5", 17) + "?q=1 以及更多的文字。"
+
+// textEvents runs task on the real engine with a scripted model over a
+// workspace holding files, and returns every event with pinned times.
+func textEvents(t *testing.T, files map[string]string, turns string, task string) []engine.Event {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := tools.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	model, err := script.Parse("test", []byte(turns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := engine.NewRegistry(ws.ReadFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Model: model, ModelName: "script", Tools: reg})
+	var evs []engine.Event
+	for ev := range e.Start(context.Background(), engine.NewSession("0mx2text0001"), task, nil) {
+		ev.Time = textFixed
+		if d, ok := ev.Data.(*engine.ToolFinished); ok {
+			d.DurationMS = 0
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// checkFrame fails when a frame is not exactly h lines of at most w cells,
+// or holds anything a terminal would act on (the ASCII profile draws no
+// colour, so there is no escape sequence in a frame at all).
+func checkFrame(t *testing.T, frame string, w, h int) {
+	t.Helper()
+	lines := strings.Split(frame, "\n")
+	if len(lines) != h {
+		t.Errorf("the frame has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, n, w, l)
+		}
+	}
+	checkSafe(t, frame)
+}
+
+func TestSanitizedFrames(t *testing.T) {
+	goFile, err := os.ReadFile("testdata/sanitize/gate.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	scenes := []struct {
+		name  string
+		files map[string]string
+		turns string
+		task  string
+		// upTo cuts the events before the first of this kind (a frame
+		// in the middle of a run); keys are pressed after the events.
+		upTo engine.Kind
+		keys []tea.KeyMsg
+	}{
+		{name: "go-stream", task: "show me a Go loop", upTo: engine.KindDecision,
+			turns: `{"turns":[{"answer":` + quote(goAnswer) + `,"stream":true}]}`},
+		{name: "go-answer", task: "show me a Go loop",
+			turns: `{"turns":[{"answer":` + quote(goAnswer) + `,"stream":true}]}`},
+		{name: "read-go-file", task: "read gate.go", files: map[string]string{"gate.go": string(goFile)},
+			turns: `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{"path":"gate.go"}}]},{"answer":"It declares the Gate."}]}`,
+			keys:  []tea.KeyMsg{{Type: tea.KeyCtrlX}}},
+		{name: "read-go-file-details", task: "read gate.go", files: map[string]string{"gate.go": string(goFile)},
+			turns: `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{"path":"gate.go"}}]},{"answer":"It declares the Gate."}]}`,
+			keys:  []tea.KeyMsg{{Type: tea.KeyTab}, {Type: tea.KeyTab}, {Type: tea.KeyHome}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyEnter}}},
+		{name: "escapes", task: "read \x1b]0;task title\x07escapes.txt", files: map[string]string{"escapes.txt": escapeFile},
+			turns: `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{"path":"escapes.txt"}}]},{"answer":` + quote("Done: \x1b[2J\x1b]0;answer title\x07 and a \ttab") + `}]}`,
+			keys:  []tea.KeyMsg{{Type: tea.KeyCtrlX}}},
+		{name: "chinese", task: "用中文回答，并给我一个链接 😀",
+			turns: `{"turns":[{"answer":` + quote(chineseAnswer) + `}]}`},
+	}
+	for _, sz := range []struct{ w, h int }{{120, 40}, {80, 24}} {
+		for _, sc := range scenes {
+			t.Run(fmt.Sprintf("%s-%dx%d", sc.name, sz.w, sz.h), func(t *testing.T) {
+				evs := textEvents(t, sc.files, sc.turns, sc.task)
+				m := New(Config{Model: "script", Style: "notty", Backend: textBackend{}})
+				m.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+				for _, ev := range evs {
+					if ev.Kind == sc.upTo {
+						break
+					}
+					m.Update(engineEventMsg{ev})
+				}
+				for _, k := range sc.keys {
+					m.Update(k)
+				}
+				frame := m.View()
+				checkFrame(t, frame, sz.w, sz.h)
+				golden.RequireEqual(t, []byte(frame)) // go test ./ui -run TestSanitizedFrames -update rewrites testdata
+			})
+		}
+	}
+}
+
+// textBackend is a session that is only looked at.
+type textBackend struct{}
+
+func (textBackend) Start(context.Context, string) <-chan engine.Event { return nil }
+func (textBackend) Continue(context.Context) <-chan engine.Event      { return nil }
+func (textBackend) ChangeMemory(engine.MemoryChanged) (engine.Event, error) {
+	return engine.Event{}, nil
+}
+func (textBackend) SessionID() string { return "0mx2text0001" }
+func (textBackend) Close() error      { return nil }
