@@ -57,9 +57,6 @@ var (
 	listRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
 	readRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
 	timeRe     = regexp.MustCompile(`(?i)\b(?:time|date|day is it|today|clock)\b`)
-	exprRe     = regexp.MustCompile(`[-+(]*\s*\d[\d.\s()+\-*/%^]*`)
-	wordOps    = strings.NewReplacer(" plus ", " + ", " minus ", " - ", " times ", " * ", " multiplied by ", " * ",
-		" divided by ", " / ", " over ", " / ", " mod ", " % ", " to the power of ", " ^ ", " x ", " * ", "×", "*", "÷", "/")
 )
 
 func has(req *engine.Request, tool string) bool {
@@ -93,8 +90,10 @@ func plan(task string, req *engine.Request) engine.Decision {
 	if m := readRe.FindStringSubmatch(t); m != nil {
 		return call(req, "read_file", map[string]string{"path": m[1]})
 	}
-	if e := expression(t); e != "" {
+	if e, refusal := arithmetic(t); e != "" {
 		return call(req, "calculator", map[string]string{"expression": e})
+	} else if refusal != "" {
+		return engine.Decision{Text: refusal}
 	}
 	if listMemRe.MatchString(t) {
 		return call(req, "recall", map[string]string{})
@@ -129,22 +128,6 @@ func key(s string) string {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
-}
-
-// expression finds an arithmetic expression in text: the longest run of
-// digits, operators and parentheses that holds at least one operator between
-// numbers.
-func expression(text string) string {
-	t := " " + strings.ToLower(text) + " "
-	t = wordOps.Replace(t)
-	best := ""
-	for _, m := range exprRe.FindAllString(t, -1) {
-		m = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(m), "+-*/%^("))
-		if len(m) > len(best) && strings.ContainsAny(strings.TrimLeft(m, "-+( "), "+-*/%^") {
-			best = m
-		}
-	}
-	return best
 }
 
 // summarize answers from the tool results that followed the task.
