@@ -33,6 +33,7 @@ type stepDetail struct {
 	tools    []*engine.ToolFinished
 	args     map[string]string
 	retries  []*engine.RetryData
+	gates    []string // each pause of the step and the person's answer
 	errors   []string
 }
 
@@ -96,7 +97,7 @@ func (t *timeline) apply(ev engine.Event) {
 		t.detail(ev.Run, ev.Step).request = d
 		if r := t.last(ev.Step, engine.Perceive); r != nil {
 			r.text = fmt.Sprintf("%d msg%s, %d tok", d.Messages, plural(d.Messages), d.Tokens)
-			r.status, r.dur = "ok", ev.Time.Sub(r.started)
+			r.status, r.dur = "ok", since(r.started, ev.Time)
 		}
 		t.add(row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
 	case *engine.ContextTrimmed:
@@ -114,7 +115,7 @@ func (t *timeline) apply(ev engine.Event) {
 	case *engine.DecisionData:
 		t.detail(ev.Run, ev.Step).decision = d
 		if r := t.last(ev.Step, engine.Decide); r != nil {
-			r.status, r.dur = "ok", ev.Time.Sub(r.started)
+			r.status, r.dur = "ok", since(r.started, ev.Time)
 			if len(d.ToolCalls) == 0 {
 				r.text = "answer"
 			} else {
@@ -129,28 +130,65 @@ func (t *timeline) apply(ev engine.Event) {
 		t.detail(ev.Run, ev.Step).usage = d
 	case *engine.ToolStarted:
 		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
+		if r := t.callRow(d.ID); r != nil {
+			// The call was paused at the gate: its row goes on, now running.
+			r.text, r.status, r.started = flatten(d.Name), "running", ev.Time
+			break
+		}
 		t.byCall[d.ID] = len(t.rows)
 		t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", callID: d.ID, started: ev.Time})
 	case *engine.ToolFinished:
 		dt := t.detail(ev.Run, ev.Step)
 		dt.tools = append(dt.tools, d)
-		if i, ok := t.byCall[d.ID]; ok && i < len(t.rows) && t.rows[i].callID == d.ID {
-			t.rows[i].status, t.rows[i].dur = d.Status, time.Duration(d.DurationMS)*time.Millisecond
+		if r := t.callRow(d.ID); r != nil {
+			r.text, r.status, r.dur = flatten(d.Name), d.Status, time.Duration(d.DurationMS)*time.Millisecond
 		} else {
 			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: d.Status, callID: d.ID})
 		}
 	case *engine.GatePaused:
-		what := "before deciding"
-		if d.ToolCall != nil {
-			what = flatten(d.ToolCall.Name)
+		// A pause is drawn on the row of what it holds back: the decide
+		// row that model_request began ("waiting" for the person), or the
+		// tool call's own row, which tool_started and tool_finished then
+		// carry on. The details say what each pause was and its answer.
+		dt := t.detail(ev.Run, ev.Step)
+		switch {
+		case d.ToolCall == nil:
+			dt.gates = append(dt.gates, "paused before deciding")
+		case d.Reason == engine.ReasonApproval:
+			dt.gates = append(dt.gates, "asked to approve "+flatten(d.ToolCall.Name))
+		default:
+			dt.gates = append(dt.gates, "paused before calling "+flatten(d.ToolCall.Name))
 		}
-		t.add(row{step: ev.Step, phase: d.At, text: "paused: " + what, status: "paused"})
+		switch r := t.last(ev.Step, engine.Decide); {
+		case d.ToolCall != nil:
+			t.byCall[d.ToolCall.ID] = len(t.rows)
+			t.add(row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", callID: d.ToolCall.ID})
+		case r != nil && r.status == "running":
+			r.text, r.status, r.started = "waiting", "paused", time.Time{}
+		default:
+			t.add(row{step: ev.Step, phase: d.At, text: "waiting", status: "paused"})
+		}
 	case *engine.GateResumed:
-		for i := len(t.rows) - 1; i >= 0; i-- {
-			if t.rows[i].status == "paused" {
-				t.rows[i].status = string(d.Action)
-				break
-			}
+		if dt := t.details[ev.Step]; dt != nil && len(dt.gates) > 0 {
+			dt.gates[len(dt.gates)-1] += ": " + string(d.Action)
+		}
+		i := len(t.rows) - 1
+		for i >= 0 && t.rows[i].status != "paused" {
+			i--
+		}
+		if i < 0 {
+			break
+		}
+		r := &t.rows[i]
+		switch {
+		case d.Action == engine.Abort:
+			r.status = string(d.Action)
+		case r.phase == engine.Decide:
+			// The model is asked now: its time starts here, not when the
+			// person was asked.
+			r.text, r.status, r.started = "thinking", "running", ev.Time
+		default:
+			r.status = string(d.Action) // the tool call's row: tool_started or tool_finished follows
 		}
 	case *engine.StepFinished:
 		t.add(row{step: ev.Step, phase: engine.Observe, text: fmt.Sprintf("%d result%s", d.ToolCalls, plural(d.ToolCalls)), status: "ok"})
@@ -168,6 +206,25 @@ func (t *timeline) apply(ev engine.Event) {
 		}
 		t.add(row{step: ev.Step, text: "■ " + string(d.StopReason), status: string(d.StopReason)})
 	}
+}
+
+// callRow returns the row of a tool call, if it has one.
+func (t *timeline) callRow(id string) *row {
+	if i, ok := t.byCall[id]; ok && i < len(t.rows) && t.rows[i].callID == id {
+		return &t.rows[i]
+	}
+	return nil
+}
+
+// interrupt ends the rows of a run that was interrupted (a resumed session
+// whose journal stops mid-run): nothing is running or paused any more.
+func (t *timeline) interrupt() {
+	for i := range t.rows {
+		if t.rows[i].status == "running" || t.rows[i].status == "paused" {
+			t.rows[i].status = "interrupted"
+		}
+	}
+	t.dirty = true
 }
 
 var phaseIcon = map[engine.Phase]string{engine.Perceive: "◌", engine.Decide: "◆", engine.Act: "⚙", engine.Observe: "◉"}
@@ -254,6 +311,9 @@ func (t *timeline) detailLines(width int) []string {
 	if tr := d.trimmed; tr != nil {
 		fmt.Fprintf(&b, "Context trimmed: %s (~%d tokens) left out, %d kept\n", count(tr.Dropped, "oldest message"), tr.DroppedTokens, tr.Kept)
 	}
+	for _, g := range d.gates {
+		fmt.Fprintf(&b, "Gate: %s\n", g)
+	}
 	for _, r := range d.retries {
 		fmt.Fprintf(&b, "Retry %s attempt %d after %dms: %s\n", r.Op, r.Attempt, r.DelayMS, r.Cause)
 	}
@@ -302,6 +362,15 @@ func (t *timeline) detailLines(width int) []string {
 		out = append(out, wrapRows(l, width)...)
 	}
 	return out
+}
+
+// since is the time from start to end, or 0 when start is unknown (a row
+// that did not begin with a timed event) or after end.
+func since(start, end time.Time) time.Duration {
+	if start.IsZero() || end.Before(start) {
+		return 0
+	}
+	return end.Sub(start)
 }
 
 func fmtDur(d time.Duration) string {

@@ -198,6 +198,7 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 	if len(events) > 0 {
 		m.interrupted = events[len(events)-1].Kind != engine.KindRunFinished && hasRun(events)
 		if m.interrupted {
+			m.tl.interrupt()
 			m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 		}
 	}

@@ -3,13 +3,17 @@ package ui_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
@@ -33,6 +37,9 @@ var fixed = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 type testBackend struct {
 	e *engine.Engine
 	s *engine.Session
+
+	mu     sync.Mutex
+	events []engine.Event // every event of its runs, as a journal has them
 }
 
 func newBackend(t testing.TB, gate engine.Gate) *testBackend {
@@ -45,7 +52,9 @@ func newBackend(t testing.TB, gate engine.Gate) *testBackend {
 	return &testBackend{e: e, s: engine.NewSession("0mx2test0001")}
 }
 
-func pin(in <-chan engine.Event) <-chan engine.Event {
+// pin pins the events' times and records them before the console sees
+// them, as the journal does.
+func (b *testBackend) pin(in <-chan engine.Event) <-chan engine.Event {
 	out := make(chan engine.Event)
 	go func() {
 		defer close(out)
@@ -54,17 +63,41 @@ func pin(in <-chan engine.Event) <-chan engine.Event {
 			if d, ok := ev.Data.(*engine.ToolFinished); ok {
 				d.DurationMS = 0
 			}
+			b.mu.Lock()
+			b.events = append(b.events, ev)
+			b.mu.Unlock()
 			out <- ev
 		}
 	}()
 	return out
 }
 
+// journal returns the events recorded so far, written and read back as
+// the journal writes and reads them.
+func (b *testBackend) journal(t testing.TB) []engine.Event {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []engine.Event
+	for _, ev := range b.events {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := engine.DecodeEvent(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, back)
+	}
+	return out
+}
+
 func (b *testBackend) Start(ctx context.Context, task string) <-chan engine.Event {
-	return pin(b.e.Start(ctx, b.s, task, nil))
+	return b.pin(b.e.Start(ctx, b.s, task, nil))
 }
 func (b *testBackend) Continue(ctx context.Context) <-chan engine.Event {
-	return pin(b.e.StartContinue(ctx, b.s, nil))
+	return b.pin(b.e.StartContinue(ctx, b.s, nil))
 }
 func (b *testBackend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
 	ev, err := b.s.ChangeMemory(c, nil)
@@ -82,16 +115,22 @@ func (f fakeSessions) Open(id string) (ui.Backend, []engine.Event, error) {
 }
 
 func newConsole(t testing.TB, step bool) (*ui.Model, *ui.Gate) {
+	cfg := consoleConfig(t, step, nil)
+	return ui.New(cfg), cfg.Gate
+}
+
+// consoleConfig is the console's configuration in these tests; events are
+// a resumed session's journal.
+func consoleConfig(t testing.TB, step bool, events []engine.Event) ui.Config {
 	gate := ui.NewGate(step)
-	m := ui.New(ui.Config{
-		Backend: newBackend(t, gate), Gate: gate, Model: "offline", Style: "notty",
+	return ui.Config{
+		Backend: newBackend(t, gate), Events: events, Gate: gate, Model: "offline", Style: "notty",
 		Notice: "Using the built-in offline model.",
 		Sessions: fakeSessions{list: []sessions.Listing{
 			{Meta: sessions.Meta{ID: "0mx2test0002", Title: "what is 17*23?", Model: "offline", Updated: fixed, LastStep: 2}},
 			{Meta: sessions.Meta{ID: "0mx2test0001", Title: "remember that my name is Ada", Model: "offline", Updated: fixed.Add(-time.Hour), LastStep: 4, Interrupted: true}},
 		}},
-	})
-	return m, gate
+	}
 }
 
 func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
@@ -156,6 +195,162 @@ func TestGoldenFrames(t *testing.T) {
 				fm.Cancel()
 				golden.RequireEqual(t, []byte(frame)) // go test ./ui -update rewrites testdata
 			})
+		}
+	}
+}
+
+// checkFrame fails when a frame is not exactly h lines of at most w cells.
+func checkFrame(t *testing.T, frame string, w, h int) {
+	t.Helper()
+	lines := strings.Split(frame, "\n")
+	if len(lines) != h {
+		t.Errorf("the frame has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, n, w, l)
+		}
+	}
+}
+
+// TestStepModeFrames: step mode draws what happened, one row per decide
+// and per tool call, paused at decide, after stepping (enter), after
+// continuing (c), and after a resume of that session (its journal replayed
+// into a new console, as --resume does).
+func TestStepModeFrames(t *testing.T) {
+	sizes := []struct{ w, h int }{{120, 40}, {80, 24}}
+	untilDecide := func(t *testing.T, tm *teatest.TestModel) {
+		tm.Type("what is 17*23?")
+		tm.Send(key(tea.KeyEnter))
+		waitFor(t, tm, "Paused before deciding")
+	}
+	scenes := []struct {
+		name string
+		play func(t *testing.T, tm *teatest.TestModel)
+	}{
+		{"decide", untilDecide},
+		{"stepped", func(t *testing.T, tm *teatest.TestModel) {
+			untilDecide(t, tm)
+			tm.Send(key(tea.KeyEnter))
+			waitFor(t, tm, "Paused before calling")
+		}},
+		{"continued", func(t *testing.T, tm *teatest.TestModel) {
+			untilDecide(t, tm)
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")})
+			waitFor(t, tm, "step 2 · idle")
+		}},
+	}
+	for _, sz := range sizes {
+		var journal []engine.Event // of the session continued with c
+		for _, sc := range scenes {
+			t.Run(fmt.Sprintf("%s-%dx%d", sc.name, sz.w, sz.h), func(t *testing.T) {
+				cfg := consoleConfig(t, true, nil)
+				m := ui.New(cfg)
+				tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(sz.w, sz.h))
+				sc.play(t, tm)
+				if sz.w < 120 { // narrow: the timeline is a tab of its own
+					tm.Send(key(tea.KeyTab))
+					tm.Send(key(tea.KeyTab))
+					waitFor(t, tm, "[Timeline]")
+				}
+				if err := tm.Quit(); err != nil {
+					t.Fatal(err)
+				}
+				fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*ui.Model)
+				frame := fm.View()
+				fm.Cancel()
+				fm.Drain(10 * time.Second)
+				checkFrame(t, frame, sz.w, sz.h)
+				if strings.Contains(frame, "9223372036") {
+					t.Error("a duration taken from a zero time")
+				}
+				golden.RequireEqual(t, []byte(frame))
+				if sc.name == "continued" {
+					journal = cfg.Backend.(*testBackend).journal(t)
+				}
+			})
+		}
+		// The continued session resumed: its journal replayed into a new
+		// console draws the same timeline.
+		t.Run(fmt.Sprintf("resumed-%dx%d", sz.w, sz.h), func(t *testing.T) {
+			if journal == nil {
+				t.Fatal("no journal: the continued scene failed")
+			}
+			r := ui.New(consoleConfig(t, false, journal))
+			r.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+			if sz.w < 120 {
+				r.Update(key(tea.KeyTab))
+				r.Update(key(tea.KeyTab))
+			}
+			frame := r.View()
+			checkFrame(t, frame, sz.w, sz.h)
+			golden.RequireEqual(t, []byte(frame))
+		})
+	}
+}
+
+// TestStepModeDurations: the decide row of a step that paused before
+// deciding says how long the model took, from the person's go-ahead to the
+// decision, and is the only decide row of its step, live and replayed.
+func TestStepModeDurations(t *testing.T) {
+	t0 := fixed
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	call := engine.ToolCall{ID: "c1", Name: "calculator", Args: json.RawMessage(`{"expression":"17*23"}`)}
+	evs := []engine.Event{
+		{Kind: engine.KindRunStarted, Step: 1, Time: at(0), Data: &engine.RunStarted{Task: "what is 17*23?"}},
+		{Kind: engine.KindStepStarted, Step: 1, Time: at(0), Data: &engine.StepStarted{}},
+		{Kind: engine.KindModelRequest, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.ModelRequest{Messages: 1, Tokens: 50}},
+		{Kind: engine.KindGatePaused, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.GatePaused{At: engine.Decide, Reason: engine.ReasonStep}},
+		{Kind: engine.KindGateResumed, Step: 1, Time: at(time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
+		{Kind: engine.KindDecision, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.DecisionData{ToolCalls: []engine.ToolCall{call}}},
+		{Kind: engine.KindGatePaused, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonStep, ToolCall: &call}},
+		{Kind: engine.KindGateResumed, Step: 1, Time: at(2 * time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
+		{Kind: engine.KindToolStarted, Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolStarted{ID: "c1", Name: "calculator", Args: call.Args}},
+		{Kind: engine.KindToolFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolFinished{ID: "c1", Name: "calculator", Status: "ok", Result: "391", DurationMS: 3}},
+		{Kind: engine.KindStepFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.StepFinished{ToolCalls: 1}},
+		{Kind: engine.KindRunFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.RunFinished{StopReason: engine.StopAnswered}},
+	}
+	m := ui.New(consoleConfig(t, true, evs))
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	frame := m.View()
+	var decide, act []string
+	for _, l := range strings.Split(frame, "\n") {
+		l = strings.Join(strings.Fields(l), " ")
+		if strings.Contains(l, "◆") {
+			decide = append(decide, l)
+		}
+		if strings.Contains(l, "⚙ 1 act") {
+			act = append(act, l)
+		}
+	}
+	if len(decide) != 1 || !strings.Contains(decide[0], "call calculator 2.0s ok") {
+		t.Errorf("decide rows: %q, want one: call calculator 2.0s ok", decide)
+	}
+	if len(act) != 1 || !strings.Contains(act[0], "calculator 3ms ok") {
+		t.Errorf("act rows: %q, want one: calculator 3ms ok", act)
+	}
+	if strings.Contains(frame, "thinking") || strings.Contains(frame, "9223372036") {
+		t.Errorf("a stale row:\n%s", frame)
+	}
+	// The step's details say what each pause was and the person's answer.
+	m.Update(key(tea.KeyTab))
+	m.Update(key(tea.KeyTab))
+	m.Update(key(tea.KeyUp))
+	m.Update(key(tea.KeyEnter))
+	details := m.View()
+	for _, want := range []string{"Gate: paused before deciding: proceed", "Gate: paused before calling calculator: proceed", "1 message, 0 memory facts"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("the step details do not say %q:\n%s", want, details)
+		}
+	}
+
+	// Interrupted while paused: on resume nothing is still running.
+	m = ui.New(consoleConfig(t, true, evs[:4]))
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	frame = m.View()
+	for _, l := range strings.Split(frame, "\n") {
+		if strings.Contains(l, "◆") && (!strings.Contains(l, "waiting") || !strings.HasSuffix(strings.TrimRight(l, "│ "), "interrupted")) {
+			t.Errorf("an interrupted pause does not say so: %q", l)
 		}
 	}
 }
