@@ -4,8 +4,49 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
+
+// AppendJSON appends the event as JSON, as MarshalJSON writes it, without
+// reflection on the envelope: the journal encodes every event.
+func (e Event) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(e.V), 10)
+	b = append(b, `,"session":`...)
+	b = appendString(b, e.Session)
+	b = append(b, `,"run":`...)
+	b = appendString(b, e.Run)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(e.Step), 10)
+	if e.Phase != "" {
+		b = append(b, `,"phase":`...)
+		b = appendString(b, string(e.Phase))
+	}
+	b = append(b, `,"kind":`...)
+	b = appendString(b, string(e.Kind))
+	b = append(b, `,"time":"`...)
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if pa, ok := e.Data.(payloadAppender); ok {
+		b = append(b, `,"data":`...)
+		return append(pa.appendJSON(b), '}'), nil
+	}
+	if e.Data != nil {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return b, err
+		}
+		if string(data) != "null" {
+			b = append(b, `,"data":`...)
+			b = append(b, data...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// MarshalJSON writes the event with its payload under "data".
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
 // payloadAppender is a payload that writes its own JSON, as encoding/json
 // would but without reflection: the journal encodes every event, and these

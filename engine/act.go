@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// toolJob is one tool call being run by act.
+type toolJob struct {
+	idx      int
+	tool     Tool
+	call     ToolCall
+	attempt  int // the attempt running or next to run
+	active   bool
+	cancel   context.CancelFunc
+	deadline time.Time // of the running attempt
+	retryAt  time.Time // when waiting to retry
+	start    time.Time
+	view     *MemoryView
+	// started and finished say whether its tool_started and tool_finished
+	// were emitted.
+	started, finished bool
+}
+
+// toolResult is what an attempt's goroutine sends back.
+type toolResult struct {
+	job, attempt int
+	out          string
+	err          error
+}
+
+// act runs the tool calls calls[i] for i in todo (nil: all of them):
+// refusals first, then the rest in parallel. It returns a stop reason when
+// the run must end, with the error, or an abort reason.
+//
+// The gate is consulted for every call before any of them runs. When it
+// answers Abort at call k, nothing runs and none gets a tool_started: the
+// calls approved before k get their tool_finished (skipped) at once, in call
+// order, then k, then each call after k.
+func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason, string, error) {
+	cfg := &r.e.cfg
+	jobs := r.jobs[:0]
+	aborted := ""
+	for k := range max(len(todo), len(calls)) {
+		i := k
+		if todo != nil {
+			if k >= len(todo) {
+				break
+			}
+			i = todo[k]
+		}
+		c := calls[i]
+		fin := ToolFinished{Index: i, ID: c.ID, Name: c.Name} // emitted only when refused
+		if aborted != "" {
+			fin.Status, fin.Result = ToolSkipped, skippedByAbort
+			if err := r.emitFinished(fin); err != nil {
+				return StopError, "", err
+			}
+			continue
+		}
+		t, ok := cfg.Tools.Lookup(c.Name)
+		switch {
+		case !ok:
+			fin.Status = ToolError
+			fin.Result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", c.Name, strings.Join(cfg.Tools.Names(), ", "))
+		case t.Policy == PolicyDeny:
+			fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
+		default:
+			v := Verdict{Action: Proceed}
+			if cfg.Gate != nil {
+				pending := c // on the heap only when there is a gate to show it to
+				var err error
+				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || r.rerun[c.ID]}); err != nil {
+					return stopFor(ctx, err), "", err
+				}
+			}
+			switch v.Action {
+			case Abort:
+				// An abort runs nothing more: the calls approved before
+				// this one are skipped too, in call order, before it.
+				aborted = "aborted at the gate"
+				for j := range jobs {
+					jb := &jobs[j]
+					if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
+						return StopError, "", err
+					}
+				}
+				clear(jobs)
+				jobs = jobs[:0]
+				fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
+			case Skip:
+				fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
+			case Deny:
+				fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
+			default:
+				if v.Args != nil {
+					c.Args = v.Args
+				}
+				if err := cfg.Tools.Validate(c.Name, c.Args); err != nil {
+					fin.Status, fin.Result = ToolError, "error: "+err.Error()
+					break
+				}
+				if t.Timeout <= 0 {
+					t.Timeout = cfg.ToolTimeout
+				}
+				jobs = append(jobs, toolJob{idx: i, tool: t, call: c, attempt: 1})
+				continue
+			}
+		}
+		if err := r.emitFinished(fin); err != nil {
+			return StopError, "", err
+		}
+	}
+	if len(jobs) == 0 {
+		return "", aborted, nil
+	}
+	stop, err := r.runJobs(ctx, jobs)
+	clear(jobs)
+	r.jobs = jobs[:0]
+	return stop, aborted, err
+}
+
+// skippedByAbort is the result of a call that did not run because the
+// person aborted the run at another call of the same decision.
+const skippedByAbort = "skipped: the run was aborted before this call"
+
+// emitFinished reports a tool call that did not run.
+func (r *run) emitFinished(fin ToolFinished) error {
+	return r.emit(Act, KindToolFinished, &fin)
+}
+
+// runJobs runs jobs in parallel, one goroutine per attempt, while this
+// goroutine keeps the clock: timeouts, retry delays and cancellation are
+// decided here, so a tool that ignores its context cannot hold the run.
+//
+// Every job that got a tool_started gets exactly one tool_finished, however
+// the act phase ends: when it ends early (cancelled, an inline tool's
+// retry cut short, a sink that failed), the jobs still running or waiting
+// to retry are cancelled and reported as such. A job that never started
+// gets no event here; its call is left without a result, as a call is when
+// the run is cancelled at the gate.
+func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
+	stop, err := r.driveJobs(ctx, jobs)
+	for j := range jobs {
+		if jobs[j].cancel != nil {
+			jobs[j].cancel()
+		}
+	}
+	if stop == "" {
+		return "", nil
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	now := time.Now()
+	for j := range jobs {
+		jb := &jobs[j]
+		if !jb.started || jb.finished {
+			continue
+		}
+		jb.finished = true
+		fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
+			Error: err.Error(), Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+		if e := r.emitAt(now, Act, KindToolFinished, fin); e != nil && stop != StopError {
+			stop, err = StopError, e
+		}
+	}
+	return stop, err
+}
+
+// driveJobs starts the jobs and waits for them, as runJobs says. It returns
+// a stop reason when the run must end; the jobs left unfinished are then
+// runJobs' to report.
+func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
+	cfg := &r.e.cfg
+	var results chan toolResult
+	left := 0
+	for j := range jobs {
+		jb := &jobs[j]
+		jb.start = time.Now()
+		jb.started = true // even if the sink fails on it: the session applied it
+		if err := r.emitAt(jb.start, Act, KindToolStarted, &ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}); err != nil {
+			return StopError, err
+		}
+		if err := r.flush(); err != nil { // tool_started is on disk before the tool runs
+			return StopError, err
+		}
+		if jb.tool.Inline {
+			if stop, err := r.runInline(ctx, jb); stop != "" {
+				return stop, err
+			}
+			continue
+		}
+		if results == nil {
+			results = make(chan toolResult, len(jobs)*cfg.Retry.Attempts)
+			if r.timer == nil {
+				r.timer = time.NewTimer(time.Hour)
+				r.timer.Stop()
+			}
+		}
+		r.launch(ctx, j, jb, results)
+		left++
+	}
+	for left > 0 {
+		var next time.Time
+		for j := range jobs {
+			if w := jobs[j].wake(); !w.IsZero() && (next.IsZero() || w.Before(next)) {
+				next = w
+			}
+		}
+		if err := r.flush(); err != nil {
+			return StopError, err
+		}
+		r.timer.Reset(time.Until(next))
+		select {
+		case res := <-results:
+			jb := &jobs[res.job]
+			if !jb.active || res.attempt != jb.attempt {
+				continue // a late answer from an attempt that timed out
+			}
+			done, err := r.settle(ctx, jb, res.out, res.err, time.Now())
+			if err != nil {
+				return StopError, err
+			}
+			if done {
+				left--
+			}
+		case <-r.timer.C:
+			now := time.Now()
+			for j := range jobs {
+				jb := &jobs[j]
+				switch {
+				case jb.active && !now.Before(jb.deadline):
+					jb.cancel()
+					done, err := r.settle(ctx, jb, "", Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0), now)
+					if err != nil {
+						return StopError, err
+					}
+					if done {
+						left--
+					}
+				case !jb.active && !jb.retryAt.IsZero() && !now.Before(jb.retryAt):
+					jb.retryAt = time.Time{}
+					r.launch(ctx, j, jb, results)
+				}
+			}
+		case <-ctx.Done():
+			return StopCancelled, ctx.Err()
+		}
+	}
+	if results != nil {
+		r.timer.Stop()
+	}
+	return "", nil
+}
+
+// runInline runs an Inline tool's attempts on this goroutine.
+func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
+	start := jb.start
+	for {
+		jb.active = true
+		r.view = MemoryView{base: r.s.memory}
+		jb.view = &r.view
+		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
+		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
+		end := time.Now()
+		if err == nil && end.Sub(start) > jb.tool.Timeout {
+			err = Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0)
+		}
+		done, err := r.settle(ctx, jb, out, err, end)
+		if err != nil {
+			return StopError, err
+		}
+		if done {
+			return "", nil
+		}
+		if err := r.flush(); err != nil {
+			return StopError, err
+		}
+		if err := sleep(ctx, time.Until(jb.retryAt)); err != nil {
+			return StopCancelled, ctx.Err()
+		}
+		jb.retryAt = time.Time{}
+		start = time.Now()
+	}
+}
+
+// inlineTool runs an Inline tool on this goroutine; a panic becomes an
+// error.
+func inlineTool(ctx context.Context, fn func(context.Context, *Call) (string, error), call *Call) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("tool panicked: %v", p)
+		}
+	}()
+	return fn(ctx, call)
+}
+
+// wake returns when the job next needs the clock: its attempt's deadline,
+// or the end of its retry delay; zero when it needs nothing.
+func (jb *toolJob) wake() time.Time {
+	if jb.active {
+		return jb.deadline
+	}
+	return jb.retryAt
+}
+
+// launch starts the job's current attempt on its own goroutine.
+func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- toolResult) {
+	cctx, cancel := context.WithCancel(ctx)
+	jb.active, jb.cancel = true, cancel
+	jb.deadline = time.Now().Add(jb.tool.Timeout)
+	jb.view = &MemoryView{base: r.s.memory}
+	call := &Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
+	go attemptTool(cctx, jb.tool.Func, call, toolResult{job: j, attempt: jb.attempt}, results)
+}
+
+// attemptTool runs one attempt on its own goroutine and reports it.
+func attemptTool(ctx context.Context, fn func(context.Context, *Call) (string, error), call *Call, res toolResult, results chan<- toolResult) {
+	res.out, res.err = inlineTool(ctx, fn, call)
+	results <- res
+}
+
+// settle handles the end of an attempt: success, a retry, or failure. It
+// reports whether the job is finished.
+func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, now time.Time) (bool, error) {
+	cfg := &r.e.cfg
+	jb.active = false
+	if jb.cancel != nil {
+		jb.cancel()
+	}
+	if err != nil && jb.tool.Retryable && IsRetryable(err) && jb.attempt < cfg.Retry.Attempts && ctx.Err() == nil {
+		after, status := retryInfo(err)
+		d := cfg.Retry.Delay(jb.attempt, after)
+		jb.attempt++
+		jb.retryAt = now.Add(d)
+		return false, r.emit(Act, KindRetry, &RetryData{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
+	}
+	jb.finished = true // even if the sink fails on it: the session applied it
+	fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+	var changes []MemoryChanged
+	if err != nil {
+		fin.Status, fin.Error = ToolError, err.Error()
+		out = "error: " + err.Error()
+	} else {
+		fin.Status = ToolOK
+		changes = jb.view.changes
+	}
+	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
+	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil {
+		return true, err
+	}
+	for i := range changes {
+		if err := r.emit(Observe, KindMemoryChanged, &changes[i]); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}

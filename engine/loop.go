@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// run is the state of one run; it is owned by the run's goroutine.
+type run struct {
+	e    *Engine
+	s    *Session
+	sink Sink
+	id   string
+	step int
+	cut  int // first history message in the last request
+	// rerun marks interrupted calls whose re-run needs approval.
+	rerun map[string]bool
+	// timer serves the act phase's deadlines; it is made when first
+	// needed and reused across steps.
+	timer *time.Timer
+	// Buffers reused from step to step.
+	jobs []toolJob
+	req  Request
+	view MemoryView // of the inline tool call running
+	call Call       // of the inline tool call running
+	// deltaErr is the first sink error while the model streamed.
+	deltaErr error
+	// reqTokens is the estimated size of the last request.
+	reqTokens int
+	// payloads are the current step's.
+	payloads *stepPayloads
+}
+
+func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
+	if sink == nil {
+		sink = Sinks(nil)
+	}
+	r := &run{e: e, s: s, sink: sink, id: id}
+	r.req.delta = r.onDelta
+	return r
+}
+
+// emit stamps an event, applies it to the session and hands it to the sink.
+func (r *run) emit(phase Phase, kind Kind, data any) error {
+	return r.emitAt(time.Now(), phase, kind, data)
+}
+
+// emitAt is emit with the time already known.
+func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
+	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
+	if err := r.s.Apply(ev); err != nil {
+		return err
+	}
+	return r.sink.Emit(ev)
+}
+
+// flush lets a sink that holds events back write them now: the run is
+// about to wait (for the model, a tool, the gate, a retry delay) or a step
+// or the run has ended.
+func (r *run) flush() error {
+	if f, ok := r.sink.(Flusher); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+// finish ends the run with run_finished. A run cancelled because the
+// console crashed (ctx's cause is ErrCrashed) ends with stop reason error,
+// not cancelled: nobody chose to stop it.
+func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause error) Result {
+	if stop == StopCancelled {
+		if c := context.Cause(ctx); errors.Is(c, ErrCrashed) {
+			stop, cause = StopError, c
+		}
+	}
+	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
+	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
+	if cause != nil {
+		fin.Error = cause.Error()
+		if stop == StopError {
+			res.Err = cause
+		}
+	}
+	if err := r.emit("", KindRunFinished, fin); err != nil && res.Err == nil {
+		res.StopReason, res.Err = StopError, err
+	}
+	if err := r.flush(); err != nil && res.Err == nil {
+		res.StopReason, res.Err = StopError, err
+	}
+	return res
+}
+
+// loop runs steps until the run ends: each step perceives, asks the gate,
+// decides, and acts on the tool calls the model asked for, and every way
+// out goes through finish.
+func (r *run) loop(ctx context.Context) Result {
+	cfg := &r.e.cfg
+	for {
+		if ctx.Err() != nil {
+			return r.finish(ctx, StopCancelled, "", ctx.Err())
+		}
+		if r.s.run.Turn >= cfg.MaxSteps {
+			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", cfg.MaxSteps))
+		}
+		r.step = r.s.Steps + 1
+		// One allocation for the payloads of the step's own events, which
+		// subscribers may keep.
+		p := &stepPayloads{started: StepStarted{Turn: r.s.run.Turn}}
+		r.payloads = p
+		if err := r.emit(Perceive, KindStepStarted, &p.started); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+		req, err := r.perceive()
+		if err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+		if v, err := r.pause(ctx, Pending{At: Decide}); err != nil {
+			return r.finish(ctx, stopFor(ctx, err), "", err)
+		} else if v.Action == Abort {
+			return r.finish(ctx, StopCancelled, "", errors.New("aborted at the gate"))
+		}
+		dec, attempts, err := r.decide(ctx, req)
+		if err != nil {
+			return r.finish(ctx, stopFor(ctx, err), "", err)
+		}
+		p.decision = DecisionData{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
+		now := time.Now()
+		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+		u := dec.Usage
+		p.usage = UsageData{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
+		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+		if len(dec.ToolCalls) == 0 {
+			if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
+				return r.finish(ctx, StopError, "", err)
+			}
+			return r.finish(ctx, StopAnswered, dec.Text, nil)
+		}
+		if stop, reason, err := r.act(ctx, dec.ToolCalls, nil); stop != "" {
+			return r.finish(ctx, stop, "", err)
+		} else if reason != "" {
+			return r.finish(ctx, StopCancelled, "", errors.New(reason))
+		}
+		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
+		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+	}
+}
+
+// stepPayloads holds the payloads of the events every step has.
+type stepPayloads struct {
+	started  StepStarted
+	request  ModelRequest
+	decision DecisionData
+	usage    UsageData
+	finished StepFinished
+}
+
+func stopFor(ctx context.Context, err error) StopReason {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return StopCancelled
+	}
+	return StopError
+}
+
+// perceive assembles the request: system prompt, memory, the history trimmed
+// to the budget, and the tool schemas. Its cost does not grow with the
+// history: the request holds a view of it, and the cut is found by binary
+// search over prefix sums.
+func (r *run) perceive() (*Request, error) {
+	cfg := &r.e.cfg
+	s := r.s
+	mem := s.memory
+	tools := cfg.Tools.Schemas()
+	sysT, memT, toolT := EstimateTokens(cfg.System), estimateFacts(mem), cfg.Tools.Tokens()
+	budget := max(cfg.Budget-sysT-memT-toolT, 0)
+	n := len(s.History)
+	cut := s.trimStart(budget)
+	if cut != r.cut {
+		if cut > 0 {
+			d := &ContextTrimmed{Dropped: cut, DroppedTokens: s.tokensOf(0, cut), Kept: n - cut, KeptTokens: s.tokensOf(cut, n), Budget: cfg.Budget}
+			if err := r.emit(Perceive, KindContextTrimmed, d); err != nil {
+				return nil, err
+			}
+		}
+		r.cut = cut
+	}
+	req := &r.req
+	*req = Request{
+		System:   cfg.System,
+		Memory:   mem,
+		Messages: s.History[cut:n:n],
+		Tools:    tools,
+		Options:  cfg.Options,
+		Turn:     s.run.Turn,
+		delta:    r.onDelta,
+	}
+	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)
+	mr := &r.payloads.request
+	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
+	return req, r.emit(Perceive, KindModelRequest, mr)
+}
+
+// errEmptyDecision is a decision with neither text nor tool calls.
+var errEmptyDecision = Transient(errors.New("the model returned neither text nor tool calls"), 0)
+
+// decide asks the model, retrying what is worth retrying.
+func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
+	cfg := &r.e.cfg
+	r.deltaErr = nil
+	for attempt := 1; ; attempt++ {
+		req.Attempt = attempt
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
+		dec, err := cfg.Model.Decide(ctx, req)
+		if r.deltaErr != nil {
+			return Decision{}, attempt, r.deltaErr
+		}
+		if err == nil && dec.Text == "" && len(dec.ToolCalls) == 0 {
+			err = errEmptyDecision
+		}
+		if err == nil {
+			r.nameCalls(dec.ToolCalls)
+			if dec.Usage == (Usage{}) {
+				dec.Usage = r.estimateUsage(dec)
+			}
+			return dec, attempt, nil
+		}
+		if ctx.Err() != nil {
+			return Decision{}, attempt, ctx.Err()
+		}
+		if !IsRetryable(err) || attempt >= cfg.Retry.Attempts {
+			if attempt > 1 {
+				return Decision{}, attempt, fmt.Errorf("model: %w (after %d attempts)", err, attempt)
+			}
+			return Decision{}, attempt, fmt.Errorf("model: %w", err)
+		}
+		after, status := retryInfo(err)
+		d := cfg.Retry.Delay(attempt, after)
+		if err := r.emit(Decide, KindRetry, &RetryData{Op: "model", Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}); err != nil {
+			return Decision{}, attempt, err
+		}
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
+		if err := sleep(ctx, d); err != nil {
+			return Decision{}, attempt, err
+		}
+	}
+}
+
+// onDelta turns a streamed piece of output into a text_delta event.
+func (r *run) onDelta(d TextDelta) {
+	if r.deltaErr == nil {
+		r.deltaErr = r.emit(Decide, KindTextDelta, &d)
+	}
+	if r.deltaErr == nil {
+		r.deltaErr = r.flush() // deltas are for the screen, now
+	}
+}
+
+// nameCalls gives every tool call a unique id (some servers send none) and
+// arguments ({} for none).
+func (r *run) nameCalls(calls []ToolCall) {
+	for i := range calls {
+		if len(bytes.TrimSpace(calls[i].Args)) == 0 {
+			calls[i].Args = json.RawMessage("{}")
+		}
+		dup := calls[i].ID == ""
+		for j := 0; j < i && !dup; j++ {
+			dup = calls[j].ID == calls[i].ID
+		}
+		if dup {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", r.step, i)
+		}
+	}
+}
+
+// estimateUsage estimates a decision's tokens when the model reported none:
+// the prompt as perceive counted it, and the decision's text and calls.
+func (r *run) estimateUsage(dec Decision) Usage {
+	return Usage{PromptTokens: r.reqTokens, CompletionTokens: EstimateMessage(Message{Content: dec.Text, ToolCalls: dec.ToolCalls}), Estimated: true}
+}
+
+// pause consults the gate, emitting gate_paused and gate_resumed around a
+// wait.
+func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
+	g := r.e.cfg.Gate
+	p.Session, p.Run, p.Step = r.s.ID, r.id, r.step
+	if g == nil || (!p.Approval && !g.Stop(p)) {
+		return Verdict{Action: Proceed}, nil
+	}
+	reason := ReasonStep
+	if p.Approval {
+		reason = ReasonApproval
+	}
+	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall}); err != nil {
+		return Verdict{}, err
+	}
+	if err := r.flush(); err != nil {
+		return Verdict{}, err
+	}
+	v, err := g.Wait(ctx, p)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if v.Action == "" {
+		v.Action = Proceed
+	}
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args})
+}
