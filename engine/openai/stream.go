@@ -1,0 +1,138 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// chunk is one streamed chat-completion chunk, read with the fields
+// go-openai's own type leaves out (reasoning, a missing index, error).
+type chunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          *string `json:"content"`
+			ReasoningContent string  `json:"reasoning_content"`
+			Reasoning        string  `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// accumulator builds a decision from chunks.
+type accumulator struct {
+	text, reasoning strings.Builder
+	calls           []toolCall
+	byIndex         map[int]int
+	finish          string
+	usage           engine.Usage
+	chunks          int
+}
+
+type toolCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (a *accumulator) add(raw []byte, req *engine.Request) error {
+	var c chunk
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return engine.Transient(fmt.Errorf("the server sent a chunk that is not JSON: %.80s", raw), 0)
+	}
+	a.chunks++
+	if c.Error != nil {
+		return &streamErr{msg: c.Error.Message, typ: c.Error.Type, code: c.Error.Code}
+	}
+	if c.Usage != nil && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
+		a.usage = engine.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		if d.Content != nil && *d.Content != "" {
+			a.text.WriteString(*d.Content)
+			req.Delta(*d.Content, false)
+		}
+		for _, r := range []string{d.ReasoningContent, d.Reasoning} {
+			if r != "" {
+				a.reasoning.WriteString(r)
+				req.Delta(r, true)
+			}
+		}
+		for _, tc := range d.ToolCalls {
+			i := a.slot(tc.Index, tc.ID)
+			if tc.Function.Name != "" && a.calls[i].name == "" {
+				a.calls[i].name = tc.Function.Name
+			}
+			a.calls[i].args.WriteString(tc.Function.Arguments)
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+	}
+	return nil
+}
+
+// slot finds the call a tool-call delta belongs to. A delta with an id
+// starts a call unless its index already holds a call with that same id;
+// one without an id continues the call at its index, or the last call.
+func (a *accumulator) slot(index *int, id string) int {
+	if a.byIndex == nil {
+		a.byIndex = map[int]int{}
+	}
+	if index != nil {
+		if i, ok := a.byIndex[*index]; ok && (id == "" || a.calls[i].id == id) {
+			return i
+		}
+	} else if id == "" && len(a.calls) > 0 {
+		return len(a.calls) - 1
+	}
+	a.calls = append(a.calls, toolCall{id: id})
+	i := len(a.calls) - 1
+	if index != nil {
+		a.byIndex[*index] = i
+	}
+	return i
+}
+
+func (a *accumulator) decision() (engine.Decision, error) {
+	switch a.finish {
+	case "error":
+		return engine.Decision{}, engine.Transient(errors.New("the server ended the answer with finish_reason \"error\""), 0)
+	case "":
+		if a.chunks == 0 {
+			return engine.Decision{}, engine.Transient(errors.New("the server closed the stream without sending anything"), 0)
+		}
+		return engine.Decision{}, engine.Transient(errors.New("the stream ended before the answer was finished"), 0)
+	}
+	d := engine.Decision{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
+	for _, c := range a.calls {
+		if c.name == "" {
+			return engine.Decision{}, engine.Transient(errors.New("the server sent a tool call without a name"), 0)
+		}
+		d.ToolCalls = append(d.ToolCalls, engine.ToolCall{ID: c.id, Name: c.name, Args: json.RawMessage(c.args.String())})
+	}
+	if d.Text == "" && len(d.ToolCalls) == 0 {
+		return engine.Decision{}, engine.Transient(fmt.Errorf("the server finished (%s) with neither text nor tool calls", a.finish), 0)
+	}
+	return d, nil
+}

@@ -1,0 +1,214 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// respInfo is what the transport saw of one request's response: the
+// Retry-After go-openai hides, errors reported on lines go-openai skips, and
+// whether the stream stalled.
+type respInfo struct {
+	mu         sync.Mutex
+	retryAfter time.Duration
+	status     int
+	errLine    string
+	stall      bool
+}
+
+type respInfoKey struct{}
+
+func (i *respInfo) get() (time.Duration, int) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.retryAfter, i.status
+}
+
+func (i *respInfo) stalled() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.stall
+}
+
+// streamError returns the error of an "error:" line the server sent (as
+// llama.cpp server does), which go-openai passes over.
+func (i *respInfo) streamError() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.errLine == "" {
+		return nil
+	}
+	var body struct {
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal([]byte(i.errLine), &body) != nil || body.Message == "" {
+		return &streamErr{msg: i.errLine}
+	}
+	return &streamErr{msg: body.Message, typ: body.Type, code: body.Code}
+}
+
+// transport wraps the HTTP transport: it records Retry-After, watches the
+// stream for "error:" lines, and aborts a response that stalls.
+type transport struct {
+	base  http.RoundTripper
+	stall time.Duration
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	info, _ := req.Context().Value(respInfoKey{}).(*respInfo)
+	ctx, cancel := context.WithCancel(req.Context())
+	timer := time.AfterFunc(t.stall, func() {
+		if info != nil {
+			info.mu.Lock()
+			info.stall = true
+			info.mu.Unlock()
+		}
+		cancel()
+	})
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		timer.Stop()
+		cancel()
+		if info != nil && info.stalled() {
+			return nil, context.DeadlineExceeded
+		}
+		return nil, err
+	}
+	if info != nil {
+		info.mu.Lock()
+		info.status = resp.StatusCode
+		info.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		info.mu.Unlock()
+	}
+	timer.Reset(t.stall)
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A server that ignored "stream": one JSON answer. It becomes one
+		// chunk of a stream, so the rest of the way is the same.
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		timer.Stop()
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(asStream(body)))
+		resp.Header.Set("Content-Type", "text/event-stream")
+		return resp, nil
+	}
+	resp.Body = &watchBody{rc: resp.Body, timer: timer, stall: t.stall, cancel: cancel, info: info}
+	return resp, nil
+}
+
+// asStream turns a whole chat completion into the stream that would have
+// carried it: one chunk whose delta is the message, then [DONE]. A body that
+// is not a completion is passed on as it is, for the reader to reject.
+func asStream(body []byte) []byte {
+	var whole struct {
+		Choices []struct {
+			Index        int             `json:"index"`
+			Message      json.RawMessage `json:"message"`
+			FinishReason string          `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(body, &whole) != nil || len(whole.Choices) == 0 {
+		return body
+	}
+	type choice struct {
+		Index        int             `json:"index"`
+		Delta        json.RawMessage `json:"delta"`
+		FinishReason string          `json:"finish_reason"`
+	}
+	c := struct {
+		Choices []choice        `json:"choices"`
+		Usage   json.RawMessage `json:"usage,omitempty"`
+	}{Usage: whole.Usage}
+	for _, ch := range whole.Choices {
+		c.Choices = append(c.Choices, choice{Index: ch.Index, Delta: ch.Message, FinishReason: ch.FinishReason})
+	}
+	chunk, err := json.Marshal(c)
+	if err != nil {
+		return body
+	}
+	return append(append([]byte("data: "), chunk...), "\n\ndata: [DONE]\n\n"...)
+}
+
+// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// watchBody passes the response body through, restarting the stall timer
+// on every read and noting "error:" lines.
+type watchBody struct {
+	rc     io.ReadCloser
+	timer  *time.Timer
+	stall  time.Duration
+	cancel context.CancelFunc
+	info   *respInfo
+	line   []byte // the unfinished line so far
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.stall)
+		b.scan(p[:n])
+	}
+	if err != nil {
+		b.timer.Stop()
+		if b.info != nil && b.info.stalled() {
+			return n, context.DeadlineExceeded
+		}
+	}
+	return n, err
+}
+
+// scan looks for lines that start with "error:".
+func (b *watchBody) scan(p []byte) {
+	if b.info == nil {
+		return
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(b.line) < 4096 {
+				b.line = append(b.line, p...)
+			}
+			return
+		}
+		line := append(b.line, p[:i]...)
+		b.line = b.line[:0]
+		p = p[i+1:]
+		if rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("error:")); ok {
+			b.info.mu.Lock()
+			b.info.errLine = string(bytes.TrimSpace(rest))
+			b.info.mu.Unlock()
+		}
+	}
+}
+
+func (b *watchBody) Close() error {
+	b.timer.Stop()
+	b.cancel()
+	return b.rc.Close()
+}
