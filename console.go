@@ -70,9 +70,12 @@ type picker struct {
 func (p picker) List() ([]sessions.Listing, error) { return p.store.List() }
 
 func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
-	j, l, err := p.store.OpenWriter(id)
-	if err != nil {
+	j, l, why, err := p.store.Resume(id)
+	switch {
+	case err != nil:
 		return nil, nil, err
+	case j == nil:
+		return &readOnlyBackend{id: id, why: why}, l.Events, nil
 	}
 	return &backend{engine: p.engine, session: l.Session, journal: j}, l.Events, nil
 }
@@ -136,25 +139,14 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	switch {
 	case resume && resumeID != "":
 		var l *sessions.Loaded
-		journal, l, err = store.OpenWriter(resumeID)
-		var corrupt *sessions.CorruptError
-		switch {
-		case errors.Is(err, sessions.ErrLocked), errors.As(err, &corrupt):
-			// Read what can be read, and say why it cannot be written.
-			if l == nil {
-				if l, _ = store.Load(resumeID); l == nil {
-					return fail(exitError, err)
-				}
-			}
-			why := fmt.Sprintf("session %s is open in another agentty", resumeID)
-			if corrupt != nil {
-				why = corrupt.Error()
-			}
+		var why string
+		if journal, l, why, err = store.Resume(resumeID); err != nil {
+			return fail(exitError, err)
+		}
+		if journal == nil {
 			readOnly = &readOnlyBackend{id: resumeID, why: why}
 			events = l.Events
-		case err != nil:
-			return fail(exitError, err)
-		default:
+		} else {
 			session, events = l.Session, l.Events
 		}
 		if o.model == "" {
@@ -173,9 +165,6 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		if journal != nil {
 			journal.Close()
-			if fi, serr := os.Stat(store.JournalPath(journal.ID)); serr == nil && fi.Size() == 0 {
-				store.Remove(journal.ID) // made for nothing
-			}
 		}
 		if errors.Is(err, errQuit) {
 			fmt.Fprintln(stderr, "agentty:", err)
@@ -218,13 +207,8 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	m := ui.New(cfg)
 	err = ui.Run(m)
 	for _, b := range []ui.Backend{cfg.Backend, m.Backend()} {
-		if b == nil {
-			continue
-		}
-		b.Close()
-		// A session the person never used is not kept.
-		if st, serr := os.Stat(store.JournalPath(b.SessionID())); serr == nil && st.Size() == 0 {
-			store.Remove(b.SessionID())
+		if b != nil {
+			b.Close() // a session never written leaves nothing (sessions.Store.Create)
 		}
 	}
 	if pe, ok := errors.AsType[*ui.PanicError](err); ok {

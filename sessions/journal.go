@@ -203,7 +203,11 @@ func (m *Meta) observe(ev engine.Event) {
 type Journal struct {
 	ID string
 
-	mu       sync.Mutex // guards everything below
+	mu sync.Mutex // guards everything below
+	// create is set for a new session whose folder is not made yet: it is
+	// made, locked and opened when the first event is written, so a
+	// session no one used leaves nothing behind.
+	create   *Store
 	f        *os.File
 	lockf    *os.File
 	metaPath string
@@ -219,15 +223,54 @@ type Journal struct {
 
 var _ engine.Releaser = (*Journal)(nil)
 
-// Create makes a new, empty session and opens its journal.
+// Create returns the journal of a new session. Nothing is on disk until its
+// first event is written: a session no one used is never listed, and there
+// is nothing to clean up.
 func (s *Store) Create() (*Journal, error) {
 	id := NewID()
-	dir := filepath.Join(s.dir, id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("sessions: create %s: %w", id, err)
-	}
 	now := time.Now()
-	return s.openJournal(id, Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}, 0, os.O_EXCL)
+	return &Journal{ID: id, create: s, metaPath: s.path(id, "meta.json"), meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
+}
+
+// materialize makes a new session's folder, takes its lock and opens its
+// journal; j.mu is held.
+func (j *Journal) materialize() error {
+	s := j.create
+	if err := os.Mkdir(filepath.Join(s.dir, j.ID), 0o700); err != nil {
+		return fmt.Errorf("sessions: create %s: %w", j.ID, err)
+	}
+	opened, err := s.openJournal(j.ID, j.meta, 0, os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	j.create, j.f, j.lockf = nil, opened.f, opened.lockf
+	return nil
+}
+
+// Resume opens session id for appending, as OpenWriter does. When the
+// session cannot be written — open in another agentty, or damaged — it
+// reads what can be read instead and returns a nil journal with readOnly
+// saying why, for the caller to show it read-only. err is set only when
+// nothing could be read.
+func (s *Store) Resume(id string) (j *Journal, l *Loaded, readOnly string, err error) {
+	j, l, err = s.OpenWriter(id)
+	var corrupt *CorruptError
+	switch {
+	case err == nil:
+		return j, l, "", nil
+	case errors.Is(err, ErrLocked):
+		readOnly = fmt.Sprintf("session %s is open in another agentty", id)
+	case errors.As(err, &corrupt):
+		readOnly = corrupt.Error()
+	default:
+		return nil, nil, "", err
+	}
+	if l == nil {
+		if l, _ = s.Load(id); l == nil {
+			return nil, nil, "", err
+		}
+	}
+	return nil, l, readOnly, nil
 }
 
 // OpenWriter takes a session's lock and reads its journal, for appending.
@@ -345,13 +388,18 @@ func (j *Journal) Release() ([]engine.Event, error) {
 }
 
 func (j *Journal) release() ([]engine.Event, error) {
+	if len(j.buf) > 0 && j.create != nil {
+		if err := j.materialize(); err != nil {
+			return nil, err
+		}
+	}
 	if len(j.buf) > 0 {
 		if _, err := j.f.Write(j.buf); err != nil {
 			return nil, fmt.Errorf("sessions: %s: append: %w", j.ID, err)
 		}
 		j.buf = j.buf[:0]
 	}
-	if j.sync {
+	if j.sync && j.f != nil {
 		j.syncs++
 		start := time.Now()
 		err := j.f.Sync()
@@ -361,7 +409,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 		}
 		j.sync = false
 	}
-	if j.saveMeta {
+	if j.saveMeta && j.f != nil {
 		j.saveMeta = false
 		if err := writeMeta(j.metaPath, j.meta); err != nil {
 			return nil, err
@@ -395,6 +443,9 @@ func (j *Journal) Close() error {
 	}
 	_, err := j.release()
 	j.closed = true
+	if j.f == nil { // never written: nothing on disk
+		return err
+	}
 	if serr := j.f.Sync(); err == nil {
 		err = serr
 	}
