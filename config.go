@@ -194,12 +194,3 @@ func (c *config) merge(o *config) {
 		maps.Copy(c.MCPServers, o.MCPServers)
 	}
 }
-
-// toolRow describes a tool for `agentty tools`.
-type toolRow struct {
-	Name        string          `json:"name"`
-	Source      string          `json:"source"`
-	Policy      engine.Policy   `json:"policy"`
-	Description string          `json:"description"`
-	Schema      json.RawMessage `json:"schema"`
-}

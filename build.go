@@ -1,0 +1,181 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/engine/openai"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/tools"
+)
+
+// setup is what a run needs: the model, the tools and the engine. Close
+// ends the MCP servers and releases the workspace.
+type setup struct {
+	modelName string
+	engine    *engine.Engine
+	registry  *engine.Registry
+	rows      []toolRow
+	mcp       *tools.MCP
+	ws        *tools.Workspace
+	// notices are problems to tell the person about, such as an MCP
+	// server that did not start.
+	notices []string
+}
+
+func (s *setup) Close() {
+	if s.mcp != nil {
+		s.mcp.Close()
+	}
+	if s.ws != nil {
+		s.ws.Close()
+	}
+}
+
+// model picks the model: --model, else the config's, else an
+// OpenAI-compatible one when a key or base URL is set, else offline.
+func pickModel(o options, cfg *config, getenv func(string) string) (engine.Model, string, error) {
+	name := cmp.Or(o.model, cfg.Model)
+	key := getenv("OPENAI_API_KEY")
+	base := cmp.Or(o.baseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
+	if name == "" {
+		name = offline.Name
+		if key != "" || base != "" {
+			name = cmp.Or(getenv("AGENTTY_MODEL"), "gpt-4o-mini")
+		}
+	}
+	switch {
+	case name == offline.Name:
+		return offline.Model{}, name, nil
+	case strings.HasPrefix(name, "script:"):
+		sm, err := script.Load(strings.TrimPrefix(name, "script:"))
+		return sm, name, err
+	case key == "" && base == "":
+		return nil, "", fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
+	}
+	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.timeout, Temperature: cfg.Temperature}
+	if o.temperature >= 0 {
+		mc.Temperature = &o.temperature
+	}
+	return openai.New(mc), name, nil
+}
+
+func build(ctx context.Context, o options, gate engine.Gate, getenv func(string) string) (*setup, error) {
+	if o.maxSteps <= 0 {
+		return nil, errUsage{fmt.Errorf("--max-steps must be at least 1, not %d", o.maxSteps)}
+	}
+	if o.budget < 0 {
+		return nil, errUsage{fmt.Errorf("--context-budget must be positive, not %d", o.budget)}
+	}
+	wsDir := cmp.Or(o.workspace, ".")
+	cfg, ws, err := loadConfig(getenv, wsDir)
+	if err != nil {
+		return nil, err
+	}
+	var notices []string
+	if ws != nil {
+		trusted, notice, err := decideTrust(o, ws, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if trusted {
+			cfg.merge(ws.cfg)
+		} else {
+			cfg.merge(ws.safe())
+			notices = append(notices, notice)
+		}
+	}
+	maxSteps := o.maxSteps
+	if !o.maxStepsSet && cfg.MaxSteps > 0 {
+		maxSteps = cfg.MaxSteps
+	}
+	m, name, err := pickModel(o, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	st := &setup{modelName: name, notices: notices}
+	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
+		return nil, err
+	}
+	var base []engine.Tool
+	sources := map[string]string{}
+	add := func(source string, ts ...engine.Tool) {
+		for _, t := range ts {
+			base = append(base, t)
+			sources[t.Name] = source
+		}
+	}
+	add("builtin", tools.Builtins()...)
+	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
+	if o.allowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
+		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
+	}
+	if len(cfg.HTTP.AllowHosts) > 0 {
+		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
+	}
+	st.registry, _ = engine.NewRegistry()
+	redact := newRedactor(getenv, cfg)
+	// all is every tool with the config's policies and timeouts, its
+	// results redacted; MCP tools are read again when a server's list
+	// changes.
+	all := func() []engine.Tool {
+		ts := slices.Clone(base)
+		if st.mcp != nil {
+			ts = append(ts, st.mcp.Tools()...)
+		}
+		for i, t := range ts {
+			if tc, ok := cfg.Tools[t.Name]; ok {
+				if tc.Policy != "" {
+					ts[i].Policy = tc.Policy
+				}
+				if tc.timeout > 0 {
+					ts[i].Timeout = tc.timeout
+				}
+			}
+			ts[i] = redact.tool(ts[i])
+		}
+		return ts
+	}
+	if len(cfg.MCPServers) > 0 {
+		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() { st.registry.Replace(all()...) })
+		for _, s := range st.mcp.Status() {
+			if !s.OK {
+				st.notices = append(st.notices, s.Error+"; its tools are unavailable")
+			}
+		}
+	}
+	ts := all()
+	if err := st.registry.Replace(ts...); err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, t := range st.registry.Tools() {
+		source, ok := sources[t.Name]
+		if !ok {
+			server, _, _ := strings.Cut(t.Name, "__")
+			source = "mcp:" + server
+		}
+		st.rows = append(st.rows, toolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
+	}
+	st.engine = engine.New(engine.Config{
+		Model:     m,
+		ModelName: name,
+		Tools:     st.registry,
+		MaxSteps:  maxSteps,
+		Budget:    cmp.Or(o.budget, cfg.ContextBudget),
+		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
+		Gate:      gate,
+	})
+	return st, nil
+}
+
+const systemPrompt = "You are agentty, a careful agent working in a terminal. Use the tools when they help; " +
+	"the memory facts given to you are things the user asked you to remember. Answer concisely in Markdown."
+
+type errUsage struct{ error }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/openai"
+	"github.com/agentty/agentty/sessions"
+)
+
+// options are the flags both the console and run take.
+type options struct {
+	model       string
+	baseURL     string
+	temperature float64
+	timeout     time.Duration
+	maxSteps    int
+	dataDir     string
+	workspace   string
+	allowShell  bool
+	budget      int
+	maxStepsSet bool // --max-steps was given: it wins over the config
+	session     string
+	json        bool
+	cont        bool
+	yes         bool
+	// trustWorkspace (--trust-workspace) lets the workspace's risky
+	// config keys take effect this once.
+	trustWorkspace bool
+	// askTrust, when set, asks the person about a workspace config with
+	// risky keys and no trust (the console); nil never asks (run, tools).
+	askTrust func(w *wsConfig, changed []string) (trustChoice, error)
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model name")
+	fs.StringVar(&o.baseURL, "base-url", "", "base URL of an OpenAI-compatible API (default $OPENAI_BASE_URL)")
+	fs.Float64Var(&o.temperature, "temperature", -1, "sampling temperature (default: the server's)")
+	fs.DurationVar(&o.timeout, "timeout", openai.DefaultTimeout, "time limit of one model request")
+	fs.IntVar(&o.maxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping")
+	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+	fs.StringVar(&o.workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
+	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
+	fs.IntVar(&o.budget, "context-budget", 0, "tokens of history, memory and tools a request may hold (default 64000)")
+	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
+}
+
+// store opens the session store named by --data-dir or the environment.
+func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
+	home := o.dataDir
+	if home == "" {
+		var err error
+		if home, err = sessions.Home(getenv); err != nil {
+			return nil, err
+		}
+	}
+	return sessions.Open(home)
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// parseFailed is the exit code for a flag error: 0 for -h, else bad usage.
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return exitUsage
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	return fs
+}
