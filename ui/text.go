@@ -374,6 +374,12 @@ func wrapWide(lines []string, width int) []string {
 		if out == nil {
 			out = append(make([]string, 0, len(lines)+4), lines[:i]...)
 		}
+		if ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")) <= width {
+			// Only padding overflows (glamour pads wide characters as if
+			// they were one cell): cut the spaces, nothing else.
+			out = append(out, ansi.Truncate(l, width, ""))
+			continue
+		}
 		out = append(out, breakLine(l, width)...)
 	}
 	if out == nil {
@@ -464,5 +470,9 @@ func breakLine(l string, width int) []string {
 		}
 	}
 	row.WriteString(word.String())
-	return append(rows, strings.TrimRight(row.String(), " "))
+	rows = append(rows, strings.TrimRight(row.String(), " "))
+	for len(rows) > 1 && strings.TrimSpace(ansi.Strip(rows[len(rows)-1])) == "" {
+		rows = rows[:len(rows)-1] // padding that ran past the width
+	}
+	return rows
 }

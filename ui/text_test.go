@@ -169,6 +169,10 @@ func TestWrapWide(t *testing.T) {
 		{"cjk odd width", "中文中文中文", 5, []string{"中文", "中文", "中文"}},
 		{"emoji", "😀😀😀😀😀", 4, []string{"😀😀", "😀😀", "😀"}},
 		{"words", "one two three four five six", 10, []string{"one two", "three four", "five six"}},
+		{"padding past the width", "\x1b[1m中文中文\x1b[0m" + strings.Repeat("\x1b[2m \x1b[0m", 6), 10,
+			[]string{"\x1b[1m中文中文\x1b[0m" + strings.Repeat("\x1b[2m \x1b[0m", 2) + strings.Repeat("\x1b[2m\x1b[0m", 4)}},
+		{"padding after a break", "\x1b[1mlonglonglong\x1b[0m" + strings.Repeat("\x1b[2m \x1b[0m", 12), 8,
+			[]string{"\x1b[1mlonglong\x1b[0m", "\x1b[1mlong\x1b[0m" + strings.Repeat("\x1b[2m \x1b[0m", 4) + "\x1b[2m\x1b[0m"}},
 		{"styles carried", "\x1b[4mlonglonglong\x1b[0m", 4, []string{"\x1b[4mlong\x1b[0m", "\x1b[4mlong\x1b[0m", "\x1b[4mlong\x1b[0m"}},
 	}
 	for _, tt := range tests {
