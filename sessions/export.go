@@ -4,46 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentty/agentty/engine"
 )
-
-// Fork makes a new session whose journal is the prefix of id's up to the end
-// of step at. The source is only read, so it may be open elsewhere.
-func (s *Store) Fork(id string, at int) (string, error) {
-	l, err := s.Load(id)
-	if err != nil {
-		return "", err
-	}
-	if at < 0 || at > l.Session.Steps {
-		return "", fmt.Errorf("sessions: fork %s: step %d is not in the session (it has steps 0 to %d)", id, at, l.Session.Steps)
-	}
-	j, err := s.Create()
-	if err != nil {
-		return "", err
-	}
-	for _, ev := range l.Events {
-		// A run that starts at step `at` begins after it.
-		if ev.Step > at || ev.Step == at && ev.Kind == engine.KindRunStarted {
-			break
-		}
-		ev.Session = j.ID
-		if err := j.Emit(ev); err != nil {
-			j.Close()
-			return "", err
-		}
-	}
-	j.mu.Lock()
-	j.meta.Title = Title(fmt.Sprintf("%s (fork of %s at step %d)", l.Meta.Title, id, at))
-	j.mu.Unlock()
-	if err := j.Close(); err != nil {
-		return "", err
-	}
-	return j.ID, nil
-}
 
 // Export writes a session as a Markdown transcript ("md") or as JSON
 // ("json": meta, history, memory and every event).
@@ -123,79 +88,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
-// Step is one step of a session's timeline, as show prints it.
-type Step struct {
-	Run      string        `json:"run"`
-	Step     int           `json:"step"`
-	Decision string        `json:"decision"`
-	Tools    []StepTool    `json:"tools,omitempty"`
-	Retries  int           `json:"retries,omitempty"`
-	Tokens   int           `json:"tokens,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
-	Status   string        `json:"status"`
-}
-
-// StepTool is a tool call of a Step.
-type StepTool struct {
-	Name       string `json:"name"`
-	Status     string `json:"status"`
-	DurationMS int64  `json:"duration_ms"`
-	Result     string `json:"result"`
-}
-
-// Timeline summarises events step by step.
-func Timeline(events []engine.Event) []Step {
-	var out []Step
-	var start time.Time
-	cur := func() *Step { return &out[len(out)-1] }
-	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case *engine.StepStarted:
-			out = append(out, Step{Run: ev.Run, Step: ev.Step, Status: "running"})
-			start = ev.Time
-		case *engine.DecisionData:
-			if len(out) == 0 {
-				continue
-			}
-			if len(d.ToolCalls) == 0 {
-				cur().Decision = "answer: " + engine.OneLine(d.Text, 60)
-			} else {
-				var names []string
-				for _, c := range d.ToolCalls {
-					names = append(names, c.Name)
-				}
-				cur().Decision = "call " + strings.Join(names, ", ")
-			}
-		case *engine.ToolFinished:
-			if len(out) > 0 {
-				cur().Tools = append(cur().Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
-			}
-		case *engine.RetryData:
-			if len(out) > 0 {
-				cur().Retries++
-			}
-		case *engine.UsageData:
-			if len(out) > 0 {
-				cur().Tokens = d.PromptTokens + d.CompletionTokens
-			}
-		case *engine.StepFinished:
-			if len(out) > 0 {
-				cur().Status, cur().Duration = "ok", ev.Time.Sub(start)
-			}
-		case *engine.RunFinished:
-			if len(out) > 0 && cur().Run == ev.Run && d.StopReason != engine.StopAnswered {
-				cur().Status = string(d.StopReason)
-			}
-		}
-	}
-	for i := range out {
-		if out[i].Status == "running" && i < len(out)-1 {
-			out[i].Status = "interrupted"
-		}
-	}
-	return out
-}
-
-// JournalPath returns the path of a session's journal, for messages.
-func (s *Store) JournalPath(id string) string { return filepath.Join(s.dir, id, "events.jsonl") }

@@ -90,6 +90,9 @@ func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) path(id string, file string) string { return filepath.Join(s.dir, id, file) }
 
+// JournalPath returns the path of a session's journal, for messages.
+func (s *Store) JournalPath(id string) string { return filepath.Join(s.dir, id, "events.jsonl") }
+
 // checkID refuses ids that could name something outside the store.
 func checkID(id string) error {
 	if id == "" || strings.ContainsAny(id, `/\.`) || len(id) > 64 {
