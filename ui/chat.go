@@ -137,6 +137,18 @@ func (c *chat) dropStreaming() {
 	}
 }
 
+// keepStreaming turns the text streamed so far into a message of its own,
+// as cancelling leaves it, and reports whether there was any.
+func (c *chat) keepStreaming() bool {
+	n := len(c.items)
+	if n == 0 || !c.items[n-1].streaming || c.items[n-1].buf.Len() == 0 {
+		return false
+	}
+	it := c.items[n-1]
+	c.items[n-1] = &chatItem{kind: itemAssistant, text: it.buf.String()}
+	return true
+}
+
 func (c *chat) apply(ev engine.Event) {
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
@@ -175,12 +187,17 @@ func (c *chat) apply(ev engine.Event) {
 			it.status, it.result, it.truncated, it.lines = d.Status, d.Result, d.Truncated, nil
 		}
 	case *engine.RunFinished:
+		cut := d.StopReason == engine.StopCancelled && c.keepStreaming()
 		c.dropStreaming()
 		switch d.StopReason {
 		case engine.StopStepLimit:
 			c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})
 		case engine.StopCancelled:
-			c.add(&chatItem{kind: itemNote, text: "Cancelled."})
+			if cut {
+				c.add(&chatItem{kind: itemNote, text: "Cancelled: the answer above was cut off."})
+			} else {
+				c.add(&chatItem{kind: itemNote, text: "Cancelled."})
+			}
 		case engine.StopError:
 			c.add(&chatItem{kind: itemNote, text: "Error: " + d.Error})
 		}
@@ -372,6 +389,13 @@ func (c *chat) toBottom() {
 // scroll moves the window by n lines (negative: up). Reaching the bottom
 // turns following back on.
 func (c *chat) scroll(n int) {
+	if len(c.items) == 0 {
+		c.topItem, c.topLine, c.follow = 0, 0, true
+		return // nothing to scroll (a new chat with a real model starts empty)
+	}
+	if c.topItem >= len(c.items) { // the item at the top was dropped (a retried stream)
+		c.topItem, c.topLine = len(c.items)-1, 0
+	}
 	if c.follow {
 		c.toBottom()
 		c.follow = false

@@ -125,7 +125,12 @@ func TestPauseKeys(t *testing.T) {
 			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
 		}
 		m.Update(msg)
-		v := <-reply
+		var v engine.Verdict
+		select { // Update answers the gate before it returns
+		case v = <-reply:
+		default:
+			t.Fatalf("%s: no verdict", key)
+		}
 		if v.Action != want || (key == "c") == gate.Stepping() {
 			t.Errorf("%s: %s (step mode %v), want %s", key, v.Action, gate.Stepping(), want)
 		}
@@ -205,5 +210,133 @@ func TestReasoningShowsUntilTheAnswer(t *testing.T) {
 	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "The answer"}))
 	if v := m.View(); strings.Contains(v, "thinking:") || !strings.Contains(v, "The answer") {
 		t.Errorf("the reasoning stayed once the answer began:\n%s", v)
+	}
+}
+
+// TestScrollingAnEmptyChat: with a real model the chat starts empty, and
+// paging or the mouse wheel there once crashed the console.
+func TestScrollingAnEmptyChat(t *testing.T) {
+	msgs := []tea.Msg{
+		tea.KeyMsg{Type: tea.KeyPgUp}, tea.KeyMsg{Type: tea.KeyPgDown},
+		tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelUp},
+		tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelDown},
+	}
+	for _, msg := range msgs {
+		t.Run(fmt.Sprint(msg), func(t *testing.T) {
+			m := New(Config{Style: "notty"})
+			m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+			m.Update(msg)
+			m.setFocus(focusChat)
+			m.Update(msg)
+			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k")})
+			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})
+			if n := strings.Count(m.View(), "\n") + 1; n != 24 {
+				t.Errorf("the frame has %d lines, want 24", n)
+			}
+		})
+	}
+}
+
+// TestScrollAfterTheTopItemIsDropped: a retry drops the streamed message
+// the window's top was on; scrolling then stays inside the chat.
+func TestScrollAfterTheTopItemIsDropped(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "hi"}))
+	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: strings.Repeat("line\n", 60)}))
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	m.chat.topItem, m.chat.topLine = 1, 3 // the window's top is in the streamed message
+	m.Update(ev(engine.KindRetry, &engine.RetryData{Op: "model", Attempt: 2}))
+	m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	if m.chat.topItem >= len(m.chat.items) {
+		t.Errorf("top item %d of %d", m.chat.topItem, len(m.chat.items))
+	}
+}
+
+// streamBackend hands out runs whose events the test sends, and records
+// how each run was cancelled.
+type streamBackend struct {
+	id   string
+	runs chan chan engine.Event
+	ctxs chan context.Context
+}
+
+func newStreamBackend() *streamBackend {
+	return &streamBackend{id: "s1", runs: make(chan chan engine.Event, 1), ctxs: make(chan context.Context, 1)}
+}
+
+func (b *streamBackend) Start(ctx context.Context, task string) <-chan engine.Event {
+	ch := make(chan engine.Event, 64)
+	b.runs <- ch
+	b.ctxs <- ctx
+	return ch
+}
+func (b *streamBackend) Continue(ctx context.Context) <-chan engine.Event { return b.Start(ctx, "") }
+func (b *streamBackend) ChangeMemory(engine.MemoryChanged) (engine.Event, error) {
+	return engine.Event{}, engine.ErrBusy
+}
+func (b *streamBackend) SessionID() string { return b.id }
+func (b *streamBackend) Close() error      { return nil }
+
+// TestCancelKeepsTheStreamedText: ctrl+c while an answer streams keeps
+// what came, marked as cut off, and the status line is idle again once the
+// run has ended.
+func TestCancelKeepsTheStreamedText(t *testing.T) {
+	b := newStreamBackend()
+	m := New(Config{Style: "notty", Backend: b})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.input.SetValue("tell me a story")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	ch, ctx := <-b.runs, <-b.ctxs
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "tell me a story"}))
+	for _, w := range strings.Fields("once upon a time there was") {
+		m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: w + " "}))
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	if ctx.Err() == nil {
+		t.Fatal("ctrl+c did not cancel the run")
+	}
+	if v := m.View(); !strings.Contains(v, "cancelling") {
+		t.Errorf("while cancelling, the status line does not say so:\n%s", v)
+	}
+	// The engine ends the run: run_finished, then the channel closes.
+	m.Update(ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopCancelled, Error: "context canceled"}))
+	close(ch)
+	m.Update(runClosedMsg{ch})
+	v := m.View()
+	if !strings.Contains(v, "once upon a time there was") {
+		t.Errorf("the streamed text was dropped:\n%s", v)
+	}
+	if !strings.Contains(v, "cut off") {
+		t.Errorf("the text is not marked as cut off:\n%s", v)
+	}
+	if strings.Contains(v, "cancelling") || !strings.Contains(v, "· idle") {
+		t.Errorf("after the run ended the status line is not idle:\n%s", v)
+	}
+	// A resumed session shows the same: the deltas are journaled.
+	r := New(Config{Style: "notty", Backend: b, Events: []engine.Event{
+		ev(engine.KindRunStarted, &engine.RunStarted{Task: "tell me a story"}).ev,
+		ev(engine.KindTextDelta, &engine.TextDelta{Text: "once upon a time there was"}).ev,
+		ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopCancelled}).ev,
+	}})
+	r.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	if v := r.View(); !strings.Contains(v, "once upon a time there was") || !strings.Contains(v, "cut off") {
+		t.Errorf("resumed, the cut-off answer is not shown:\n%s", v)
+	}
+}
+
+// TestCancelBeforeAnyTextSaysCancelled: with nothing streamed there is
+// nothing to keep.
+func TestCancelBeforeAnyTextSaysCancelled(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "hi"}))
+	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "hmm", Reasoning: true}))
+	m.Update(ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopCancelled}))
+	v := m.View()
+	if !strings.Contains(v, "Cancelled.") || strings.Contains(v, "cut off") || strings.Contains(v, "thinking:") {
+		t.Errorf("after a cancel with no answer yet:\n%s", v)
 	}
 }

@@ -2,8 +2,10 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/list"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/sessions"
 )
@@ -33,7 +35,8 @@ func (p pickItem) Description() string {
 	return fmt.Sprintf("%s · %s · updated %s · %d steps", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), p.LastStep)
 }
 
-func (p pickItem) FilterValue() string { return p.Meta.Title + " " + p.ID + " " + p.Model }
+// FilterValue is what / filters on: the title and the id.
+func (p pickItem) FilterValue() string { return p.Meta.Title + " " + p.ID }
 
 // newPicker makes the session picker: newest first, filterable with /.
 func newPicker(ls []sessions.Listing, w, h int) *list.Model {
@@ -46,4 +49,23 @@ func newPicker(ls []sessions.Listing, w, h int) *list.Model {
 	l.SetShowStatusBar(true)
 	l.DisableQuitKeybindings()
 	return &l
+}
+
+// pickerView draws the picker as exactly h lines of at most w cells: the
+// list bubble's own layout overflows a small terminal (its title and help
+// are not cut, and it may draw more lines than it was given).
+func pickerView(l *list.Model, w, h int) string {
+	lines := strings.Split(l.View(), "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, line := range lines {
+		if ansi.StringWidth(line) > w {
+			lines[i] = ansi.Truncate(line, w, "…")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -8,9 +8,11 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -129,7 +131,7 @@ type Model struct {
 
 	running     bool
 	events      <-chan engine.Event
-	cancel      context.CancelFunc
+	cancel      context.CancelCauseFunc // cancels the run going on, with a cause
 	state       string
 	step        int
 	interrupted bool
@@ -288,10 +290,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.ch == m.events {
 			m.running, m.events, m.pause = false, nil, nil
 			if m.cancel != nil {
-				m.cancel()
+				m.cancel(nil)
 				m.cancel = nil
 			}
 			m.state = "idle"
+			if m.note == noteCancelling { // the cancel is done
+				m.note = ""
+			}
 		}
 		return m, nil
 	case gateMsg:
@@ -338,6 +343,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.key(msg)
 	}
+	if m.picker != nil {
+		// The list's own messages (the filter's matches, its input's
+		// blink, its status timeout) come back to it.
+		var cmd tea.Cmd
+		*m.picker, cmd = m.picker.Update(msg)
+		return m, cmd
+	}
 	if m.focus == focusInput {
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
@@ -345,6 +357,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	return m, nil
 }
+
+// noteCancelling is the status line's note from ctrl+c until the run ends.
+const noteCancelling = "cancelling… (ctrl+c again quits)"
 
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
@@ -378,8 +393,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch k {
 	case "ctrl+c":
 		if m.running && !m.quitting {
-			m.cancel()
-			m.note = "cancelling… (ctrl+c again quits)"
+			m.cancel(nil)
+			m.note = noteCancelling
 			m.quitting = true
 			return m, nil
 		}
@@ -513,7 +528,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cmd {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	m.cancel = cancel
 	m.events = start(ctx)
 	m.running = true
@@ -701,21 +716,54 @@ func (m *Model) widths() (chatW, tlW, memW int) {
 
 // paneHeight is the height of the panes' content (inside their borders).
 func (m *Model) paneHeight() int {
-	h := m.height - 2 /* pane borders */ - 4 /* input box */ - 1 /* status */ - m.helpHeight()
-	if !m.wide() {
-		h-- // the tab bar
-	}
-	return max(h, 3)
+	_, _, h := m.chrome()
+	return h
 }
 
-func (m *Model) helpHeight() int {
+// The help below the status line.
+const (
+	helpNone = iota
+	helpShort
+	helpFull
+)
+
+// chrome decides what fits in the terminal's height around the panes: the
+// help (full when asked for, else short, or none on a tiny terminal) and a
+// narrow terminal's tab bar, which give way, in that order, until the panes
+// have 3 lines; and it returns the panes' height inside their borders (1 at
+// the least, as on a 20×8 terminal).
+func (m *Model) chrome() (help int, tabs bool, paneH int) {
+	help, tabs = helpShort, !m.wide()
 	if m.showHelp {
-		return strings.Count(m.helpView(), "\n") + 1
+		help = helpFull
 	}
-	return 1
+	for {
+		h := m.height - 2 /* pane borders */ - 4 /* input box */ - 1 /* status */ - m.helpLines(help)
+		if tabs {
+			h--
+		}
+		switch {
+		case h >= 3 || help == helpNone && !tabs:
+			return help, tabs, max(h, 1)
+		case help == helpFull:
+			help = helpShort
+		case help == helpShort:
+			help = helpNone
+		default:
+			tabs = false
+		}
+	}
+}
+
+func (m *Model) helpLines(help int) int {
+	if help == helpNone {
+		return 0
+	}
+	return strings.Count(m.helpView(help == helpFull), "\n") + 1
 }
 
 func (m *Model) layout() {
+	m.help.Width = m.width // before paneHeight, which draws the help
 	chatW, _, _ := m.widths()
 	h := m.paneHeight()
 	if m.chat.width != chatW-2 {
@@ -724,14 +772,13 @@ func (m *Model) layout() {
 	}
 	m.chat.height, m.tl.height, m.mem.height = h, h, h
 	m.input.SetWidth(max(m.width-4, 10))
-	m.help.Width = m.width
 }
 
 // View draws the console. It only reads the model.
 func (m *Model) View() string {
 	switch {
 	case m.picker != nil:
-		return m.picker.View()
+		return pickerView(m.picker, m.width, m.height)
 	case m.argsEditor != nil:
 		return m.editorView()
 	case m.detail != nil:
@@ -739,7 +786,7 @@ func (m *Model) View() string {
 	}
 	var b strings.Builder
 	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
-	h := m.paneHeight()
+	help, tabs, h := m.chrome()
 	chatW, tlW, memW := m.widths()
 	if m.wide() {
 		m.writePanes(&b, h,
@@ -747,8 +794,10 @@ func (m *Model) View() string {
 			pane{"Timeline", m.focus == focusTimeline, tlW, m.tl.view(tlW-2, m.focus == focusTimeline)},
 			pane{"Memory", m.focus == focusMemory, memW, m.mem.view(memW-2, m.focus == focusMemory)})
 	} else {
-		b.WriteString(m.tabs())
-		b.WriteByte('\n')
+		if tabs {
+			b.WriteString(m.tabs())
+			b.WriteByte('\n')
+		}
 		var lines []string
 		switch m.shown {
 		case focusTimeline:
@@ -765,8 +814,10 @@ func (m *Model) View() string {
 		b.WriteByte('\n')
 	}
 	b.WriteString(m.statusLine())
-	b.WriteByte('\n')
-	b.WriteString(m.helpView())
+	if help != helpNone {
+		b.WriteByte('\n')
+		b.WriteString(m.helpView(help == helpFull))
+	}
 	return b.String()
 }
 
@@ -836,18 +887,25 @@ func (m *Model) statusLine() string {
 	return ansi.Truncate(line, m.width, "…")
 }
 
-func (m *Model) helpView() string {
+// helpView draws the help, all keys when full.
+func (m *Model) helpView(full bool) string {
 	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus, narrow: m.width < wideWidth}
-	key := helpKey{paused: hk.paused, full: m.showHelp, focus: hk.focus, width: m.width}
+	key := helpKey{paused: hk.paused, full: full, focus: hk.focus, width: m.width}
 	if m.helpCache != "" && m.helpKey == key {
 		return m.helpCache
 	}
-	if m.showHelp {
-		m.helpCache = m.help.FullHelpView(hk.FullHelp())
+	var v string
+	if full {
+		v = m.help.FullHelpView(hk.FullHelp())
 	} else {
-		m.helpCache = m.help.ShortHelpView(hk.ShortHelp())
+		v = m.help.ShortHelpView(hk.ShortHelp())
 	}
-	m.helpKey = key
+	// The help bubble overflows when even its "…" does not fit: cut it.
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.width, "…")
+	}
+	m.helpCache, m.helpKey = strings.Join(lines, "\n"), key
 	return m.helpCache
 }
 
@@ -974,7 +1032,30 @@ func fit(l string, w int) string {
 	if strings.IndexByte(l, '\n') >= 0 {
 		l = strings.ReplaceAll(l, "\n", " ")
 	}
-	return padRight(ansi.Truncate(l, w, "…"), w)
+	return padRight(ansi.Truncate(baseMark(l), w, "…"), w)
+}
+
+// baseMark puts a line that begins with a mark of no width of its own (a
+// combining accent, a variation selector, a joiner) on the dotted circle
+// that such a mark is shown on alone: drawn after a border, it would join
+// the border into one wider character and tear the frame.
+func baseMark(l string) string {
+	i := 0
+	for i+1 < len(l) && l[i] == '\x1b' && l[i+1] == '[' { // our styling: CSI … final byte
+		j := i + 2
+		for j < len(l) && (l[j] < 0x40 || l[j] > 0x7e) {
+			j++
+		}
+		i = j + 1
+	}
+	if i >= len(l) || l[i] < utf8.RuneSelf {
+		return l
+	}
+	r, n := utf8.DecodeRuneInString(l[i:])
+	if ansi.StringWidth(l[i:i+n]) != 0 || r == utf8.RuneError {
+		return l
+	}
+	return l[:i] + "◌" + l[i:]
 }
 
 // openPicker shows the session picker.
@@ -992,8 +1073,8 @@ func (m *Model) openPicker(list []sessions.Listing, err error) {
 func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch k := msg.String(); k {
 	case "ctrl+c", "esc":
-		if k == "esc" && m.picker.FilterState() == list.Filtering {
-			break // esc ends the filter first
+		if k == "esc" && m.picker.FilterState() != list.Unfiltered {
+			break // esc ends or clears the filter first
 		}
 		if m.backend == nil {
 			return m, tea.Quit // nothing to go back to
@@ -1026,20 +1107,38 @@ func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // Run runs the console until the person quits. The terminal is restored on
-// exit and on a panic (Bubble Tea does both).
+// exit and on a panic. A panic in Update, View or a command ends the
+// program and comes back as a *PanicError, after the run that was going has
+// been cancelled with engine.ErrCrashed and drained (for up to 5s), so that
+// its run_finished (stop reason error) is journaled.
 func Run(m *Model, opts ...tea.ProgramOption) error {
 	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion()}, opts...)
-	p := tea.NewProgram(m, opts...)
+	g := &guard{m: m}
+	p := tea.NewProgram(g, opts...)
+	g.kill = p.Kill
 	_, err := p.Run()
+	crash := g.crashed()
+	if crash == nil && errors.Is(err, tea.ErrProgramPanic) {
+		crash = &PanicError{Value: errTeaPanic}
+	}
+	if crash != nil {
+		m.cancelWith(engine.ErrCrashed)
+		m.Drain(5 * time.Second)
+		return crash
+	}
 	m.Cancel()
 	m.Drain(5 * time.Second)
 	return err
 }
 
 // Cancel cancels the run going on, if any.
-func (m *Model) Cancel() {
+func (m *Model) Cancel() { m.cancelWith(nil) }
+
+// cancelWith cancels the run going on, if any, with cause (nil:
+// context.Canceled).
+func (m *Model) cancelWith(cause error) {
 	if m.cancel != nil {
-		m.cancel()
+		m.cancel(cause)
 	}
 }
 
