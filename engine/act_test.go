@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 // countingTool is a tool that counts its calls; inline runs it on the
@@ -61,18 +62,18 @@ func TestAbortRunsNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ran atomic.Int32
-			tools := registry(t, countingTool("iso", false, &ran), countingTool("inl", true, &ran),
+			tools := enginetest.Registry(t, countingTool("iso", false, &ran), countingTool("inl", true, &ran),
 				engine.Tool{Name: "denied", Policy: engine.PolicyDeny, Func: func(context.Context, *engine.Call) (string, error) { ran.Add(1); return "", nil }})
 			var calls []engine.ToolCall
 			for i, name := range tt.calls {
 				calls = append(calls, engine.ToolCall{ID: string(rune('a' + i)), Name: name, Args: json.RawMessage(`{}`)})
 			}
-			m := modelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+			m := enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
 				return engine.Decision{ToolCalls: calls}, nil
 			})
 			g := &stepGate{verdicts: tt.verdicts}
 			e := engine.New(engine.Config{Model: m, Tools: tools, Gate: g})
-			rec := &recorder{}
+			rec := &enginetest.Recorder{}
 			s := engine.NewSession("s")
 			res := e.Run(context.Background(), s, "go", rec)
 			if res.StopReason != engine.StopCancelled {
@@ -81,11 +82,11 @@ func TestAbortRunsNothing(t *testing.T) {
 			if n := ran.Load(); n != 0 {
 				t.Errorf("%d tool calls ran after an abort, want none", n)
 			}
-			if n := len(rec.of(engine.KindToolStarted)); n != 0 {
+			if n := len(rec.Of(engine.KindToolStarted)); n != 0 {
 				t.Errorf("%d tool_started events, want none", n)
 			}
 			var got []fin
-			for _, f := range rec.finished(t) {
+			for _, f := range rec.Finished() {
 				got = append(got, fin{f.ID, f.Status, f.Result})
 			}
 			if len(got) != len(tt.want) {
@@ -98,7 +99,7 @@ func TestAbortRunsNothing(t *testing.T) {
 				}
 			}
 			var tail []engine.Kind
-			for _, ev := range rec.events {
+			for _, ev := range rec.Events() {
 				if ev.Kind == engine.KindGateResumed {
 					tail = tail[:0]
 					continue
@@ -215,7 +216,7 @@ func TestEveryStartedToolFinishes(t *testing.T) {
 	panicsInline := engine.Tool{Name: "panics_inline", Inline: true, Func: func(context.Context, *engine.Call) (string, error) { panic("inline boom") }}
 	panics := engine.Tool{Name: "panics", Func: func(context.Context, *engine.Call) (string, error) { panic("boom") }}
 	okInline := engine.Tool{Name: "ok_inline", Inline: true, Func: func(context.Context, *engine.Call) (string, error) { return "fine", nil }}
-	tools := []engine.Tool{echoTool(), block, ignore, retryLater, failsInline, panicsInline, panics, okInline}
+	tools := []engine.Tool{enginetest.EchoTool(), block, ignore, retryLater, failsInline, panicsInline, panics, okInline}
 
 	type scenario struct {
 		name  string
@@ -268,7 +269,7 @@ func TestEveryStartedToolFinishes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := mustScript(t, `{"turns":[{"tool_calls":[`+tt.calls+`]},{"answer":"done"}]}`)
-			e := engine.New(engine.Config{Model: m, Tools: registry(t, tools...), Retry: engine.Retry{Attempts: 3}})
+			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tools...), Retry: engine.Retry{Attempts: 3}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			sink := &offered{refuse: tt.refuse}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 // loopModel calls the instant tool until the run's last step, then answers.
 func loopModel(steps int) engine.Model {
 	args := json.RawMessage(`{"text":"x"}`)
-	return modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	return enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		if req.Turn+1 >= steps {
 			return engine.Decision{Text: "done", Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 1}}, nil
 		}
@@ -61,7 +62,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/steps=%d", v.name, steps), func(b *testing.B) {
 				tool := instantTool()
 				tool.Inline = v.inline
-				e := engine.New(engine.Config{Model: loopModel(steps), Tools: registry(b, tool), MaxSteps: steps})
+				e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool), MaxSteps: steps})
 				b.ReportAllocs()
 				events := 0
 				for b.Loop() {
@@ -91,7 +92,7 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 	const runs, steps = 1000, 10
 	tool := instantTool()
 	tool.Inline = true
-	e := engine.New(engine.Config{Model: loopModel(steps), Tools: registry(b, tool)})
+	e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool)})
 	b.ReportAllocs()
 	for b.Loop() {
 		var wg sync.WaitGroup

@@ -16,49 +16,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/engine/script"
 )
-
-// modelFunc adapts a function to engine.Model.
-type modelFunc func(ctx context.Context, req *engine.Request) (engine.Decision, error)
-
-func (f modelFunc) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
-	return f(ctx, req)
-}
-
-// recorder is a Sink that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []engine.Event
-}
-
-func (r *recorder) Emit(ev engine.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, ev)
-	return nil
-}
-
-func (r *recorder) finished(t *testing.T) []*engine.ToolFinished {
-	t.Helper()
-	var out []*engine.ToolFinished
-	for _, e := range r.events {
-		if f, ok := e.Data.(*engine.ToolFinished); ok {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func (r *recorder) of(kind engine.Kind) []engine.Event {
-	var out []engine.Event
-	for _, e := range r.events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
-}
 
 func mustScript(t testing.TB, js string) engine.Model {
 	t.Helper()
@@ -67,29 +27,6 @@ func mustScript(t testing.TB, js string) engine.Model {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func echoTool() engine.Tool {
-	return engine.Tool{
-		Name:   "echo",
-		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-		Func: func(_ context.Context, c *engine.Call) (string, error) {
-			var in struct{ Text string }
-			if err := c.Bind(&in); err != nil {
-				return "", err
-			}
-			return "echo: " + in.Text, nil
-		},
-	}
-}
-
-func registry(t testing.TB, tools ...engine.Tool) *engine.Registry {
-	t.Helper()
-	r, err := engine.NewRegistry(tools...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 var fastRetry = engine.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, Attempts: 3}
@@ -101,7 +38,7 @@ func TestToolFailuresAreObservations(t *testing.T) {
 	var attempts int
 	var mu sync.Mutex
 	tools := []engine.Tool{
-		echoTool(),
+		enginetest.EchoTool(),
 		{Name: "fails", Func: func(context.Context, *engine.Call) (string, error) { return "", errors.New("disk on fire") }},
 		{Name: "panics", Func: func(context.Context, *engine.Call) (string, error) { panic("boom") }},
 		{Name: "hangs", Timeout: 20 * time.Millisecond, Func: func(ctx context.Context, _ *engine.Call) (string, error) {
@@ -145,7 +82,7 @@ func TestToolFailuresAreObservations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var seen string
-			m := modelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+			m := enginetest.ModelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
 				if req.Turn == 0 {
 					return mustScript(t, `{"turns":[{"tool_calls":[`+tt.call+`]}]}`).Decide(ctx, req)
 				}
@@ -156,13 +93,13 @@ func TestToolFailuresAreObservations(t *testing.T) {
 				}
 				return engine.Decision{Text: "done"}, nil
 			})
-			e := engine.New(engine.Config{Model: m, Tools: registry(t, tools...), Retry: fastRetry})
-			rec := &recorder{}
+			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tools...), Retry: fastRetry})
+			rec := &enginetest.Recorder{}
 			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 			if res.StopReason != engine.StopAnswered {
 				t.Fatalf("stop = %s (%v), want answered", res.StopReason, res.Err)
 			}
-			fins := rec.finished(t)
+			fins := rec.Finished()
 			if len(fins) != 1 {
 				t.Fatalf("%d tool_finished events, want 1", len(fins))
 			}
@@ -196,13 +133,13 @@ func TestToolRetryEvents(t *testing.T) {
 	}{{flaky, 3, 2}, {notRetryable, 1, 0}} {
 		calls = 0
 		m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"`+tc.tool.Name+`"}]},{"answer":"ok"}]}`)
-		e := engine.New(engine.Config{Model: m, Tools: registry(t, tc.tool), Retry: fastRetry})
-		rec := &recorder{}
+		e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tc.tool), Retry: fastRetry})
+		rec := &enginetest.Recorder{}
 		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
-		if calls != tc.wantCalls || len(rec.of(engine.KindRetry)) != tc.wantRetries {
-			t.Errorf("%s: %d calls, %d retry events; want %d, %d", tc.tool.Name, calls, len(rec.of(engine.KindRetry)), tc.wantCalls, tc.wantRetries)
+		if calls != tc.wantCalls || len(rec.Of(engine.KindRetry)) != tc.wantRetries {
+			t.Errorf("%s: %d calls, %d retry events; want %d, %d", tc.tool.Name, calls, len(rec.Of(engine.KindRetry)), tc.wantCalls, tc.wantRetries)
 		}
-		fin := rec.finished(t)[0]
+		fin := rec.Finished()[0]
 		if fin.Status != engine.ToolError || fin.Attempts != tc.wantCalls {
 			t.Errorf("%s: finished %s after %d attempts", tc.tool.Name, fin.Status, fin.Attempts)
 		}
@@ -224,12 +161,12 @@ func TestModelRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[`+tt.turn+`]}`), Retry: fastRetry})
-			rec := &recorder{}
+			rec := &enginetest.Recorder{}
 			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 			if res.StopReason != tt.wantStop {
 				t.Fatalf("stop = %s (%v), want %s", res.StopReason, res.Err, tt.wantStop)
 			}
-			retries := rec.of(engine.KindRetry)
+			retries := rec.Of(engine.KindRetry)
 			if len(retries) != tt.wantRetries {
 				t.Errorf("%d retry events, want %d", len(retries), tt.wantRetries)
 			}
@@ -242,7 +179,8 @@ func TestModelRetries(t *testing.T) {
 			if tt.wantErr != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.wantErr)) {
 				t.Errorf("err = %v, want %q", res.Err, tt.wantErr)
 			}
-			fin := rec.events[len(rec.events)-1]
+			evs := rec.Events()
+			fin := evs[len(evs)-1]
 			if fin.Kind != engine.KindRunFinished || fin.Data.(*engine.RunFinished).StopReason != tt.wantStop {
 				t.Errorf("last event = %s %+v", fin.Kind, fin.Data)
 			}
@@ -253,13 +191,13 @@ func TestModelRetries(t *testing.T) {
 func TestRetryAfterIsHonoured(t *testing.T) {
 	e := engine.New(engine.Config{Retry: engine.Retry{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2},
 		Model: mustScript(t, `{"turns":[{"error":"slow down","retryable":true,"retry_after_ms":120,"fail_attempts":1,"answer":"ok"}]}`)})
-	rec := &recorder{}
+	rec := &enginetest.Recorder{}
 	start := time.Now()
 	res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 	if res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
 	}
-	if d := rec.of(engine.KindRetry)[0].Data.(*engine.RetryData).DelayMS; d != 120 {
+	if d := rec.Of(engine.KindRetry)[0].Data.(*engine.RetryData).DelayMS; d != 120 {
 		t.Errorf("retry delay = %d ms, want the server's 120", d)
 	}
 	if el := time.Since(start); el < 120*time.Millisecond {
@@ -287,19 +225,19 @@ func TestBackoffBounds(t *testing.T) {
 }
 
 func TestStepLimit(t *testing.T) {
-	m := modelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+	m := enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
 		return engine.Decision{ToolCalls: []engine.ToolCall{{Name: "echo", Args: json.RawMessage(`{"text":"again"}`)}}}, nil
 	})
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), MaxSteps: 3})
-	rec := &recorder{}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), MaxSteps: 3})
+	rec := &enginetest.Recorder{}
 	res := e.Run(context.Background(), engine.NewSession("s"), "loop forever", rec)
 	if res.StopReason != engine.StopStepLimit || res.Steps != 3 {
 		t.Fatalf("stop = %s after %d steps, want step_limit after 3", res.StopReason, res.Steps)
 	}
-	if n := len(rec.of(engine.KindDecision)); n != 3 {
+	if n := len(rec.Of(engine.KindDecision)); n != 3 {
 		t.Errorf("%d decisions, want 3", n)
 	}
-	fin := rec.of(engine.KindRunFinished)[0].Data.(*engine.RunFinished)
+	fin := rec.Of(engine.KindRunFinished)[0].Data.(*engine.RunFinished)
 	if fin.StopReason != engine.StopStepLimit || !strings.Contains(fin.Error, "step limit of 3") {
 		t.Errorf("run_finished = %+v", fin)
 	}
@@ -321,7 +259,7 @@ func TestCancellation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := engine.Config{Model: tt.model, Tools: registry(t, blockTool), Retry: tt.retry}
+			cfg := engine.Config{Model: tt.model, Tools: enginetest.Registry(t, blockTool), Retry: tt.retry}
 			if tt.name == "gate wait" {
 				cfg.Gate = &stepGate{}
 			}
@@ -398,13 +336,13 @@ func TestGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &stepGate{verdicts: tt.verdicts}
 			m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"original"}}]},{"answer":"done"}]}`)
-			e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), Gate: g})
-			rec := &recorder{}
+			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), Gate: g})
+			rec := &enginetest.Recorder{}
 			res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 			if res.StopReason != tt.wantStop {
 				t.Fatalf("stop = %s (%v), want %s", res.StopReason, res.Err, tt.wantStop)
 			}
-			fins := rec.finished(t)
+			fins := rec.Finished()
 			if tt.wantStatus == "" {
 				if len(fins) != 0 {
 					t.Errorf("tool ran after abort at decide")
@@ -417,7 +355,7 @@ func TestGate(t *testing.T) {
 			if g.seen[1].At != engine.Act || g.seen[1].ToolCall == nil || g.seen[1].ToolCall.Name != "echo" {
 				t.Errorf("second pause = %+v, want act on echo", g.seen[1])
 			}
-			if p, r := len(rec.of(engine.KindGatePaused)), len(rec.of(engine.KindGateResumed)); p != len(tt.verdicts) || r != p {
+			if p, r := len(rec.Of(engine.KindGatePaused)), len(rec.Of(engine.KindGateResumed)); p != len(tt.verdicts) || r != p {
 				t.Errorf("%d gate_paused, %d gate_resumed; want %d each", p, r, len(tt.verdicts))
 			}
 		})
@@ -433,21 +371,21 @@ func (g approveGate) Wait(context.Context, engine.Pending) (engine.Verdict, erro
 }
 
 func TestAskPolicyUsesTheGate(t *testing.T) {
-	ask := echoTool()
+	ask := enginetest.EchoTool()
 	ask.Policy = engine.PolicyAsk
 	for _, tc := range []struct {
 		gate   engine.Gate
 		status string
 	}{{nil, engine.ToolOK}, {approveGate{engine.Proceed}, engine.ToolOK}, {approveGate{engine.Deny}, engine.ToolDenied}} {
 		m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`)
-		e := engine.New(engine.Config{Model: m, Tools: registry(t, ask), Gate: tc.gate})
-		rec := &recorder{}
+		e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, ask), Gate: tc.gate})
+		rec := &enginetest.Recorder{}
 		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
-		if got := rec.finished(t)[0].Status; got != tc.status {
+		if got := rec.Finished()[0].Status; got != tc.status {
 			t.Errorf("gate %v: status %s, want %s", tc.gate, got, tc.status)
 		}
 		if tc.gate != nil {
-			p := rec.of(engine.KindGatePaused)
+			p := rec.Of(engine.KindGatePaused)
 			if len(p) != 1 || p[0].Data.(*engine.GatePaused).Reason != engine.ReasonApproval {
 				t.Errorf("gate %v: gate_paused = %v, want one approval", tc.gate, p)
 			}
@@ -485,7 +423,7 @@ func TestParallelCallsKeepOrder(t *testing.T) {
 		return "done " + c.ID, nil
 	}}
 	var seen []engine.Message
-	m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		if req.Turn == 0 {
 			return engine.Decision{ToolCalls: []engine.ToolCall{
 				{ID: "a", Name: "ordered", Args: json.RawMessage(`{"after":"b"}`)},
@@ -496,8 +434,8 @@ func TestParallelCallsKeepOrder(t *testing.T) {
 		seen = append([]engine.Message(nil), req.Messages...)
 		return engine.Decision{Text: "done"}, nil
 	})
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, ordered)})
-	rec := &recorder{}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, ordered)})
+	rec := &enginetest.Recorder{}
 	sink := engine.SinkFunc(func(ev engine.Event) error {
 		if f, ok := ev.Data.(*engine.ToolFinished); ok {
 			close(reported[f.ID])
@@ -512,7 +450,7 @@ func TestParallelCallsKeepOrder(t *testing.T) {
 		t.Errorf("at most %d calls ran at once, want 3", peak)
 	}
 	var order []string
-	for _, f := range rec.finished(t) {
+	for _, f := range rec.Finished() {
 		order = append(order, f.ID)
 	}
 	if fmt.Sprint(order) != "[c b a]" {
@@ -541,7 +479,7 @@ func TestTrimmingKeepsToolPairs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var reqs [][]engine.Message
 			var mems [][]engine.Fact
-			m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+			m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 				reqs = append(reqs, req.Messages)
 				mems = append(mems, req.Memory)
 				if req.Turn < 6 {
@@ -554,8 +492,8 @@ func TestTrimmingKeepsToolPairs(t *testing.T) {
 			})
 			s := engine.NewSession("s")
 			s.Apply(engine.Event{Kind: engine.KindMemoryChanged, Step: 0, Data: &engine.MemoryChanged{Op: engine.MemorySet, Key: "name", Value: "Ada"}})
-			e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool()), Budget: tt.budget, System: "be brief"})
-			rec := &recorder{}
+			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), Budget: tt.budget, System: "be brief"})
+			rec := &enginetest.Recorder{}
 			if res := e.Run(context.Background(), s, "go", rec); res.StopReason != engine.StopAnswered {
 				t.Fatal(res.Err)
 			}
@@ -578,7 +516,7 @@ func TestTrimmingKeepsToolPairs(t *testing.T) {
 					t.Errorf("request %d lost memory: %v", i, mems[i])
 				}
 			}
-			trims := rec.of(engine.KindContextTrimmed)
+			trims := rec.Of(engine.KindContextTrimmed)
 			if tt.budget >= 5000 && len(trims) != 0 {
 				t.Errorf("budget %d: %d context_trimmed events, want none", tt.budget, len(trims))
 			}
@@ -609,14 +547,14 @@ func TestReplayRebuildsState(t *testing.T) {
 		{"tool_calls":[{"name":"remember","arguments":{"key":"name","value":"Ada"}},{"name":"echo","arguments":{"text":"a"}}]},
 		{"tool_calls":[{"name":"echo","arguments":{"text":"b"}}]},
 		{"answer":"done"}]}`)
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool(), remember)})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool(), remember)})
 	live := engine.NewSession("s")
-	rec := &recorder{}
+	rec := &enginetest.Recorder{}
 	if res := e.Run(context.Background(), live, "first", rec); res.StopReason != engine.StopAnswered || res.Answer != "done" || res.Steps != 3 {
 		t.Fatalf("run = %s %q after %d steps (%v), want answered %q after 3", res.StopReason, res.Answer, res.Steps, res.Err, "done")
 	}
 	replayed := engine.NewSession("s")
-	for _, ev := range rec.events {
+	for _, ev := range rec.Events() {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			t.Fatal(err)
@@ -681,7 +619,7 @@ func TestUnknownKindIsKept(t *testing.T) {
 }
 
 func TestConcurrentRunsShareNothing(t *testing.T) {
-	e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`), Tools: registry(t, echoTool())})
+	e := engine.New(engine.Config{Model: mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`), Tools: enginetest.Registry(t, enginetest.EchoTool())})
 	var wg sync.WaitGroup
 	sessions := make([]*engine.Session, 50)
 	for i := range sessions {
@@ -784,14 +722,14 @@ func TestSinksHoldUntilWritten(t *testing.T) {
 		return nil
 	})
 	var atDecide []int
-	m := modelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+	m := enginetest.ModelFunc(func(ctx context.Context, req *engine.Request) (engine.Decision, error) {
 		atDecide = append(atDecide, len(first.held))
 		if req.Turn == 0 {
 			return engine.Decision{ToolCalls: []engine.ToolCall{{Name: "echo", Args: json.RawMessage(`{"text":"x"}`)}}}, nil
 		}
 		return engine.Decision{Text: "done"}, nil
 	})
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, echoTool())})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool())})
 	var last engine.Event
 	for ev := range e.Start(context.Background(), engine.NewSession("s"), "go", engine.Sinks{first, sub}) {
 		last = ev
@@ -878,10 +816,10 @@ func TestResultsAreCapped(t *testing.T) {
 		return strings.Repeat("é", 20000), nil // 40,000 bytes
 	}}
 	m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"big"}]},{"answer":"ok"}]}`)
-	e := engine.New(engine.Config{Model: m, Tools: registry(t, big), MaxResultBytes: 1001})
-	rec := &recorder{}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, big), MaxResultBytes: 1001})
+	rec := &enginetest.Recorder{}
 	e.Run(context.Background(), engine.NewSession("s"), "go", rec)
-	fin := rec.finished(t)[0]
+	fin := rec.Finished()[0]
 	body, note, _ := strings.Cut(fin.Result, "\n[truncated: ")
 	if !fin.Truncated || len(body) != 1000 || !utf8.ValidString(body) || note != "1000 of 40000 bytes shown]" {
 		t.Errorf("truncated %v, %d bytes kept, note %q", fin.Truncated, len(body), note)
@@ -929,14 +867,14 @@ func TestContinueAfterACrash(t *testing.T) {
 			mu.Unlock()
 			return "counted " + in.Text, nil
 		}}
-		e := engine.New(engine.Config{Model: mustScript(t, turns), Tools: registry(t, count)})
-		rec := &recorder{}
+		e := engine.New(engine.Config{Model: mustScript(t, turns), Tools: enginetest.Registry(t, count)})
+		rec := &enginetest.Recorder{}
 		e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 		// Cut the journal after the first tool_finished, with both calls
 		// started: the process died while b ran.
 		var cut []engine.Event
 		finished := ""
-		for _, ev := range rec.events {
+		for _, ev := range rec.Events() {
 			cut = append(cut, ev)
 			if d, ok := ev.Data.(*engine.ToolFinished); ok {
 				finished = d.ID
@@ -954,7 +892,7 @@ func TestContinueAfterACrash(t *testing.T) {
 			t.Fatalf("after the crash: interrupted %v, waiting %v, started %v", s.Interrupted(), waiting, started)
 		}
 		clear(ran)
-		e2 := engine.New(engine.Config{Model: mustScript(t, turns), Tools: registry(t, count), Gate: approveGate{approve}})
+		e2 := engine.New(engine.Config{Model: mustScript(t, turns), Tools: enginetest.Registry(t, count), Gate: approveGate{approve}})
 		res := e2.Continue(context.Background(), s, nil)
 		if res.StopReason != engine.StopAnswered || res.Answer != "done" {
 			t.Fatalf("continue: %+v", res)
@@ -1009,7 +947,7 @@ func TestCrashedConsoleEndsWithError(t *testing.T) {
 	for _, w := range waits {
 		for _, c := range causes {
 			t.Run(w.name+"/"+c.name, func(t *testing.T) {
-				e := engine.New(engine.Config{Model: mustScript(t, w.turns), Tools: registry(t, blockTool)})
+				e := engine.New(engine.Config{Model: mustScript(t, w.turns), Tools: enginetest.Registry(t, blockTool)})
 				ctx, cancel := context.WithCancelCause(context.Background())
 				defer cancel(nil)
 				var last engine.Event

@@ -3,10 +3,12 @@ package engine_test
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 func BenchmarkValidate(b *testing.B) {
-	r := registry(b, instantTool())
+	r := enginetest.Registry(b, instantTool())
 	args := json.RawMessage(`{"text":"x"}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/engine/openai"
 )
 
@@ -17,26 +18,22 @@ func BenchmarkStreamDecode(b *testing.B) {
 	const tokens = 2000
 	var ps []string
 	for i := range tokens {
-		ps = append(ps, textChunk(fmt.Sprintf("tok%d ", i)))
+		ps = append(ps, enginetest.TextChunk(fmt.Sprintf("tok%d ", i)))
 	}
 	args := `{"text":"` + strings.Repeat("abc ", 20) + `"}`
-	call := toolCallStream("call_1", "echo", args, 10)
-	body := strings.TrimSuffix(sse(ps...), "data: [DONE]\n\n") + call
+	call := enginetest.ToolCallStream("call_1", "echo", args, 10)
+	body := strings.TrimSuffix(enginetest.SSE(ps...), "data: [DONE]\n\n") + call
 	chunks := strings.Count(body, "data: ") - 1
-	replies := make([]reply, 0, 1)
-	f := newFake(b)
-	m := openai.New(openai.Config{Model: "bench", BaseURL: f.url()})
-	reg, _ := engine.NewRegistry(echoTool())
+	f := enginetest.NewServer(b)
+	m := openai.New(openai.Config{Model: "bench", BaseURL: f.URL()})
+	reg, _ := engine.NewRegistry(enginetest.EchoTool())
 	e := engine.New(engine.Config{Model: m, Tools: reg, MaxSteps: 1})
 	events := 0
 	sink := engine.SinkFunc(func(engine.Event) error { events++; return nil })
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		f.mu.Lock()
-		f.replies = append(replies, reply{body: body})
-		f.reqs = nil
-		f.mu.Unlock()
+		f.Reset(enginetest.Reply{Body: body})
 		b.StartTimer()
 		res := e.Run(context.Background(), engine.NewSession("bench"), "go", sink)
 		if res.StopReason != engine.StopStepLimit {

@@ -8,69 +8,29 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/engine/openai"
 )
 
 const testKey = "sk-test-SECRET-1234567890"
 
-type recorder struct {
-	mu     sync.Mutex
-	events []engine.Event
-}
-
-func (r *recorder) Emit(ev engine.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, ev)
-	return nil
-}
-
-func (r *recorder) of(k engine.Kind) []engine.Event {
-	var out []engine.Event
-	for _, e := range r.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func echoTool() engine.Tool {
-	return engine.Tool{
-		Name: "echo", Description: "echoes its text",
-		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		Func: func(_ context.Context, c *engine.Call) (string, error) {
-			var in struct{ Text string }
-			if err := c.Bind(&in); err != nil {
-				return "", err
-			}
-			return "echo: " + in.Text, nil
-		},
-	}
-}
-
-func newModel(f *fakeServer, mod func(*openai.Config)) *openai.Model {
-	cfg := openai.Config{Model: "test-model", BaseURL: f.url(), APIKey: testKey, StallTimeout: 2 * time.Second}
+func newModel(f *enginetest.Server, mod func(*openai.Config)) *openai.Model {
+	cfg := openai.Config{Model: "test-model", BaseURL: f.URL(), APIKey: testKey, StallTimeout: 2 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
 	return openai.New(cfg)
 }
 
-func runEngine(t *testing.T, m engine.Model, task string) (engine.Result, *recorder, *engine.Session) {
+func runEngine(t *testing.T, m engine.Model, task string) (engine.Result, *enginetest.Recorder, *engine.Session) {
 	t.Helper()
-	reg, err := engine.NewRegistry(echoTool())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := engine.New(engine.Config{Model: m, Tools: reg, System: "be brief", Retry: engine.Retry{Initial: time.Millisecond, Max: 20 * time.Millisecond, Attempts: 4}})
-	rec := &recorder{}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), System: "be brief", Retry: engine.Retry{Initial: time.Millisecond, Max: 20 * time.Millisecond, Attempts: 4}})
+	rec := &enginetest.Recorder{}
 	s := engine.NewSession("s")
 	res := e.Run(context.Background(), s, task, rec)
 	return res, rec, s
@@ -79,34 +39,34 @@ func runEngine(t *testing.T, m engine.Model, task string) (engine.Result, *recor
 // TestToolCallRoundTrip runs a tool call whose arguments arrive in pieces,
 // then an answer, and checks what the client sent the second time.
 func TestToolCallRoundTrip(t *testing.T) {
-	f := newFake(t,
-		reply{body: ": keep-alive\n\n" + toolCallStream("call_abc", "echo", `{"text":"hello world"}`, 6)},
-		reply{body: answer("It ", "said ", "**hello world**.")},
+	f := enginetest.NewServer(t,
+		enginetest.Reply{Body: ": keep-alive\n\n" + enginetest.ToolCallStream("call_abc", "echo", `{"text":"hello world"}`, 6)},
+		enginetest.Reply{Body: enginetest.Answer("It ", "said ", "**hello world**.")},
 	)
 	res, rec, s := runEngine(t, newModel(f, nil), "say hello")
 	if res.StopReason != engine.StopAnswered || res.Answer != "It said **hello world**." {
 		t.Fatalf("result %+v", res)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	for _, r := range reqs {
-		if r.header.Get("Authorization") != "Bearer "+testKey {
-			t.Errorf("Authorization header = %q", r.header.Get("Authorization"))
+		if r.Header.Get("Authorization") != "Bearer "+testKey {
+			t.Errorf("Authorization header = %q", r.Header.Get("Authorization"))
 		}
-		if r.body["stream"] != true || r.body["model"] != "test-model" {
-			t.Errorf("request body: stream %v model %v", r.body["stream"], r.body["model"])
+		if r.Body["stream"] != true || r.Body["model"] != "test-model" {
+			t.Errorf("request body: stream %v model %v", r.Body["stream"], r.Body["model"])
 		}
-		if so, _ := r.body["stream_options"].(map[string]any); so["include_usage"] != true {
-			t.Errorf("stream_options = %v", r.body["stream_options"])
+		if so, _ := r.Body["stream_options"].(map[string]any); so["include_usage"] != true {
+			t.Errorf("stream_options = %v", r.Body["stream_options"])
 		}
-		tools, _ := r.body["tools"].([]any)
+		tools, _ := r.Body["tools"].([]any)
 		if len(tools) != 1 {
-			t.Errorf("tools = %v", r.body["tools"])
+			t.Errorf("tools = %v", r.Body["tools"])
 		}
 	}
-	msgs, _ := reqs[1].body["messages"].([]any)
+	msgs, _ := reqs[1].Body["messages"].([]any)
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.(map[string]any)["role"].(string))
@@ -123,13 +83,13 @@ func TestToolCallRoundTrip(t *testing.T) {
 		t.Errorf("assistant call %v, tool message %v", call, toolMsg)
 	}
 	var deltas []string
-	for _, ev := range rec.of(engine.KindTextDelta) {
+	for _, ev := range rec.Of(engine.KindTextDelta) {
 		deltas = append(deltas, ev.Data.(*engine.TextDelta).Text)
 	}
 	if strings.Join(deltas, "|") != "It |said |**hello world**." {
 		t.Errorf("text deltas = %q", deltas)
 	}
-	u := rec.of(engine.KindUsage)
+	u := rec.Of(engine.KindUsage)
 	if d := u[len(u)-1].Data.(*engine.UsageData); d.PromptTokens != 42 || d.CompletionTokens != 7 || d.Estimated {
 		t.Errorf("usage = %+v", d)
 	}
@@ -175,11 +135,11 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rp := reply{body: string(body)}
+			rp := enginetest.Reply{Body: string(body)}
 			if tt.json {
-				rp.headers = map[string]string{"Content-Type": "application/json"}
+				rp.Headers = map[string]string{"Content-Type": "application/json"}
 			}
-			f := newFake(t, rp)
+			f := enginetest.NewServer(t, rp)
 			var deltas strings.Builder
 			m := newModel(f, nil)
 			req := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "go"}}, Attempt: 1}
@@ -231,31 +191,31 @@ func TestFixtures(t *testing.T) {
 // TestFaults injects the faults of flaky providers and checks each is
 // retried (or not) as it should be.
 func TestFaults(t *testing.T) {
-	ok := reply{body: answer("fine")}
+	ok := enginetest.Reply{Body: enginetest.Answer("fine")}
 	tests := []struct {
 		name       string
-		first      reply
+		first      enginetest.Reply
 		stall      time.Duration
 		wantStatus int
 		minDelay   time.Duration
 	}{
-		{"429 with Retry-After seconds", reply{status: 429, headers: map[string]string{"Retry-After": "1"}, body: mustRead(t, "openai_error_429.json")}, 0, 429, time.Second},
-		{"429 with Retry-After date", reply{status: 429, headers: map[string]string{"Retry-After": "DATE"}, body: mustRead(t, "openai_error_429.json")}, 0, 429, time.Second},
-		{"500", reply{status: 500, body: mustRead(t, "openai_error_500.json")}, 0, 500, 0},
-		{"503 without a JSON body", reply{status: 503, body: "upstream unavailable"}, 0, 503, 0},
-		{"connection cut mid-stream", reply{body: "data: " + textChunk("partial ") + "\n\ndata: " + textChunk("answ"), cut: true}, 0, 0, 0},
-		{"stream ends without finishing", reply{body: "data: " + textChunk("partial") + "\n\n"}, 0, 0, 0},
-		{"stall before the first byte", reply{stall: 5 * time.Second, body: answer("late")}, 300 * time.Millisecond, 0, 0},
-		{"empty choices", reply{body: sse(`{"choices":[]}`)}, 0, 0, 0},
-		{"finish with nothing", reply{body: sse(finishChunk("stop"))}, 0, 0, 0},
-		{"finish_reason error", reply{body: sse(textChunk("half"), finishChunk("error"))}, 0, 0, 0},
+		{"429 with Retry-After seconds", enginetest.Reply{Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: mustRead(t, "openai_error_429.json")}, 0, 429, time.Second},
+		{"429 with Retry-After date", enginetest.Reply{Status: 429, Headers: map[string]string{"Retry-After": "DATE"}, Body: mustRead(t, "openai_error_429.json")}, 0, 429, time.Second},
+		{"500", enginetest.Reply{Status: 500, Body: mustRead(t, "openai_error_500.json")}, 0, 500, 0},
+		{"503 without a JSON body", enginetest.Reply{Status: 503, Body: "upstream unavailable"}, 0, 503, 0},
+		{"connection cut mid-stream", enginetest.Reply{Body: "data: " + enginetest.TextChunk("partial ") + "\n\ndata: " + enginetest.TextChunk("answ"), Cut: true}, 0, 0, 0},
+		{"stream ends without finishing", enginetest.Reply{Body: "data: " + enginetest.TextChunk("partial") + "\n\n"}, 0, 0, 0},
+		{"stall before the first byte", enginetest.Reply{Stall: 5 * time.Second, Body: enginetest.Answer("late")}, 300 * time.Millisecond, 0, 0},
+		{"empty choices", enginetest.Reply{Body: enginetest.SSE(`{"choices":[]}`)}, 0, 0, 0},
+		{"finish with nothing", enginetest.Reply{Body: enginetest.SSE(enginetest.FinishChunk("stop"))}, 0, 0, 0},
+		{"finish_reason error", enginetest.Reply{Body: enginetest.SSE(enginetest.TextChunk("half"), enginetest.FinishChunk("error"))}, 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.first.headers["Retry-After"] == "DATE" {
-				tt.first.headers = map[string]string{"Retry-After": time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)}
+			if tt.first.Headers["Retry-After"] == "DATE" {
+				tt.first.Headers = map[string]string{"Retry-After": time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)}
 			}
-			f := newFake(t, tt.first, ok)
+			f := enginetest.NewServer(t, tt.first, ok)
 			m := newModel(f, func(c *openai.Config) {
 				if tt.stall > 0 {
 					c.StallTimeout = tt.stall
@@ -265,7 +225,7 @@ func TestFaults(t *testing.T) {
 			if res.StopReason != engine.StopAnswered || res.Answer != "fine" {
 				t.Fatalf("result %+v", res)
 			}
-			retries := rec.of(engine.KindRetry)
+			retries := rec.Of(engine.KindRetry)
 			if len(retries) != 1 {
 				t.Fatalf("%d retry events, want 1", len(retries))
 			}
@@ -310,10 +270,10 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 		{400, `{"error":{"message":"x` + strings.Repeat("上下文太长", 80) + `"}}`, "(HTTP 400): x" + strings.Repeat("上下文太长", 59) + "上下文…"},
 	}
 	for _, tt := range tests {
-		f := newFake(t, reply{status: tt.status, body: tt.body}, reply{body: answer("never")})
+		f := enginetest.NewServer(t, enginetest.Reply{Status: tt.status, Body: tt.body}, enginetest.Reply{Body: enginetest.Answer("never")})
 		res, rec, _ := runEngine(t, newModel(f, nil), "go")
-		if res.StopReason != engine.StopError || len(rec.of(engine.KindRetry)) != 0 || len(f.requests()) != 1 {
-			t.Errorf("%d: stop %s, %d retries, %d requests", tt.status, res.StopReason, len(rec.of(engine.KindRetry)), len(f.requests()))
+		if res.StopReason != engine.StopError || len(rec.Of(engine.KindRetry)) != 0 || len(f.Requests()) != 1 {
+			t.Errorf("%d: stop %s, %d retries, %d requests", tt.status, res.StopReason, len(rec.Of(engine.KindRetry)), len(f.Requests()))
 		}
 		msg := res.Err.Error()
 		if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") || strings.Contains(msg, testKey) || !utf8.ValidString(msg) {
@@ -325,13 +285,13 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 // TestMalformedArguments: the model sends arguments that are not JSON; it
 // is told so as the tool result, and decides again.
 func TestMalformedArguments(t *testing.T) {
-	bad := sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"echo","arguments":"{\"text\": \"unclosed"}}]}}]}`, finishChunk("tool_calls"))
-	f := newFake(t, reply{body: bad}, reply{body: answer("sorry")})
+	bad := enginetest.SSE(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"echo","arguments":"{\"text\": \"unclosed"}}]}}]}`, enginetest.FinishChunk("tool_calls"))
+	f := enginetest.NewServer(t, enginetest.Reply{Body: bad}, enginetest.Reply{Body: enginetest.Answer("sorry")})
 	res, _, _ := runEngine(t, newModel(f, nil), "go")
 	if res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
 	}
-	msgs := f.requests()[1].body["messages"].([]any)
+	msgs := f.Requests()[1].Body["messages"].([]any)
 	last := msgs[len(msgs)-1].(map[string]any)
 	if last["role"] != "tool" || last["tool_call_id"] != "call_1" || !strings.Contains(last["content"].(string), "not valid JSON") {
 		t.Errorf("tool result sent back = %v", last)
@@ -339,7 +299,7 @@ func TestMalformedArguments(t *testing.T) {
 }
 
 func TestCancelStopsTheStream(t *testing.T) {
-	f := newFake(t, reply{stall: 10 * time.Second, body: answer("late")})
+	f := enginetest.NewServer(t, enginetest.Reply{Stall: 10 * time.Second, Body: enginetest.Answer("late")})
 	m := newModel(f, func(c *openai.Config) { c.StallTimeout = time.Minute })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -351,25 +311,25 @@ func TestCancelStopsTheStream(t *testing.T) {
 }
 
 func TestNoKeyForLocalServers(t *testing.T) {
-	f := newFake(t, reply{body: answer("hi")})
-	m := openai.New(openai.Config{Model: "llama3", BaseURL: f.url()})
+	f := enginetest.NewServer(t, enginetest.Reply{Body: enginetest.Answer("hi")})
+	m := openai.New(openai.Config{Model: "llama3", BaseURL: f.URL()})
 	if _, err := m.Decide(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if h := f.requests()[0].header.Get("Authorization"); h != "" && h != "Bearer " {
+	if h := f.Requests()[0].Header.Get("Authorization"); h != "" && h != "Bearer " {
 		t.Errorf("Authorization sent to a local server without a key: %q", h)
 	}
 }
 
 func TestMemoryAndTemperatureAreSent(t *testing.T) {
-	f := newFake(t, reply{body: answer("ok")})
+	f := enginetest.NewServer(t, enginetest.Reply{Body: enginetest.Answer("ok")})
 	temp := 0.3
 	m := newModel(f, func(c *openai.Config) { c.Temperature = &temp })
 	req := &engine.Request{System: "be brief", Memory: []engine.Fact{{Key: "name", Value: "Ada"}}, Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}, Attempt: 1}
 	if _, err := m.Decide(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	body := f.requests()[0].body
+	body := f.Requests()[0].Body
 	sys := body["messages"].([]any)[0].(map[string]any)
 	if !strings.Contains(sys["content"].(string), "- name: Ada") || body["temperature"].(float64) < 0.29 {
 		t.Errorf("system %v, temperature %v", sys, body["temperature"])
@@ -385,16 +345,16 @@ func TestServerQuirks(t *testing.T) {
 		wantText, wantReas  string
 		wantCalls, wantArgs string
 	}{
-		{"600 keep-alive lines before the first chunk", keepAlives + answer("awake"), "awake", "", "", ""},
-		{"reasoning as \"reasoning\"", sse(`{"choices":[{"index":0,"delta":{"reasoning":"let me think"}}]}`, textChunk("42"), finishChunk("stop")), "42", "let me think", "", ""},
-		{"a whole call in one chunk", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"hi\"}"}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
-		{"no index, no id on the second piece", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"c1","function":{"name":"echo","arguments":"{\"te"}}]}}]}`,
-			`{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"xt\":\"hi\"}"}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
-		{"empty arguments", sse(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"echo","arguments":""}}]}}]}`, finishChunk("tool_calls")), "", "", "echo", ``},
+		{"600 keep-alive lines before the first chunk", keepAlives + enginetest.Answer("awake"), "awake", "", "", ""},
+		{"reasoning as \"reasoning\"", enginetest.SSE(`{"choices":[{"index":0,"delta":{"reasoning":"let me think"}}]}`, enginetest.TextChunk("42"), enginetest.FinishChunk("stop")), "42", "let me think", "", ""},
+		{"a whole call in one chunk", enginetest.SSE(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"hi\"}"}}]}}]}`, enginetest.FinishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
+		{"no index, no id on the second piece", enginetest.SSE(`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"c1","function":{"name":"echo","arguments":"{\"te"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"xt\":\"hi\"}"}}]}}]}`, enginetest.FinishChunk("tool_calls")), "", "", "echo", `{"text":"hi"}`},
+		{"empty arguments", enginetest.SSE(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"echo","arguments":""}}]}}]}`, enginetest.FinishChunk("tool_calls")), "", "", "echo", ``},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, reply{body: tt.body})
+			f := enginetest.NewServer(t, enginetest.Reply{Body: tt.body})
 			d, err := newModel(f, nil).Decide(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "go"}}, Attempt: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -413,8 +373,8 @@ func TestServerQuirks(t *testing.T) {
 // TestServerRefusingStreamOptions: an older server that rejects
 // stream_options gets the request again without it, and later ones too.
 func TestServerRefusingStreamOptions(t *testing.T) {
-	refusal := reply{status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error"}}`}
-	f := newFake(t, refusal, reply{body: answer("first")}, reply{body: answer("second")})
+	refusal := enginetest.Reply{Status: 400, Body: `{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error"}}`}
+	f := enginetest.NewServer(t, refusal, enginetest.Reply{Body: enginetest.Answer("first")}, enginetest.Reply{Body: enginetest.Answer("second")})
 	m := newModel(f, nil)
 	for _, want := range []string{"first", "second"} {
 		d, err := m.Decide(context.Background(), &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: "hi"}}, Attempt: 1})
@@ -422,8 +382,8 @@ func TestServerRefusingStreamOptions(t *testing.T) {
 			t.Fatalf("decision %q, %v; want %q", d.Text, err, want)
 		}
 	}
-	reqs := f.requests()
-	if len(reqs) != 3 || reqs[0].body["stream_options"] == nil || reqs[1].body["stream_options"] != nil || reqs[2].body["stream_options"] != nil {
-		t.Errorf("%d requests; stream_options sent: %v %v %v", len(reqs), reqs[0].body["stream_options"] != nil, reqs[1].body["stream_options"] != nil, len(reqs) > 2 && reqs[2].body["stream_options"] != nil)
+	reqs := f.Requests()
+	if len(reqs) != 3 || reqs[0].Body["stream_options"] == nil || reqs[1].Body["stream_options"] != nil || reqs[2].Body["stream_options"] != nil {
+		t.Errorf("%d requests; stream_options sent: %v %v %v", len(reqs), reqs[0].Body["stream_options"] != nil, reqs[1].Body["stream_options"] != nil, len(reqs) > 2 && reqs[2].Body["stream_options"] != nil)
 	}
 }
