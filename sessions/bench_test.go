@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
 )
 
 // stepEvents returns the events of one typical step: a decision with one
@@ -73,13 +75,13 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkJournaledRun(b *testing.B) {
 	const steps = 1000
 	args := json.RawMessage(`{"expression":"17*23"}`)
-	m := modelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		if req.Turn+1 >= steps {
 			return engine.Decision{Text: "done"}, nil
 		}
 		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "calculator", Args: args}}}, nil
 	})
-	reg := registry(b)
+	reg := enginetest.Registry(b, tools.Builtins()...)
 	e := engine.New(engine.Config{Model: m, Tools: reg, MaxSteps: steps})
 	store, _ := sessions.Open(b.TempDir())
 	var bytes int64

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
@@ -24,11 +25,7 @@ func newEngine(t testing.TB, turns string) *engine.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := engine.NewRegistry(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return engine.New(engine.Config{Model: m, Tools: reg, ModelName: "script"})
+	return engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tools.Builtins()...), ModelName: "script"})
 }
 
 const rememberTurns = `{"tool_calls":[{"name":"remember","arguments":{"key":"name","value":"Ada"}},{"name":"calculator","arguments":{"expression":"6*7"}}]},
@@ -340,21 +337,6 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-type modelFunc func(ctx context.Context, req *engine.Request) (engine.Decision, error)
-
-func (f modelFunc) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
-	return f(ctx, req)
-}
-
-func registry(t testing.TB) *engine.Registry {
-	t.Helper()
-	r, err := engine.NewRegistry(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestWriteAhead checks that a subscriber behind the journal hears of each
 // event only once it is in the file.
 func TestWriteAhead(t *testing.T) {
@@ -417,7 +399,7 @@ func TestLongJournalReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := script.Parse("long", []byte(`{"turns":[`+strings.Join(turns, ",")+`]}`))
-	e := engine.New(engine.Config{Model: m, Tools: registry(t), MaxSteps: 300})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tools.Builtins()...), MaxSteps: 300})
 	live := engine.NewSession(j.ID)
 	if res := e.Run(context.Background(), live, "go", j); res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
