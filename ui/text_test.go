@@ -338,3 +338,29 @@ func (textBackend) ChangeMemory(engine.MemoryChanged) (engine.Event, error) {
 }
 func (textBackend) SessionID() string { return "0mx2text0001" }
 func (textBackend) Close() error      { return nil }
+
+// FuzzSanitize: whatever the text, what Sanitize returns holds nothing a
+// terminal would act on, is Sanitize's own fixed point, and says the same
+// lines when the text comes in two pieces.
+func FuzzSanitize(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\tb\r\n\x1b]0;t\x07", "\u009b2J中\t😀", "x\r", "\xe4\xb8", escapeFile, goAnswer, chineseAnswer} {
+		f.Add(s, uint(len(s)/2))
+	}
+	f.Fuzz(func(t *testing.T, s string, cut uint) {
+		got := Sanitize(s)
+		checkSafe(t, got)
+		if strings.Contains(got, "\t") {
+			t.Errorf("Sanitize(%q) = %q holds a tab", s, got)
+		}
+		if again := Sanitize(got); again != got {
+			t.Errorf("Sanitize(%q) = %q, but Sanitize of that is %q", s, got, again)
+		}
+		i := int(cut % uint(len(s)+1))
+		var z Sanitizer
+		pieces := z.Sanitize(s[:i]) + z.Sanitize(s[i:]) + z.Flush()
+		checkSafe(t, pieces)
+		if strings.Count(pieces, "\n") != strings.Count(got, "\n") {
+			t.Errorf("%q cut at %d: %q has other lines than %q", s, i, pieces, got)
+		}
+	})
+}
