@@ -2,15 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 // tmux drives the console in a real terminal, as a person would.
@@ -202,32 +200,15 @@ func TestQuitDuringRunIsJournaled(t *testing.T) {
 // TestConsoleWithAServer runs the console against an in-process
 // OpenAI-compatible server that streams a tool call, then an answer.
 func TestConsoleWithAServer(t *testing.T) {
-	n := 0
-	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.ReadAll(r.Body)
-		mu.Lock()
-		n++
-		i := n
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		flush := w.(http.Flusher).Flush
-		if i%2 == 1 {
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"6*7\"}"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\ndata: [DONE]\n\n")
-			return
+	srv := enginetest.NewServerFunc(t, func(n int, _ enginetest.Request) enginetest.Reply {
+		if n%2 == 1 {
+			return enginetest.Reply{Body: enginetest.ToolCallStream("call_1", "calculator", `{"expression":"6*7"}`, 1)}
 		}
-		for _, p := range []string{"The ", "answer ", "is ", "**42**."} {
-			fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{"content":%q}}]}`+"\n\n", p)
-			flush()
-			time.Sleep(30 * time.Millisecond)
-		}
-		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
-		fmt.Fprint(w, `data: {"choices":[],"usage":{"prompt_tokens":300,"completion_tokens":12}}`+"\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
+		// Slowly enough to be seen streaming.
+		return enginetest.Reply{Gap: 30 * time.Millisecond, Body: enginetest.Answer("The ", "answer ", "is ", "**42**.")}
+	})
 	tm := newTmux(t)
-	tm.start(t.TempDir(), "--base-url", srv.URL+"/v1", "--model", "local-model")
+	tm.start(t.TempDir(), "--base-url", srv.URL(), "--model", "local-model")
 	tm.keys("what is 6*7?", "Enter")
 	s := tm.wait("the streamed answer", func(s string) bool {
 		return strings.Contains(chatPane(s), "The answer is 42.") && strings.Contains(timelinePane(s), "calculator") && strings.Contains(s, "idle")
@@ -252,18 +233,14 @@ func (tm *tmux) alive(what string) {
 // navigation key in every pane, before the first message, at a wide and a
 // narrow size, and the console stays up and still answers.
 func TestEmptyConsoleSurvivesEveryKey(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"still here"}}]}`+"\n\n")
-		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
+	srv := enginetest.NewServerFunc(t, func(int, enginetest.Request) enginetest.Reply {
+		return enginetest.Reply{Body: enginetest.SSE(enginetest.TextChunk("still here"), enginetest.FinishChunk("stop"))}
+	})
 	const wheelUp, wheelDown, click = "\x1b[<64;10;5M", "\x1b[<65;10;5M", "\x1b[<0;20;6M\x1b[<0;20;6m"
 	for _, size := range [][2]int{{160, 45}, {80, 24}} {
 		tm := newTmux(t)
 		tm.name = fmt.Sprintf("keys-%dx%d", size[0], size[1])
-		tm.startSized(t.TempDir(), size[0], size[1], "--base-url", srv.URL+"/v1", "--model", "local-model")
+		tm.startSized(t.TempDir(), size[0], size[1], "--base-url", srv.URL(), "--model", "local-model")
 		for pane := range 4 {
 			for _, k := range []string{"PPage", "NPage", "Up", "Down", "Home", "End", "Enter", "?", "?", "C-o", "Escape", "Escape", "C-x", "C-x", "Left", "Right"} {
 				tm.keys(k)

@@ -2,55 +2,33 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 // TestRunAgainstLocalServer points agentty run at an in-process
 // OpenAI-compatible server that fails once, then calls a tool, then answers.
 func TestRunAgainstLocalServer(t *testing.T) {
 	const key = "sk-cli-SECRET-0987654321"
-	var mu sync.Mutex
-	n := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.ReadAll(r.Body)
-		mu.Lock()
-		n++
-		i := n
-		mu.Unlock()
-		if r.Header.Get("Authorization") != "Bearer "+key {
-			http.Error(w, `{"error":{"message":"no key"}}`, 401)
-			return
+	srv := enginetest.NewServerFunc(t, func(n int, req enginetest.Request) enginetest.Reply {
+		if req.Header.Get("Authorization") != "Bearer "+key {
+			return enginetest.Reply{Status: 401, Body: `{"error":{"message":"no key"}}`}
 		}
-		switch i % 3 {
+		switch n % 3 {
 		case 1:
-			http.Error(w, `{"error":{"message":"overloaded","type":"server_error"}}`, 503)
-			return
+			return enginetest.Reply{Status: 503, Body: `{"error":{"message":"overloaded","type":"server_error"}}`}
 		case 2:
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{\"expr"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ession\":\"17*23\"}"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n")
-		default:
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, p := range []string{"The ", "answer ", "is ", "391."} {
-				fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{"content":%q}}]}`+"\n\n", p)
-			}
-			fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":9}}`+"\n\n")
+			return enginetest.Reply{Body: enginetest.ToolCallStream("call_1", "calculator", `{"expression":"17*23"}`, 2)}
 		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	defer srv.Close()
+		return enginetest.Reply{Body: enginetest.SSE(enginetest.TextChunk("The "), enginetest.TextChunk("answer "), enginetest.TextChunk("is "), enginetest.TextChunk("391."),
+			enginetest.FinishChunk("stop"), enginetest.UsageChunk(120, 9))}
+	})
 	home := t.TempDir()
-	env := map[string]string{"AGENTTY_HOME": home, "OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": key}
+	env := map[string]string{"AGENTTY_HOME": home, "OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": key}
 
 	code, out, errs := runCLI(t, context.Background(), env, "run", "--model", "some-model", "what is 17*23?")
 	if code != 0 || strings.TrimSpace(out) != "The answer is 391." {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 // trustEnv is an environment with its own data folder and config folder.
@@ -106,47 +104,36 @@ func realPath(t *testing.T, p string) string {
 	return r
 }
 
-// chatServer answers every chat completion with text, counting requests
-// and recording the Authorization header.
-func chatServer(t *testing.T, answer string) (*httptest.Server, *atomic.Int32, *atomic.Value) {
-	t.Helper()
-	var n atomic.Int32
-	var auth atomic.Value
-	auth.Store("")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.ReadAll(r.Body)
-		n.Add(1)
-		auth.Store(r.Header.Get("Authorization"))
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{"content":%q}}]}`+"\n\n", answer)
-		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n, &auth
+// chatServer answers every chat completion with text.
+func chatServer(t *testing.T, answer string) *enginetest.Server {
+	return enginetest.NewServerFunc(t, func(int, enginetest.Request) enginetest.Reply {
+		return enginetest.Reply{Body: enginetest.SSE(enginetest.TextChunk(answer), enginetest.FinishChunk("stop"))}
+	})
 }
 
 // A workspace's base_url receives no request, so never the key, until the
 // folder is trusted.
 func TestUntrustedBaseURLGetsNoKey(t *testing.T) {
 	const key = "sk-trust-test-0123456789"
-	theirs, theirN, theirAuth := chatServer(t, "from the workspace's server")
-	mine, mineN, _ := chatServer(t, "from my server")
+	theirs := chatServer(t, "from the workspace's server")
+	mine := chatServer(t, "from my server")
 	ws := t.TempDir()
-	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"base_url": "`+theirs.URL+`/v1", "model": "their-model"}`)
+	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"base_url": "`+theirs.URL()+`", "model": "their-model"}`)
 	env := trustEnv(t)
-	writeFile(t, env["AGENTTY_CONFIG"], `{"base_url": "`+mine.URL+`/v1", "model": "my-model"}`)
+	writeFile(t, env["AGENTTY_CONFIG"], `{"base_url": "`+mine.URL()+`", "model": "my-model"}`)
 	env["OPENAI_API_KEY"] = key
 
 	code, out, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "hello")
-	if code != 0 || strings.TrimSpace(out) != "from my server" || theirN.Load() != 0 || mineN.Load() != 1 {
-		t.Fatalf("untrusted: exit %d, answer %q, workspace's server got %d requests, mine %d\n%s", code, out, theirN.Load(), mineN.Load(), errs)
+	if code != 0 || strings.TrimSpace(out) != "from my server" || len(theirs.Requests()) != 0 || len(mine.Requests()) != 1 {
+		t.Fatalf("untrusted: exit %d, answer %q, workspace's server got %d requests, mine %d\n%s", code, out, len(theirs.Requests()), len(mine.Requests()), errs)
 	}
 	if !strings.Contains(errs, "base_url, model") {
 		t.Errorf("the ignored keys are not named: %s", errs)
 	}
 	runCLI(t, context.Background(), env, "trust", ws)
 	code, out, _ = runCLI(t, context.Background(), env, "run", "--workspace", ws, "hello")
-	if code != 0 || strings.TrimSpace(out) != "from the workspace's server" || theirAuth.Load() != "Bearer "+key {
+	reqs := theirs.Requests()
+	if code != 0 || strings.TrimSpace(out) != "from the workspace's server" || len(reqs) == 0 || reqs[len(reqs)-1].Header.Get("Authorization") != "Bearer "+key {
 		t.Errorf("trusted: exit %d, answer %q", code, out)
 	}
 }
