@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +93,9 @@ type fuzzBackend struct {
 func (b *fuzzBackend) emit(ev engine.Event) error {
 	if err := b.s.Apply(ev); err != nil {
 		return err
+	}
+	if ev.Kind == engine.KindTextDelta {
+		return nil // passed on, not journaled: the decision holds the text
 	}
 	var err error
 	if b.journal, err = ev.AppendJSON(b.journal); err != nil {
@@ -191,6 +195,7 @@ type harness struct {
 	waiters  []tea.Cmd
 	gates    []tea.Cmd
 	log      []string
+	states   map[string]bool // the states the console was seen in
 }
 
 func newHarness(t *testing.T, journals []journal, data []byte) *harness {
@@ -410,8 +415,18 @@ func (h *harness) listing() *fuzzSessions {
 	return s
 }
 
+// fuzzSize maps two bytes to a terminal size from 20×8 to 300×100: every
+// width up to 259, then steps of 2 or 3 up to 300.
+func fuzzSize(w, h byte) (int, int) {
+	width := 20 + int(w)
+	if w >= 240 {
+		width = 260 + (int(w)-240)*40/15
+	}
+	return width, 8 + int(h)%93
+}
+
 func (h *harness) resize() {
-	h.w, h.h = 20+h.pick(281), 8+h.pick(93)
+	h.w, h.h = fuzzSize(h.byte(), h.byte())
 	h.trace("resize %dx%d", h.w, h.h)
 	h.update(tea.WindowSizeMsg{Width: h.w, Height: h.h})
 }
@@ -695,6 +710,11 @@ func (h *harness) answered() {
 
 // check draws the frame and checks its shape.
 func (h *harness) check(after string) {
+	if h.states != nil {
+		for _, s := range consoleStates(h.m) {
+			h.states[s] = true
+		}
+	}
 	frame := h.m.View()
 	lines := strings.Split(frame, "\n")
 	bad := ""
@@ -743,5 +763,295 @@ func (h *harness) verifyJournals() {
 func (h *harness) close() {
 	if h.run != nil && !h.run.closed {
 		close(h.run.ch)
+	}
+}
+
+// consoleStates names the states m is in, for TestConsoleSeeds.
+func consoleStates(m *Model) []string {
+	var out []string
+	add := func(ok bool, s string) {
+		if ok {
+			out = append(out, s)
+		}
+	}
+	n := len(m.chat.items)
+	add(n == 0, "empty")
+	add(n > 0 && m.chat.items[n-1].streaming && m.chat.items[n-1].buf.Len() > 0, "streaming")
+	add(m.running && m.state == "reasoning", "reasoning")
+	add(m.pause != nil && m.pause.pending.ToolCall == nil, "paused at decide")
+	add(m.pause != nil && m.pause.pending.ToolCall != nil, "paused at act")
+	add(m.pause != nil && m.pause.pending.Approval, "asking approval")
+	add(m.argsEditor != nil, "editor")
+	add(m.memForm != nil, "memory form")
+	add(m.picker != nil, "picker")
+	add(m.picker != nil && m.picker.FilterState() != 0, "picker filtered")
+	add(m.detail != nil, "details")
+	add(m.showHelp, "help")
+	add(!m.chat.follow, "scrolled up")
+	add(m.chat.expanded, "expanded")
+	add(m.width < wideWidth, "narrow")
+	add(m.width >= wideWidth, "wide")
+	add(m.width == 20 && m.height == 8, "20x8")
+	add(m.focus == focusMemory, "memory focus")
+	add(m.focus == focusTimeline, "timeline focus")
+	add(m.note == noteCancelling, "cancelling")
+	add(m.interrupted, "interrupted")
+	if b, ok := m.backend.(*fuzzBackend); ok && b.readOnly != "" {
+		add(true, "read-only")
+		add(strings.Contains(b.readOnly, "corrupt"), "damaged")
+	}
+	for _, it := range m.chat.items {
+		add(it.kind == itemNote && strings.Contains(it.text, "cut off"), "cut off")
+	}
+	for _, r := range m.tl.rows {
+		add(r.retries > 0, "retried")
+	}
+	for _, d := range m.tl.details {
+		add(d.trimmed != nil, "trimmed")
+	}
+	add(len(m.mem.facts) > 0, "memory")
+	return out
+}
+
+// seedStates are the states the committed seeds must reach between them.
+var seedStates = []string{"empty", "streaming", "reasoning", "paused at decide", "paused at act", "asking approval",
+	"editor", "memory form", "picker", "picker filtered", "details", "help", "scrolled up", "expanded", "narrow",
+	"wide", "20x8", "memory focus", "timeline focus", "cancelling", "interrupted", "read-only", "damaged",
+	"cut off", "retried", "trimmed", "memory"}
+
+// TestConsoleSeeds plays the committed seeds (as go test does) and checks
+// that between them they reach every state the fuzzer should start from.
+func TestConsoleSeeds(t *testing.T) {
+	journals := loadJournals(t)
+	paths, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzConsole", "*"))
+	seen := map[string]bool{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := readCorpusFile(b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			h := newHarness(t, journals, data)
+			h.states = seen
+			defer h.close()
+			h.play()
+			if os.Getenv("AGENTTY_SEED_TRACE") != "" {
+				t.Logf("%s", strings.Join(h.log, "\n"))
+			}
+		})
+	}
+	for _, s := range seedStates {
+		if !seen[s] {
+			t.Errorf("no seed reaches the state %q", s)
+		}
+	}
+}
+
+// readCorpusFile reads a corpus file of one []byte, as go test writes them.
+func readCorpusFile(b []byte) ([]byte, error) {
+	text, ok := strings.CutPrefix(string(b), "go test fuzz v1\n")
+	if !ok {
+		return nil, errors.New("not a go test fuzz v1 file")
+	}
+	text = strings.TrimSpace(text)
+	lit, ok := strings.CutPrefix(text, "[]byte(")
+	if !ok || !strings.HasSuffix(lit, ")") {
+		return nil, fmt.Errorf("not one []byte: %q", text)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+	return []byte(s), err
+}
+
+// seedBuilder writes the input that plays a scene.
+type seedBuilder struct {
+	b        []byte
+	journals []journal
+}
+
+func (s *seedBuilder) op(bs ...int) *seedBuilder {
+	for _, c := range bs {
+		s.b = append(s.b, byte(c))
+	}
+	return s
+}
+
+func (s *seedBuilder) journal(name string) int {
+	for i, j := range s.journals {
+		if j.name == name {
+			return i
+		}
+	}
+	panic("no journal " + name)
+}
+
+// start: the start state, the journal runs play, the picker's list (0: none,
+// 1: one, 2: three, 3: 300), the size; upTo is how much of the journal a
+// resumed session has.
+func (s *seedBuilder) start(state int, journal string, list, upTo, w, h int) *seedBuilder {
+	s.op(state, s.journal(journal), list, 1)
+	if state == startResumed {
+		s.op(upTo)
+	}
+	return s.op(1, widthByte(w), h-8)
+}
+
+func (s *seedBuilder) keys(names ...string) *seedBuilder {
+	for _, n := range names {
+		i := slices.IndexFunc(fuzzKeys, func(k tea.KeyMsg) bool { return k.String() == n })
+		if i < 0 {
+			panic("no key " + n)
+		}
+		s.op(opKey, i)
+	}
+	return s
+}
+
+func (s *seedBuilder) typed(text string) *seedBuilder {
+	for len(text) > 0 {
+		n := min(len(text), 16)
+		s.op(opRunes, n-1)
+		s.b = append(s.b, text[:n]...)
+		text = text[n:]
+	}
+	return s
+}
+
+func (s *seedBuilder) resize(w, h int) *seedBuilder { return s.op(opResize, widthByte(w), h-8) }
+
+// widthByte is the byte fuzzSize maps to width w.
+func widthByte(w int) int {
+	for b := range 256 {
+		if fw, _ := fuzzSize(byte(b), 0); fw == w {
+			return b
+		}
+	}
+	panic(fmt.Sprintf("no width %d", w))
+}
+func (s *seedBuilder) engine(n int) *seedBuilder {
+	for ; n > 32; n -= 32 {
+		s.op(opEngineBurst, 31)
+	}
+	if n > 0 {
+		s.op(opEngineBurst, n-1)
+	}
+	return s
+}
+
+// steps moves the run on n events, one op each, so that each state is seen.
+func (s *seedBuilder) steps(n int) *seedBuilder {
+	for range n {
+		s.op(opEngine)
+	}
+	return s
+}
+
+func (s *seedBuilder) wheel(down bool) *seedBuilder {
+	if down {
+		return s.op(opMouse, 3, 10, 5)
+	}
+	return s.op(opMouse, 0, 10, 5)
+}
+
+// delta makes up a streamed text delta of fuzzTexts[text].
+func (s *seedBuilder) delta(text int, reasoning bool) *seedBuilder {
+	r := 1
+	if reasoning {
+		r = 0
+	}
+	return s.op(opEvent, 1, 0, text, r)
+}
+func (s *seedBuilder) retry() *seedBuilder { return s.op(opEvent, 1, 2, 0, 0) }
+
+// pause: 0 before deciding, 1 before a tool call, 2 asking approval.
+func (s *seedBuilder) pause(kind int, argLen int) *seedBuilder {
+	if kind == 0 {
+		return s.op(opPause, kind)
+	}
+	return s.op(opPause, kind, argLen)
+}
+func (s *seedBuilder) paste(text int) *seedBuilder { return s.op(opPaste, text) }
+
+// consoleSeeds are the scenes the committed seeds play.
+func consoleSeeds(js []journal) map[string][]byte {
+	seeds := map[string][]byte{}
+	add := func(name string, f func(s *seedBuilder)) {
+		s := &seedBuilder{journals: js}
+		f(s)
+		seeds[name] = s.b
+	}
+	add("empty-scroll", func(s *seedBuilder) {
+		s.start(startNew, "cancelled.jsonl", 0, 0, 80, 24).keys("pgup", "pgdown").wheel(false).wheel(true).
+			keys("tab", "pgup", "k", "j", "g", "G").resize(20, 8).keys("pgdown", "pgup").wheel(true).resize(300, 100).keys("pgdown")
+	})
+	add("streaming-cancel", func(s *seedBuilder) {
+		s.start(startNew, "streamed-tools.jsonl", 0, 0, 120, 40).typed("do many things").keys("enter").engine(33).
+			delta(1, false).delta(8, false).delta(4, false).delta(8, false).steps(4).resize(80, 24).keys("pgup").wheel(false).
+			keys("ctrl+x").resize(20, 8).keys("ctrl+c").resize(80, 24).steps(1).keys("ctrl+x").steps(1).keys("pgup")
+	})
+	add("streaming-retry", func(s *seedBuilder) {
+		s.start(startOffline, "offline-calc.jsonl", 0, 0, 100, 30).typed("what is 17*23?").keys("enter").engine(3).
+			delta(9, true).delta(0, true).delta(3, false).delta(1, false).delta(4, false).retry().delta(5, false).delta(2, false).
+			steps(12).engine(40).keys("tab", "tab", "up", "up", "enter", "pgdown", "down", "esc")
+	})
+	add("paused-decide", func(s *seedBuilder) {
+		s.start(startStep, "offline-calc.jsonl", 0, 0, 120, 40).typed("what is 17*23?").keys("enter").engine(2).
+			pause(0, 0).keys("?").resize(60, 20).keys("?", "enter").engine(4).pause(0, 0).keys("c").engine(40)
+	})
+	add("paused-act-editor", func(s *seedBuilder) {
+		s.start(startNew, "streamed-tools.jsonl", 0, 0, 90, 30).typed("do many things").keys("enter").engine(5).
+			pause(1, 200).keys("e").typed("{\"path\": 1").keys("ctrl+s").resize(20, 8).keys("backspace", "esc").
+			keys("e").resize(90, 30).keys("ctrl+s").steps(3).
+			pause(2, 30).resize(150, 50).keys("n").steps(3).pause(1, 5).keys("s").steps(3).pause(2, 5).keys("esc").steps(5)
+	})
+	add("picker", func(s *seedBuilder) {
+		s.start(startNew, "offline-remember.jsonl", 3, 0, 100, 30).keys("ctrl+o").keys("/").typed("15").
+			resize(20, 8).keys("enter", "down", "esc", "esc").keys("ctrl+o", "down", "down", "enter").
+			keys("ctrl+o", "/").typed("list0002").keys("enter", "enter").engine(3).keys("ctrl+r").engine(40)
+	})
+	add("picker-first", func(s *seedBuilder) {
+		s.start(startPicker, "cancelled.jsonl", 2, 0, 80, 24).keys("down", "?", "?", "enter").resize(300, 100).
+			keys("ctrl+o", "esc", "tab", "tab", "enter")
+	})
+	add("details-help", func(s *seedBuilder) {
+		s.start(startResumed, "trimmed-approval.jsonl", 1, 200, 120, 40).keys("tab", "tab", "up", "up", "up", "enter").
+			keys("pgdown", "down", "down").resize(20, 8).keys("pgup", "esc", "?").resize(80, 24).keys("?", "tab", "?").
+			resize(300, 100).keys("enter", "j", "esc", "?")
+	})
+	add("read-only-damaged", func(s *seedBuilder) {
+		s.start(startReadOnly, "damaged.jsonl", 0, 0, 80, 24).typed("hello").keys("enter").engine(2).
+			keys("tab", "tab", "tab", "a").typed("city = Paris").keys("enter", "d", "ctrl+r").engine(2).resize(20, 8)
+	})
+	add("interrupted-continue", func(s *seedBuilder) {
+		s.start(startResumed, "streamed-tools.jsonl", 0, 20, 130, 40).keys("ctrl+r").engine(30).
+			keys("tab", "tab", "tab", "a").keys("ctrl+c").engine(2).keys("tab", "tab", "tab", "a").
+			typed("name = Ada").keys("enter", "e").paste(4).keys("enter", "down", "d")
+	})
+	add("step-limit-error", func(s *seedBuilder) {
+		s.start(startNew, "step-limit.jsonl", 0, 0, 120, 40).typed("loop").keys("enter").engine(40).
+			op(opJournal, s.journal("model-error.jsonl")).typed("fail").keys("enter").engine(10).paste(3).paste(1).keys("enter").
+			op(opJournal, s.journal("offline-remember.jsonl")).engine(40).keys("up", "up", "down")
+	})
+	return seeds
+}
+
+// TestWriteConsoleSeeds rewrites testdata/fuzz/FuzzConsole from
+// consoleSeeds when AGENTTY_WRITE_SEEDS is set.
+func TestWriteConsoleSeeds(t *testing.T) {
+	if os.Getenv("AGENTTY_WRITE_SEEDS") == "" {
+		t.Skip("AGENTTY_WRITE_SEEDS=1 rewrites the seeds")
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzConsole")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range consoleSeeds(loadJournals(t)) {
+		text := fmt.Sprintf("go test fuzz v1\n[]byte(%s)\n", strconv.Quote(string(b)))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
