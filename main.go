@@ -38,6 +38,8 @@ func main() {
 // cli runs agentty with args and returns the exit code.
 func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	stdout, stderr = termSafe(stdout), termSafe(stderr)
+	defer flushSafe(stdout)
+	defer flushSafe(stderr)
 	if len(args) > 0 {
 		switch args[0] {
 		case "run":
@@ -96,20 +98,31 @@ exit codes of run: 0 answered, 1 error, 2 bad usage, 3 step limit, 130 cancelled
 `
 
 // termSafe returns w as it is, or when w is a terminal, a writer that makes
-// what goes through it safe to show (ui.Sanitize: tabs expanded, escape
-// sequences and control characters made visible). Answers, tool results and
-// journals are someone else's text; piped, they stay raw.
+// what goes through it safe to show (ui.Sanitizer: tabs expanded, escape
+// sequences and control characters made visible, across writes). Answers,
+// tool results and journals are someone else's text; piped, they stay raw.
 func termSafe(w io.Writer) io.Writer {
 	if isTerminal(w) {
-		return safeWriter{w}
+		return &safeWriter{w: w}
 	}
 	return w
 }
 
-type safeWriter struct{ w io.Writer }
+// flushSafe writes what a safeWriter holds back (a trailing \r, half a
+// character) at the end of the output.
+func flushSafe(w io.Writer) {
+	if s, ok := w.(*safeWriter); ok {
+		io.WriteString(s.w, s.z.Flush())
+	}
+}
 
-func (s safeWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(s.w, ui.Sanitize(string(p))); err != nil {
+type safeWriter struct {
+	w io.Writer
+	z ui.Sanitizer
+}
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(s.w, s.z.Sanitize(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
