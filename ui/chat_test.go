@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -328,5 +329,32 @@ func TestCancelBeforeAnyTextSaysCancelled(t *testing.T) {
 	v := m.View()
 	if !strings.Contains(v, "Cancelled.") || strings.Contains(v, "cut off") || strings.Contains(v, "thinking:") {
 		t.Errorf("after a cancel with no answer yet:\n%s", v)
+	}
+}
+
+// TestFrameFitsSmallTerminals: the frame has the terminal's height and no
+// wider line, down to 20×8, with the help open or not: the help and the
+// tab bar give way before the panes do.
+func TestFrameFitsSmallTerminals(t *testing.T) {
+	for _, sz := range []struct{ w, h int }{{20, 8}, {20, 9}, {30, 10}, {80, 12}, {80, 16}, {119, 20}, {120, 12}, {160, 45}} {
+		for _, help := range []bool{false, true} {
+			m := New(Config{Style: "notty", Notice: "Using the built-in offline model."})
+			m.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+			if help {
+				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+			}
+			lines := strings.Split(m.View(), "\n")
+			if len(lines) != sz.h {
+				t.Errorf("%dx%d help %v: %d lines", sz.w, sz.h, help, len(lines))
+			}
+			for i, l := range lines {
+				if w := ansi.StringWidth(l); w > sz.w {
+					t.Errorf("%dx%d help %v: line %d is %d cells wide: %q", sz.w, sz.h, help, i+1, w, l)
+				}
+			}
+			if sz.h >= 16 && !strings.Contains(m.View(), "enter send") {
+				t.Errorf("%dx%d: no help line", sz.w, sz.h)
+			}
+		}
 	}
 }

@@ -196,6 +196,7 @@ type harness struct {
 	gates    []tea.Cmd
 	log      []string
 	states   map[string]bool // the states the console was seen in
+	typed    int             // runes typed and pasted so far
 }
 
 func newHarness(t *testing.T, journals []journal, data []byte) *harness {
@@ -440,11 +441,11 @@ func (h *harness) step() {
 	case opRunes:
 		k := tea.KeyMsg{Type: tea.KeyRunes, Runes: h.runes(h.pick(16) + 1)}
 		h.trace("runes %q", string(k.Runes))
-		h.update(k)
+		h.typeIn(k)
 	case opPaste:
 		k := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(h.text()), Paste: true}
 		h.trace("paste %q", string(k.Runes))
-		h.update(k)
+		h.typeIn(k)
 	case opMouse:
 		c := h.byte()
 		msg := tea.MouseMsg{X: h.pick(h.w + 5), Y: h.pick(h.h + 5)}
@@ -479,6 +480,19 @@ func (h *harness) step() {
 	}
 	h.answered()
 	h.check(h.log[len(h.log)-1])
+}
+
+// maxTyped bounds the text typed and pasted into one input's console: the
+// input box re-wraps all of its text on every frame (bubbles' textarea), so
+// a fuzzer pasting hundreds of kilobytes would measure only that.
+const maxTyped = 4096
+
+func (h *harness) typeIn(k tea.KeyMsg) {
+	if h.typed += len(k.Runes); h.typed > maxTyped {
+		h.trace("(not typed: enough text)")
+		return
+	}
+	h.update(k)
 }
 
 // update feeds msg to the console and runs what follows from it.

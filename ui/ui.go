@@ -148,8 +148,8 @@ type Model struct {
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
-	helpCache  string
-	helpKey    helpKey
+	helpCache  [2]string // short and full, as chrome may try both in a frame
+	helpKey    [2]helpKey
 	borders    map[borderKey]string
 	blanks     string
 }
@@ -891,8 +891,12 @@ func (m *Model) statusLine() string {
 func (m *Model) helpView(full bool) string {
 	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus, narrow: m.width < wideWidth}
 	key := helpKey{paused: hk.paused, full: full, focus: hk.focus, width: m.width}
-	if m.helpCache != "" && m.helpKey == key {
-		return m.helpCache
+	slot := 0
+	if full {
+		slot = 1
+	}
+	if m.helpCache[slot] != "" && m.helpKey[slot] == key {
+		return m.helpCache[slot]
 	}
 	var v string
 	if full {
@@ -905,8 +909,8 @@ func (m *Model) helpView(full bool) string {
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, m.width, "…")
 	}
-	m.helpCache, m.helpKey = strings.Join(lines, "\n"), key
-	return m.helpCache
+	m.helpCache[slot], m.helpKey[slot] = strings.Join(lines, "\n"), key
+	return m.helpCache[slot]
 }
 
 func (m *Model) detailView() string {
