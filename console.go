@@ -247,7 +247,11 @@ func writeCrash(home string, pe *ui.PanicError, backends ...ui.Backend) (string,
 			fmt.Fprintf(&b, "session: %s\n", be.SessionID())
 		}
 	}
-	fmt.Fprintf(&b, "panic: %v\n\n%s", pe.Value, pe.Stack)
+	stack := string(pe.Stack)
+	if stack == "" {
+		stack = "(Bubble Tea caught this panic itself and printed its stack on the terminal)\n"
+	}
+	fmt.Fprintf(&b, "panic: %v\n\n%s", pe.Value, stack)
 	_, err = f.WriteString(b.String())
 	if cerr := f.Close(); err == nil {
 		err = cerr
