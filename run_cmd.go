@@ -127,7 +127,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case engine.StopStepLimit:
 		return fail(exitStepLimit, "stopped: step limit of %d reached without an answer", st.engine.Config().MaxSteps)
 	case engine.StopCancelled:
-		return fail(exitCancelled, "cancelled (the session is saved: agentty run --session %s --continue)", s.ID)
+		if res.Partial != "" && !o.json {
+			fmt.Fprintln(stdout, res.Partial) // what the model had said when it was cut off
+		}
+		return fail(exitCancelled, "cancelled (the session is saved; go on with: agentty run --session %s TASK)", s.ID)
 	}
 	return fail(exitError, "%v", res.Err)
 }

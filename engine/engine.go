@@ -94,6 +94,9 @@ type Result struct {
 	RunID      string
 	StopReason StopReason
 	Answer     string
+	// Partial is the answer streamed before the run was cancelled
+	// mid-answer (see RunFinished.Partial).
+	Partial string
 	// Err is set when StopReason is error, and says why.
 	Err   error
 	Steps int

@@ -256,6 +256,10 @@ type StepFinished struct {
 type RunFinished struct {
 	StopReason StopReason `json:"stop_reason"`
 	Answer     string     `json:"answer,omitempty"`
+	// Partial is the answer the model had streamed when the run was
+	// cancelled mid-answer (stop reason cancelled). The session keeps it in
+	// its history, marked cut off, so the model sees what it had said.
+	Partial string `json:"partial,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	Steps      int        `json:"steps"`
 }

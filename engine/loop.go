@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,9 @@ type run struct {
 	call Call       // of the inline tool call running
 	// deltaErr is the first sink error while the model streamed.
 	deltaErr error
+	// partial is the answer text streamed by the model's current attempt,
+	// kept for run_finished when the person cancels mid-answer.
+	partial strings.Builder
 	// reqTokens is the estimated size of the last request.
 	reqTokens int
 	// payloads are the current step's.
@@ -79,6 +83,9 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 	}
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
+	if stop == StopCancelled && r.partial.Len() > 0 {
+		res.Partial, fin.Partial = r.partial.String(), r.partial.String()
+	}
 	if cause != nil {
 		fin.Error = cause.Error()
 		if stop == StopError {
@@ -218,6 +225,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 	r.deltaErr = nil
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
+		r.partial.Reset() // a retry starts the answer again
 		if err := r.flush(); err != nil {
 			return Decision{}, attempt, err
 		}
@@ -229,6 +237,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 			err = errEmptyDecision
 		}
 		if err == nil {
+			r.partial.Reset() // the decision holds the whole text
 			r.nameCalls(dec.ToolCalls)
 			if dec.Usage == (Usage{}) {
 				dec.Usage = r.estimateUsage(dec)
@@ -260,6 +269,9 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 
 // onDelta turns a streamed piece of output into a text_delta event.
 func (r *run) onDelta(d TextDelta) {
+	if !d.Reasoning {
+		r.partial.WriteString(d.Text)
+	}
 	if r.deltaErr == nil {
 		r.deltaErr = r.emit(Decide, KindTextDelta, &d)
 	}

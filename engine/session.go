@@ -171,11 +171,18 @@ func (s *Session) Apply(ev Event) error {
 		s.flushPending()
 	case *RunFinished:
 		s.flushPending()
+		if d.Partial != "" {
+			s.appendHistory(Message{Role: RoleAssistant, Content: d.Partial + CutOffNote})
+		}
 		s.run.Finished = true
 		s.run.Stop = d.StopReason
 	}
 	return nil
 }
+
+// CutOffNote ends the history message of an answer the person cancelled
+// while it streamed, so the model knows it was cut off.
+const CutOffNote = "\n\n[cut off: the person cancelled this answer]"
 
 // InterruptedResult is the tool result recorded for a call whose run ended
 // (a crash, a kill) before it finished, when the session moves on without
