@@ -260,8 +260,8 @@ type RunFinished struct {
 	// cancelled mid-answer (stop reason cancelled). The session keeps it in
 	// its history, marked cut off, so the model sees what it had said.
 	Partial string `json:"partial,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	Steps      int        `json:"steps"`
+	Error   string `json:"error,omitempty"`
+	Steps   int    `json:"steps"`
 }
 
 // Notice is the payload of notice.

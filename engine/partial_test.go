@@ -65,7 +65,11 @@ func TestCancelMidAnswerKeepsThePartialAnswer(t *testing.T) {
 	// Cancelled after a decision with tool calls: nothing partial.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	block := engine.Tool{Name: "block", Func: func(ctx context.Context, _ *engine.Call) (string, error) { cancel2(); <-ctx.Done(); return "", ctx.Err() }}
+	block := engine.Tool{Name: "block", Func: func(ctx context.Context, _ *engine.Call) (string, error) {
+		cancel2()
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
 	model2 := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		req.Delta("let me check", false)
 		return engine.Decision{Text: "let me check", ToolCalls: []engine.ToolCall{{ID: "1", Name: "block"}}}, nil
