@@ -821,7 +821,7 @@ func TestResultsAreCapped(t *testing.T) {
 	e.Run(context.Background(), engine.NewSession("s"), "go", rec)
 	fin := rec.Finished()[0]
 	body, note, _ := strings.Cut(fin.Result, "\n[truncated: ")
-	if !fin.Truncated || len(body) != 1000 || !utf8.ValidString(body) || note != "1000 of 40000 bytes shown]" {
+	if !fin.Truncated || len(body) != 1000 || !utf8.ValidString(body) || note != "1000 of 40000 bytes of this result shown]" {
 		t.Errorf("truncated %v, %d bytes kept, note %q", fin.Truncated, len(body), note)
 	}
 }

@@ -79,5 +79,5 @@ func truncate(s string, n int) (string, bool) {
 		return s, false
 	}
 	cut := runeFloor(s, n)
-	return s[:cut] + "\n[truncated: " + strconv.Itoa(cut) + " of " + strconv.Itoa(len(s)) + " bytes shown]", true
+	return s[:cut] + "\n[truncated: " + strconv.Itoa(cut) + " of " + strconv.Itoa(len(s)) + " bytes of this result shown]", true
 }

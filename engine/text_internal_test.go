@@ -33,7 +33,7 @@ func TestTruncateAtEveryByte(t *testing.T) {
 				t.Errorf("truncate(%q, %d) split a rune: %q", s, n, kept)
 			case utf8.ValidString(s[:n]) && len(kept) != n:
 				t.Errorf("truncate(%q, %d) kept %d bytes, want %d: the cut was on a boundary", s, n, len(kept), n)
-			case note != fmt.Sprintf("%d of %d bytes shown]", len(kept), len(s)):
+			case note != fmt.Sprintf("%d of %d bytes of this result shown]", len(kept), len(s)):
 				t.Errorf("truncate(%q, %d) note %q", s, n, note)
 			}
 			if utf8.ValidString(s) {
