@@ -16,9 +16,15 @@ import (
 
 // sessionsCmd runs `agentty sessions ls|show|rm|rename|export|fork`.
 func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	const say = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json] or fork ID --at STEP"
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID or fork ID --at STEP")
+		fmt.Fprintln(stderr, say)
 		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, say)
+		return 0
 	}
 	sub := args[0]
 	fs := newFlags("sessions "+sub, stderr)
@@ -31,7 +37,9 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return parseFailed(err)
 	}
 	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "agentty sessions %s: %v\n", sub, err)
+		// The sessions package names itself; the command already says it.
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "sessions: "), sub+": ")
+		fmt.Fprintf(stderr, "agentty sessions %s: %s\n", sub, msg)
 		return code
 	}
 	rest := fs.Args()
@@ -45,6 +53,9 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	}
 	if len(rest) != n {
 		return fail(exitUsage, fmt.Errorf("wants %d argument(s), got %d", n, len(rest)))
+	}
+	if sub == "export" && *format != "md" && *format != "json" {
+		return fail(exitUsage, fmt.Errorf("unknown format %q (md or json)", *format))
 	}
 	store, err := o.store(getenv)
 	if err != nil {

@@ -69,3 +69,23 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("unknown sub-command: exit %d", code)
 	}
 }
+
+func TestSessionsUsage(t *testing.T) {
+	env := map[string]string{"AGENTTY_HOME": t.TempDir()}
+	tests := []struct {
+		args     []string
+		code     int
+		out, err string
+	}{
+		{[]string{"sessions", "-h"}, 0, "say ls, show ID", ""},
+		{[]string{"sessions"}, 2, "", "say ls, show ID"},
+		{[]string{"sessions", "export", "0abc", "--format", "xml"}, 2, "", "agentty sessions export: unknown format \"xml\" (md or json)\n"},
+		{[]string{"sessions", "show", "0nosuch"}, 1, "", "agentty sessions show: 0nosuch: no such session\n"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCLI(t, context.Background(), env, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.err) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.args, code, out, errs, tt.code, tt.out, tt.err)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func promptTrust(in io.Reader, out io.Writer) func(w *wsConfig, changed []string
 		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.path, describeRisky(w))
 		r := byteReader{in} // no read-ahead: the console reads what follows
 		for {
-			fmt.Fprint(out, "Trust this folder? [t]rust it, [c]ontinue without these settings, [q]uit: ")
+			fmt.Fprint(out, "Trust this folder? t = trust it, c = continue without these settings (the default), q = quit; then Enter: ")
 			line, err := readLine(r)
 			if err != nil {
 				fmt.Fprintln(out)
