@@ -29,8 +29,9 @@ type chatItem struct {
 	kind itemKind
 	text string
 	// tool calls
-	id, name, args, result, status string
-	truncated                      bool
+	call                       callKey
+	name, args, result, status string
+	truncated                  bool
 	// streaming assistant text, kept in buf until the decision replaces it
 	streaming bool
 	buf       strings.Builder
@@ -97,7 +98,7 @@ var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
 // is on screen, and new output never moves a reader who scrolled up.
 type chat struct {
 	items     []*chatItem
-	byCall    map[string]*chatItem
+	byCall    map[callKey]*chatItem
 	expanded  bool
 	follow    bool
 	topItem   int
@@ -109,13 +110,13 @@ type chat struct {
 }
 
 func newChat(style string) chat {
-	return chat{follow: true, byCall: map[string]*chatItem{}, renderers: map[int]*glamour.TermRenderer{}, style: style}
+	return chat{follow: true, byCall: map[callKey]*chatItem{}, renderers: map[int]*glamour.TermRenderer{}, style: style}
 }
 
 func (c *chat) add(it *chatItem) {
 	c.items = append(c.items, it)
 	if it.kind == itemTool {
-		c.byCall[it.id] = it
+		c.byCall[it.call] = it
 	}
 }
 
@@ -176,14 +177,14 @@ func (c *chat) apply(ev engine.Event) {
 			c.add(&chatItem{kind: itemAssistant, text: d.Text})
 		}
 		for _, tc := range d.ToolCalls {
-			c.add(&chatItem{kind: itemTool, id: tc.ID, name: tc.Name, args: string(tc.Args), status: "pending"})
+			c.add(&chatItem{kind: itemTool, call: keyOf(ev, tc.ID), name: tc.Name, args: string(tc.Args), status: "pending"})
 		}
 	case *engine.ToolStarted:
-		if it := c.byCall[d.ID]; it != nil {
+		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
 			it.status, it.args, it.lines = "running", string(d.Args), nil
 		}
 	case *engine.ToolFinished:
-		if it := c.byCall[d.ID]; it != nil {
+		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
 			it.status, it.result, it.truncated, it.lines = d.Status, d.Result, d.Truncated, nil
 		}
 	case *engine.RunFinished:

@@ -18,9 +18,21 @@ type row struct {
 	status  string // ok, error, running, paused, cancelled, ...
 	dur     time.Duration
 	retries int
-	callID  string
+	call    callKey // the tool call of an act row
 	started time.Time
 }
+
+// callKey names a tool call. A call's id is unique only within its
+// decision: the offline model and some servers (llama.cpp's "call_0") give
+// the same id to a call in every step, so a call is known by its run, its
+// step and its id.
+type callKey struct {
+	run  string
+	step int
+	id   string
+}
+
+func keyOf(ev engine.Event, id string) callKey { return callKey{ev.Run, ev.Step, id} }
 
 // stepDetail is everything the detail view shows of one step.
 type stepDetail struct {
@@ -45,7 +57,7 @@ type timeline struct {
 	top     int
 	height  int
 	details map[int]*stepDetail
-	byCall  map[string]int
+	byCall  map[callKey]int
 
 	// The lines view drew, reused until something changes.
 	cache    []string
@@ -54,7 +66,7 @@ type timeline struct {
 }
 
 func newTimeline() timeline {
-	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[string]int{}}
+	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[callKey]int{}}
 }
 
 func (t *timeline) detail(run string, step int) *stepDetail {
@@ -130,20 +142,23 @@ func (t *timeline) apply(ev engine.Event) {
 		t.detail(ev.Run, ev.Step).usage = d
 	case *engine.ToolStarted:
 		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
-		if r := t.callRow(d.ID); r != nil {
+		k := keyOf(ev, d.ID)
+		if r := t.callRow(k); r != nil {
 			// The call was paused at the gate: its row goes on, now running.
 			r.text, r.status, r.started = flatten(d.Name), "running", ev.Time
 			break
 		}
-		t.byCall[d.ID] = len(t.rows)
-		t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", callID: d.ID, started: ev.Time})
+		t.byCall[k] = len(t.rows)
+		t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", call: k, started: ev.Time})
 	case *engine.ToolFinished:
 		dt := t.detail(ev.Run, ev.Step)
 		dt.tools = append(dt.tools, d)
-		if r := t.callRow(d.ID); r != nil {
+		k := keyOf(ev, d.ID)
+		if r := t.callRow(k); r != nil {
 			r.text, r.status, r.dur = flatten(d.Name), d.Status, time.Duration(d.DurationMS)*time.Millisecond
 		} else {
-			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: d.Status, callID: d.ID})
+			t.byCall[k] = len(t.rows)
+			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: d.Status, call: k})
 		}
 	case *engine.GatePaused:
 		// A pause is drawn on the row of what it holds back: the decide
@@ -161,8 +176,9 @@ func (t *timeline) apply(ev engine.Event) {
 		}
 		switch r := t.last(ev.Step, engine.Decide); {
 		case d.ToolCall != nil:
-			t.byCall[d.ToolCall.ID] = len(t.rows)
-			t.add(row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", callID: d.ToolCall.ID})
+			k := keyOf(ev, d.ToolCall.ID)
+			t.byCall[k] = len(t.rows)
+			t.add(row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", call: k})
 		case r != nil && r.status == "running":
 			r.text, r.status, r.started = "waiting", "paused", time.Time{}
 		default:
@@ -209,8 +225,8 @@ func (t *timeline) apply(ev engine.Event) {
 }
 
 // callRow returns the row of a tool call, if it has one.
-func (t *timeline) callRow(id string) *row {
-	if i, ok := t.byCall[id]; ok && i < len(t.rows) && t.rows[i].callID == id {
+func (t *timeline) callRow(k callKey) *row {
+	if i, ok := t.byCall[k]; ok && i < len(t.rows) && t.rows[i].call == k {
 		return &t.rows[i]
 	}
 	return nil

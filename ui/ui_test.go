@@ -354,3 +354,65 @@ func TestStepModeDurations(t *testing.T) {
 		}
 	}
 }
+
+// timelineRows returns the Timeline's rows in a frame at 160 columns, each
+// with its spaces squeezed.
+func timelineRows(frame string) []string {
+	var rows []string
+	for _, l := range strings.Split(frame, "\n") {
+		if r := []rune(l); len(r) >= 124 {
+			rows = append(rows, strings.Join(strings.Fields(strings.Trim(string(r[76:124]), "│")), " "))
+		}
+	}
+	return rows
+}
+
+// TestSameCallIDInEveryStep: the offline model (and llama.cpp's "call_0")
+// gives a call the same id in every step; each step still gets its own act
+// row and its own tool line, live and after a resume.
+func TestSameCallIDInEveryStep(t *testing.T) {
+	gate := ui.NewGate(false)
+	b := newBackend(t, gate)
+	for _, task := range []string{"what is (17*23)+sqrt(16)?", "15% of 80"} {
+		for range b.Start(context.Background(), task) {
+		}
+	}
+	events := b.journal(t)
+	var ids []string
+	for _, ev := range events {
+		if d, ok := ev.Data.(*engine.ToolStarted); ok {
+			ids = append(ids, fmt.Sprintf("step %d %s", ev.Step, d.ID))
+		}
+	}
+	if len(ids) != 2 || !strings.HasSuffix(ids[0], "call_calculator") || !strings.HasSuffix(ids[1], "call_calculator") {
+		t.Fatalf("the offline model's calls: %q, want call_calculator twice", ids)
+	}
+	m := ui.New(consoleConfig(t, false, events))
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	frame := m.View()
+	var act []string
+	for _, r := range timelineRows(frame) {
+		if strings.HasPrefix(r, "⚙") {
+			act = append(act, r)
+		}
+	}
+	if want := []string{"⚙ 1 act calculator ok", "⚙ 3 act calculator ok"}; strings.Join(act, "|") != strings.Join(want, "|") {
+		t.Errorf("act rows: %q, want %q\n%s", act, want, frame)
+	}
+	for _, want := range []string{`expression="(17*23)+sqrt(16)" → 22 B ✓`, `expression="15% of 80" → 14 B ✓`} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("the chat has no tool line %q:\n%s", want, frame)
+		}
+	}
+	// The second step's details hold its own call.
+	m.Update(key(tea.KeyTab))
+	m.Update(key(tea.KeyTab))
+	for range 4 {
+		m.Update(key(tea.KeyUp))
+	}
+	m.Update(key(tea.KeyEnter))
+	details := m.View()
+	if !strings.Contains(details, "Step 3 of") || !strings.Contains(details, `args: {"expression":"15% of 80"}`) || strings.Contains(details, "17*23") {
+		t.Errorf("the details of step 3:\n%s", details)
+	}
+}
