@@ -44,7 +44,9 @@ type chatItem struct {
 
 // streamWrap word-wraps text as it arrives: rows that are full never change,
 // so each delta re-wraps only the unfinished last row, and the finished rows
-// are fitted to the pane once and kept in lines (after a header).
+// are fitted to the pane once and kept in lines (after a header). Rows are
+// indented by glamour's margin, so that the text stays where it is when the
+// finished message is rendered as Markdown.
 type streamWrap struct {
 	width int // wrapping width
 	fitW  int // the pane's width
@@ -76,7 +78,7 @@ func (w *streamWrap) add(s string) {
 
 func (w *streamWrap) finish(rows []string) {
 	for _, r := range rows {
-		w.lines = append(w.lines, fit(r, w.fitW))
+		w.lines = append(w.lines, fit(markdownMargin+r, w.fitW))
 	}
 }
 
@@ -86,12 +88,15 @@ func (w *streamWrap) finish(rows []string) {
 func (w *streamWrap) view() []string {
 	out := w.lines[:len(w.lines):cap(w.lines)]
 	for _, r := range wrapRows(w.cur, w.width) {
-		out = append(out, fit(r, w.fitW))
+		out = append(out, fit(markdownMargin+r, w.fitW))
 	}
 	return append(out, strings.Repeat(" ", w.fitW))
 }
 
 var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
+
+// markdownMargin is glamour's margin on each side of a rendered message.
+const markdownMargin = "  "
 
 // chat is the Chat pane: items, and a window onto their lines anchored at
 // the top row (item index, line in it), so that a long chat costs only what
@@ -163,7 +168,7 @@ func (c *chat) apply(ev engine.Event) {
 		}
 		it := c.streamingItem()
 		it.buf.WriteString(d.Text)
-		if it.stream.width == c.textWidth() && it.stream.fitW == c.width {
+		if it.stream.width == c.streamWidth() && it.stream.fitW == c.width {
 			it.stream.add(d.Text)
 		}
 		it.lines = nil
@@ -206,6 +211,10 @@ func (c *chat) apply(ev engine.Event) {
 }
 
 func (c *chat) textWidth() int { return max(c.width-2, 10) }
+
+// streamWidth is the width streamed text is wrapped at: glamour's, inside
+// its margins.
+func (c *chat) streamWidth() int { return c.textWidth() - 2*len(markdownMargin) }
 
 func (c *chat) renderer(width int) *glamour.TermRenderer {
 	if r, ok := c.renderers[width]; ok {
@@ -255,15 +264,15 @@ func (c *chat) linesOf(it *chatItem) []string {
 		lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
 	case itemAssistant:
 		if it.streaming {
-			if it.stream.width != w || it.stream.fitW != c.width {
-				it.stream = newStreamWrap(w, c.width, streamHeader)
+			if sw := c.streamWidth(); it.stream.width != sw || it.stream.fitW != c.width {
+				it.stream = newStreamWrap(sw, c.width, streamHeader)
 				it.stream.add(it.buf.String())
 			}
 			it.lines = it.stream.view()
 			if it.buf.Len() == 0 && it.reasoning != "" {
 				think := strings.Join(strings.Fields(it.reasoning), " ")
-				think = ansi.TruncateLeft(think, max(ansi.StringWidth(think)-(w-12), 0), "…")
-				it.lines = []string{it.lines[0], fit(styleDim.Render("thinking: "+think), c.width), it.lines[len(it.lines)-1]}
+				think = ansi.TruncateLeft(think, max(ansi.StringWidth(think)-(c.streamWidth()-10), 0), "…")
+				it.lines = []string{it.lines[0], fit(markdownMargin+styleDim.Render("thinking: "+think), c.width), it.lines[len(it.lines)-1]}
 			}
 			return it.lines
 		}

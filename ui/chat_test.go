@@ -76,6 +76,40 @@ func TestStreamingIsReplacedByTheDecision(t *testing.T) {
 	}
 }
 
+// TestStreamingKeepsTheIndent: streamed text is drawn where the finished
+// message is, inside glamour's margin, so nothing jumps when it ends.
+func TestStreamingKeepsTheIndent(t *testing.T) {
+	const answer = "The answer is forty-two, as it always has been; the question is what the question was, and that takes longer."
+	for _, w := range []int{60, 100} {
+		m := New(Config{Style: "notty"})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "hi"}))
+		for _, word := range strings.SplitAfter(answer, " ") {
+			m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: word}))
+		}
+		streamed := answerRows(m.chat.view())
+		m.Update(ev(engine.KindDecision, &engine.DecisionData{Text: answer}))
+		done := answerRows(m.chat.view())
+		if len(streamed) < 2 || strings.Join(streamed, "\n") != strings.Join(done, "\n") {
+			t.Errorf("width %d: streamed\n%s\nfinished\n%s", w, strings.Join(streamed, "\n"), strings.Join(done, "\n"))
+		}
+	}
+}
+
+// answerRows returns the chat's rows of the answer, from its first word to
+// its last.
+func answerRows(view []string) []string {
+	var rows []string
+	for _, l := range view {
+		if strings.Contains(l, "The answer") || len(rows) > 0 && strings.TrimSpace(l) != "" {
+			rows = append(rows, strings.TrimRight(l, " "))
+		} else if len(rows) > 0 {
+			break
+		}
+	}
+	return rows
+}
+
 // TestEditArguments: the editor refuses what is not a JSON object and sends
 // the edited arguments, compacted, as the verdict.
 func TestEditArguments(t *testing.T) {

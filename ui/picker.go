@@ -32,7 +32,7 @@ func (p pickItem) Description() string {
 	if model == "" {
 		model = "-"
 	}
-	return fmt.Sprintf("%s · %s · updated %s · %d steps", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), p.LastStep)
+	return fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.LastStep, "step"))
 }
 
 // FilterValue is what / filters on: the title and the id.

@@ -160,3 +160,13 @@ func subsequence(s, sub string) bool {
 	}
 	return sub == ""
 }
+
+// TestPickerSaysSteps counts a session's steps in words: "1 step", "2 steps".
+func TestPickerSaysSteps(t *testing.T) {
+	for n, want := range map[int]string{0: "· 0 steps", 1: "· 1 step", 2: "· 2 steps"} {
+		got := pickItem{sessions.Listing{Meta: sessions.Meta{ID: "s", LastStep: n}}}.Description()
+		if !strings.HasSuffix(got, want) {
+			t.Errorf("%d steps: %q, want it to end in %q", n, got, want)
+		}
+	}
+}

@@ -298,7 +298,7 @@ func TestSanitizedFrames(t *testing.T) {
 			keys:  []tea.KeyMsg{{Type: tea.KeyCtrlX}}},
 		{name: "read-go-file-details", task: "read gate.go", files: map[string]string{"gate.go": string(goFile)},
 			turns: `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{"path":"gate.go"}}]},{"answer":"It declares the Gate."}]}`,
-			keys:  []tea.KeyMsg{{Type: tea.KeyTab}, {Type: tea.KeyTab}, {Type: tea.KeyHome}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyEnter}}},
+			keys:  []tea.KeyMsg{{Type: tea.KeyTab}, {Type: tea.KeyTab}, {Type: tea.KeyHome}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyUp}, {Type: tea.KeyEnter}}},
 		{name: "escapes", task: "read \x1b]0;task title\x07escapes.txt", files: map[string]string{"escapes.txt": escapeFile},
 			turns: `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{"path":"escapes.txt"}}]},{"answer":` + quote("Done: \x1b[2J\x1b]0;answer title\x07 and a \ttab") + `}]}`,
 			keys:  []tea.KeyMsg{{Type: tea.KeyCtrlX}}},

@@ -207,7 +207,9 @@ func (t *timeline) apply(ev engine.Event) {
 			r.status = string(d.Action) // the tool call's row: tool_started or tool_finished follows
 		}
 	case *engine.StepFinished:
-		t.add(row{step: ev.Step, phase: engine.Observe, text: fmt.Sprintf("%d result%s", d.ToolCalls, plural(d.ToolCalls)), status: "ok"})
+		if d.ToolCalls > 0 { // a step that only answered has nothing to observe
+			t.add(row{step: ev.Step, phase: engine.Observe, text: count(d.ToolCalls, "result"), status: "ok"})
+		}
 	case *engine.RunFinished:
 		for i := range t.rows {
 			if t.rows[i].status == "running" || t.rows[i].status == "paused" {

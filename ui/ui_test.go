@@ -390,14 +390,21 @@ func TestSameCallIDInEveryStep(t *testing.T) {
 	m := ui.New(consoleConfig(t, false, events))
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
 	frame := m.View()
-	var act []string
+	var act, observe []string
 	for _, r := range timelineRows(frame) {
 		if strings.HasPrefix(r, "⚙") {
 			act = append(act, r)
 		}
+		if strings.HasPrefix(r, "◉") {
+			observe = append(observe, r)
+		}
 	}
 	if want := []string{"⚙ 1 act calculator ok", "⚙ 3 act calculator ok"}; strings.Join(act, "|") != strings.Join(want, "|") {
 		t.Errorf("act rows: %q, want %q\n%s", act, want, frame)
+	}
+	// A step that only answered observes nothing: it has no observe row.
+	if want := []string{"◉ 1 observe 1 result ok", "◉ 3 observe 1 result ok"}; strings.Join(observe, "|") != strings.Join(want, "|") {
+		t.Errorf("observe rows: %q, want %q\n%s", observe, want, frame)
 	}
 	for _, want := range []string{`expression="(17*23)+sqrt(16)" → 22 B ✓`, `expression="15% of 80" → 14 B ✓`} {
 		if !strings.Contains(frame, want) {
