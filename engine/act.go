@@ -19,6 +19,9 @@ type toolJob struct {
 	retryAt  time.Time // when waiting to retry
 	start    time.Time
 	view     *MemoryView
+	// tp, when not nil, holds this call's payloads (the step's first call
+	// has them in the step's payloads); otherwise each is allocated.
+	tp *toolPayloads
 	// started and finished say whether its tool_started and tool_finished
 	// were emitted.
 	started, finished bool
@@ -29,6 +32,26 @@ type toolResult struct {
 	job, attempt int
 	out          string
 	err          error
+	slot         *attemptSlot
+}
+
+// attemptSlot is what one isolated attempt's goroutine uses: the call, its
+// memory view and where to answer. The run reuses a slot once its goroutine
+// has answered (the goroutine touches it no more); a slot whose attempt was
+// abandoned is left to the garbage collector.
+type attemptSlot struct {
+	ctx     context.Context
+	fn      func(context.Context, *Call) (string, error)
+	call    Call
+	view    MemoryView
+	res     toolResult
+	results chan<- toolResult
+}
+
+// run runs the attempt on its own goroutine and reports it.
+func (a *attemptSlot) run() {
+	a.res.out, a.res.err = inlineTool(a.ctx, a.fn, &a.call)
+	a.results <- a.res
 }
 
 // act runs the tool calls calls[i] for i in todo (nil: all of them):
@@ -143,6 +166,11 @@ func (r *run) emitFinished(fin ToolFinished) error {
 // the run is cancelled at the gate.
 func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 	stop, err := r.driveJobs(ctx, jobs)
+	if r.outstanding > 0 {
+		// An abandoned attempt may still answer: the next step gets a
+		// channel of its own.
+		r.results, r.outstanding = nil, 0
+	}
 	for j := range jobs {
 		if jobs[j].cancel != nil {
 			jobs[j].cancel()
@@ -177,11 +205,19 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 	cfg := &r.e.cfg
 	var results chan toolResult
 	left := 0
+	var now time.Time // the clock's last reading
 	for j := range jobs {
 		jb := &jobs[j]
+		if j == 0 && r.stepTool != nil {
+			jb.tp, r.stepTool = r.stepTool, nil
+		} else {
+			jb.tp = new(toolPayloads)
+		}
 		jb.start = time.Now()
+		now = jb.start
 		jb.started = true // even if the sink fails on it: the session applied it
-		if err := r.emitAt(jb.start, Act, KindToolStarted, &ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}); err != nil {
+		jb.tp.started = ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}
+		if err := r.emitAt(jb.start, Act, KindToolStarted, &jb.tp.started); err != nil {
 			return StopError, err
 		}
 		if err := r.flush(); err != nil { // tool_started is on disk before the tool runs
@@ -194,13 +230,18 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			continue
 		}
 		if results == nil {
-			results = make(chan toolResult, len(jobs)*cfg.Retry.Attempts)
+			// Every attempt can answer without blocking, even one
+			// abandoned at its deadline.
+			if need := len(jobs) * cfg.Retry.Attempts; cap(r.results) < need {
+				r.results = make(chan toolResult, need)
+			}
+			results = r.results
 			if r.timer == nil {
 				r.timer = time.NewTimer(time.Hour)
 				r.timer.Stop()
 			}
 		}
-		r.launch(ctx, j, jb, results)
+		r.launch(ctx, j, jb, results, now)
 		left++
 	}
 	for left > 0 {
@@ -210,17 +251,24 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 				next = w
 			}
 		}
-		if err := r.flush(); err != nil {
-			return StopError, err
+		if _, ok := r.sink.(Flusher); ok {
+			if err := r.flush(); err != nil {
+				return StopError, err
+			}
+			now = time.Now() // a flush may write to disk
 		}
-		r.timer.Reset(time.Until(next))
+		r.timer.Reset(next.Sub(now))
 		select {
 		case res := <-results:
+			r.outstanding--
 			jb := &jobs[res.job]
 			if !jb.active || res.attempt != jb.attempt {
+				r.release(res.slot)
 				continue // a late answer from an attempt that timed out
 			}
-			done, err := r.settle(ctx, jb, res.out, res.err, time.Now())
+			now = time.Now()
+			done, err := r.settle(ctx, jb, res.out, res.err, now)
+			r.release(res.slot)
 			if err != nil {
 				return StopError, err
 			}
@@ -228,7 +276,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 				left--
 			}
 		case <-r.timer.C:
-			now := time.Now()
+			now = time.Now()
 			for j := range jobs {
 				jb := &jobs[j]
 				switch {
@@ -243,7 +291,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 					}
 				case !jb.active && !jb.retryAt.IsZero() && !now.Before(jb.retryAt):
 					jb.retryAt = time.Time{}
-					r.launch(ctx, j, jb, results)
+					r.launch(ctx, j, jb, results, now)
 				}
 			}
 		case <-ctx.Done():
@@ -307,20 +355,32 @@ func (jb *toolJob) wake() time.Time {
 	return jb.retryAt
 }
 
-// launch starts the job's current attempt on its own goroutine.
-func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- toolResult) {
+// launch starts the job's current attempt on its own goroutine; now is the
+// clock's reading.
+func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- toolResult, now time.Time) {
 	cctx, cancel := context.WithCancel(ctx)
 	jb.active, jb.cancel = true, cancel
-	jb.deadline = time.Now().Add(jb.tool.Timeout)
-	jb.view = &MemoryView{base: r.s.memory}
-	call := &Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
-	go attemptTool(cctx, jb.tool.Func, call, toolResult{job: j, attempt: jb.attempt}, results)
+	jb.deadline = now.Add(jb.tool.Timeout)
+	var a *attemptSlot
+	if n := len(r.free); n > 0 {
+		a, r.free = r.free[n-1], r.free[:n-1]
+	} else {
+		a = new(attemptSlot)
+	}
+	a.ctx, a.fn, a.results = cctx, jb.tool.Func, results
+	a.view = MemoryView{base: r.s.memory}
+	jb.view = &a.view
+	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
+	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
+	r.outstanding++
+	go a.run()
 }
 
-// attemptTool runs one attempt on its own goroutine and reports it.
-func attemptTool(ctx context.Context, fn func(context.Context, *Call) (string, error), call *Call, res toolResult, results chan<- toolResult) {
-	res.out, res.err = inlineTool(ctx, fn, call)
-	results <- res
+// release makes an answered attempt's slot reusable. The memory changes
+// its view recorded stay with the events that carry them.
+func (r *run) release(a *attemptSlot) {
+	*a = attemptSlot{}
+	r.free = append(r.free, a)
 }
 
 // settle handles the end of an attempt: success, a retry, or failure. It
@@ -339,7 +399,8 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		return false, r.emit(Act, KindRetry, &RetryData{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
 	}
 	jb.finished = true // even if the sink fails on it: the session applied it
-	fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+	fin := &jb.tp.finished
+	*fin = ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
 	var changes []MemoryChanged
 	if err != nil {
 		fin.Status, fin.Error = ToolError, err.Error()

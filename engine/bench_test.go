@@ -87,24 +87,35 @@ func BenchmarkStepOverhead(b *testing.B) {
 }
 
 // BenchmarkConcurrentRuns starts 1,000 runs of 10 steps at once on one
-// engine and reports runs per second.
+// engine and reports runs per second: with the tool inline (the built-in
+// pure tools' path) and isolated (its own goroutine, as MCP, shell and user
+// tools run).
 func BenchmarkConcurrentRuns(b *testing.B) {
 	const runs, steps = 1000, 10
-	tool := instantTool()
-	tool.Inline = true
-	e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool)})
-	b.ReportAllocs()
-	for b.Loop() {
-		var wg sync.WaitGroup
-		for range runs {
-			wg.Go(func() {
-				sub := &countingSink{}
-				if res := e.Run(context.Background(), engine.NewSession("bench"), "go", sub); res.StopReason != engine.StopAnswered {
-					b.Errorf("run: %s %v", res.StopReason, res.Err)
-				}
-			})
+	for _, inline := range []bool{true, false} {
+		name := "isolated"
+		if inline {
+			name = "inline"
 		}
-		wg.Wait()
+		b.Run(name, func(b *testing.B) {
+			tool := instantTool()
+			tool.Inline = inline
+			e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool)})
+			b.ReportAllocs()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range runs {
+					wg.Go(func() {
+						sub := &countingSink{}
+						if res := e.Run(context.Background(), engine.NewSession("bench"), "go", sub); res.StopReason != engine.StopAnswered {
+							b.Errorf("run: %s %v", res.StopReason, res.Err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*runs)/b.Elapsed().Seconds(), "runs/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*runs*steps), "ns/step")
+		})
 	}
-	b.ReportMetric(float64(b.N*runs)/b.Elapsed().Seconds(), "runs/s")
 }

@@ -37,6 +37,18 @@ type run struct {
 	reqTokens int
 	// payloads are the current step's.
 	payloads *stepPayloads
+	// stepTool, when not nil, holds the payloads of the first tool call
+	// the current step runs; act takes it.
+	stepTool *toolPayloads
+	// results carries the isolated tools' answers to the run's goroutine.
+	// It is kept from step to step while no attempt is left outstanding
+	// (an attempt abandoned at its deadline may still answer into it).
+	results chan toolResult
+	// free holds attempt slots whose goroutines have answered, for reuse.
+	free []*attemptSlot
+	// outstanding counts the attempts launched on results and not yet
+	// received.
+	outstanding int
 }
 
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
@@ -118,10 +130,13 @@ func (r *run) loop(ctx context.Context) Result {
 		// subscribers may keep.
 		p := &stepPayloads{started: StepStarted{Turn: r.s.run.Turn}}
 		r.payloads = p
-		if err := r.emit(Perceive, KindStepStarted, &p.started); err != nil {
+		// step_started and what perceive emits share one reading of the
+		// clock: nothing waits between them.
+		t := time.Now()
+		if err := r.emitAt(t, Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		req, err := r.perceive()
+		req, err := r.perceive(t)
 		if err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -150,7 +165,10 @@ func (r *run) loop(ctx context.Context) Result {
 			}
 			return r.finish(ctx, StopAnswered, dec.Text, nil)
 		}
-		if stop, reason, err := r.act(ctx, dec.ToolCalls, nil); stop != "" {
+		r.stepTool = &p.tool
+		stop, reason, err := r.act(ctx, dec.ToolCalls, nil)
+		r.stepTool = nil
+		if stop != "" {
 			return r.finish(ctx, stop, "", err)
 		} else if reason != "" {
 			return r.finish(ctx, StopCancelled, "", errors.New(reason))
@@ -162,13 +180,22 @@ func (r *run) loop(ctx context.Context) Result {
 	}
 }
 
-// stepPayloads holds the payloads of the events every step has.
+// stepPayloads holds the payloads of the events every step has, and those
+// of its first tool call.
 type stepPayloads struct {
 	started  StepStarted
 	request  ModelRequest
 	decision DecisionData
 	usage    UsageData
 	finished StepFinished
+	tool     toolPayloads
+}
+
+// toolPayloads holds the payloads of one tool call's tool_started and
+// tool_finished.
+type toolPayloads struct {
+	started  ToolStarted
+	finished ToolFinished
 }
 
 func stopFor(ctx context.Context, err error) StopReason {
@@ -182,7 +209,7 @@ func stopFor(ctx context.Context, err error) StopReason {
 // to the budget, and the tool schemas. Its cost does not grow with the
 // history: the request holds a view of it, and the cut is found by binary
 // search over prefix sums.
-func (r *run) perceive() (*Request, error) {
+func (r *run) perceive(t time.Time) (*Request, error) {
 	cfg := &r.e.cfg
 	s := r.s
 	mem := s.memory
@@ -194,7 +221,7 @@ func (r *run) perceive() (*Request, error) {
 	if cut != r.cut {
 		if cut > 0 {
 			d := &ContextTrimmed{Dropped: cut, DroppedTokens: s.tokensOf(0, cut), Kept: n - cut, KeptTokens: s.tokensOf(cut, n), Budget: cfg.Budget}
-			if err := r.emit(Perceive, KindContextTrimmed, d); err != nil {
+			if err := r.emitAt(t, Perceive, KindContextTrimmed, d); err != nil {
 				return nil, err
 			}
 		}
@@ -208,12 +235,12 @@ func (r *run) perceive() (*Request, error) {
 		Tools:    tools,
 		Options:  cfg.Options,
 		Turn:     s.run.Turn,
-		delta:    r.onDelta,
+		delta:    req.delta, // made once, in newRun: a method value allocates
 	}
 	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)
 	mr := &r.payloads.request
 	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
-	return req, r.emit(Perceive, KindModelRequest, mr)
+	return req, r.emitAt(t, Perceive, KindModelRequest, mr)
 }
 
 // errEmptyDecision is a decision with neither text nor tool calls.
