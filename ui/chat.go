@@ -232,7 +232,11 @@ func (c *chat) renderer(width int) *glamour.TermRenderer {
 // wrapping.
 func (c *chat) markdown(text string, width int) []string {
 	if r := c.renderer(width); r != nil {
-		if out, err := r.Render(text); err == nil {
+		md, held := holdHyphens(text)
+		if out, err := r.Render(md); err == nil {
+			if held {
+				out = strings.ReplaceAll(out, heldHyphen, "-")
+			}
 			lines := strings.Split(strings.Trim(out, "\n"), "\n")
 			for i, l := range lines {
 				lines[i] = strings.TrimRight(l, " ")
@@ -455,4 +459,74 @@ func wrapRows(s string, width int) []string {
 		width = 1
 	}
 	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
+}
+
+// heldHyphen stands in for a hyphen while glamour wraps text: U+2011, the
+// non-breaking hyphen, one cell wide like the hyphen it holds.
+const heldHyphen = "\u2011"
+
+// holdHyphens hands glamour the hyphens of text as heldHyphen, and reports
+// whether it did. Glamour wraps paragraphs with reflow's wordwrap, which
+// may break a line after a hyphen but does not count the hyphen in the
+// line's width: a row with k hyphens ran k cells past the width, and
+// breaking it again at the width left a word alone on a row ("--model or
+// OPENAI_API_KEY for a" / "real" / "one.)"). Held, a hyphen is counted, and
+// words are broken only at spaces.
+//
+// Hyphens that are Markdown stay: a list's marker, a rule or a heading's
+// underline, a table's delimiter row, an HTML comment, and everything in a
+// fenced code block (its highlighter reads them). So do those in a URL, for
+// the autolink that finds it. Text that holds a U+2011 of its own is left
+// as it is.
+func holdHyphens(text string) (string, bool) {
+	if !strings.Contains(text, "-") || strings.Contains(text, heldHyphen) {
+		return text, false
+	}
+	lines := strings.Split(text, "\n")
+	fence := ""
+	held := false
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " >")
+		if fence != "" {
+			if strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]+" ") == "" {
+				fence = ""
+			}
+			continue
+		}
+		if f := fenceOf(body); f != "" {
+			fence = f
+			continue
+		}
+		if !strings.Contains(l, "-") || strings.Trim(body, "-|: ") == "" || strings.Contains(l, "<!--") || strings.Contains(l, "-->") {
+			continue
+		}
+		lead := len(l) - len(body)
+		if strings.HasPrefix(body, "- ") || body == "-" {
+			lead++ // a list's marker
+		}
+		words := strings.SplitAfter(l[lead:], " ")
+		for j, w := range words {
+			if strings.Contains(w, "-") && !strings.Contains(w, "://") && !strings.HasPrefix(w, "www.") {
+				words[j] = strings.ReplaceAll(w, "-", heldHyphen)
+				held = true
+			}
+		}
+		lines[i] = l[:lead] + strings.Join(words, "")
+	}
+	if !held {
+		return text, false
+	}
+	return strings.Join(lines, "\n"), true
+}
+
+// fenceOf returns the fence a line opens a code block with ("```", "~~~~"),
+// or "".
+func fenceOf(body string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(body) - len(strings.TrimLeft(body, c))
+		if n >= 3 {
+			return strings.Repeat(c, n)
+		}
+	}
+	return ""
 }

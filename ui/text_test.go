@@ -364,3 +364,61 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+// TestMarkdownFillsRows: an answer with code spans and hyphens is filled as
+// any paragraph is: no row runs past the width, and no row could have taken
+// the next row's first word (glamour's wrapper did not count hyphens, and a
+// word was left alone on a row). Hyphens in a URL are glamour's still (its
+// autolink needs them), so a paragraph with one is only checked for width.
+func TestMarkdownFillsRows(t *testing.T) {
+	const help = "(I am the offline model; run with `--model` or `OPENAI_API_KEY` for a real one.)"
+	texts := []string{
+		"I cannot work out \"the meaning of life\".\n\n" + help,
+		"A well-known, state-of-the-art, built-in, step-by-step, run-of-the-mill, co-operative re-entry of " +
+			"`--base-url` and `--max-steps` and `-v` flags: x-y-z, 1-2-3, e-mail, up-to-date, so-called.",
+		"- a list item with a hyphen-ated word and a `--flag` that goes on for long enough to wrap twice over\n" +
+			"- another\n\n---\n\nAnd a well-known, long-winded, hyphen-rich sentence after a rule, long enough to wrap.",
+		"```sh\nagentty --model x --max-steps 3\n```\n\nSee https://my-site.example/some-long-path or www.other-site.example.",
+	}
+	for _, style := range []string{"notty", "dark"} {
+		for _, text := range texts {
+			for w := 20; w <= 100; w++ {
+				c := newChat(style)
+				var plain []string
+				for _, r := range c.markdown(text, w) {
+					plain = append(plain, strings.TrimRight(ansi.Strip(r), " "))
+				}
+				joined := strings.Join(plain, "\n")
+				for i, r := range plain {
+					if n := ansi.StringWidth(r); n > w {
+						t.Errorf("%s, width %d: row %q is %d cells", style, w, r, n)
+					}
+					if i == 0 || r == "" || plain[i-1] == "" || strings.HasPrefix(strings.TrimSpace(r), "•") || strings.Contains(text, "://") {
+						continue
+					}
+					// Glamour fills rows to the width less its margins of 2
+					// (and counts the space the dark style pads a code span
+					// with at each end).
+					first, _, _ := strings.Cut(strings.TrimSpace(r), " ")
+					if ansi.StringWidth(plain[i-1])+1+ansi.StringWidth(first)+2 <= w-2 {
+						t.Errorf("%s, width %d: %q would fit after %q:\n%s", style, w, first, plain[i-1], joined)
+					}
+				}
+				if strings.Contains(joined, heldHyphen) {
+					t.Errorf("%s, width %d: a held hyphen was drawn:\n%s", style, w, joined)
+				}
+				for _, want := range []string{"agentty --model x --max-steps 3", "--------", "https://my-site.example/some-long-path", "http://www.other-site.example"} {
+					if strings.Contains(text, want[:8]) && !strings.Contains(strings.ReplaceAll(joined, "\n  ", ""), want) && w >= 60 {
+						t.Errorf("%s, width %d: %q is not drawn whole:\n%s", style, w, want, joined)
+					}
+				}
+			}
+		}
+	}
+	// The tester's frame: the chat of a 160-column console.
+	c := newChat("notty")
+	got := strings.Join(c.markdown(texts[0], 72), "\n")
+	if want := "  (I am the offline model; run with --model or OPENAI_API_KEY for a\n  real one.)"; !strings.Contains(got, want) {
+		t.Errorf("at 72:\n%s\nwant\n%s", got, want)
+	}
+}
