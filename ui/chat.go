@@ -316,8 +316,10 @@ func toolLines(it *chatItem, w int, expanded bool) []string {
 			lines = append(lines, "  "+styleDim.Render(l))
 		}
 	}
-	for _, l := range wrapRows(it.result, w-2) {
-		lines = append(lines, "  "+l)
+	for _, l := range strings.Split(it.result, "\n") {
+		for _, r := range hangRows(l, w-2) {
+			lines = append(lines, "  "+r)
+		}
 	}
 	return lines
 }
@@ -529,4 +531,38 @@ func fenceOf(body string) string {
 		}
 	}
 	return ""
+}
+
+// hangRows wraps one line of plain text (a tool's result, a detail) with a
+// hanging indent: the rows after the first start under its text, after its
+// indentation or, on a numbered line (read_file's "    12\ttext", its tab
+// made spaces), at the tab stop after the number, so that they do not read
+// as lines of their own. Indentation past half the width is cut to half.
+func hangRows(l string, width int) []string {
+	width = max(width, 1)
+	if ansi.StringWidth(l) <= width {
+		return []string{l}
+	}
+	lead := len(l) - len(strings.TrimLeft(l, " "))
+	hang := lead
+	if n := len(l[hang:]) - len(strings.TrimLeft(l[hang:], "0123456789")); n > 0 {
+		sp := len(l[hang+n:]) - len(strings.TrimLeft(l[hang+n:], " "))
+		if stop := (hang + n + tabWidth) / tabWidth * tabWidth; hang+n+sp >= stop && sp > 0 { // a number, then a tab
+			hang = stop
+		}
+	}
+	text := l[hang:]
+	if hang*2 > width { // indentation past half the width is cut to half
+		hang = min(lead, width/2)
+		text = strings.TrimLeft(l, " ")
+	}
+	rows := wrapRows(text, width-hang)
+	for i := range rows {
+		if i == 0 {
+			rows[i] = l[:hang] + rows[i] // spaces, or spaces and a number
+		} else {
+			rows[i] = strings.Repeat(" ", hang) + rows[i]
+		}
+	}
+	return rows
 }

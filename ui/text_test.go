@@ -422,3 +422,30 @@ func TestMarkdownFillsRows(t *testing.T) {
 		t.Errorf("at 72:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestHangRows: the rows a long line of a result wraps to start under its
+// text, after a read_file line's number, so that they do not read as
+// numbered lines of their own.
+func TestHangRows(t *testing.T) {
+	tests := []struct {
+		line  string
+		width int
+		want  []string
+	}{
+		{"short", 10, []string{"short"}},
+		{"     1  abc def ghi jkl", 16, []string{"     1  abc def", "        ghi jkl"}},
+		{"    44          // Args replaces it", 24, []string{"    44          // Args", "        replaces it"}},
+		{"1234567 text text text", 20, []string{"1234567 text text", "        text"}},
+		{"1234567 text text text", 14, []string{"1234567 text", "text text"}},
+		{"    result: a b c d e f", 12, []string{"    result:", "    a b c d", "    e f"}},
+		{"abc def ghi", 5, []string{"abc", "def", "ghi"}},
+		{"2024 was a long year", 10, []string{"2024 was a", "long year"}},
+		{"          deep text here", 12, []string{"      deep", "      text", "      here"}},
+	}
+	for _, tt := range tests {
+		got := hangRows(tt.line, tt.width)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("hangRows(%q, %d) = %q, want %q", tt.line, tt.width, got, tt.want)
+		}
+	}
+}

@@ -377,7 +377,7 @@ func (t *timeline) detailLines(width int) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-		out = append(out, wrapRows(l, width)...)
+		out = append(out, hangRows(l, width)...)
 	}
 	return out
 }
