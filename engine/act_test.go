@@ -288,3 +288,43 @@ func TestEveryStartedToolFinishes(t *testing.T) {
 		})
 	}
 }
+
+// TestLateAnswerAfterStep: an isolated tool that ignores its context times
+// out in step 1 and answers during step 2; step 2's call of another tool
+// gets its own result, not the late one (the run keeps its answer channel
+// only while no attempt is outstanding).
+func TestLateAnswerAfterStep(t *testing.T) {
+	release, returned := make(chan struct{}), make(chan struct{})
+	stubborn := engine.Tool{Name: "stubborn", Timeout: 10 * time.Millisecond, Func: func(context.Context, *engine.Call) (string, error) {
+		<-release
+		close(returned)
+		return "late", nil
+	}}
+	other := engine.Tool{Name: "other", Func: func(context.Context, *engine.Call) (string, error) {
+		return "other ran", nil
+	}}
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		switch req.Turn {
+		case 0:
+			return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "a", Name: "stubborn"}}}, nil
+		case 1:
+			close(release)
+			<-returned
+			return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "b", Name: "other"}}}, nil
+		}
+		return engine.Decision{Text: "done"}, nil
+	})
+	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(t, stubborn, other)})
+	rec := &enginetest.Recorder{}
+	if res := e.Run(context.Background(), engine.NewSession("s"), "go", rec); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	fins := rec.Finished()
+	if len(fins) != 2 || fins[0].Status != engine.ToolError || !strings.Contains(fins[0].Result, "timed out") ||
+		fins[1].Status != engine.ToolOK || fins[1].Result != "other ran" {
+		for _, f := range fins {
+			t.Logf("%+v", *f)
+		}
+		t.Fatal("step 2's call did not get its own result")
+	}
+}
