@@ -35,6 +35,16 @@ const tabWidth = 8
 //     "^M", BEL "^G", NUL "^@", DEL "^?".
 //   - A C1 control (U+0080–U+009F) is shown as its 7-bit form: U+009B (CSI)
 //     is "␛[".
+//   - A bidirectional control, which would reorder what is drawn after it
+//     (a "Trojan Source" spoof), is shown as its abbreviation in angle
+//     brackets: U+202E (right-to-left override) is "⟨RLO⟩". These are
+//     U+061C ALM, U+200E LRM, U+200F RLM, U+202A LRE, U+202B RLE, U+202C PDF,
+//     U+202D LRO, U+202E RLO, U+2066 LRI, U+2067 RLI, U+2068 FSI and U+2069
+//     PDI.
+//   - A character of no width of its own (a combining accent, a joiner, a
+//     variation selector) that begins a line is put on a dotted circle,
+//     "◌", as such a mark is shown alone: otherwise it joins whatever is
+//     drawn before the line (a pane's border) into one character.
 //   - A byte that is not UTF-8 becomes U+FFFD.
 //
 // Text with none of these is returned as it is, without allocating. It is
@@ -72,20 +82,45 @@ var byteClass = func() (t [256]uint8) {
 
 // isClean reports whether Sanitize would leave s as it is.
 func isClean(s string) bool {
+	start := true // at the start of a line
 	for i := 0; i < len(s); i++ {
 		switch byteClass[s[i]] {
 		case 0:
+			start = s[i] == '\n'
 			continue
 		case 1:
 			return false
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if size == 1 || r <= 0x9f { // a stray byte, or a C1 control
+		if size == 1 || r <= 0x9f || bidiName(r) != "" { // a stray byte, a C1 control, a bidi control
 			return false
 		}
+		if start && ansi.StringWidth(s[i:i+size]) == 0 {
+			return false // a mark that would begin its line
+		}
+		start = false
 		i += size - 1
 	}
 	return true
+}
+
+// bidiName returns the abbreviation of a bidirectional control, or "".
+func bidiName(r rune) string {
+	switch {
+	case r == 0x061c:
+		return "ALM"
+	case r < 0x200e || r > 0x2069:
+		return ""
+	case r == 0x200e:
+		return "LRM"
+	case r == 0x200f:
+		return "RLM"
+	case r >= 0x202a && r <= 0x202e:
+		return [...]string{"LRE", "RLE", "PDF", "LRO", "RLO"}[r-0x202a]
+	case r >= 0x2066:
+		return [...]string{"LRI", "RLI", "FSI", "PDI"}[r-0x2066]
+	}
+	return ""
 }
 
 // Sanitizer applies Sanitize's rule to text that comes in pieces (the text
@@ -174,7 +209,7 @@ loop:
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
+		switch name := bidiName(r); {
 		case size == 1 && !final && !utf8.FullRuneInString(s[i:]):
 			z.held = s[i:] // a rune cut at the end of the piece
 			break loop
@@ -183,7 +218,12 @@ loop:
 		case r <= 0x9f:
 			b.WriteString("␛")
 			b.WriteByte(byte(r - 0x40))
+		case name != "":
+			b.WriteString("⟨" + name + "⟩")
 		default:
+			if col == 0 && b.Len() == seg && ansi.StringWidth(s[i:i+size]) == 0 {
+				b.WriteString("◌") // a mark that begins its line
+			}
 			b.WriteString(s[i : i+size])
 		}
 		i += size

@@ -53,6 +53,19 @@ func TestSanitize(t *testing.T) {
 		{"c1 nel st", "\u0085\u009c", "␛E␛\\"},
 		{"bad utf-8", "bad \xff\xfe byte", "bad \uFFFD\uFFFD byte"},
 		{"cut rune at end", "ok \xe4\xb8", "ok \uFFFD\uFFFD"},
+		{"rlo", "abc\u202Edef", "abc⟨RLO⟩def"},
+		{"every bidi control", "\u061C\u200E\u200F\u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069",
+			"⟨ALM⟩⟨LRM⟩⟨RLM⟩⟨LRE⟩⟨RLE⟩⟨PDF⟩⟨LRO⟩⟨RLO⟩⟨LRI⟩⟨RLI⟩⟨FSI⟩⟨PDI⟩"},
+		{"trojan source", "if access != \"user\u202E \u2066// admin\u2069 \u2066\" {",
+			"if access != \"user⟨RLO⟩ ⟨LRI⟩// admin⟨PDI⟩ ⟨LRI⟩\" {"},
+		{"next to bidi", "\u202F\u2065\u206A\u200D\u061B", "\u202F\u2065\u206A\u200D\u061B"},
+		{"mark at start", "\u0301x", "◌\u0301x"},
+		{"mark at a line's start", "a\n\u0301b\r\n\u20DDc", "a\n◌\u0301b\n◌\u20DDc"},
+		{"joiner and selector at start", "\u200Dx\n\uFE0Fy", "◌\u200Dx\n◌\uFE0Fy"},
+		{"marks after a base", "e\u0301\u0302 a\u20DD", "e\u0301\u0302 a\u20DD"},
+		{"mark after a tab", "\t\u0301", "        \u0301"},
+		{"mark after a control", "\x07\u0301", "^G\u0301"},
+		{"two marks at start", "\u0301\u0302", "◌\u0301\u0302"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,15 +81,22 @@ func TestSanitize(t *testing.T) {
 	}
 }
 
-// checkSafe fails when s holds anything a terminal would act on.
+// checkSafe fails when s holds anything a terminal would act on: a
+// control, a bidirectional control, or a line that begins with a mark of no
+// width (which joins what is drawn before it).
 func checkSafe(t *testing.T, s string) {
 	t.Helper()
 	if !utf8.ValidString(s) {
 		t.Errorf("%q is not UTF-8", s)
 	}
 	for _, r := range s {
-		if r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f {
+		if r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f || bidiName(r) != "" {
 			t.Errorf("%q still holds control %U", s, r)
+		}
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if r, n := utf8.DecodeRuneInString(l); n > 0 && ansi.StringWidth(l[:n]) == 0 {
+			t.Errorf("a line of %q begins with %U, of no width", s, r)
 		}
 	}
 }
@@ -84,7 +104,7 @@ func checkSafe(t *testing.T, s string) {
 // TestSanitizeCleanTextAllocatesNothing: the fast path returns the text as
 // it is.
 func TestSanitizeCleanTextAllocatesNothing(t *testing.T) {
-	for _, s := range []string{"", "plain ASCII text\nwith lines", "日本語 and emoji 😀, accents é"} {
+	for _, s := range []string{"", "plain ASCII text\nwith lines", "日本語 and emoji 😀, accents é", "e\u0301 and ⟨RLO⟩ shown\n◌\u0301"} {
 		if n := testing.AllocsPerRun(100, func() { _ = Sanitize(s) }); n != 0 {
 			t.Errorf("Sanitize(%q) allocates %v times, want 0", s, n)
 		}
@@ -102,6 +122,7 @@ func TestSanitizeInPieces(t *testing.T) {
 		"```go\nfunc main() {\n\tfmt.Println(\"中文\")\t// hi\r\n}\n```",
 		"a\rb\r\n\x1b]0;t\x07\u009b2J日本\tx",
 		"tail\r",
+		"a\u202Eb\n\u0301c\u2066d\n\n\u200D\te\u0301",
 	}
 	for _, text := range texts {
 		want := Sanitize(text)
@@ -340,10 +361,12 @@ func (textBackend) SessionID() string { return "0mx2text0001" }
 func (textBackend) Close() error      { return nil }
 
 // FuzzSanitize: whatever the text, what Sanitize returns holds nothing a
-// terminal would act on, is Sanitize's own fixed point, and says the same
-// lines when the text comes in two pieces.
+// terminal would act on (no control, no bidirectional control, no line that
+// begins with a mark of no width), is Sanitize's own fixed point, and says
+// the same lines when the text comes in two pieces.
 func FuzzSanitize(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\tb\r\n\x1b]0;t\x07", "\u009b2J中\t😀", "x\r", "\xe4\xb8", escapeFile, goAnswer, chineseAnswer} {
+	for _, s := range []string{"", "plain", "a\tb\r\n\x1b]0;t\x07", "\u009b2J中\t😀", "x\r", "\xe4\xb8", escapeFile, goAnswer, chineseAnswer,
+		"if a != \"user\u202E \u2066// admin\u2069 \u2066\"", "\u0301x\n\u200Dy\r\n\uFE0F"} {
 		f.Add(s, uint(len(s)/2))
 	}
 	f.Fuzz(func(t *testing.T, s string, cut uint) {
