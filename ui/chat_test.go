@@ -149,7 +149,7 @@ func TestPauseKeys(t *testing.T) {
 		gate := NewGate(true)
 		m := New(Config{Style: "notty", Gate: gate})
 		reply := make(chan engine.Verdict, 1)
-		m.Update(gateMsg{gateRequest{pending: engine.Pending{At: engine.Act, ToolCall: call}, reply: reply}})
+		m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "r1", At: engine.Act, ToolCall: call}, reply: reply}})
 		var msg tea.KeyMsg
 		switch key {
 		case "enter":
@@ -166,9 +166,108 @@ func TestPauseKeys(t *testing.T) {
 		default:
 			t.Fatalf("%s: no verdict", key)
 		}
-		if v.Action != want || (key == "c") == gate.Stepping() {
-			t.Errorf("%s: %s (step mode %v), want %s", key, v.Action, gate.Stepping(), want)
+		if v.Action != want || !gate.Stepping() {
+			t.Errorf("%s: %s (step mode %v), want %s in step mode", key, v.Action, gate.Stepping(), want)
 		}
+		// c lets this run go on without step pauses; the next run pauses.
+		if this := gate.Stop(engine.Pending{Run: "r1"}); this == (key == "c") || !gate.Stop(engine.Pending{Run: "r2"}) {
+			t.Errorf("%s: the gate stops this run: %v, the next: %v", key, this, gate.Stop(engine.Pending{Run: "r2"}))
+		}
+	}
+}
+
+// TestContinueKeepsStepMode: c at a step pause finishes that run without
+// pausing and leaves step mode on, so the next run pauses again; ctrl+t
+// turned on again during the run makes it pause again.
+func TestContinueKeepsStepMode(t *testing.T) {
+	gate := NewGate(true)
+	m := New(Config{Style: "notty", Gate: gate, Backend: newStreamBackend()})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	m.input.SetValue("what is 6*7?")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	reply := make(chan engine.Verdict, 1)
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "r1", At: engine.Decide, Step: 1}, reply: reply}})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")})
+	if v := <-reply; v.Action != engine.Proceed {
+		t.Fatalf("c: %s", v.Action)
+	}
+	if gate.Stop(engine.Pending{Run: "r1", At: engine.Act}) {
+		t.Error("the run continued with c still pauses")
+	}
+	if v := m.View(); !strings.Contains(v, "step mode from the next run") {
+		t.Errorf("the status line does not say step mode comes back:\n%s", v)
+	}
+	m.Update(ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopAnswered}))
+	m.Update(runClosedMsg{m.events})
+	if !gate.Stepping() || !gate.Stop(engine.Pending{Run: "r2", At: engine.Decide}) {
+		t.Error("step mode is off for the next run")
+	}
+	if v := m.View(); !strings.Contains(v, "· step mode") || strings.Contains(v, "from the next run") {
+		t.Errorf("after the run the status line does not say step mode:\n%s", v)
+	}
+	gate.Release("r2")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlT})
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlT})
+	if !gate.Stop(engine.Pending{Run: "r2"}) {
+		t.Error("step mode turned on again does not stop the run that was let go")
+	}
+}
+
+// TestPauseSaysWhatKeysDo: each kind of pause lists the keys that apply to
+// it, in its bar and in the help line, and c does what its bar says.
+func TestPauseSaysWhatKeysDo(t *testing.T) {
+	call := &engine.ToolCall{ID: "c1", Name: "write_file", Args: json.RawMessage(`{"path":"a"}`)}
+	tests := []struct {
+		name      string
+		stepping  bool
+		pending   engine.Pending
+		want, not []string
+	}{
+		{"step at decide", true, engine.Pending{At: engine.Decide},
+			[]string{"enter: step", "c: run to the end without step pauses", "enter step", "c run to the end"},
+			[]string{"edit", "skip", "deny", "approve"}},
+		{"step at a call", true, engine.Pending{At: engine.Act, ToolCall: call},
+			[]string{"enter: run it", "c: run to the end", "e: edit", "e edit args", "s skip call"},
+			[]string{"approve"}},
+		{"approval", false, engine.Pending{At: engine.Act, ToolCall: call, Approval: true},
+			[]string{"Approve calling write_file", "enter/y: approve", "n: deny", "enter/y approve", "e edit args"},
+			[]string{"· c:", "c run", "continue", "without pausing", "step pause", "step mode"}},
+		{"approval in step mode", true, engine.Pending{At: engine.Act, ToolCall: call, Approval: true},
+			[]string{"enter/y: approve", "c: approve, run to the end", "c run to the end"},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gate := NewGate(tt.stepping)
+			m := New(Config{Style: "notty", Gate: gate})
+			m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+			reply := make(chan engine.Verdict, 1)
+			tt.pending.Run, tt.pending.Step = "r1", 1
+			m.Update(gateMsg{gateRequest{pending: tt.pending, reply: reply}})
+			lines := strings.Split(m.View(), "\n")
+			bar := strings.Join(lines[len(lines)-5:], "\n") // the pause's box, the status and the help
+			for _, w := range tt.want {
+				if !strings.Contains(bar, w) {
+					t.Errorf("no %q in\n%s", w, bar)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(bar, w) {
+					t.Errorf("%q in\n%s", w, bar)
+				}
+			}
+			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")})
+			select {
+			case v := <-reply:
+				if !tt.stepping {
+					t.Errorf("c answered an approval outside step mode: %s", v.Action)
+				}
+			default:
+				if tt.stepping {
+					t.Error("c did not answer the pause")
+				}
+			}
+		})
 	}
 }
 
@@ -390,5 +489,112 @@ func TestFrameFitsSmallTerminals(t *testing.T) {
 				t.Errorf("%dx%d: no help line", sz.w, sz.h)
 			}
 		}
+	}
+}
+
+// TestEscClosesTheHelp: esc closes the full help, as it closes the picker
+// and the details; in a pause it closes the help and does not abort.
+func TestEscClosesTheHelp(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	if !strings.Contains(m.View(), "input history") {
+		t.Fatal("? did not open the help")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if strings.Contains(m.View(), "input history") {
+		t.Error("esc did not close the help")
+	}
+	reply := make(chan engine.Verdict, 1)
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "r1", At: engine.Decide, Step: 1}, reply: reply}})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if strings.Contains(m.View(), "input history") || len(reply) != 0 || m.pause == nil {
+		t.Errorf("in a pause, esc with the help open: help shown %v, answered %d", strings.Contains(m.View(), "input history"), len(reply))
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if v := <-reply; v.Action != engine.Abort {
+		t.Errorf("esc in the pause: %s, want abort", v.Action)
+	}
+}
+
+// TestTimelineFollowsAPause: a Timeline scrolled up comes back to the end
+// when the run pauses and when a new run starts, so the pending row shows.
+func TestTimelineFollowsAPause(t *testing.T) {
+	b := newStreamBackend()
+	m := New(Config{Style: "notty", Backend: b, Gate: NewGate(true)})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 20})
+	for i := range 30 {
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindRunStarted, Run: fmt.Sprint("r", i), Data: &engine.RunStarted{Task: fmt.Sprintf("task %d", i)}}})
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindRunFinished, Run: fmt.Sprint("r", i), Data: &engine.RunFinished{StopReason: engine.StopAnswered}}})
+	}
+	scrollUp := func() {
+		m.setFocus(focusTimeline)
+		for range 40 {
+			m.Update(tea.KeyMsg{Type: tea.KeyUp})
+		}
+		m.setFocus(focusInput)
+		if strings.Contains(m.View(), "▶ task 29") {
+			t.Fatal("the timeline did not scroll up")
+		}
+	}
+	scrollUp()
+	m.input.SetValue("the new task")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	<-b.runs
+	<-b.ctxs
+	m.Update(engineEventMsg{engine.Event{Kind: engine.KindRunStarted, Run: "new", Step: 1, Data: &engine.RunStarted{Task: "the new task"}}})
+	if !strings.Contains(m.View(), "▶ the new task") {
+		t.Errorf("a new run's row is not in view:\n%s", m.View())
+	}
+	scrollUp()
+	m.Update(engineEventMsg{engine.Event{Kind: engine.KindStepStarted, Run: "new", Step: 1, Data: &engine.StepStarted{}}})
+	m.Update(engineEventMsg{engine.Event{Kind: engine.KindModelRequest, Run: "new", Step: 1, Data: &engine.ModelRequest{Messages: 1}}})
+	m.Update(engineEventMsg{engine.Event{Kind: engine.KindGatePaused, Run: "new", Step: 1, Data: &engine.GatePaused{At: engine.Decide, Reason: engine.ReasonStep}}})
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "new", At: engine.Decide, Step: 1}, reply: make(chan engine.Verdict, 1)}})
+	if v := m.View(); !strings.Contains(v, "waiting") {
+		t.Errorf("the pending row is not in view:\n%s", v)
+	}
+}
+
+// TestStatusLineKeepsTheState: at 80 columns with a long model name the
+// state, a refusal and step mode are on the status line; the model and the
+// session give way. The editor shows why it refused the arguments.
+func TestStatusLineKeepsTheState(t *testing.T) {
+	model := "qwen2.5-coder-32b-instruct-q4_k_m-gguf-from-a-local-server"
+	m := New(Config{Style: "notty", Model: model, Gate: NewGate(true), Backend: newStreamBackend()})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.input.SetValue("write a file")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "Let me"}))
+	status := func() string { l := strings.Split(m.View(), "\n"); return l[len(l)-2] }
+	if s := status(); !strings.Contains(s, "answering") || !strings.Contains(s, "step 1") || !strings.Contains(s, "step mode") || ansi.StringWidth(s) > 80 {
+		t.Errorf("status while answering: %q", s)
+	}
+	reply := make(chan engine.Verdict, 1)
+	call := &engine.ToolCall{ID: "c1", Name: "write_file", Args: json.RawMessage(`{"path":"a.txt","content":"hi"}`)}
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "r1", At: engine.Act, ToolCall: call, Approval: true, Step: 1}, reply: reply}})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")})
+	m.argsEditor.SetValue(`{"path": "a.txt",`)
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
+	frame := m.View()
+	lines := strings.Split(frame, "\n")
+	if len(lines) != 24 {
+		t.Fatalf("the editor's frame has %d lines", len(lines))
+	}
+	if !strings.Contains(strings.Join(lines[:4], "\n"), "✗ not a JSON object") {
+		t.Errorf("the editor does not say why:\n%s", frame)
+	}
+	if s := lines[23]; !strings.Contains(s, "paused") || !strings.Contains(s, "not a JSON") || ansi.StringWidth(s) > 80 {
+		t.Errorf("status in the editor: %q", s)
+	}
+	m.argsEditor.SetValue(`{"path": "a.txt"}`)
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
+	if v := <-reply; string(v.Args) != `{"path":"a.txt"}` {
+		t.Errorf("verdict %s %s", v.Action, v.Args)
+	}
+	m.note = ""
+	if s := status(); !strings.Contains(s, "thinking") || !strings.Contains(s, "model qwen2.5") || !strings.Contains(s, "…") {
+		t.Errorf("status after the edit: %q, want the state and the model's name cut", s)
 	}
 }

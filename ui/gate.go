@@ -13,6 +13,7 @@ import (
 // person's verdict. It is safe for concurrent use.
 type Gate struct {
 	step     atomic.Bool
+	released atomic.Pointer[string] // the run that goes on without step pauses
 	requests chan gateRequest
 }
 
@@ -31,14 +32,30 @@ func NewGate(step bool) *Gate {
 	return g
 }
 
-// SetStep turns step mode on or off.
-func (g *Gate) SetStep(on bool) { g.step.Store(on) }
+// SetStep turns step mode on or off; a run released from it pauses again
+// if it is turned on.
+func (g *Gate) SetStep(on bool) {
+	g.released.Store(nil)
+	g.step.Store(on)
+}
 
 // Stepping reports whether step mode is on.
 func (g *Gate) Stepping() bool { return g.step.Load() }
 
-// Stop implements engine.Gate.
-func (g *Gate) Stop(engine.Pending) bool { return g.step.Load() }
+// Release lets a run go on to its end without step pauses ("c" at a
+// pause); step mode stays on for the runs after it. Tools whose policy is
+// ask still ask.
+func (g *Gate) Release(run string) { g.released.Store(&run) }
+
+// Stop implements engine.Gate: in step mode it stops every run but the one
+// released.
+func (g *Gate) Stop(p engine.Pending) bool {
+	if !g.step.Load() {
+		return false
+	}
+	r := g.released.Load()
+	return r == nil || *r != p.Run
+}
 
 // Wait implements engine.Gate: it hands the pause to the console and waits
 // for the verdict, or for ctx.

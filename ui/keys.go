@@ -4,9 +4,10 @@ import "github.com/charmbracelet/bubbles/key"
 
 // keyMap holds every key of the console; the help bubble shows them.
 type keyMap struct {
-	Send, Newline, History, Focus, Scroll, Expand, Detail          key.Binding
-	StepMode, Sessions, Continue, Cancel, Quit, Help, Back         key.Binding
-	Step, Run, Edit, Skip, Deny, Abort, MemAdd, MemEdit, MemDelete key.Binding
+	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
+	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
+	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
+	MemAdd, MemEdit, MemDelete                             key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -29,7 +30,9 @@ func newKeyMap() keyMap {
 		Help:      b([]string{"?"}, "?", "all keys"),
 		Back:      b([]string{"esc"}, "esc", "back to input"),
 		Step:      b([]string{"enter"}, "enter", "step"),
-		Run:       b([]string{"c"}, "c", "continue"),
+		RunCall:   b([]string{"enter"}, "enter", "run the call"),
+		Approve:   b([]string{"enter", "y"}, "enter/y", "approve"),
+		Run:       b([]string{"c"}, "c", "run to the end"),
 		Edit:      b([]string{"e"}, "e", "edit args"),
 		Skip:      b([]string{"s"}, "s", "skip call"),
 		Deny:      b([]string{"n"}, "n", "deny"),
@@ -40,17 +43,50 @@ func newKeyMap() keyMap {
 	}
 }
 
+// pauseKind is what a pause holds back, which decides the keys that apply.
+type pauseKind int
+
+const (
+	notPaused             pauseKind = iota
+	pausedDecide                    // step mode, before a decision
+	pausedCall                      // step mode, before a tool call
+	pausedApprove                   // a tool call whose policy is ask, outside step mode
+	pausedApproveStepping           // the same in step mode, where c applies too
+)
+
+// kindOf returns the kind of a pause (nil: none).
+func kindOf(p *gateRequest, stepping bool) pauseKind {
+	switch {
+	case p == nil:
+		return notPaused
+	case p.pending.ToolCall == nil:
+		return pausedDecide
+	case !p.pending.Approval:
+		return pausedCall
+	case stepping:
+		return pausedApproveStepping
+	}
+	return pausedApprove
+}
+
 // helpKeys adapts the key map to the help bubble for the current context.
 type helpKeys struct {
 	k      keyMap
-	paused bool
+	pause  pauseKind
 	focus  focus
 	narrow bool // fewer, longer columns
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
-	if h.paused {
-		return []key.Binding{h.k.Step, h.k.Run, h.k.Edit, h.k.Skip, h.k.Abort, h.k.Help}
+	switch h.pause {
+	case pausedDecide:
+		return []key.Binding{h.k.Step, h.k.Run, h.k.Abort, h.k.Help}
+	case pausedCall:
+		return []key.Binding{h.k.RunCall, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+	case pausedApprove:
+		return []key.Binding{h.k.Approve, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+	case pausedApproveStepping:
+		return []key.Binding{h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	}
 	switch h.focus {
 	case focusTimeline:
@@ -65,7 +101,7 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Sessions, h.k.Continue},
-		{h.k.StepMode, h.k.Step, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
+		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
 	}
 	if h.narrow {

@@ -247,6 +247,15 @@ func (t *timeline) interrupt() {
 
 var phaseIcon = map[engine.Phase]string{engine.Perceive: "◌", engine.Decide: "◆", engine.Act: "⚙", engine.Observe: "◉"}
 
+// followEnd puts the cursor back on the last row and keeps it there as
+// rows come (a run starts, or pauses on its newest row).
+func (t *timeline) followEnd() {
+	t.follow, t.dirty = true, true
+	if len(t.rows) > 0 {
+		t.cursor = len(t.rows) - 1
+	}
+}
+
 func (t *timeline) move(n int) {
 	if len(t.rows) == 0 {
 		return

@@ -136,8 +136,10 @@ type Model struct {
 	step        int
 	interrupted bool
 	pause       *gateRequest
+	released    bool // c let this run go on without step pauses
 
 	argsEditor *textarea.Model
+	editorErr  string // why the edited arguments were refused
 	memForm    *textinput.Model
 	detail     []string
 	detailTop  int
@@ -288,7 +290,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitForEvent(m.events)
 	case runClosedMsg:
 		if msg.ch == m.events {
-			m.running, m.events, m.pause = false, nil, nil
+			m.running, m.events, m.pause, m.released = false, nil, nil, false
 			if m.cancel != nil {
 				m.cancel(nil)
 				m.cancel = nil
@@ -303,6 +305,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		req := msg.req
 		m.pause = &req
 		m.state = "paused"
+		m.tl.followEnd() // the pending row is at the end
 		return m, waitForGate(m.gate)
 	case listedMsg:
 		m.openPicker(msg.list, msg.err)
@@ -390,6 +393,11 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
+	if k == "esc" && m.showHelp { // the help is open over the rest: esc closes it first
+		m.showHelp = false
+		m.layout()
+		return m, nil
+	}
 	switch k {
 	case "ctrl+c":
 		if m.running && !m.quitting {
@@ -412,6 +420,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "ctrl+t":
 		on := !m.gate.Stepping()
 		m.gate.SetStep(on)
+		m.released = false
 		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
 		return m, nil
 	case "ctrl+o":
@@ -531,9 +540,10 @@ func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cm
 	ctx, cancel := context.WithCancelCause(context.Background())
 	m.cancel = cancel
 	m.events = start(ctx)
-	m.running = true
+	m.running, m.released = true, false
 	m.state = "thinking"
 	m.note = ""
+	m.tl.followEnd() // the new run's rows come at the end
 	return tea.Batch(waitForEvent(m.events), m.spin.Tick)
 }
 
@@ -559,8 +569,14 @@ func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
 	case "enter", "y":
 		return reply(engine.Verdict{Action: engine.Proceed})
 	case "c":
-		m.gate.SetStep(false)
-		return reply(engine.Verdict{Action: engine.Proceed})
+		// In step mode: go on, and let this run finish without step
+		// pauses; the next run pauses again. An approval outside step
+		// mode has nothing to continue past: enter or y approves it.
+		if m.gate.Stepping() {
+			m.gate.Release(p.pending.Run)
+			m.released = true
+			return reply(engine.Verdict{Action: engine.Proceed})
+		}
 	case "s":
 		if p.pending.ToolCall != nil {
 			return reply(engine.Verdict{Action: engine.Skip})
@@ -579,7 +595,7 @@ func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
 			ed.SetHeight(max(m.height-10, 5))
 			ed.SetValue(Sanitize(prettyJSON(string(p.pending.ToolCall.Args))))
 			ed.Focus()
-			m.argsEditor = &ed
+			m.argsEditor, m.editorErr = &ed, ""
 			return m, textarea.Blink
 		}
 	}
@@ -598,18 +614,20 @@ func (m *Model) editorKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		text := m.argsEditor.Value()
 		var v map[string]any
 		if err := json.Unmarshal([]byte(text), &v); err != nil {
-			m.note = "not a JSON object: " + err.Error()
+			m.editorErr = "not a JSON object: " + err.Error()
+			m.note = m.editorErr
 			return m, nil
 		}
 		compact, _ := json.Marshal(v)
-		m.argsEditor = nil
+		m.argsEditor, m.editorErr = nil, ""
 		if m.pause == nil {
 			return m, nil
 		}
 		m.pause.reply <- engine.Verdict{Action: engine.Proceed, Args: compact}
 		m.pause = nil
+		m.state = "thinking"
 		m.note = "edited arguments sent"
-		return m, nil
+		return m, m.spin.Tick
 	}
 	var cmd tea.Cmd
 	*m.argsEditor, cmd = m.argsEditor.Update(msg)
@@ -840,19 +858,15 @@ func (m *Model) inputBox() []string {
 		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""}, false)
 	}
 	if p := m.pause; p != nil {
-		var what, keys string
+		what := fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
 		if c := p.pending.ToolCall; c != nil {
 			verb := "Paused before calling"
 			if p.pending.Approval {
 				verb = "Approve calling"
 			}
 			what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
-			keys = "enter: run it · c: continue without pausing · e: edit arguments · s: skip · n: deny · esc: abort the run"
-		} else {
-			what = fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
-			keys = "enter: step · c: continue without pausing · esc: abort the run"
 		}
-		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(keys)}, false)
+		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(pauseKeys[kindOf(p, m.gate.Stepping())])}, false)
 	}
 	title := "Input"
 	if m.gate.Stepping() {
@@ -864,6 +878,18 @@ func (m *Model) inputBox() []string {
 	return m.inputCache
 }
 
+// pauseKeys says what each key does in each kind of pause.
+var pauseKeys = map[pauseKind]string{
+	pausedDecide:          "enter: step · c: run to the end without step pauses · esc: abort the run",
+	pausedCall:            "enter: run it · c: run to the end · e: edit · s: skip · n: deny · esc: abort",
+	pausedApprove:         "enter/y: approve · e: edit arguments · s: skip · n: deny · esc: abort the run",
+	pausedApproveStepping: "enter/y: approve · c: approve, run to the end · e: edit · s: skip · n: deny · esc: abort",
+}
+
+// statusLine draws the status line. What must be seen comes first when it
+// has to give way: the state and any error or note are kept, the step and
+// step mode next; the session id, then the model's name, are cut first, and
+// "agentty" goes before them.
 func (m *Model) statusLine() string {
 	state := m.state
 	if m.running && m.pause == nil {
@@ -873,24 +899,61 @@ func (m *Model) statusLine() string {
 	if m.backend != nil {
 		id = m.backend.SessionID()
 	}
-	parts := []string{"agentty", "model " + m.cfg.Model, "session " + id, fmt.Sprintf("step %d", m.step), state}
-	if m.gate.Stepping() {
-		parts = append(parts, "step mode")
+	type seg struct {
+		text string
+		keep int  // segments with the highest keep give way first
+		cut  bool // it may be cut short rather than left out
+	}
+	segs := []seg{{"agentty", 7, false}, {fmt.Sprintf("step %d", m.step), 3, false}, {state, 0, false}}
+	switch {
+	case m.gate.Stepping() && m.released && m.running:
+		segs = append(segs, seg{"step mode from the next run", 4, true})
+	case m.gate.Stepping():
+		segs = append(segs, seg{"step mode", 4, false})
 	}
 	if m.cfg.Status != "" {
-		parts = append(parts, styleErr.Render(m.cfg.Status))
+		segs = append(segs, seg{styleErr.Render(m.cfg.Status), 2, false})
 	}
-	line := strings.Join(parts, " · ")
 	if m.note != "" {
-		line += "  " + styleNote.Render(flatten(Sanitize(m.note)))
+		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
 	}
-	return ansi.Truncate(line, m.width, "…")
+	segs = append(segs, seg{"model " + m.cfg.Model, 5, true}, seg{"session " + id, 6, true})
+	const sep = " · "
+	width := func() int {
+		n := len(sep) * (len(segs) - 1)
+		for _, sg := range segs {
+			n += ansi.StringWidth(sg.text)
+		}
+		return n
+	}
+	for over := width() - m.width; over > 0; over = width() - m.width {
+		last := 0 // the segment to give way
+		for i, sg := range segs {
+			if sg.keep > segs[last].keep {
+				last = i
+			}
+		}
+		sg := segs[last]
+		if sg.keep < 2 {
+			break // only the state and the note are left: the end is cut below
+		}
+		if w := ansi.StringWidth(sg.text); sg.cut && w-over >= 10 {
+			segs[last].text = ansi.Truncate(sg.text, w-over, "…")
+			break
+		}
+		segs = append(segs[:last], segs[last+1:]...)
+	}
+	parts := make([]string, len(segs))
+	for i, sg := range segs {
+		parts[i] = sg.text
+	}
+	return ansi.Truncate(strings.Join(parts, sep), m.width, "…")
 }
 
 // helpView draws the help, all keys when full.
 func (m *Model) helpView(full bool) string {
-	hk := helpKeys{k: m.keys, paused: m.pause != nil, focus: m.focus, narrow: m.width < wideWidth}
-	key := helpKey{paused: hk.paused, full: full, focus: hk.focus, width: m.width}
+	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth}
+	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: m.width}
 	slot := 0
 	if full {
 		slot = 1
@@ -922,6 +985,12 @@ func (m *Model) detailView() string {
 
 func (m *Model) editorView() string {
 	lines := []string{styleDim.Render("Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel")}
+	if m.editorErr != "" { // why ctrl+s refused them, above what is to be fixed
+		rows := wrapRows("✗ "+flatten(Sanitize(m.editorErr)), max(m.width-2, 1))
+		for _, r := range rows[:min(len(rows), 3)] {
+			lines = append(lines, styleErr.Render(r))
+		}
+	}
 	lines = append(lines, strings.Split(m.argsEditor.View(), "\n")...)
 	return strings.Join(box("Edit arguments", true, m.width, m.height-3, lines, false), "\n") + "\n" + m.statusLine()
 }
@@ -998,9 +1067,10 @@ type (
 		width   int
 	}
 	helpKey struct {
-		paused, full bool
-		focus        focus
-		width        int
+		pause pauseKind
+		full  bool
+		focus focus
+		width int
 	}
 )
 
