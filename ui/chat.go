@@ -232,7 +232,7 @@ func (c *chat) renderer(width int) *glamour.TermRenderer {
 // wrapping.
 func (c *chat) markdown(text string, width int) []string {
 	if r := c.renderer(width); r != nil {
-		md, held := holdHyphens(text)
+		md, held := holdHyphens(hangCode(text, width-codeMargins))
 		if out, err := r.Render(md); err == nil {
 			if held {
 				out = strings.ReplaceAll(out, heldHyphen, "-")
@@ -461,6 +461,42 @@ func wrapRows(s string, width int) []string {
 		width = 1
 	}
 	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
+}
+
+// codeMargins is what glamour's styles put around a code block's text:
+// the document's margin on each side, and the block's own margin.
+const codeMargins = 2*len(markdownMargin) + 2
+
+// hangCode wraps the long lines of the plain code blocks of text (fenced
+// with no language: a file the offline model quotes) at width with a
+// hanging indent, as hangRows does, so that a row that continues a
+// numbered line does not start at the margin and read as a line of its
+// own. Glamour would wrap them after the margin. A block with a language
+// is left to glamour: breaking its lines here would change how they are
+// highlighted.
+func hangCode(text string, width int) string {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	out := lines[:0:0]
+	fence, plain := "", false
+	for _, l := range lines {
+		body := strings.TrimLeft(l, " ")
+		switch {
+		case fence == "" && len(l)-len(body) <= 3:
+			if fence = fenceOf(body); fence != "" {
+				plain = strings.TrimSpace(body[len(fence):]) == ""
+			}
+		case fence != "" && strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]+" ") == "":
+			fence = ""
+		case fence != "" && plain && ansi.StringWidth(l) > width:
+			out = append(out, hangRows(l, width)...)
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // heldHyphen stands in for a hyphen while glamour wraps text: U+2011, the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -470,5 +471,39 @@ func TestHangRows(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("hangRows(%q, %d) = %q, want %q", tt.line, tt.width, got, tt.want)
 		}
+	}
+}
+
+// TestQuotedFileHangs: a file the offline model quotes in a plain code
+// block ("read README.md") wraps its long lines under their text, after the
+// line number, not at the margin where they would read as lines of their
+// own; a block with a language is glamour's to wrap.
+func TestQuotedFileHangs(t *testing.T) {
+	file := "README.md (lines 1-3 of 3):\n\n```\n" +
+		"     1  A folder you open is not trusted until you say so: risky keys in its `agentty.json` are not yours.\n" +
+		"     2  short\n" +
+		"     3  \"system_prompt\": \"You are a careful agent working in this repository, and more besides.\",\n```"
+	numbered := regexp.MustCompile(`^ +[0-9]+  `)
+	for _, style := range []string{"notty", "dark"} {
+		for w := 40; w <= 100; w += 3 {
+			c := newChat(style)
+			rows := c.markdown(file, w)
+			for _, r := range rows[1:] {
+				p := ansi.Strip(r)
+				if ansi.StringWidth(p) > w {
+					t.Errorf("%s, width %d: %q is wider", style, w, p)
+				}
+				if strings.TrimSpace(p) == "" || numbered.MatchString(p) {
+					continue
+				}
+				if lead := len(p) - len(strings.TrimLeft(p, " ")); lead < 2+2+8 {
+					t.Errorf("%s, width %d: %q starts at column %d, not under the text:\n%s", style, w, p, lead, ansi.Strip(strings.Join(rows, "\n")))
+				}
+			}
+		}
+	}
+	code := "```go\nfunc f() { return \"a long string that is longer than the width of the pane\" }\n```"
+	if got := hangCode(code, 30); got != code {
+		t.Errorf("a Go block was wrapped here:\n%s", got)
 	}
 }
