@@ -82,11 +82,9 @@ var byteClass = func() (t [256]uint8) {
 
 // isClean reports whether Sanitize would leave s as it is.
 func isClean(s string) bool {
-	start := true // at the start of a line
 	for i := 0; i < len(s); i++ {
 		switch byteClass[s[i]] {
 		case 0:
-			start = s[i] == '\n'
 			continue
 		case 1:
 			return false
@@ -95,10 +93,9 @@ func isClean(s string) bool {
 		if size == 1 || r <= 0x9f || bidiName(r) != "" { // a stray byte, a C1 control, a bidi control
 			return false
 		}
-		if start && ansi.StringWidth(s[i:i+size]) == 0 {
+		if (i == 0 || s[i-1] == '\n') && ansi.StringWidth(s[i:i+size]) == 0 {
 			return false // a mark that would begin its line
 		}
-		start = false
 		i += size - 1
 	}
 	return true
