@@ -325,6 +325,14 @@ func (t *timeline) detailLines(width int) []string {
 		return []string{"No steps yet."}
 	}
 	step := t.rows[t.cursor].step
+	if t.rows[t.cursor].status == "run" { // a run's first row: its first step
+		for _, r := range t.rows[t.cursor+1:] {
+			if r.phase != "" {
+				step = r.step
+				break
+			}
+		}
+	}
 	d := t.details[step]
 	if d == nil {
 		return []string{fmt.Sprintf("Step %d has no details yet.", step)}

@@ -422,4 +422,14 @@ func TestSameCallIDInEveryStep(t *testing.T) {
 	if !strings.Contains(details, "Step 3 of") || !strings.Contains(details, `args: {"expression":"15% of 80"}`) || strings.Contains(details, "17*23") {
 		t.Errorf("the details of step 3:\n%s", details)
 	}
+	// Enter on the run's row ("▶ 15% of 80") shows its first step, not the
+	// last step of the run before.
+	m.Update(key(tea.KeyEsc))
+	for range 3 {
+		m.Update(key(tea.KeyUp))
+	}
+	m.Update(key(tea.KeyEnter))
+	if details := m.View(); !strings.Contains(details, "Step 3 of") {
+		t.Errorf("the details of the run's row:\n%s", details)
+	}
 }
