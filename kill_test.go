@@ -162,7 +162,7 @@ func TestKillAnywhere(t *testing.T) {
 				if finished[d.ID] > 1 {
 					t.Errorf("point %d: tool call %s has %d results: a journaled call ran again", i, d.ID, finished[d.ID])
 				}
-			case *engine.DecisionData:
+			case *engine.Decided:
 				decisions++
 			}
 		}

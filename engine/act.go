@@ -396,7 +396,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		d := cfg.Retry.Delay(jb.attempt, after)
 		jb.attempt++
 		jb.retryAt = now.Add(d)
-		return false, r.emit(Act, KindRetry, &RetryData{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
+		return false, r.emit(Act, KindRetry, &RetryScheduled{Op: "tool:" + jb.tool.Name, Attempt: jb.attempt, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status})
 	}
 	jb.finished = true // even if the sink fails on it: the session applied it
 	fin := &jb.tp.finished

@@ -87,7 +87,7 @@ func TestAbortRunsNothing(t *testing.T) {
 			}
 			var got []fin
 			for _, f := range rec.Finished() {
-				got = append(got, fin{f.ID, f.Status, f.Result})
+				got = append(got, fin{f.ID, string(f.Status), f.Result})
 			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("tool_finished = %v, want %v", got, tt.want)
@@ -237,7 +237,7 @@ func TestEveryStartedToolFinishes(t *testing.T) {
 				return d.Name == name
 			case *engine.ToolFinished:
 				return d.Name == name
-			case *engine.RetryData:
+			case *engine.RetryScheduled:
 				return d.Op == "tool:"+name
 			}
 			return false

@@ -92,13 +92,13 @@ func newPayload(k Kind) any {
 	case KindTextDelta:
 		return &TextDelta{}
 	case KindDecision:
-		return &DecisionData{}
+		return &Decided{}
 	case KindToolStarted:
 		return &ToolStarted{}
 	case KindToolFinished:
 		return &ToolFinished{}
 	case KindRetry:
-		return &RetryData{}
+		return &RetryScheduled{}
 	case KindMemoryChanged:
 		return &MemoryChanged{}
 	case KindContextTrimmed:
@@ -108,7 +108,7 @@ func newPayload(k Kind) any {
 	case KindGateResumed:
 		return &GateResumed{}
 	case KindUsage:
-		return &UsageData{}
+		return &UsageRecorded{}
 	case KindStepFinished:
 		return &StepFinished{}
 	case KindRunFinished:

@@ -102,7 +102,7 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-func (p *UsageData) appendJSON(b []byte) []byte {
+func (p *UsageRecorded) appendJSON(b []byte) []byte {
 	b = appendIntField(append(b, '{'), "prompt_tokens", int64(p.PromptTokens))
 	b = appendIntField(append(b, ','), "completion_tokens", int64(p.CompletionTokens))
 	if p.Estimated {
@@ -124,7 +124,7 @@ func (p *ToolFinished) appendJSON(b []byte) []byte {
 	b = appendIntField(append(b, '{'), "index", int64(p.Index))
 	b = appendStringField(append(b, ','), "id", p.ID)
 	b = appendStringField(append(b, ','), "name", p.Name)
-	b = appendStringField(append(b, ','), "status", p.Status)
+	b = appendStringField(append(b, ','), "status", string(p.Status))
 	b = appendStringField(append(b, ','), "result", p.Result)
 	if p.Error != "" {
 		b = appendStringField(append(b, ','), "error", p.Error)

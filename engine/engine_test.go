@@ -63,7 +63,7 @@ func TestToolFailuresAreObservations(t *testing.T) {
 	tests := []struct {
 		name       string
 		call       string // tool_calls JSON of the first turn
-		status     string
+		status     engine.ToolStatus
 		wantResult string
 	}{
 		{"ok", `{"name":"echo","arguments":{"text":"hi"}}`, engine.ToolOK, "echo: hi"},
@@ -171,7 +171,7 @@ func TestModelRetries(t *testing.T) {
 				t.Errorf("%d retry events, want %d", len(retries), tt.wantRetries)
 			}
 			for i, ev := range retries {
-				d := ev.Data.(*engine.RetryData)
+				d := ev.Data.(*engine.RetryScheduled)
 				if d.Attempt != i+2 || d.Op != "model" || d.Cause == "" || d.DelayMS > 5 {
 					t.Errorf("retry %d = %+v", i, d)
 				}
@@ -197,7 +197,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	if res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
 	}
-	if d := rec.Of(engine.KindRetry)[0].Data.(*engine.RetryData).DelayMS; d != 120 {
+	if d := rec.Of(engine.KindRetry)[0].Data.(*engine.RetryScheduled).DelayMS; d != 120 {
 		t.Errorf("retry delay = %d ms, want the server's 120", d)
 	}
 	if el := time.Since(start); el < 120*time.Millisecond {
@@ -321,7 +321,7 @@ func TestGate(t *testing.T) {
 		name       string
 		verdicts   []engine.Verdict // decide, act, decide
 		wantStop   engine.StopReason
-		wantStatus string
+		wantStatus engine.ToolStatus
 		wantResult string
 	}{
 		{"continue", []engine.Verdict{proceed, proceed, proceed}, engine.StopAnswered, engine.ToolOK, "echo: original"},
@@ -375,7 +375,7 @@ func TestAskPolicyUsesTheGate(t *testing.T) {
 	ask.Policy = engine.PolicyAsk
 	for _, tc := range []struct {
 		gate   engine.Gate
-		status string
+		status engine.ToolStatus
 	}{{nil, engine.ToolOK}, {approveGate{engine.Proceed}, engine.ToolOK}, {approveGate{engine.Deny}, engine.ToolDenied}} {
 		m := mustScript(t, `{"turns":[{"tool_calls":[{"name":"echo","arguments":{"text":"x"}}]},{"answer":"done"}]}`)
 		e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, ask), Gate: tc.gate})
@@ -587,7 +587,7 @@ func TestDecodeEvent(t *testing.T) {
 		check    func(engine.Event) bool
 	}{
 		{"kind first", `{"v":1,"kind":"retry","step":2,"data":{"op":"model","attempt":2}}`,
-			func(e engine.Event) bool { return e.Step == 2 && e.Data.(*engine.RetryData).Attempt == 2 }},
+			func(e engine.Event) bool { return e.Step == 2 && e.Data.(*engine.RetryScheduled).Attempt == 2 }},
 		{"data first", `{"data":{"task":"say \"kind\":\"retry\""},"kind":"run_started"}`,
 			func(e engine.Event) bool { return e.Data.(*engine.RunStarted).Task == `say "kind":"retry"` }},
 		{"misleading kind in data", `{"data":{"task":"\"kind\":\"retry\""},"kind":"run_started"}`,
@@ -752,7 +752,7 @@ func TestSinksHoldUntilWritten(t *testing.T) {
 func TestArgumentsThatAreNotJSONRoundTrip(t *testing.T) {
 	bad := json.RawMessage(`{"text": "unclosed`)
 	for _, ev := range []engine.Event{
-		{Kind: engine.KindDecision, Data: &engine.DecisionData{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: bad}}}},
+		{Kind: engine.KindDecision, Data: &engine.Decided{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: bad}}}},
 		{Kind: engine.KindGateResumed, Data: &engine.GateResumed{Action: engine.Proceed, Args: bad}},
 		{Kind: engine.KindGatePaused, Data: &engine.GatePaused{At: engine.Act, ToolCall: &engine.ToolCall{Name: "echo", Args: bad}}},
 	} {
@@ -776,8 +776,8 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		{Kind: engine.KindStepStarted, Data: &engine.StepStarted{Turn: 7}},
 		{Kind: engine.KindStepFinished, Data: &engine.StepFinished{ToolCalls: 3}},
 		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, MemoryFacts: 2, Tools: 3, Tokens: 4, SystemTokens: 5, MemoryTokens: 6, ToolTokens: 7, Budget: 8}},
-		{Kind: engine.KindUsage, Data: &engine.UsageData{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
-		{Kind: engine.KindUsage, Data: &engine.UsageData{Usage: engine.Usage{PromptTokens: 10}}},
+		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
+		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10}}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{Index: 1, ID: "c" + tricky, Name: "echo", Args: json.RawMessage("{\n  \"text\": \"a\\nb\"\n}")}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo", Args: json.RawMessage(`{"bad`)}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo"}},

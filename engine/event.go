@@ -106,8 +106,8 @@ type TextDelta struct {
 	Attempt   int    `json:"attempt"`
 }
 
-// DecisionData is the payload of decision: what the model decided.
-type DecisionData struct {
+// Decided is the payload of decision: what the model decided.
+type Decided struct {
 	Text      string     `json:"text,omitempty"`
 	Reasoning string     `json:"reasoning,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
@@ -136,12 +136,15 @@ func (p *ToolStarted) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Tool call statuses in ToolFinished.
+// ToolStatus says how a tool call ended, in ToolFinished.
+type ToolStatus string
+
+// Tool call statuses.
 const (
-	ToolOK      = "ok"
-	ToolError   = "error"
-	ToolSkipped = "skipped"
-	ToolDenied  = "denied"
+	ToolOK      ToolStatus = "ok"
+	ToolError   ToolStatus = "error"
+	ToolSkipped ToolStatus = "skipped"
+	ToolDenied  ToolStatus = "denied"
 )
 
 // ToolFinished is the payload of tool_finished. Result is what the model
@@ -156,19 +159,19 @@ const (
 // while the gate waited, or before its turn came) gets none; the session's
 // history gives it InterruptedResult.
 type ToolFinished struct {
-	Index      int    `json:"index"`
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	Status     string `json:"status"`
-	Result     string `json:"result"`
-	Error      string `json:"error,omitempty"`
-	Truncated  bool   `json:"truncated,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
-	Attempts   int    `json:"attempts"`
+	Index      int        `json:"index"`
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     ToolStatus `json:"status"`
+	Result     string     `json:"result"`
+	Error      string     `json:"error,omitempty"`
+	Truncated  bool       `json:"truncated,omitempty"`
+	DurationMS int64      `json:"duration_ms"`
+	Attempts   int        `json:"attempts"`
 }
 
-// RetryData is the payload of retry.
-type RetryData struct {
+// RetryScheduled is the payload of retry.
+type RetryScheduled struct {
 	Op      string `json:"op"`
 	Attempt int    `json:"attempt"`
 	DelayMS int64  `json:"delay_ms"`
@@ -176,18 +179,21 @@ type RetryData struct {
 	Status  int    `json:"status,omitempty"`
 }
 
+// MemoryOp is what a memory_changed event does to a fact.
+type MemoryOp string
+
 // Memory change operations.
 const (
-	MemorySet    = "set"
-	MemoryDelete = "delete"
+	MemorySet    MemoryOp = "set"
+	MemoryDelete MemoryOp = "delete"
 )
 
 // MemoryChanged is the payload of memory_changed.
 type MemoryChanged struct {
-	Op     string `json:"op"`
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Source string `json:"source"`
+	Op     MemoryOp `json:"op"`
+	Key    string   `json:"key"`
+	Value  string   `json:"value,omitempty"`
+	Source string   `json:"source"`
 }
 
 // ContextTrimmed is the payload of context_trimmed: the oldest messages of
@@ -202,9 +208,9 @@ type ContextTrimmed struct {
 
 // GatePaused is the payload of gate_paused.
 type GatePaused struct {
-	At       Phase     `json:"at"`
-	Reason   string    `json:"reason"`
-	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	At       Phase       `json:"at"`
+	Reason   PauseReason `json:"reason"`
+	ToolCall *ToolCall   `json:"tool_call,omitempty"`
 }
 
 // GateResumed is the payload of gate_resumed. Args are the edited
@@ -238,9 +244,9 @@ func (g *GateResumed) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UsageData is the payload of usage: the tokens of one decision and the
+// UsageRecorded is the payload of usage: the tokens of one decision and the
 // session's totals.
-type UsageData struct {
+type UsageRecorded struct {
 	Usage
 	SessionPrompt     int `json:"session_prompt_tokens"`
 	SessionCompletion int `json:"session_completion_tokens"`

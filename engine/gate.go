@@ -19,10 +19,13 @@ const (
 	Abort   Action = "abort"
 )
 
+// PauseReason says why a run paused at the gate, in GatePaused.
+type PauseReason string
+
 // Pause reasons.
 const (
-	ReasonStep     = "step"     // the gate asked to stop here
-	ReasonApproval = "approval" // the tool's policy is ask
+	ReasonStep     PauseReason = "step"     // the gate asked to stop here
+	ReasonApproval PauseReason = "approval" // the tool's policy is ask
 )
 
 // Pending is what a run is about to do when it consults the Gate: decide

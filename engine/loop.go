@@ -149,13 +149,13 @@ func (r *run) loop(ctx context.Context) Result {
 		if err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err)
 		}
-		p.decision = DecisionData{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
+		p.decision = Decided{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
 		now := time.Now()
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
 		u := dec.Usage
-		p.usage = UsageData{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
+		p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
 		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -185,8 +185,8 @@ func (r *run) loop(ctx context.Context) Result {
 type stepPayloads struct {
 	started  StepStarted
 	request  ModelRequest
-	decision DecisionData
-	usage    UsageData
+	decision Decided
+	usage    UsageRecorded
 	finished StepFinished
 	tool     toolPayloads
 }
@@ -282,7 +282,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		}
 		after, status := retryInfo(err)
 		d := cfg.Retry.Delay(attempt, after)
-		if err := r.emit(Decide, KindRetry, &RetryData{Op: "model", Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}); err != nil {
+		if err := r.emit(Decide, KindRetry, &RetryScheduled{Op: "model", Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}); err != nil {
 			return Decision{}, attempt, err
 		}
 		if err := r.flush(); err != nil {

@@ -21,6 +21,11 @@ type Fact struct {
 // A Session is used by one run at a time; Engine.Run refuses a second
 // concurrent run on the same Session. Read its fields only while no run is
 // going on, or from the run's own events.
+//
+// History, Steps, Runs and Usage are read-only views for callers: they are
+// exported to be read, and only Apply may change them (the token prefix sums
+// behind the context budget are kept in step with History there). To change
+// a session, apply an event; to change memory, use ChangeMemory.
 type Session struct {
 	ID      string
 	History []Message
@@ -139,7 +144,7 @@ func (s *Session) Apply(ev Event) error {
 			s.Steps = ev.Step
 		}
 		s.run.Turn = d.Turn
-	case *DecisionData:
+	case *Decided:
 		s.flushPending()
 		s.run.Turn++
 		s.appendHistory(Message{Role: RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls})
@@ -164,7 +169,7 @@ func (s *Session) Apply(ev Event) error {
 		}
 	case *MemoryChanged:
 		s.applyMemory(d, ev.Step)
-	case *UsageData:
+	case *UsageRecorded:
 		s.Usage.PromptTokens += d.PromptTokens
 		s.Usage.CompletionTokens += d.CompletionTokens
 	case *StepFinished:

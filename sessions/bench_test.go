@@ -24,8 +24,8 @@ func stepEvents(step int) []engine.Event {
 	return []engine.Event{
 		mk(engine.Perceive, engine.KindStepStarted, &engine.StepStarted{Turn: step}),
 		mk(engine.Perceive, engine.KindModelRequest, &engine.ModelRequest{Messages: 12, Tools: 5, Tokens: 900, Budget: 64000}),
-		mk(engine.Decide, engine.KindDecision, &engine.DecisionData{ToolCalls: []engine.ToolCall{call}, Attempts: 1}),
-		mk(engine.Decide, engine.KindUsage, &engine.UsageData{Usage: engine.Usage{PromptTokens: 900, CompletionTokens: 20}}),
+		mk(engine.Decide, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call}, Attempts: 1}),
+		mk(engine.Decide, engine.KindUsage, &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 900, CompletionTokens: 20}}),
 		mk(engine.Act, engine.KindToolStarted, &engine.ToolStarted{ID: call.ID, Name: call.Name, Args: call.Args}),
 		mk(engine.Act, engine.KindToolFinished, &engine.ToolFinished{ID: call.ID, Name: call.Name, Status: "ok", Result: "17*23 = 391", Attempts: 1}),
 		mk(engine.Observe, engine.KindStepFinished, &engine.StepFinished{ToolCalls: 1}),

@@ -43,7 +43,7 @@ func Markdown(l *Loaded) string {
 		switch d := ev.Data.(type) {
 		case *engine.RunStarted:
 			fmt.Fprintf(&b, "## You\n\n%s\n\n", d.Task)
-		case *engine.DecisionData:
+		case *engine.Decided:
 			if len(d.ToolCalls) == 0 {
 				fmt.Fprintf(&b, "## agentty\n\n%s\n\n", d.Text)
 				continue

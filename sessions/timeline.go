@@ -21,10 +21,10 @@ type Step struct {
 
 // StepTool is a tool call of a Step.
 type StepTool struct {
-	Name       string `json:"name"`
-	Status     string `json:"status"`
-	DurationMS int64  `json:"duration_ms"`
-	Result     string `json:"result"`
+	Name       string            `json:"name"`
+	Status     engine.ToolStatus `json:"status"`
+	DurationMS int64             `json:"duration_ms"`
+	Result     string            `json:"result"`
 }
 
 // Timeline summarises events step by step.
@@ -37,7 +37,7 @@ func Timeline(events []engine.Event) []Step {
 		case *engine.StepStarted:
 			out = append(out, Step{Run: ev.Run, Step: ev.Step, Status: "running"})
 			start = ev.Time
-		case *engine.DecisionData:
+		case *engine.Decided:
 			if len(out) == 0 {
 				continue
 			}
@@ -54,11 +54,11 @@ func Timeline(events []engine.Event) []Step {
 			if len(out) > 0 {
 				cur().Tools = append(cur().Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
 			}
-		case *engine.RetryData:
+		case *engine.RetryScheduled:
 			if len(out) > 0 {
 				cur().Retries++
 			}
-		case *engine.UsageData:
+		case *engine.UsageRecorded:
 			if len(out) > 0 {
 				cur().Tokens = d.PromptTokens + d.CompletionTokens
 			}

@@ -26,9 +26,9 @@ func longConsole(b *testing.B, n int) *Model {
 	for i := 0; i < n; i += 4 {
 		m.applyEvent(ev(engine.KindRunStarted, &engine.RunStarted{Task: fmt.Sprintf("question %d: what is **%d**?", i, i)}))
 		call := engine.ToolCall{ID: fmt.Sprint("c", i), Name: "calculator", Args: json.RawMessage(`{"expression":"6*7"}`)}
-		m.applyEvent(ev(engine.KindDecision, &engine.DecisionData{ToolCalls: []engine.ToolCall{call}}))
+		m.applyEvent(ev(engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call}}))
 		m.applyEvent(ev(engine.KindToolFinished, &engine.ToolFinished{ID: call.ID, Name: call.Name, Status: "ok", Result: "6*7 = 42"}))
-		m.applyEvent(ev(engine.KindDecision, &engine.DecisionData{Text: mdMessage}))
+		m.applyEvent(ev(engine.KindDecision, &engine.Decided{Text: mdMessage}))
 		m.applyEvent(ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopAnswered}))
 	}
 	m.applyEvent(ev(engine.KindRunStarted, &engine.RunStarted{Task: "and now a long answer"}))

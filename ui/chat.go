@@ -172,11 +172,11 @@ func (c *chat) apply(ev engine.Event) {
 			it.stream.add(d.Text)
 		}
 		it.lines = nil
-	case *engine.RetryData:
+	case *engine.RetryScheduled:
 		if d.Op == "model" {
 			c.dropStreaming()
 		}
-	case *engine.DecisionData:
+	case *engine.Decided:
 		c.dropStreaming()
 		if d.Text != "" {
 			c.add(&chatItem{kind: itemAssistant, text: d.Text})
@@ -190,7 +190,7 @@ func (c *chat) apply(ev engine.Event) {
 		}
 	case *engine.ToolFinished:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
-			it.status, it.result, it.truncated, it.lines = d.Status, d.Result, d.Truncated, nil
+			it.status, it.result, it.truncated, it.lines = string(d.Status), d.Result, d.Truncated, nil
 		}
 	case *engine.RunFinished:
 		cut := d.StopReason == engine.StopCancelled && c.keepStreaming()

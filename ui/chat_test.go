@@ -64,12 +64,12 @@ func TestStreamingIsReplacedByTheDecision(t *testing.T) {
 	if !strings.Contains(m.View(), "a first attempt that fails") {
 		t.Fatal("streamed text not shown")
 	}
-	m.Update(ev(engine.KindRetry, &engine.RetryData{Op: "model", Attempt: 2}))
+	m.Update(ev(engine.KindRetry, &engine.RetryScheduled{Op: "model", Attempt: 2}))
 	if strings.Contains(m.View(), "first attempt") {
 		t.Error("the failed attempt's text stayed after the retry")
 	}
 	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "the real "}))
-	m.Update(ev(engine.KindDecision, &engine.DecisionData{Text: "the real answer"}))
+	m.Update(ev(engine.KindDecision, &engine.Decided{Text: "the real answer"}))
 	v := m.View()
 	if strings.Count(v, "the real") != 1 || !strings.Contains(v, "the real answer") {
 		t.Errorf("after the decision:\n%s", v)
@@ -88,7 +88,7 @@ func TestStreamingKeepsTheIndent(t *testing.T) {
 			m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: word}))
 		}
 		streamed := answerRows(m.chat.view())
-		m.Update(ev(engine.KindDecision, &engine.DecisionData{Text: answer}))
+		m.Update(ev(engine.KindDecision, &engine.Decided{Text: answer}))
 		done := answerRows(m.chat.view())
 		if len(streamed) < 2 || strings.Join(streamed, "\n") != strings.Join(done, "\n") {
 			t.Errorf("width %d: streamed\n%s\nfinished\n%s", w, strings.Join(streamed, "\n"), strings.Join(done, "\n"))
@@ -324,7 +324,7 @@ func TestMemoryEdits(t *testing.T) {
 	want := []string{"set city=Paris person", "set city=Lyon person", "delete city= person"}
 	var got []string
 	for _, c := range b.changes {
-		got = append(got, c.Op+" "+c.Key+"="+c.Value+" "+c.Source)
+		got = append(got, string(c.Op)+" "+c.Key+"="+c.Value+" "+c.Source)
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("changes = %q, want %q", got, want)
@@ -381,7 +381,7 @@ func TestScrollAfterTheTopItemIsDropped(t *testing.T) {
 	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: strings.Repeat("line\n", 60)}))
 	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
 	m.chat.topItem, m.chat.topLine = 1, 3 // the window's top is in the streamed message
-	m.Update(ev(engine.KindRetry, &engine.RetryData{Op: "model", Attempt: 2}))
+	m.Update(ev(engine.KindRetry, &engine.RetryScheduled{Op: "model", Attempt: 2}))
 	m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
 	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
 	if m.chat.topItem >= len(m.chat.items) {

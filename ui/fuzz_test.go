@@ -642,12 +642,12 @@ func (h *harness) madeUpEvent() {
 	case 0, 1:
 		ev.Kind, ev.Data = engine.KindTextDelta, &engine.TextDelta{Text: h.text(), Reasoning: h.pick(4) == 0, Attempt: 1}
 	case 2:
-		ev.Kind, ev.Data = engine.KindRetry, &engine.RetryData{Op: []string{"model", "tool"}[h.pick(2)], Attempt: 2, Cause: h.text()}
+		ev.Kind, ev.Data = engine.KindRetry, &engine.RetryScheduled{Op: []string{"model", "tool"}[h.pick(2)], Attempt: 2, Cause: h.text()}
 	case 3:
-		ev.Kind, ev.Data = engine.KindMemoryChanged, &engine.MemoryChanged{Op: []string{engine.MemorySet, engine.MemoryDelete}[h.pick(2)],
+		ev.Kind, ev.Data = engine.KindMemoryChanged, &engine.MemoryChanged{Op: []engine.MemoryOp{engine.MemorySet, engine.MemoryDelete}[h.pick(2)],
 			Key: []string{"city", "name", "k"}[h.pick(3)], Value: h.text(), Source: "tool"}
 	case 4:
-		ev.Kind, ev.Data = engine.KindDecision, &engine.DecisionData{Text: h.text(), Attempts: 1}
+		ev.Kind, ev.Data = engine.KindDecision, &engine.Decided{Text: h.text(), Attempts: 1}
 	case 5:
 		ev.Kind, ev.Data = engine.KindRunFinished, &engine.RunFinished{StopReason: []engine.StopReason{engine.StopAnswered,
 			engine.StopError, engine.StopCancelled, engine.StopStepLimit}[h.pick(4)], Error: h.text()}
@@ -687,7 +687,7 @@ func (h *harness) pause() {
 	}
 	h.trace("gate: pause %s", p.At)
 	h.send(engine.Event{V: engine.SchemaVersion, Session: r.b.id, Run: "run-9", Step: p.Step, Phase: p.At, Kind: engine.KindGatePaused,
-		Time: time.Now(), Data: &engine.GatePaused{At: p.At, ToolCall: p.ToolCall, Reason: map[bool]string{true: "approval", false: "step"}[p.Approval]}})
+		Time: time.Now(), Data: &engine.GatePaused{At: p.At, ToolCall: p.ToolCall, Reason: map[bool]engine.PauseReason{true: "approval", false: "step"}[p.Approval]}})
 	if len(h.gates) == 0 {
 		h.t.Fatalf("the console does not wait for the gate\nafter:\n  %s", strings.Join(h.log, "\n  "))
 	}

@@ -26,7 +26,7 @@ type memory struct {
 
 func (m *memory) apply(ev engine.Event) {
 	switch ev.Data.(type) {
-	case *engine.MemoryChanged, *engine.ModelRequest, *engine.UsageData:
+	case *engine.MemoryChanged, *engine.ModelRequest, *engine.UsageRecorded:
 		m.dirty = true
 	}
 	switch d := ev.Data.(type) {
@@ -43,7 +43,7 @@ func (m *memory) apply(ev engine.Event) {
 		m.cursor = min(m.cursor, max(len(m.facts)-1, 0))
 	case *engine.ModelRequest:
 		m.request = d
-	case *engine.UsageData:
+	case *engine.UsageRecorded:
 		m.in, m.out = d.SessionPrompt, d.SessionCompletion
 	}
 }

@@ -269,7 +269,7 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		}
 	case *engine.StepStarted:
 		c.reset()
-	case *engine.DecisionData:
+	case *engine.Decided:
 		c.reset()
 		text, ok1 := sanitized(d.Text)
 		reasoning, ok2 := sanitized(d.Reasoning)
@@ -293,13 +293,13 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		name, ok2 := sanitized(d.Name)
 		result, ok3 := sanitized(d.Result)
 		msg, ok4 := sanitized(d.Error)
-		status, ok5 := sanitized(d.Status)
+		status, ok5 := sanitized(string(d.Status))
 		if ok1 || ok2 || ok3 || ok4 || ok5 {
 			cp := *d
-			cp.ID, cp.Name, cp.Result, cp.Error, cp.Status = id, name, result, msg, status
+			cp.ID, cp.Name, cp.Result, cp.Error, cp.Status = id, name, result, msg, engine.ToolStatus(status)
 			ev.Data = &cp
 		}
-	case *engine.RetryData:
+	case *engine.RetryScheduled:
 		if d.Op == "model" {
 			c.reset()
 		}

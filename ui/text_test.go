@@ -145,13 +145,13 @@ func TestEventCleanerCopies(t *testing.T) {
 	call := engine.ToolCall{ID: "c1", Name: "read\x1b[2J", Args: json.RawMessage("{\"path\":\t\"x\"}")}
 	payloads := []any{
 		&engine.RunStarted{Task: "hi\x07"},
-		&engine.DecisionData{Text: "a\tb", ToolCalls: []engine.ToolCall{call}},
+		&engine.Decided{Text: "a\tb", ToolCalls: []engine.ToolCall{call}},
 		&engine.ToolStarted{ID: "c1", Name: "x\x1b", Args: call.Args},
 		&engine.ToolFinished{ID: "c1", Name: "x", Result: "\x1b]0;t\x07", Error: "\r"},
 		&engine.MemoryChanged{Key: "k\x1b", Value: "v\t"},
 		&engine.GatePaused{At: engine.Act, ToolCall: &call},
 		&engine.GateResumed{Action: engine.Proceed, Args: call.Args},
-		&engine.RetryData{Op: "model", Cause: "\x1b[31m"},
+		&engine.RetryScheduled{Op: "model", Cause: "\x1b[31m"},
 		&engine.RunFinished{Error: "\x1b[H"},
 		&engine.TextDelta{Text: "\tx"},
 	}

@@ -40,11 +40,11 @@ type stepDetail struct {
 	step     int
 	request  *engine.ModelRequest
 	trimmed  *engine.ContextTrimmed
-	decision *engine.DecisionData
-	usage    *engine.UsageData
+	decision *engine.Decided
+	usage    *engine.UsageRecorded
 	tools    []*engine.ToolFinished
 	args     map[string]string
-	retries  []*engine.RetryData
+	retries  []*engine.RetryScheduled
 	gates    []string // each pause of the step and the person's answer
 	errors   []string
 }
@@ -114,7 +114,7 @@ func (t *timeline) apply(ev engine.Event) {
 		t.add(row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
 	case *engine.ContextTrimmed:
 		t.detail(ev.Run, ev.Step).trimmed = d
-	case *engine.RetryData:
+	case *engine.RetryScheduled:
 		dt := t.detail(ev.Run, ev.Step)
 		dt.retries = append(dt.retries, d)
 		phase := engine.Decide
@@ -124,7 +124,7 @@ func (t *timeline) apply(ev engine.Event) {
 		if r := t.last(ev.Step, phase); r != nil {
 			r.retries++
 		}
-	case *engine.DecisionData:
+	case *engine.Decided:
 		t.detail(ev.Run, ev.Step).decision = d
 		if r := t.last(ev.Step, engine.Decide); r != nil {
 			r.status, r.dur = "ok", since(r.started, ev.Time)
@@ -138,7 +138,7 @@ func (t *timeline) apply(ev engine.Event) {
 				r.text = "call " + strings.Join(names, ", ")
 			}
 		}
-	case *engine.UsageData:
+	case *engine.UsageRecorded:
 		t.detail(ev.Run, ev.Step).usage = d
 	case *engine.ToolStarted:
 		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
@@ -155,10 +155,10 @@ func (t *timeline) apply(ev engine.Event) {
 		dt.tools = append(dt.tools, d)
 		k := keyOf(ev, d.ID)
 		if r := t.callRow(k); r != nil {
-			r.text, r.status, r.dur = flatten(d.Name), d.Status, time.Duration(d.DurationMS)*time.Millisecond
+			r.text, r.status, r.dur = flatten(d.Name), string(d.Status), time.Duration(d.DurationMS)*time.Millisecond
 		} else {
 			t.byCall[k] = len(t.rows)
-			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: d.Status, call: k})
+			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: string(d.Status), call: k})
 		}
 	case *engine.GatePaused:
 		// A pause is drawn on the row of what it holds back: the decide

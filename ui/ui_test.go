@@ -302,7 +302,7 @@ func TestStepModeDurations(t *testing.T) {
 		{Kind: engine.KindModelRequest, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.ModelRequest{Messages: 1, Tokens: 50}},
 		{Kind: engine.KindGatePaused, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.GatePaused{At: engine.Decide, Reason: engine.ReasonStep}},
 		{Kind: engine.KindGateResumed, Step: 1, Time: at(time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
-		{Kind: engine.KindDecision, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.DecisionData{ToolCalls: []engine.ToolCall{call}}},
+		{Kind: engine.KindDecision, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.Decided{ToolCalls: []engine.ToolCall{call}}},
 		{Kind: engine.KindGatePaused, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonStep, ToolCall: &call}},
 		{Kind: engine.KindGateResumed, Step: 1, Time: at(2 * time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
 		{Kind: engine.KindToolStarted, Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolStarted{ID: "c1", Name: "calculator", Args: call.Args}},

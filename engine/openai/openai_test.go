@@ -90,7 +90,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 		t.Errorf("text deltas = %q", deltas)
 	}
 	u := rec.Of(engine.KindUsage)
-	if d := u[len(u)-1].Data.(*engine.UsageData); d.PromptTokens != 42 || d.CompletionTokens != 7 || d.Estimated {
+	if d := u[len(u)-1].Data.(*engine.UsageRecorded); d.PromptTokens != 42 || d.CompletionTokens != 7 || d.Estimated {
 		t.Errorf("usage = %+v", d)
 	}
 	if s.Usage.PromptTokens != 84 {
@@ -229,7 +229,7 @@ func TestFaults(t *testing.T) {
 			if len(retries) != 1 {
 				t.Fatalf("%d retry events, want 1", len(retries))
 			}
-			r := retries[0].Data.(*engine.RetryData)
+			r := retries[0].Data.(*engine.RetryScheduled)
 			if r.Status != tt.wantStatus || time.Duration(r.DelayMS)*time.Millisecond < tt.minDelay-50*time.Millisecond || r.Cause == "" {
 				t.Errorf("retry = %+v, want status %d, delay ≥ %s", r, tt.wantStatus, tt.minDelay)
 			}
