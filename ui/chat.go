@@ -195,6 +195,12 @@ func (c *chat) apply(ev engine.Event) {
 	case *engine.RunFinished:
 		cut := d.StopReason == engine.StopCancelled && c.keepStreaming()
 		c.dropStreaming()
+		if d.StopReason == engine.StopCancelled && !cut && d.Partial != "" {
+			// A resumed journal has no deltas: the text streamed before
+			// the cancel comes with run_finished.
+			c.add(&chatItem{kind: itemAssistant, text: d.Partial})
+			cut = true
+		}
 		switch d.StopReason {
 		case engine.StopStepLimit:
 			c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})

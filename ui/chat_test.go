@@ -451,6 +451,36 @@ func TestCancelKeepsTheStreamedText(t *testing.T) {
 	}
 }
 
+// TestResumedCancelShowsThePartialAnswer: a session resumed after a run
+// was cancelled mid-answer shows the text streamed before the cancel (it
+// comes with run_finished: the journal has no deltas), as the live cancel
+// does, and only once when the deltas were seen too.
+func TestResumedCancelShowsThePartialAnswer(t *testing.T) {
+	events := []engine.Event{
+		{Kind: engine.KindRunStarted, Run: "r1", Time: time.Now(), Data: &engine.RunStarted{Task: "tell me a story"}},
+		{Kind: engine.KindRunFinished, Run: "r1", Time: time.Now(), Data: &engine.RunFinished{StopReason: engine.StopCancelled,
+			Error: "context canceled", Partial: "once upon a time there\x1b[2J was"}},
+	}
+	m := New(Config{Style: "notty", Backend: newStreamBackend(), Events: events})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	v := m.View()
+	if !strings.Contains(v, "once upon a time there") || strings.Contains(v, "\x1b[2J") {
+		t.Errorf("the partial answer is not shown (or not sanitized):\n%s", v)
+	}
+	if !strings.Contains(v, "Cancelled: the answer above was cut off.") || strings.Contains(v, "Cancelled.") {
+		t.Errorf("the partial answer is not marked as cut off:\n%s", v)
+	}
+
+	live := New(Config{Style: "notty"})
+	live.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	live.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "tell me a story"}))
+	live.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "once upon a time"}))
+	live.Update(ev(engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopCancelled, Partial: "once upon a time"}))
+	if v := live.View(); strings.Count(v, "once upon a time") != 1 {
+		t.Errorf("the live cancel shows the partial answer %d times:\n%s", strings.Count(v, "once upon a time"), v)
+	}
+}
+
 // TestCancelBeforeAnyTextSaysCancelled: with nothing streamed there is
 // nothing to keep.
 func TestCancelBeforeAnyTextSaysCancelled(t *testing.T) {

@@ -337,9 +337,10 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		c.reset()
 		answer, ok1 := sanitized(d.Answer)
 		msg, ok2 := sanitized(d.Error)
-		if ok1 || ok2 {
+		partial, ok3 := sanitized(d.Partial)
+		if ok1 || ok2 || ok3 {
 			cp := *d
-			cp.Answer, cp.Error = answer, msg
+			cp.Answer, cp.Error, cp.Partial = answer, msg, partial
 			ev.Data = &cp
 		}
 	case *engine.Notice:
