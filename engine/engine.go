@@ -183,9 +183,16 @@ func goRun(s *Session, sink Sink, run func(Sink) Result) <-chan Event {
 		res := run(Sinks{sink, chanSink(ch)})
 		if res.RunID == "" && res.Err != nil {
 			// Only the id is read: another run may own the session.
-			ch <- Event{V: SchemaVersion, Session: s.ID, Kind: KindRunFinished, Time: time.Now(),
-				Data: &RunFinished{StopReason: StopError, Error: res.Err.Error()}}
+			ch <- Refusal(s.ID, res.Err)
 		}
 	}()
 	return ch
+}
+
+// Refusal is the run_finished (stop reason error) of a run refused before it
+// began: the session is busy, there is nothing to continue, or the caller
+// cannot run on it (a read-only session). It belongs to no run.
+func Refusal(session string, why error) Event {
+	return Event{V: SchemaVersion, Session: session, Kind: KindRunFinished, Time: time.Now(),
+		Data: &RunFinished{StopReason: StopError, Error: why.Error()}}
 }
