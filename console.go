@@ -67,7 +67,19 @@ type picker struct {
 	engine *engine.Engine
 }
 
-func (p picker) List() ([]sessions.Listing, error) { return p.store.List() }
+// List adapts the store's listing to the picker's.
+func (p picker) List() ([]ui.SessionInfo, error) {
+	ls, err := p.store.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.SessionInfo, len(ls))
+	for i, l := range ls {
+		out[i] = ui.SessionInfo{ID: l.ID, Title: l.Title, Model: l.Model, Updated: l.Updated,
+			Steps: l.LastStep, Interrupted: l.Interrupted, Err: l.Err}
+	}
+	return out, nil
+}
 
 func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	j, l, why, err := p.store.Resume(id)

@@ -12,7 +12,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/sessions"
 )
 
 // crashBackend runs like the engine does (on cancel: run_finished, with
@@ -76,7 +75,7 @@ func (b *crashBackend) Close() error { return nil }
 // panickySessions fails to list in its own way: its command panics.
 type panickySessions struct{}
 
-func (panickySessions) List() ([]sessions.Listing, error) { panic("a bug in listing sessions") }
+func (panickySessions) List() ([]SessionInfo, error) { panic("a bug in listing sessions") }
 func (panickySessions) Open(string) (Backend, []engine.Event, error) {
 	return nil, nil, errors.New("no")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/sessions"
 )
 
 // FuzzConsole drives the console as a person and an engine would, in any
@@ -68,10 +68,10 @@ func loadJournals(tb testing.TB) []journal {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		l := sessions.Read(b, p, "0mx2fuzz0001")
-		j := journal{name: filepath.Base(p), events: l.Events}
-		if l.Corrupt != nil {
-			j.corrupt = l.Corrupt.Error()
+		events, _, corrupt := readJournal(b, p, "0mx2fuzz0001")
+		j := journal{name: filepath.Base(p), events: events}
+		if corrupt != nil {
+			j.corrupt = corrupt.Error()
 		}
 		js = append(js, j)
 	}
@@ -164,11 +164,11 @@ type fuzzRun struct {
 // sessions that open on a journal (or fail to).
 type fuzzSessions struct {
 	h    *harness
-	list []sessions.Listing
+	list []SessionInfo
 	err  error
 }
 
-func (s *fuzzSessions) List() ([]sessions.Listing, error) { return s.list, s.err }
+func (s *fuzzSessions) List() ([]SessionInfo, error) { return s.list, s.err }
 
 func (s *fuzzSessions) Open(id string) (Backend, []engine.Event, error) {
 	i := 0
@@ -176,7 +176,7 @@ func (s *fuzzSessions) Open(id string) (Backend, []engine.Event, error) {
 		i += int(c)
 	}
 	if i%7 == 0 {
-		return nil, nil, fmt.Errorf("sessions: %s: %w", id, sessions.ErrLocked)
+		return nil, nil, fmt.Errorf("sessions: %s: session is open in another agentty", id)
 	}
 	j := s.h.journals[i%len(s.h.journals)]
 	return s.h.newBackend(id, j, len(j.events)), j.events, nil
@@ -403,8 +403,8 @@ func (h *harness) listing() *fuzzSessions {
 	s := &fuzzSessions{h: h}
 	n := []int{0, 1, 3, 300}[h.pick(4)]
 	for i := range n {
-		l := sessions.Listing{Meta: sessions.Meta{ID: fmt.Sprintf("0mx2list%04d", i), Title: fuzzTexts[i%len(fuzzTexts)],
-			Model: "offline", LastStep: i, Interrupted: i%3 == 1, Updated: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
+		l := SessionInfo{ID: fmt.Sprintf("0mx2list%04d", i), Title: fuzzTexts[i%len(fuzzTexts)],
+			Model: "offline", Steps: i, Interrupted: i%3 == 1, Updated: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 		if i%5 == 2 {
 			l.Err = errors.New("line 3 is corrupt")
 		}
@@ -745,25 +745,52 @@ func (h *harness) check(after string) {
 	}
 }
 
+// readJournal reads journal bytes back at the engine's level, as the
+// journal's reader does: a torn last line is dropped, unknown kinds are
+// skipped, and the first line that does not decode, or does not apply to
+// the session, ends the read with its error. name is used in the error.
+func readJournal(b []byte, name, id string) ([]engine.Event, *engine.Session, error) {
+	s := engine.NewSession(id)
+	var events []engine.Event
+	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if !bytes.HasSuffix(line, []byte("\n")) {
+			break // torn, or the end
+		}
+		raw := bytes.TrimSpace(line)
+		if len(raw) == 0 {
+			continue
+		}
+		ev, err := engine.DecodeEvent(raw)
+		if err == nil && ev.Known() {
+			err = s.Apply(ev)
+		}
+		if err != nil {
+			return events, s, fmt.Errorf("sessions: %s line %d is corrupt: %w (the session can be opened read-only up to line %d)", name, i+1, err, i)
+		}
+		events = append(events, ev)
+	}
+	return events, s, nil
+}
+
 // verifyJournals reads every live session's journal back.
 func (h *harness) verifyJournals() {
 	for _, b := range h.backends {
 		if b.readOnly != "" {
 			continue
 		}
-		l := sessions.Read(b.journal, b.id, b.id)
-		if l.Corrupt != nil {
-			h.t.Fatalf("session %s's journal does not read back: %v", b.id, l.Corrupt)
+		events, s, corrupt := readJournal(b.journal, b.id, b.id)
+		if corrupt != nil {
+			h.t.Fatalf("session %s's journal does not read back: %v", b.id, corrupt)
 		}
-		if len(l.Events) != b.n {
-			h.t.Fatalf("session %s's journal has %d events, want %d", b.id, len(l.Events), b.n)
+		if len(events) != b.n {
+			h.t.Fatalf("session %s's journal has %d events, want %d", b.id, len(events), b.n)
 		}
 		if b == h.m.backend {
 			var ui, disk []string
 			for _, f := range h.m.mem.facts {
 				ui = append(ui, f.Key+"="+f.Value)
 			}
-			for _, f := range l.Session.Memory() { // the console shows it made safe
+			for _, f := range s.Memory() { // the console shows it made safe
 				disk = append(disk, Sanitize(f.Key)+"="+Sanitize(f.Value))
 			}
 			if !slices.Equal(ui, disk) {

@@ -6,15 +6,13 @@ import (
 
 	"github.com/charmbracelet/bubbles/list"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/agentty/agentty/sessions"
 )
 
 // pickItem is a session in the picker.
-type pickItem struct{ sessions.Listing }
+type pickItem struct{ SessionInfo }
 
 func (p pickItem) Title() string {
-	t := p.Meta.Title
+	t := p.SessionInfo.Title
 	if t == "" {
 		t = "(untitled)"
 	}
@@ -32,14 +30,14 @@ func (p pickItem) Description() string {
 	if model == "" {
 		model = "-"
 	}
-	return fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.LastStep, "step"))
+	return fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.Steps, "step"))
 }
 
 // FilterValue is what / filters on: the title and the id.
-func (p pickItem) FilterValue() string { return p.Meta.Title + " " + p.ID }
+func (p pickItem) FilterValue() string { return p.SessionInfo.Title + " " + p.ID }
 
 // newPicker makes the session picker: newest first, filterable with /.
-func newPicker(ls []sessions.Listing, w, h int) *list.Model {
+func newPicker(ls []SessionInfo, w, h int) *list.Model {
 	items := make([]list.Item, len(ls))
 	for i, l := range ls {
 		items[i] = pickItem{l}

@@ -11,8 +11,6 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/agentty/agentty/sessions"
 )
 
 // instantCmds are the commands whose message comes at once, found in the
@@ -81,12 +79,12 @@ func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: [
 // TestPickerFilters: / filters the sessions on their title and id, while
 // typing and after enter.
 func TestPickerFilters(t *testing.T) {
-	var list []sessions.Listing
+	var list []SessionInfo
 	for i := range 300 {
-		list = append(list, sessions.Listing{Meta: sessions.Meta{
+		list = append(list, SessionInfo{
 			ID: fmt.Sprintf("0mx2pick%04x", i), Title: fmt.Sprintf("task number %d", i), Model: "offline",
 			Updated: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute),
-		}})
+		})
 	}
 	m := New(Config{Style: "notty"})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
@@ -164,7 +162,7 @@ func subsequence(s, sub string) bool {
 // TestPickerSaysSteps counts a session's steps in words: "1 step", "2 steps".
 func TestPickerSaysSteps(t *testing.T) {
 	for n, want := range map[int]string{0: "· 0 steps", 1: "· 1 step", 2: "· 2 steps"} {
-		got := pickItem{sessions.Listing{Meta: sessions.Meta{ID: "s", LastStep: n}}}.Description()
+		got := pickItem{SessionInfo{ID: "s", Steps: n}}.Description()
 		if !strings.HasSuffix(got, want) {
 			t.Errorf("%d steps: %q, want it to end in %q", n, got, want)
 		}

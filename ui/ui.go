@@ -24,7 +24,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/sessions"
 )
 
 // Backend is what the console needs to run agents on one session. Start and
@@ -40,11 +39,21 @@ type Backend interface {
 	Close() error
 }
 
-// Sessions lists sessions and opens one, for the picker.
+// Sessions lists sessions and opens one, for the picker. Both are called
+// from a tea.Cmd, never from Update.
 type Sessions interface {
-	List() ([]sessions.Listing, error)
+	List() ([]SessionInfo, error)
 	// Open returns a backend on the session and its journaled events.
 	Open(id string) (Backend, []engine.Event, error)
+}
+
+// SessionInfo is one session as the picker lists it.
+type SessionInfo struct {
+	ID, Title, Model string
+	Updated          time.Time
+	Steps            int   // the last step's number
+	Interrupted      bool  // its last run has no run_finished
+	Err              error // why it cannot be read in full (damaged)
 }
 
 // Config sets up the console.
@@ -80,7 +89,7 @@ type (
 	runClosedMsg   struct{ ch <-chan engine.Event }
 	gateMsg        struct{ req gateRequest }
 	listedMsg      struct {
-		list []sessions.Listing
+		list []SessionInfo
 		err  error
 	}
 	openedMsg struct {
@@ -1133,7 +1142,7 @@ func baseMark(l string) string {
 }
 
 // openPicker shows the session picker.
-func (m *Model) openPicker(list []sessions.Listing, err error) {
+func (m *Model) openPicker(list []SessionInfo, err error) {
 	if err != nil {
 		m.note = err.Error()
 		return

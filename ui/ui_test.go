@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
-	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/ui"
 )
@@ -107,9 +106,9 @@ func (b *testBackend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error)
 func (b *testBackend) SessionID() string { return b.s.ID }
 func (b *testBackend) Close() error      { return nil }
 
-type fakeSessions struct{ list []sessions.Listing }
+type fakeSessions struct{ list []ui.SessionInfo }
 
-func (f fakeSessions) List() ([]sessions.Listing, error) { return f.list, nil }
+func (f fakeSessions) List() ([]ui.SessionInfo, error) { return f.list, nil }
 func (f fakeSessions) Open(id string) (ui.Backend, []engine.Event, error) {
 	return nil, nil, os.ErrNotExist
 }
@@ -126,9 +125,9 @@ func consoleConfig(t testing.TB, step bool, events []engine.Event) ui.Config {
 	return ui.Config{
 		Backend: newBackend(t, gate), Events: events, Gate: gate, Model: "offline", Style: "notty",
 		Notice: "Using the built-in offline model.",
-		Sessions: fakeSessions{list: []sessions.Listing{
-			{Meta: sessions.Meta{ID: "0mx2test0002", Title: "what is 17*23?", Model: "offline", Updated: fixed, LastStep: 2}},
-			{Meta: sessions.Meta{ID: "0mx2test0001", Title: "remember that my name is Ada", Model: "offline", Updated: fixed.Add(-time.Hour), LastStep: 4, Interrupted: true}},
+		Sessions: fakeSessions{list: []ui.SessionInfo{
+			{ID: "0mx2test0002", Title: "what is 17*23?", Model: "offline", Updated: fixed, Steps: 2},
+			{ID: "0mx2test0001", Title: "remember that my name is Ada", Model: "offline", Updated: fixed.Add(-time.Hour), Steps: 4, Interrupted: true},
 		}},
 	}
 }
