@@ -291,18 +291,19 @@ func TestMemoryEdits(t *testing.T) {
 	b := &memBackend{s: engine.NewSession("s")}
 	m := New(Config{Style: "notty", Backend: b})
 	m.Update(tea.WindowSizeMsg{Width: 130, Height: 30})
-	keys := func(ks ...string) {
+	keys := func(ks ...string) { // the edits are journaled by commands: run them
 		for _, k := range ks {
+			msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 			switch k {
 			case "tab":
-				m.Update(tea.KeyMsg{Type: tea.KeyTab})
+				msg = tea.KeyMsg{Type: tea.KeyTab}
 			case "enter":
-				m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+				msg = tea.KeyMsg{Type: tea.KeyEnter}
 			case "esc":
-				m.Update(tea.KeyMsg{Type: tea.KeyEsc})
-			default:
-				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+				msg = tea.KeyMsg{Type: tea.KeyEsc}
 			}
+			_, cmd := m.Update(msg)
+			settle(m, cmd)
 		}
 	}
 	keys("tab", "tab", "tab") // input → chat → timeline → memory

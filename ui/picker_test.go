@@ -26,7 +26,9 @@ var instantCmds = []string{
 	"bubbles/textinput.Blink",
 	"bubbles/cursor.Blink",
 	".listSessions.func",
-	".pickerKey.func",
+	".openSession.func",
+	".closeBackend.func",
+	".changeMemory.func",
 }
 
 func cmdName(c tea.Cmd) string { return runtime.FuncForPC(reflect.ValueOf(c).Pointer()).Name() }

@@ -36,11 +36,12 @@ type Backend interface {
 	ChangeMemory(c engine.MemoryChanged) (engine.Event, error)
 	// SessionID names the session.
 	SessionID() string
+	// Close ends the console's use of the session (a journal is synced
+	// and its meta written). It may be called more than once.
 	Close() error
 }
 
-// Sessions lists sessions and opens one, for the picker. Both are called
-// from a tea.Cmd, never from Update.
+// Sessions lists sessions and opens one, for the picker.
 type Sessions interface {
 	List() ([]SessionInfo, error)
 	// Open returns a backend on the session and its journaled events.
@@ -97,7 +98,45 @@ type (
 		events  []engine.Event
 		err     error
 	}
+	closedMsg        struct{ err error }
+	memoryChangedMsg struct {
+		backend Backend // the session it was made on
+		ev      engine.Event
+		err     error
+	}
 )
+
+// The console's I/O is done by these commands, off the Bubble Tea loop;
+// their results come back to Update as messages.
+
+// listSessions lists the sessions for the picker.
+func listSessions(s Sessions) tea.Cmd {
+	return func() tea.Msg {
+		l, err := s.List()
+		return listedMsg{l, err}
+	}
+}
+
+// openSession opens a session picked in the picker.
+func openSession(s Sessions, id string) tea.Cmd {
+	return func() tea.Msg {
+		b, evs, err := s.Open(id)
+		return openedMsg{b, evs, err}
+	}
+}
+
+// closeBackend closes a session the console is done with.
+func closeBackend(b Backend) tea.Cmd {
+	return func() tea.Msg { return closedMsg{b.Close()} }
+}
+
+// changeMemory applies and journals the person's edit of a fact.
+func changeMemory(b Backend, c engine.MemoryChanged) tea.Cmd {
+	return func() tea.Msg {
+		ev, err := b.ChangeMemory(c)
+		return memoryChangedMsg{b, ev, err}
+	}
+}
 
 // waitForEvent reads one event of a run; Update re-arms it.
 func waitForEvent(ch <-chan engine.Event) tea.Cmd {
@@ -155,7 +194,9 @@ type Model struct {
 	picker     *list.Model
 	note       string
 	quitting   bool
-	opening    bool // a session is being opened from the picker
+	opening    bool      // a session is being opened from the picker
+	saving     int       // memory edits sent to the backend and not back yet
+	retired    []Backend // sessions switched away from, closed by a command
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
@@ -239,14 +280,17 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) listSessions() tea.Cmd {
-	s := m.cfg.Sessions
-	if s == nil {
+	if m.cfg.Sessions == nil {
 		return nil
 	}
-	return func() tea.Msg {
-		l, err := s.List()
-		return listedMsg{l, err}
-	}
+	return listSessions(m.cfg.Sessions)
+}
+
+// retire hands a session the console is done with to a command that
+// closes it; Run closes it too, should the program end first.
+func (m *Model) retire(b Backend) tea.Cmd {
+	m.retired = append(m.retired, b)
+	return closeBackend(b)
 }
 
 func (m *Model) applyEvent(ev engine.Event) {
@@ -326,14 +370,29 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		if m.running {
-			msg.backend.Close() // a run began meanwhile: keep what it runs on
 			m.note = "a run is going: finish it before switching sessions"
-			return m, nil
+			return m, m.retire(msg.backend) // a run began meanwhile: keep what it runs on
 		}
+		var cmd tea.Cmd
 		if m.backend != nil {
-			m.backend.Close()
+			cmd = m.retire(m.backend)
 		}
 		m.setBackend(msg.backend, msg.events)
+		return m, cmd
+	case closedMsg:
+		if msg.err != nil {
+			m.note = msg.err.Error()
+		}
+		return m, nil
+	case memoryChangedMsg:
+		m.saving--
+		switch {
+		case msg.backend != m.backend: // the session was switched meanwhile
+		case msg.err != nil:
+			m.note = msg.err.Error()
+		default:
+			m.applyEvent(msg.ev)
+		}
 		return m, nil
 	case spinner.TickMsg:
 		if !m.running || m.pause != nil {
@@ -513,6 +572,10 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.note = "opening the session…"
 			return m, nil
 		}
+		if m.saving > 0 {
+			m.note = "saving the memory edit…"
+			return m, nil
+		}
 		if m.backend == nil {
 			m.note = "no session open: ctrl+o to pick one"
 			return m, nil
@@ -559,6 +622,10 @@ func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cm
 func (m *Model) continueRun() tea.Cmd {
 	if m.running || !m.interrupted || m.backend == nil {
 		m.note = "there is no interrupted run to continue"
+		return nil
+	}
+	if m.saving > 0 {
+		m.note = "saving the memory edit…"
 		return nil
 	}
 	m.interrupted = false
@@ -665,7 +732,7 @@ func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
 		return m, textinput.Blink
 	case "d":
 		if f, ok := m.mem.selected(); ok {
-			m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
+			return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
 		}
 	}
 	return m, nil
@@ -684,26 +751,21 @@ func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.memForm = nil
-		m.changeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: k, Value: v, Source: "person"})
-		return m, nil
+		return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: k, Value: v, Source: "person"})
 	}
 	var cmd tea.Cmd
 	*m.memForm, cmd = m.memForm.Update(msg)
 	return m, cmd
 }
 
-// changeMemory applies the person's edit. The backend journals it (a small
-// append, like every event the console handles).
-func (m *Model) changeMemory(c engine.MemoryChanged) {
+// changeMemory sends the person's edit to the backend, which journals it;
+// the event comes back as a memoryChangedMsg.
+func (m *Model) changeMemory(c engine.MemoryChanged) tea.Cmd {
 	if m.backend == nil {
-		return
+		return nil
 	}
-	ev, err := m.backend.ChangeMemory(c)
-	if err != nil {
-		m.note = err.Error()
-		return
-	}
-	m.applyEvent(ev)
+	m.saving++
+	return changeMemory(m.backend, c)
 }
 
 func (m *Model) cycleFocus(d int) {
@@ -1172,17 +1234,12 @@ func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if !ok || m.cfg.Sessions == nil {
 			return m, nil
 		}
-		s := m.cfg.Sessions
-		id := it.ID
 		m.picker = nil
-		if m.backend != nil && m.backend.SessionID() == id {
+		if m.backend != nil && m.backend.SessionID() == it.ID {
 			return m, nil
 		}
 		m.opening = true
-		return m, func() tea.Msg {
-			b, evs, err := s.Open(id)
-			return openedMsg{b, evs, err}
-		}
+		return m, openSession(m.cfg.Sessions, it.ID)
 	}
 	var cmd tea.Cmd
 	*m.picker, cmd = m.picker.Update(msg)
@@ -1203,6 +1260,9 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 	crash := g.crashed()
 	if crash == nil && errors.Is(err, tea.ErrProgramPanic) {
 		crash = &PanicError{Value: errTeaPanic}
+	}
+	for _, b := range m.retired { // their commands may not have run
+		b.Close()
 	}
 	if crash != nil {
 		m.cancelWith(engine.ErrCrashed)
