@@ -597,6 +597,7 @@ func TestStatusLineKeepsTheState(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	m.input.SetValue("write a file")
 	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m.Update(ev(engine.KindStepStarted, &engine.StepStarted{}))
 	m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: "Let me"}))
 	status := func() string { l := strings.Split(m.View(), "\n"); return l[len(l)-2] }
 	if s := status(); !strings.Contains(s, "answering") || !strings.Contains(s, "step 1") || !strings.Contains(s, "step mode") || ansi.StringWidth(s) > 80 {

@@ -787,7 +787,7 @@ func (h *harness) verifyJournals() {
 		}
 		if b == h.m.backend {
 			var ui, disk []string
-			for _, f := range h.m.mem.facts {
+			for _, f := range h.m.sess.Memory() {
 				ui = append(ui, f.Key+"="+f.Value)
 			}
 			for _, f := range s.Memory() { // the console shows it made safe
@@ -836,7 +836,7 @@ func consoleStates(m *Model) []string {
 	add(m.focus == focusMemory, "memory focus")
 	add(m.focus == focusTimeline, "timeline focus")
 	add(m.note == noteCancelling, "cancelling")
-	add(m.interrupted, "interrupted")
+	add(m.canContinue(), "interrupted")
 	if b, ok := m.backend.(*fuzzBackend); ok && b.readOnly != "" {
 		add(true, "read-only")
 		add(strings.Contains(b.readOnly, "corrupt"), "damaged")
@@ -850,7 +850,7 @@ func consoleStates(m *Model) []string {
 	for _, d := range m.tl.details {
 		add(d.trimmed != nil, "trimmed")
 	}
-	add(len(m.mem.facts) > 0, "memory")
+	add(len(m.sess.Memory()) > 0, "memory")
 	return out
 }
 

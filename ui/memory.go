@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -13,10 +12,9 @@ import (
 // memory is the Memory pane: the session's facts, the context budget and
 // the session's tokens.
 type memory struct {
-	facts   []engine.Fact
+	sess    *engine.Session // the console's fold: the facts and the tokens
 	cursor  int
 	request *engine.ModelRequest
-	in, out int
 	height  int
 
 	cache    []string
@@ -30,32 +28,29 @@ func (m *memory) apply(ev engine.Event) {
 		m.dirty = true
 	}
 	switch d := ev.Data.(type) {
-	case *engine.MemoryChanged:
-		i := slices.IndexFunc(m.facts, func(f engine.Fact) bool { return f.Key == d.Key })
-		switch {
-		case d.Op == engine.MemoryDelete && i >= 0:
-			m.facts = slices.Delete(m.facts, i, i+1)
-		case d.Op == engine.MemorySet && i >= 0:
-			m.facts[i] = engine.Fact{Key: d.Key, Value: d.Value, Step: ev.Step}
-		case d.Op == engine.MemorySet:
-			m.facts = append(m.facts, engine.Fact{Key: d.Key, Value: d.Value, Step: ev.Step})
-		}
-		m.cursor = min(m.cursor, max(len(m.facts)-1, 0))
+	case *engine.MemoryChanged: // the session has applied it: a fact may be gone
+		m.cursor = min(m.cursor, max(len(m.facts())-1, 0))
 	case *engine.ModelRequest:
 		m.request = d
-	case *engine.UsageRecorded:
-		m.in, m.out = d.SessionPrompt, d.SessionCompletion
 	}
 }
 
+// facts are the session's facts, in the order they were first written.
+func (m *memory) facts() []engine.Fact {
+	if m.sess == nil {
+		return nil
+	}
+	return m.sess.Memory()
+}
+
 func (m *memory) move(n int) {
-	m.cursor = min(max(m.cursor+n, 0), max(len(m.facts)-1, 0))
+	m.cursor = min(max(m.cursor+n, 0), max(len(m.facts())-1, 0))
 	m.dirty = true
 }
 
 func (m *memory) selected() (engine.Fact, bool) {
-	if m.cursor < len(m.facts) {
-		return m.facts[m.cursor], true
+	if facts := m.facts(); m.cursor < len(facts) {
+		return facts[m.cursor], true
 	}
 	return engine.Fact{}, false
 }
@@ -78,16 +73,21 @@ func (m *memory) view(width int, focused bool) []string {
 
 func (m *memory) render(width int, focused bool) []string {
 	var out []string
-	if len(m.facts) == 0 {
+	facts := m.facts()
+	var usage engine.Usage
+	if m.sess != nil {
+		usage = m.sess.Usage
+	}
+	if len(facts) == 0 {
 		out = append(out, styleDim.Render("no facts yet"))
 		if focused {
 			out = append(out, styleDim.Render("a: add a fact"))
 		}
 	}
 	room := max(m.height-5, 1)
-	start := max(0, min(m.cursor-room+1, len(m.facts)-room))
-	for i := start; i < len(m.facts) && len(out) < room; i++ {
-		f := m.facts[i]
+	start := max(0, min(m.cursor-room+1, len(facts)-room))
+	for i := start; i < len(facts) && len(out) < room; i++ {
+		f := facts[i]
 		step := styleDim.Render(fmt.Sprintf(" @%d", f.Step))
 		line := ansi.Truncate(styleKey.Render(f.Key)+" = "+f.Value, width-ansi.StringWidth(step), "…") + step
 		if focused && i == m.cursor {
@@ -99,7 +99,7 @@ func (m *memory) render(width int, focused bool) []string {
 		out = append(out, "")
 	}
 	out = append(out, m.budget(width)...)
-	out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", m.in, m.out), width, "…")))
+	out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", usage.PromptTokens, usage.CompletionTokens), width, "…")))
 	return out[:max(m.height, 0)]
 }
 

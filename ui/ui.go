@@ -177,14 +177,17 @@ type Model struct {
 	showHelp bool
 	spin     spinner.Model
 
-	running     bool
-	events      <-chan engine.Event
-	cancel      context.CancelCauseFunc // cancels the run going on, with a cause
-	state       string
-	step        int
-	interrupted bool
-	pause       *gateRequest
-	released    bool // c let this run go on without step pauses
+	// sess is the session as the console has seen it: every event goes
+	// through its Apply, and memory, usage, steps and "interrupted" are
+	// read from it. The console never changes it otherwise.
+	sess *engine.Session
+
+	running  bool
+	events   <-chan engine.Event
+	cancel   context.CancelCauseFunc // cancels the run going on, with a cause
+	state    string
+	pause    *gateRequest
+	released bool // c let this run go on without step pauses
 
 	argsEditor *textarea.Model
 	editorErr  string // why the edited arguments were refused
@@ -241,32 +244,30 @@ func New(cfg Config) *Model {
 // its journaled events.
 func (m *Model) setBackend(b Backend, events []engine.Event) {
 	m.backend = b
+	id := ""
+	if b != nil {
+		id = b.SessionID()
+	}
+	m.sess = engine.NewSession(id)
 	m.chat = newChat(m.cfg.Style)
 	m.tl = newTimeline()
-	m.mem = memory{}
+	m.mem = memory{sess: m.sess}
 	m.clean.reset()
-	m.step, m.interrupted = 0, false
 	for _, ev := range events {
 		m.applyEvent(ev)
 	}
-	if len(events) > 0 {
-		m.interrupted = events[len(events)-1].Kind != engine.KindRunFinished && hasRun(events)
-		if m.interrupted {
-			m.tl.interrupt()
-			m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
-		}
+	if m.sess.Interrupted() {
+		m.tl.interrupt()
+		m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 	}
 	m.state = "idle"
 	m.layout()
 }
 
-func hasRun(events []engine.Event) bool {
-	for _, ev := range events {
-		if ev.Kind == engine.KindRunStarted {
-			return true
-		}
-	}
-	return false
+// canContinue reports whether ctrl+r continues a run: the engine's fold of
+// the session says its last run was interrupted, and none is going.
+func (m *Model) canContinue() bool {
+	return !m.running && m.backend != nil && m.sess.Interrupted()
 }
 
 // Init starts listening to the gate (and loads the picker when there is no
@@ -295,12 +296,12 @@ func (m *Model) retire(b Backend) tea.Cmd {
 
 func (m *Model) applyEvent(ev engine.Event) {
 	ev = m.clean.event(ev) // foreign text is made safe here, before anything measures it
+	// The engine's fold, the one place state is derived: a bad sequence
+	// (a tool result for no call) leaves the session as it was.
+	_ = m.sess.Apply(ev)
 	m.chat.apply(ev)
 	m.tl.apply(ev)
 	m.mem.apply(ev)
-	if ev.Step > m.step {
-		m.step = ev.Step
-	}
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted, *engine.GateResumed, *engine.StepStarted:
 		m.state = "thinking"
@@ -316,7 +317,6 @@ func (m *Model) applyEvent(ev engine.Event) {
 		m.state = "paused"
 	case *engine.RunFinished:
 		m.state = "idle"
-		m.interrupted = false
 	}
 }
 
@@ -620,7 +620,7 @@ func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cm
 }
 
 func (m *Model) continueRun() tea.Cmd {
-	if m.running || !m.interrupted || m.backend == nil {
+	if !m.canContinue() {
 		m.note = "there is no interrupted run to continue"
 		return nil
 	}
@@ -628,7 +628,6 @@ func (m *Model) continueRun() tea.Cmd {
 		m.note = "saving the memory edit…"
 		return nil
 	}
-	m.interrupted = false
 	return m.startRun(m.backend.Continue)
 }
 
@@ -975,7 +974,7 @@ func (m *Model) statusLine() string {
 		keep int  // segments with the highest keep give way first
 		cut  bool // it may be cut short rather than left out
 	}
-	segs := []seg{{"agentty", 7, false}, {fmt.Sprintf("step %d", m.step), 3, false}, {state, 0, false}}
+	segs := []seg{{"agentty", 7, false}, {fmt.Sprintf("step %d", m.sess.Steps), 3, false}, {state, 0, false}}
 	switch {
 	case m.gate.Stepping() && m.released && m.running:
 		segs = append(segs, seg{"step mode from the next run", 4, true})

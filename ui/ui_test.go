@@ -296,18 +296,18 @@ func TestStepModeDurations(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	call := engine.ToolCall{ID: "c1", Name: "calculator", Args: json.RawMessage(`{"expression":"17*23"}`)}
 	evs := []engine.Event{
-		{Kind: engine.KindRunStarted, Step: 1, Time: at(0), Data: &engine.RunStarted{Task: "what is 17*23?"}},
-		{Kind: engine.KindStepStarted, Step: 1, Time: at(0), Data: &engine.StepStarted{}},
-		{Kind: engine.KindModelRequest, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.ModelRequest{Messages: 1, Tokens: 50}},
-		{Kind: engine.KindGatePaused, Step: 1, Time: at(10 * time.Millisecond), Data: &engine.GatePaused{At: engine.Decide, Reason: engine.ReasonStep}},
-		{Kind: engine.KindGateResumed, Step: 1, Time: at(time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
-		{Kind: engine.KindDecision, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.Decided{ToolCalls: []engine.ToolCall{call}}},
-		{Kind: engine.KindGatePaused, Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonStep, ToolCall: &call}},
-		{Kind: engine.KindGateResumed, Step: 1, Time: at(2 * time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
-		{Kind: engine.KindToolStarted, Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolStarted{ID: "c1", Name: "calculator", Args: call.Args}},
-		{Kind: engine.KindToolFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolFinished{ID: "c1", Name: "calculator", Status: "ok", Result: "391", DurationMS: 3}},
-		{Kind: engine.KindStepFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.StepFinished{ToolCalls: 1}},
-		{Kind: engine.KindRunFinished, Step: 1, Time: at(2 * time.Minute), Data: &engine.RunFinished{StopReason: engine.StopAnswered}},
+		{Kind: engine.KindRunStarted, Run: "r1", Step: 1, Time: at(0), Data: &engine.RunStarted{Task: "what is 17*23?"}},
+		{Kind: engine.KindStepStarted, Run: "r1", Step: 1, Time: at(0), Data: &engine.StepStarted{}},
+		{Kind: engine.KindModelRequest, Run: "r1", Step: 1, Time: at(10 * time.Millisecond), Data: &engine.ModelRequest{Messages: 1, Tokens: 50}},
+		{Kind: engine.KindGatePaused, Run: "r1", Step: 1, Time: at(10 * time.Millisecond), Data: &engine.GatePaused{At: engine.Decide, Reason: engine.ReasonStep}},
+		{Kind: engine.KindGateResumed, Run: "r1", Step: 1, Time: at(time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
+		{Kind: engine.KindDecision, Run: "r1", Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.Decided{ToolCalls: []engine.ToolCall{call}}},
+		{Kind: engine.KindGatePaused, Run: "r1", Step: 1, Time: at(time.Minute + 2*time.Second), Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonStep, ToolCall: &call}},
+		{Kind: engine.KindGateResumed, Run: "r1", Step: 1, Time: at(2 * time.Minute), Data: &engine.GateResumed{Action: engine.Proceed}},
+		{Kind: engine.KindToolStarted, Run: "r1", Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolStarted{ID: "c1", Name: "calculator", Args: call.Args}},
+		{Kind: engine.KindToolFinished, Run: "r1", Step: 1, Time: at(2 * time.Minute), Data: &engine.ToolFinished{ID: "c1", Name: "calculator", Status: "ok", Result: "391", DurationMS: 3}},
+		{Kind: engine.KindStepFinished, Run: "r1", Step: 1, Time: at(2 * time.Minute), Data: &engine.StepFinished{ToolCalls: 1}},
+		{Kind: engine.KindRunFinished, Run: "r1", Step: 1, Time: at(2 * time.Minute), Data: &engine.RunFinished{StopReason: engine.StopAnswered}},
 	}
 	m := ui.New(consoleConfig(t, true, evs))
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
