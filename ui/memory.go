@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
@@ -133,4 +135,62 @@ func (m *memory) budget(width int) []string {
 		"[" + bar.String() + "]",
 		styleDim.Render(ansi.Truncate(fmt.Sprintf("s %d  m %d  h %d  t %d", r.SystemTokens, r.MemoryTokens, hist, r.ToolTokens), width, "…")),
 	}
+}
+
+func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
+	switch k {
+	case "up", "k":
+		m.mem.move(-1)
+	case "down", "j":
+		m.mem.move(1)
+	case "a", "e":
+		if m.running {
+			m.note = "memory can be edited when no run is going"
+			return m, nil
+		}
+		ti := textinput.New()
+		ti.Prompt = "key = value: "
+		ti.Width = max(m.width-20, 10)
+		if f, ok := m.mem.selected(); ok && k == "e" {
+			ti.SetValue(f.Key + " = " + f.Value)
+		}
+		ti.Focus()
+		m.memForm = &ti
+		return m, textinput.Blink
+	case "d":
+		if f, ok := m.mem.selected(); ok {
+			return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		m.memForm = nil
+		return m, nil
+	case "enter":
+		k, v, ok := strings.Cut(m.memForm.Value(), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			m.note = "write it as key = value"
+			return m, nil
+		}
+		m.memForm = nil
+		return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: k, Value: v, Source: "person"})
+	}
+	var cmd tea.Cmd
+	*m.memForm, cmd = m.memForm.Update(msg)
+	return m, cmd
+}
+
+// changeMemory sends the person's edit to the backend, which journals it;
+// the event comes back as a memoryChangedMsg.
+func (m *Model) changeMemory(c engine.MemoryChanged) tea.Cmd {
+	if m.backend == nil {
+		return nil
+	}
+	m.saving++
+	return changeMemory(m.backend, c)
 }

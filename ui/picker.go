@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/list"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -66,4 +67,47 @@ func pickerView(l *list.Model, w, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// openPicker shows the session picker.
+func (m *Model) openPicker(list []SessionInfo, err error) {
+	if err != nil {
+		m.note = err.Error()
+		return
+	}
+	for i := range list { // titles and models come from the sessions' files
+		list[i].Title, list[i].Model = flatten(Sanitize(list[i].Title)), flatten(Sanitize(list[i].Model))
+	}
+	m.picker = newPicker(list, m.width, m.height)
+}
+
+func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch k := msg.String(); k {
+	case "ctrl+c", "esc":
+		if k == "esc" && m.picker.FilterState() != list.Unfiltered {
+			break // esc ends or clears the filter first
+		}
+		if m.backend == nil {
+			return m, tea.Quit // nothing to go back to
+		}
+		m.picker = nil
+		return m, nil
+	case "enter":
+		if m.picker.FilterState() == list.Filtering {
+			break
+		}
+		it, ok := m.picker.SelectedItem().(pickItem)
+		if !ok || m.cfg.Sessions == nil {
+			return m, nil
+		}
+		m.picker = nil
+		if m.backend != nil && m.backend.SessionID() == it.ID {
+			return m, nil
+		}
+		m.opening = true
+		return m, openSession(m.cfg.Sessions, it.ID)
+	}
+	var cmd tea.Cmd
+	*m.picker, cmd = m.picker.Update(msg)
+	return m, cmd
 }

@@ -1,0 +1,72 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// statusLine draws the status line. What must be seen comes first when it
+// has to give way: the state and any error or note are kept, the step and
+// step mode next; the session id, then the model's name, are cut first, and
+// "agentty" goes before them.
+func (m *Model) statusLine() string {
+	state := m.state
+	if m.running && m.pause == nil {
+		state = m.spin.View() + " " + state
+	}
+	id := "-"
+	if m.backend != nil {
+		id = m.backend.SessionID()
+	}
+	type seg struct {
+		text string
+		keep int  // segments with the highest keep give way first
+		cut  bool // it may be cut short rather than left out
+	}
+	segs := []seg{{"agentty", 7, false}, {fmt.Sprintf("step %d", m.sess.Steps), 3, false}, {state, 0, false}}
+	switch {
+	case m.gate.Stepping() && m.released && m.running:
+		segs = append(segs, seg{"step mode from the next run", 4, true})
+	case m.gate.Stepping():
+		segs = append(segs, seg{"step mode", 4, false})
+	}
+	if m.cfg.Status != "" {
+		segs = append(segs, seg{styleErr.Render(m.cfg.Status), 2, false})
+	}
+	if m.note != "" {
+		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
+	}
+	segs = append(segs, seg{"model " + m.cfg.Model, 5, true}, seg{"session " + id, 6, true})
+	const sep = " · "
+	width := func() int {
+		n := len(sep) * (len(segs) - 1)
+		for _, sg := range segs {
+			n += ansi.StringWidth(sg.text)
+		}
+		return n
+	}
+	for over := width() - m.width; over > 0; over = width() - m.width {
+		last := 0 // the segment to give way
+		for i, sg := range segs {
+			if sg.keep > segs[last].keep {
+				last = i
+			}
+		}
+		sg := segs[last]
+		if sg.keep < 2 {
+			break // only the state and the note are left: the end is cut below
+		}
+		if w := ansi.StringWidth(sg.text); sg.cut && w-over >= 10 {
+			segs[last].text = ansi.Truncate(sg.text, w-over, "…")
+			break
+		}
+		segs = append(segs[:last], segs[last+1:]...)
+	}
+	parts := make([]string, len(segs))
+	for i, sg := range segs {
+		parts[i] = sg.text
+	}
+	return ansi.Truncate(strings.Join(parts, sep), m.width, "…")
+}
