@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/x/ansi"
 
@@ -410,6 +412,21 @@ func (c *chat) toBottom() {
 
 // scroll moves the window by n lines (negative: up). Reaching the bottom
 // turns following back on.
+// update handles a key while the Chat has the focus: a line up or down,
+// the start, the end (where it follows new output again).
+func (c *chat) update(msg tea.KeyMsg, k keyMap) {
+	switch {
+	case key.Matches(msg, k.Up):
+		c.scroll(-1)
+	case key.Matches(msg, k.Down):
+		c.scroll(1)
+	case key.Matches(msg, k.Top):
+		c.scroll(-1 << 20)
+	case key.Matches(msg, k.Bottom):
+		c.follow = true
+	}
+}
+
 func (c *chat) scroll(n int) {
 	if len(c.items) == 0 {
 		c.topItem, c.topLine, c.follow = 0, 0, true

@@ -4,14 +4,39 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// detailView draws a step's details (enter on a Timeline row) over the
-// whole terminal.
-func (m *Model) detailView() string {
-	h := m.height - 3
-	lines := m.detail[min(m.detailTop, len(m.detail)):]
-	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, m.width, h, lines, false), "\n") + "\n" +
-		styleDim.Render(ansi.Truncate(fmt.Sprintf("line %d of %d", m.detailTop+1, len(m.detail)), m.width, "…"))
+// details is a step's details (enter on a Timeline row), drawn over the
+// whole terminal: lines and the first one shown.
+type details struct {
+	lines []string
+	top   int
+}
+
+// update scrolls the details; it reports whether the key closes them.
+func (d *details) update(msg tea.KeyMsg, k keyMap) (closed bool) {
+	last := max(len(d.lines)-1, 0)
+	switch {
+	case key.Matches(msg, k.Close):
+		return true
+	case key.Matches(msg, k.Up):
+		d.top = max(d.top-1, 0)
+	case key.Matches(msg, k.Down):
+		d.top = min(d.top+1, last)
+	case key.Matches(msg, k.PageUp):
+		d.top = max(d.top-10, 0)
+	case key.Matches(msg, k.PageDown):
+		d.top = min(d.top+10, last)
+	}
+	return false
+}
+
+// view draws the details in w×h cells.
+func (d *details) view(w, h int) string {
+	lines := d.lines[min(d.top, len(d.lines)):]
+	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, w, h-3, lines, false), "\n") + "\n" +
+		styleDim.Render(ansi.Truncate(fmt.Sprintf("line %d of %d", d.top+1, len(d.lines)), w, "…"))
 }

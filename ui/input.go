@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
@@ -13,8 +14,8 @@ import (
 // inputKey handles a key in the input box: enter sends the task, ↑/↓ walk
 // the tasks sent before, the rest edits the text.
 func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.String() {
-	case "enter":
+	switch {
+	case key.Matches(msg, m.keys.Send):
 		task := strings.TrimSpace(m.input.Value())
 		if task == "" {
 			return m, nil
@@ -40,12 +41,12 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.input.Reset()
 		m.chat.follow = true
 		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
-	case "up", "down":
+	case key.Matches(msg, m.keys.HistoryPrev, m.keys.HistoryNext):
 		if m.input.Value() == "" || m.histIdx < len(m.history) {
 			if len(m.history) == 0 {
 				return m, nil
 			}
-			if msg.String() == "up" {
+			if key.Matches(msg, m.keys.HistoryPrev) {
 				m.histIdx = max(m.histIdx-1, 0)
 			} else {
 				m.histIdx = min(m.histIdx+1, len(m.history))

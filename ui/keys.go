@@ -2,19 +2,48 @@ package ui
 
 import "github.com/charmbracelet/bubbles/key"
 
-// keyMap holds every key of the console; the help bubble shows them.
+// keyMap holds every key of the console: the panes match keys against it
+// with key.Matches, and the help bubble shows it. The bindings after the
+// blank line are the panes' movement and the forms' keys, matched but not
+// listed in the help.
 type keyMap struct {
 	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
+
+	HistoryPrev, HistoryNext, NextPane, PrevPane key.Binding // History and Focus, one way each
+	PageUp, PageDown                             key.Binding // Scroll, one way each; a page in the details
+	Up, Down, Top, Bottom                        key.Binding // a line, the start, the end
+	Close                                        key.Binding // the details
+	Save                                         key.Binding // the argument editor: check and go on
+	Submit, Dismiss                              key.Binding // the memory form; Dismiss closes a form, the editor, the help
+	Open, ClosePicker                            key.Binding // the picker
 }
 
 func newKeyMap() keyMap {
 	b := func(keys []string, k, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
+	keys := func(ks ...string) key.Binding { return key.NewBinding(key.WithKeys(ks...)) }
 	return keyMap{
+		HistoryPrev: keys("up"),
+		HistoryNext: keys("down"),
+		NextPane:    keys("tab"),
+		PrevPane:    keys("shift+tab"),
+		PageUp:      keys("pgup"),
+		PageDown:    keys("pgdown"),
+		Up:          keys("up", "k"),
+		Down:        keys("down", "j"),
+		Top:         keys("home", "g"),
+		Bottom:      keys("end", "G"),
+		Close:       keys("esc", "q", "enter"),
+		Save:        keys("ctrl+s"),
+		Submit:      keys("enter"),
+		Dismiss:     keys("esc"),
+		Open:        keys("enter"),
+		ClosePicker: keys("esc", "ctrl+c"),
+
 		Send:      b([]string{"enter"}, "enter", "send"),
 		Newline:   b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
 		History:   b([]string{"up", "down"}, "↑/↓", "input history"),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -137,13 +138,14 @@ func (m *memory) budget(width int) []string {
 	}
 }
 
-func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
-	switch k {
-	case "up", "k":
+func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
 		m.mem.move(-1)
-	case "down", "j":
+	case key.Matches(msg, k.Down):
 		m.mem.move(1)
-	case "a", "e":
+	case key.Matches(msg, k.MemAdd, k.MemEdit):
 		if m.running {
 			m.note = "memory can be edited when no run is going"
 			return m, nil
@@ -151,13 +153,13 @@ func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
 		ti := textinput.New()
 		ti.Prompt = "key = value: "
 		ti.Width = max(m.width-20, 10)
-		if f, ok := m.mem.selected(); ok && k == "e" {
+		if f, ok := m.mem.selected(); ok && key.Matches(msg, k.MemEdit) {
 			ti.SetValue(f.Key + " = " + f.Value)
 		}
 		ti.Focus()
 		m.memForm = &ti
 		return m, textinput.Blink
-	case "d":
+	case key.Matches(msg, k.MemDelete):
 		if f, ok := m.mem.selected(); ok {
 			return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
 		}
@@ -166,11 +168,11 @@ func (m *Model) memoryKey(k string) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch {
+	case key.Matches(msg, m.keys.Dismiss):
 		m.memForm = nil
 		return m, nil
-	case "enter":
+	case key.Matches(msg, m.keys.Submit):
 		k, v, ok := strings.Cut(m.memForm.Value(), "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" {

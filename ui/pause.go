@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -11,18 +12,18 @@ import (
 )
 
 // pauseKey answers the gate.
-func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
-	p := m.pause
+func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	p, k := m.pause, m.keys
 	reply := func(v engine.Verdict) (tea.Model, tea.Cmd) {
 		p.reply <- v
 		m.pause = nil
 		m.state = "thinking"
 		return m, m.spin.Tick
 	}
-	switch k {
-	case "enter", "y":
+	switch {
+	case key.Matches(msg, k.Approve):
 		return reply(engine.Verdict{Action: engine.Proceed})
-	case "c":
+	case key.Matches(msg, k.Run):
 		// In step mode: go on, and let this run finish without step
 		// pauses; the next run pauses again. An approval outside step
 		// mode has nothing to continue past: enter or y approves it.
@@ -31,17 +32,17 @@ func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
 			m.released = true
 			return reply(engine.Verdict{Action: engine.Proceed})
 		}
-	case "s":
+	case key.Matches(msg, k.Skip):
 		if p.pending.ToolCall != nil {
 			return reply(engine.Verdict{Action: engine.Skip})
 		}
-	case "n":
+	case key.Matches(msg, k.Deny):
 		if p.pending.ToolCall != nil {
 			return reply(engine.Verdict{Action: engine.Deny})
 		}
-	case "esc":
+	case key.Matches(msg, k.Abort):
 		return reply(engine.Verdict{Action: engine.Abort})
-	case "e":
+	case key.Matches(msg, k.Edit):
 		if p.pending.ToolCall != nil {
 			ed := textarea.New()
 			ed.ShowLineNumbers = false
@@ -59,12 +60,12 @@ func (m *Model) pauseKey(k string) (tea.Model, tea.Cmd) {
 // editorKey edits the paused tool call's arguments; ctrl+s checks that they
 // are JSON and goes on with them.
 func (m *Model) editorKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
+	switch {
+	case key.Matches(msg, m.keys.Dismiss):
 		m.argsEditor = nil
 		m.note = "edit cancelled"
 		return m, nil
-	case "ctrl+s":
+	case key.Matches(msg, m.keys.Save):
 		text := m.argsEditor.Value()
 		var v map[string]any
 		if err := json.Unmarshal([]byte(text), &v); err != nil {

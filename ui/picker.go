@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -82,9 +83,9 @@ func (m *Model) openPicker(list []SessionInfo, err error) {
 }
 
 func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch k := msg.String(); k {
-	case "ctrl+c", "esc":
-		if k == "esc" && m.picker.FilterState() != list.Unfiltered {
+	switch {
+	case key.Matches(msg, m.keys.ClosePicker):
+		if key.Matches(msg, m.keys.Dismiss) && m.picker.FilterState() != list.Unfiltered {
 			break // esc ends or clears the filter first
 		}
 		if m.backend == nil {
@@ -92,7 +93,7 @@ func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.picker = nil
 		return m, nil
-	case "enter":
+	case key.Matches(msg, m.keys.Open):
 		if m.picker.FilterState() == list.Filtering {
 			break
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
@@ -254,6 +256,21 @@ func (t *timeline) followEnd() {
 	if len(t.rows) > 0 {
 		t.cursor = len(t.rows) - 1
 	}
+}
+
+// update handles a key while the Timeline has the focus: it moves the
+// selection, and reports whether the key asks for the selected step's
+// details.
+func (t *timeline) update(msg tea.KeyMsg, k keyMap) (details bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		t.move(-1)
+	case key.Matches(msg, k.Down):
+		t.move(1)
+	case key.Matches(msg, k.Detail):
+		return true
+	}
+	return false
 }
 
 func (t *timeline) move(n int) {

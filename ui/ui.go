@@ -116,8 +116,7 @@ type Model struct {
 	argsEditor *textarea.Model
 	editorErr  string // why the edited arguments were refused
 	memForm    *textinput.Model
-	detail     []string
-	detailTop  int
+	detail     *details // a step's details, over the rest
 	picker     *list.Model
 	note       string
 	quitting   bool
@@ -148,12 +147,13 @@ func New(cfg Config) *Model {
 	in.Prompt = ""
 	in.SetHeight(2)
 	in.CharLimit = 0
-	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	keys := newKeyMap()
+	in.KeyMap.InsertNewline = keys.Newline
 	in.Focus()
 	sp := spinner.New()
 	sp.Spinner = spinner.Dot
 	m := &Model{
-		cfg: cfg, gate: cfg.Gate, input: in, keys: newKeyMap(), help: help.New(), spin: sp,
+		cfg: cfg, gate: cfg.Gate, input: in, keys: keys, help: help.New(), spin: sp,
 		chat: newChat(cfg.Style), tl: newTimeline(), state: "idle", shown: focusChat, width: 120, height: 40,
 	}
 	m.setBackend(cfg.Backend, cfg.Events)
@@ -357,13 +357,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 const noteCancelling = "cancelling… (ctrl+c again quits)"
 
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := msg.String()
-	if k != "ctrl+c" {
+	k := m.keys
+	if !key.Matches(msg, k.Cancel) {
 		m.quitting = false
 	} else if m.picker == nil {
 		m.argsEditor, m.memForm, m.detail = nil, nil, nil
 	}
-	switch {
+	switch { // what is in front of the panes has every key
 	case m.picker != nil:
 		return m.pickerKey(msg)
 	case m.argsEditor != nil:
@@ -371,114 +371,89 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case m.memForm != nil:
 		return m.memFormKey(msg)
 	case m.detail != nil:
-		switch k {
-		case "esc", "q", "enter":
+		if m.detail.update(msg, k) {
 			m.detail = nil
-		case "up", "k":
-			m.detailTop = max(m.detailTop-1, 0)
-		case "down", "j":
-			m.detailTop = min(m.detailTop+1, max(len(m.detail)-1, 0))
-		case "pgup":
-			m.detailTop = max(m.detailTop-10, 0)
-		case "pgdown":
-			m.detailTop = min(m.detailTop+10, max(len(m.detail)-1, 0))
 		}
 		return m, nil
 	}
-	if k == "esc" && m.showHelp { // the help is open over the rest: esc closes it first
+	if key.Matches(msg, k.Dismiss) && m.showHelp { // the help is open over the rest: esc closes it first
 		m.showHelp = false
 		m.layout()
 		return m, nil
 	}
-	switch k {
-	case "ctrl+c":
-		if m.running && !m.quitting {
-			m.cancel(nil)
-			m.note = noteCancelling
-			m.quitting = true
-			return m, nil
-		}
-		return m, tea.Quit
-	case "ctrl+d":
-		if !m.running {
-			return m, tea.Quit
-		}
-	case "tab":
-		m.cycleFocus(1)
-		return m, nil
-	case "shift+tab":
-		m.cycleFocus(-1)
-		return m, nil
-	case "ctrl+t":
-		on := !m.gate.Stepping()
-		m.gate.SetStep(on)
-		m.released = false
-		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
-		return m, nil
-	case "ctrl+o":
-		if m.running {
-			m.note = "wait for the run to end (or ctrl+c) before switching sessions"
-			return m, nil
-		}
-		return m, m.listSessions()
-	case "ctrl+r":
-		return m, m.continueRun()
-	case "ctrl+x":
-		m.chat.expanded = !m.chat.expanded
-		m.chat.invalidate()
-		return m, nil
-	case "pgup":
-		m.chat.scroll(-max(m.chat.height-2, 1))
-		return m, nil
-	case "pgdown":
-		m.chat.scroll(max(m.chat.height-2, 1))
-		return m, nil
-	case "?":
-		if m.focus != focusInput || m.input.Value() == "" {
-			m.showHelp = !m.showHelp
-			m.layout()
-			return m, nil
-		}
+	if cmd, ok := m.globalKey(msg); ok {
+		return m, cmd
 	}
 	if m.pause != nil {
-		return m.pauseKey(k)
+		return m.pauseKey(msg)
 	}
-	if k == "esc" {
+	if key.Matches(msg, k.Back) {
 		m.setFocus(focusInput)
 		return m, nil
 	}
 	switch m.focus {
 	case focusChat:
-		switch k {
-		case "up", "k":
-			m.chat.scroll(-1)
-		case "down", "j":
-			m.chat.scroll(1)
-		case "home", "g":
-			m.chat.scroll(-1 << 20)
-		case "end", "G":
-			m.chat.follow = true
-		}
+		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
-		switch k {
-		case "up", "k":
-			m.tl.move(-1)
-		case "down", "j":
-			m.tl.move(1)
-		case "pgup":
-			m.tl.move(-m.tl.height)
-		case "pgdown":
-			m.tl.move(m.tl.height)
-		case "enter":
-			m.detail = m.tl.detailLines(m.width - 4)
-			m.detailTop = 0
+		if m.tl.update(msg, k) {
+			if lines := m.tl.detailLines(m.width - 4); lines != nil {
+				m.detail = &details{lines: lines}
+			}
 		}
 		return m, nil
 	case focusMemory:
-		return m.memoryKey(k)
+		return m.memoryKey(msg)
 	}
 	return m.inputKey(msg)
+}
+
+// globalKey handles the keys that mean the same whatever has the focus
+// (the pgup/pgdn of the Chat among them); ok is false for any other key.
+func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Cancel):
+		if m.running && !m.quitting {
+			m.cancel(nil)
+			m.note = noteCancelling
+			m.quitting = true
+			return nil, true
+		}
+		return tea.Quit, true
+	case key.Matches(msg, k.Quit) && !m.running:
+		return tea.Quit, true
+	case key.Matches(msg, k.NextPane):
+		m.cycleFocus(1)
+	case key.Matches(msg, k.PrevPane):
+		m.cycleFocus(-1)
+	case key.Matches(msg, k.StepMode):
+		on := !m.gate.Stepping()
+		m.gate.SetStep(on)
+		m.released = false
+		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
+	case key.Matches(msg, k.Sessions):
+		if m.running {
+			m.note = "wait for the run to end (or ctrl+c) before switching sessions"
+			return nil, true
+		}
+		return m.listSessions(), true
+	case key.Matches(msg, k.Continue):
+		return m.continueRun(), true
+	case key.Matches(msg, k.Expand):
+		m.chat.expanded = !m.chat.expanded
+		m.chat.invalidate()
+	case key.Matches(msg, k.PageUp):
+		m.chat.scroll(-max(m.chat.height-2, 1))
+	case key.Matches(msg, k.PageDown):
+		m.chat.scroll(max(m.chat.height-2, 1))
+	case key.Matches(msg, k.Help) && (m.focus != focusInput || m.input.Value() == ""):
+		m.showHelp = !m.showHelp
+		m.layout()
+	default:
+		return nil, false
+	}
+	return nil, true
 }
 
 func (m *Model) cycleFocus(d int) {

@@ -77,7 +77,7 @@ func (m *Model) View() string {
 	case m.argsEditor != nil:
 		return m.editorView()
 	case m.detail != nil:
-		return m.detailView()
+		return m.detail.view(m.width, m.height)
 	}
 	var b strings.Builder
 	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
