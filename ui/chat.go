@@ -374,7 +374,18 @@ func (c *chat) invalidate() {
 }
 
 // view returns exactly height lines of the chat window.
-func (c *chat) view() []string {
+// setSize sets the size of the pane's content; the rendered messages are
+// dropped when the width changes.
+func (c *chat) setSize(width, height int) {
+	if c.width != width {
+		c.width = width
+		c.invalidate()
+	}
+	c.height = height
+}
+
+// view draws the messages in view. The Chat marks no row when focused.
+func (c *chat) view(bool) []string {
 	if c.follow {
 		c.toBottom()
 	}

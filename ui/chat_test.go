@@ -30,12 +30,12 @@ func TestChatFollowsOnlyAtTheBottom(t *testing.T) {
 		t.Fatal("the newest message is not on screen")
 	}
 	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
-	before := strings.Join(m.chat.view(), "\n")
+	before := strings.Join(m.chat.view(false), "\n")
 	if strings.Contains(before, "question 39") || !m.chatScrolledUp() {
 		t.Fatal("page up did not scroll")
 	}
 	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "question 40"}))
-	if after := strings.Join(m.chat.view(), "\n"); after != before {
+	if after := strings.Join(m.chat.view(false), "\n"); after != before {
 		t.Errorf("new output moved a reader who had scrolled up:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	for range 10 {
@@ -87,9 +87,9 @@ func TestStreamingKeepsTheIndent(t *testing.T) {
 		for _, word := range strings.SplitAfter(answer, " ") {
 			m.Update(ev(engine.KindTextDelta, &engine.TextDelta{Text: word}))
 		}
-		streamed := answerRows(m.chat.view())
+		streamed := answerRows(m.chat.view(false))
 		m.Update(ev(engine.KindDecision, &engine.Decided{Text: answer}))
-		done := answerRows(m.chat.view())
+		done := answerRows(m.chat.view(false))
 		if len(streamed) < 2 || strings.Join(streamed, "\n") != strings.Join(done, "\n") {
 			t.Errorf("width %d: streamed\n%s\nfinished\n%s", w, strings.Join(streamed, "\n"), strings.Join(done, "\n"))
 		}

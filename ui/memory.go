@@ -18,6 +18,7 @@ type memory struct {
 	sess    *engine.Session // the console's fold: the facts and the tokens
 	cursor  int
 	request *engine.ModelRequest
+	width   int
 	height  int
 
 	cache    []string
@@ -58,7 +59,17 @@ func (m *memory) selected() (engine.Fact, bool) {
 	return engine.Fact{}, false
 }
 
-func (m *memory) view(width int, focused bool) []string {
+// setSize sets the size of the pane's content.
+func (m *memory) setSize(width, height int) {
+	if width != m.width || height != m.height {
+		m.width, m.height, m.dirty = width, height, true
+	}
+}
+
+// view draws the facts, the selected one marked when focused, above the
+// context budget and the session's tokens.
+func (m *memory) view(focused bool) []string {
+	width := m.width
 	key := [3]int{width, m.height, 0}
 	if focused {
 		key[2] = 1
@@ -138,14 +149,39 @@ func (m *memory) budget(width int) []string {
 	}
 }
 
-func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
+// factEdit is what a key in the Memory pane asks of the console.
+type factEdit int
+
+const (
+	editNone   factEdit = iota
+	editAdd             // open the form, empty
+	editFact            // open the form on the selected fact
+	editDelete          // delete the selected fact
+)
+
+// update handles a key while the Memory pane has the focus: it moves the
+// selection, and says which edit the key asks for (the console makes it:
+// the form and the journal are not the pane's).
+func (m *memory) update(msg tea.KeyMsg, k keyMap) factEdit {
 	switch {
 	case key.Matches(msg, k.Up):
-		m.mem.move(-1)
+		m.move(-1)
 	case key.Matches(msg, k.Down):
-		m.mem.move(1)
-	case key.Matches(msg, k.MemAdd, k.MemEdit):
+		m.move(1)
+	case key.Matches(msg, k.MemAdd):
+		return editAdd
+	case key.Matches(msg, k.MemEdit):
+		return editFact
+	case key.Matches(msg, k.MemDelete):
+		return editDelete
+	}
+	return editNone
+}
+
+// memoryKey makes the edit a key in the Memory pane asks for.
+func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch edit := m.mem.update(msg, m.keys); edit {
+	case editAdd, editFact:
 		if m.running {
 			m.note = "memory can be edited when no run is going"
 			return m, nil
@@ -153,13 +189,13 @@ func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		ti := textinput.New()
 		ti.Prompt = "key = value: "
 		ti.Width = max(m.width-20, 10)
-		if f, ok := m.mem.selected(); ok && key.Matches(msg, k.MemEdit) {
+		if f, ok := m.mem.selected(); ok && edit == editFact {
 			ti.SetValue(f.Key + " = " + f.Value)
 		}
 		ti.Focus()
 		m.memForm = &ti
 		return m, textinput.Blink
-	case key.Matches(msg, k.MemDelete):
+	case editDelete:
 		if f, ok := m.mem.selected(); ok {
 			return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemoryDelete, Key: f.Key, Source: "person"})
 		}

@@ -53,13 +53,13 @@ type stepDetail struct {
 
 // timeline is the Timeline pane: one row per step and phase as it happens.
 type timeline struct {
-	rows    []row
-	cursor  int
-	follow  bool
-	top     int
-	height  int
-	details map[int]*stepDetail
-	byCall  map[callKey]int
+	rows          []row
+	cursor        int
+	follow        bool
+	top           int
+	width, height int
+	details       map[int]*stepDetail
+	byCall        map[callKey]int
 
 	// The lines view drew, reused until something changes.
 	cache    []string
@@ -282,7 +282,12 @@ func (t *timeline) move(n int) {
 	t.dirty = true
 }
 
-func (t *timeline) view(width int, focused bool) []string {
+// setSize sets the size of the pane's content.
+func (t *timeline) setSize(width, height int) { t.width, t.height = width, height }
+
+// view draws the rows in view, the selected one marked when focused.
+func (t *timeline) view(focused bool) []string {
+	width := t.width
 	key := [3]int{width, t.height, 0}
 	if focused {
 		key[2] = 1

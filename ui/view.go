@@ -59,13 +59,11 @@ func (m *Model) chrome() (help int, tabs bool, paneH int) {
 
 func (m *Model) layout() {
 	m.help.Width = m.width // before paneHeight, which draws the help
-	chatW, _, _ := m.widths()
+	chatW, tlW, memW := m.widths()
 	h := m.paneHeight()
-	if m.chat.width != chatW-2 {
-		m.chat.width = chatW - 2
-		m.chat.invalidate()
-	}
-	m.chat.height, m.tl.height, m.mem.height = h, h, h
+	m.chat.setSize(chatW-2, h)
+	m.tl.setSize(tlW-2, h)
+	m.mem.setSize(memW-2, h)
 	m.input.SetWidth(max(m.width-4, 10))
 }
 
@@ -85,9 +83,9 @@ func (m *Model) View() string {
 	chatW, tlW, memW := m.widths()
 	if m.wide() {
 		m.writePanes(&b, h,
-			pane{"Chat", m.focus == focusChat, chatW, m.chat.view()},
-			pane{"Timeline", m.focus == focusTimeline, tlW, m.tl.view(tlW-2, m.focus == focusTimeline)},
-			pane{"Memory", m.focus == focusMemory, memW, m.mem.view(memW-2, m.focus == focusMemory)})
+			pane{"Chat", m.focus == focusChat, chatW, m.chat.view(m.focus == focusChat)},
+			pane{"Timeline", m.focus == focusTimeline, tlW, m.tl.view(m.focus == focusTimeline)},
+			pane{"Memory", m.focus == focusMemory, memW, m.mem.view(m.focus == focusMemory)})
 	} else {
 		if tabs {
 			b.WriteString(m.tabs())
@@ -96,11 +94,11 @@ func (m *Model) View() string {
 		var lines []string
 		switch m.shown {
 		case focusTimeline:
-			lines = m.tl.view(m.width-2, m.focus == focusTimeline)
+			lines = m.tl.view(m.focus == focusTimeline)
 		case focusMemory:
-			lines = m.mem.view(m.width-2, m.focus == focusMemory)
+			lines = m.mem.view(m.focus == focusMemory)
 		default:
-			lines = m.chat.view()
+			lines = m.chat.view(m.focus == focusChat)
 		}
 		m.writePanes(&b, h, pane{paneNames[m.shown], m.focus == m.shown, m.width, lines})
 	}
