@@ -6,62 +6,79 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
 )
 
-// inputKey handles a key in the input box: enter sends the task, ↑/↓ walk
-// the tasks sent before, the rest edits the text.
-func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+// input is the input box: the text being written (a textarea, embedded)
+// and the tasks sent before, which ↑/↓ walk.
+type input struct {
+	textarea.Model
+	history []string
+	histIdx int
+}
+
+// update handles a key while the input box has the focus. Enter returns the
+// task written (the console sends it, or says why not, and then calls
+// sent); ↑/↓ walk the history while the box is empty or shows a task from
+// it; the rest edits the text.
+func (in *input) update(msg tea.KeyMsg, k keyMap) (task string, cmd tea.Cmd) {
 	switch {
-	case key.Matches(msg, m.keys.Send):
-		task := strings.TrimSpace(m.input.Value())
-		if task == "" {
-			return m, nil
-		}
-		if m.running {
-			m.note = "a run is going: wait for it, or ctrl+c to cancel it"
-			return m, nil
-		}
-		if m.opening {
-			m.note = "opening the session…"
-			return m, nil
-		}
-		if m.saving > 0 {
-			m.note = "saving the memory edit…"
-			return m, nil
-		}
-		if m.backend == nil {
-			m.note = "no session open: ctrl+o to pick one"
-			return m, nil
-		}
-		m.history = append(m.history, task)
-		m.histIdx = len(m.history)
-		m.input.Reset()
-		m.chat.follow = true
-		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
-	case key.Matches(msg, m.keys.HistoryPrev, m.keys.HistoryNext):
-		if m.input.Value() == "" || m.histIdx < len(m.history) {
-			if len(m.history) == 0 {
-				return m, nil
+	case key.Matches(msg, k.Send):
+		return strings.TrimSpace(in.Value()), nil
+	case key.Matches(msg, k.HistoryPrev, k.HistoryNext):
+		if in.Value() == "" || in.histIdx < len(in.history) {
+			if len(in.history) == 0 {
+				return "", nil
 			}
-			if key.Matches(msg, m.keys.HistoryPrev) {
-				m.histIdx = max(m.histIdx-1, 0)
+			if key.Matches(msg, k.HistoryPrev) {
+				in.histIdx = max(in.histIdx-1, 0)
 			} else {
-				m.histIdx = min(m.histIdx+1, len(m.history))
+				in.histIdx = min(in.histIdx+1, len(in.history))
 			}
-			if m.histIdx < len(m.history) {
-				m.input.SetValue(m.history[m.histIdx])
+			if in.histIdx < len(in.history) {
+				in.SetValue(in.history[in.histIdx])
 			} else {
-				m.input.Reset()
+				in.Reset()
 			}
-			return m, nil
+			return "", nil
 		}
 	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
-	return m, cmd
+	in.Model, cmd = in.Model.Update(msg)
+	return "", cmd
+}
+
+// sent empties the box and keeps task in the history.
+func (in *input) sent(task string) {
+	in.history = append(in.history, task)
+	in.histIdx = len(in.history)
+	in.Reset()
+}
+
+// inputKey handles a key in the input box, and starts a run on the task
+// sent when one can start.
+func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	task, cmd := m.input.update(msg, m.keys)
+	if task == "" {
+		return m, cmd
+	}
+	switch {
+	case m.running:
+		m.note = "a run is going: wait for it, or ctrl+c to cancel it"
+	case m.opening:
+		m.note = "opening the session…"
+	case m.saving > 0:
+		m.note = "saving the memory edit…"
+	case m.backend == nil:
+		m.note = "no session open: ctrl+o to pick one"
+	default:
+		m.input.sent(task)
+		m.chat.follow = true
+		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
+	}
+	return m, nil
 }
 
 func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cmd {

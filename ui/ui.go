@@ -93,9 +93,7 @@ type Model struct {
 	mem   memory
 	clean eventCleaner // makes the events' text safe to draw
 
-	input    textarea.Model
-	history  []string
-	histIdx  int
+	input    input
 	keys     keyMap
 	help     help.Model
 	showHelp bool
@@ -153,7 +151,7 @@ func New(cfg Config) *Model {
 	sp := spinner.New()
 	sp.Spinner = spinner.Dot
 	m := &Model{
-		cfg: cfg, gate: cfg.Gate, input: in, keys: keys, help: help.New(), spin: sp,
+		cfg: cfg, gate: cfg.Gate, input: input{Model: in}, keys: keys, help: help.New(), spin: sp,
 		chat: newChat(cfg.Style), tl: newTimeline(), state: "idle", shown: focusChat, width: 120, height: 40,
 	}
 	m.setBackend(cfg.Backend, cfg.Events)
@@ -347,7 +345,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	if m.focus == focusInput {
 		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
+		m.input.Model, cmd = m.input.Model.Update(msg)
 		return m, cmd
 	}
 	return m, nil
