@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -109,16 +108,8 @@ func (m *Model) inputBox() []string {
 	if m.memForm != nil {
 		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""}, false)
 	}
-	if p := m.pause; p != nil {
-		what := fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
-		if c := p.pending.ToolCall; c != nil {
-			verb := "Paused before calling"
-			if p.pending.Approval {
-				verb = "Approve calling"
-			}
-			what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
-		}
-		return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(pauseKeys[kindOf(p, m.gate.Stepping())])}, false)
+	if m.pause != nil {
+		return m.pause.bar(w, m.gate.Stepping())
 	}
 	title := "Input"
 	if m.gate.Stepping() {

@@ -111,8 +111,7 @@ type Model struct {
 	pause    *gateRequest
 	released bool // c let this run go on without step pauses
 
-	argsEditor *textarea.Model
-	editorErr  string // why the edited arguments were refused
+	argsEditor *argsEditor
 	memForm    *textinput.Model
 	detail     *details // a step's details, over the rest
 	picker     *list.Model
