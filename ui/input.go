@@ -106,7 +106,7 @@ func (m *Model) continueRun() tea.Cmd {
 func (m *Model) inputBox() []string {
 	w := m.width
 	if m.memForm != nil {
-		return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{m.memForm.View(), ""}, false)
+		return m.memForm.view(w)
 	}
 	if m.pause != nil {
 		return m.pause.bar(w, m.gate.Stepping())

@@ -178,6 +178,57 @@ func (m *memory) update(msg tea.KeyMsg, k keyMap) factEdit {
 	return editNone
 }
 
+// factForm is the form that adds or edits a fact, written key = value (a
+// textinput, embedded).
+type factForm struct {
+	textinput.Model
+}
+
+// newFactForm opens the form, on f when it edits one.
+func newFactForm(f *engine.Fact, width int) *factForm {
+	ti := textinput.New()
+	ti.Prompt = "key = value: "
+	ti.Width = max(width-20, 10)
+	if f != nil {
+		ti.SetValue(f.Key + " = " + f.Value)
+	}
+	ti.Focus()
+	return &factForm{ti}
+}
+
+// formResult is what a key in the form did.
+type formResult int
+
+const (
+	formEditing formResult = iota
+	formCancelled
+	formRefused // not written as key = value
+	formDone    // the change is ready
+)
+
+// update handles a key in the form: esc cancels, enter reads the fact, the
+// rest edits the text.
+func (f *factForm) update(msg tea.KeyMsg, k keyMap) (res formResult, c engine.MemoryChanged, cmd tea.Cmd) {
+	switch {
+	case key.Matches(msg, k.Dismiss):
+		return formCancelled, c, nil
+	case key.Matches(msg, k.Submit):
+		name, value, ok := strings.Cut(f.Value(), "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return formRefused, c, nil
+		}
+		return formDone, engine.MemoryChanged{Op: engine.MemorySet, Key: name, Value: value, Source: "person"}, nil
+	}
+	f.Model, cmd = f.Model.Update(msg)
+	return formEditing, c, cmd
+}
+
+// view draws the form in place of the input box, w cells wide.
+func (f *factForm) view(w int) []string {
+	return box("Memory: add or edit a fact (enter saves, esc cancels)", true, w, 2, []string{f.Model.View(), ""}, false)
+}
+
 // memoryKey makes the edit a key in the Memory pane asks for.
 func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch edit := m.mem.update(msg, m.keys); edit {
@@ -186,14 +237,11 @@ func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.note = "memory can be edited when no run is going"
 			return m, nil
 		}
-		ti := textinput.New()
-		ti.Prompt = "key = value: "
-		ti.Width = max(m.width-20, 10)
+		var on *engine.Fact
 		if f, ok := m.mem.selected(); ok && edit == editFact {
-			ti.SetValue(f.Key + " = " + f.Value)
+			on = &f
 		}
-		ti.Focus()
-		m.memForm = &ti
+		m.memForm = newFactForm(on, m.width)
 		return m, textinput.Blink
 	case editDelete:
 		if f, ok := m.mem.selected(); ok {
@@ -203,23 +251,18 @@ func (m *Model) memoryKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// memFormKey handles a key in the memory form, and sends the fact written.
 func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch {
-	case key.Matches(msg, m.keys.Dismiss):
+	res, c, cmd := m.memForm.update(msg, m.keys)
+	switch res {
+	case formCancelled:
 		m.memForm = nil
-		return m, nil
-	case key.Matches(msg, m.keys.Submit):
-		k, v, ok := strings.Cut(m.memForm.Value(), "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			m.note = "write it as key = value"
-			return m, nil
-		}
+	case formRefused:
+		m.note = "write it as key = value"
+	case formDone:
 		m.memForm = nil
-		return m, m.changeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: k, Value: v, Source: "person"})
+		return m, m.changeMemory(c)
 	}
-	var cmd tea.Cmd
-	*m.memForm, cmd = m.memForm.Update(msg)
 	return m, cmd
 }
 

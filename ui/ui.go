@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/bubbles/list"
 	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/bubbles/textarea"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
@@ -112,7 +111,7 @@ type Model struct {
 	released bool // c let this run go on without step pauses
 
 	argsEditor *argsEditor
-	memForm    *textinput.Model
+	memForm    *factForm
 	detail     *details // a step's details, over the rest
 	picker     *list.Model
 	note       string
