@@ -38,8 +38,14 @@ func (p pickItem) Description() string {
 // FilterValue is what / filters on: the title and the id.
 func (p pickItem) FilterValue() string { return p.SessionInfo.Title + " " + p.ID }
 
-// newPicker makes the session picker: newest first, filterable with /.
-func newPicker(ls []SessionInfo, w, h int) *list.Model {
+// picker is the session picker: the list bubble (embedded), newest first,
+// filterable with /.
+type picker struct {
+	list.Model
+}
+
+// newPicker makes the picker on the sessions listed, w×h cells.
+func newPicker(ls []SessionInfo, w, h int) *picker {
 	items := make([]list.Item, len(ls))
 	for i, l := range ls {
 		items[i] = pickItem{l}
@@ -48,14 +54,48 @@ func newPicker(ls []SessionInfo, w, h int) *list.Model {
 	l.Title = "Sessions — enter opens, / filters, esc closes"
 	l.SetShowStatusBar(true)
 	l.DisableQuitKeybindings()
-	return &l
+	return &picker{l}
 }
 
-// pickerView draws the picker as exactly h lines of at most w cells: the
-// list bubble's own layout overflows a small terminal (its title and help
-// are not cut, and it may draw more lines than it was given).
-func pickerView(l *list.Model, w, h int) string {
-	lines := strings.Split(l.View(), "\n")
+// pickResult is what a key in the picker did.
+type pickResult int
+
+const (
+	picking pickResult = iota
+	pickClosed
+	pickOpened // the session to open is named
+)
+
+// update handles a message for the picker: esc or ctrl+c closes it (esc
+// ends or clears a filter first), enter picks the session selected, the
+// rest (and the list's own messages) go to the list.
+func (p *picker) update(msg tea.Msg, k keyMap) (res pickResult, id string, cmd tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(msg, k.ClosePicker):
+			if key.Matches(msg, k.Dismiss) && p.FilterState() != list.Unfiltered {
+				break
+			}
+			return pickClosed, "", nil
+		case key.Matches(msg, k.Open):
+			if p.FilterState() == list.Filtering {
+				break
+			}
+			if it, ok := p.SelectedItem().(pickItem); ok {
+				return pickOpened, it.ID, nil
+			}
+			return picking, "", nil
+		}
+	}
+	p.Model, cmd = p.Model.Update(msg)
+	return picking, "", cmd
+}
+
+// view draws the picker as exactly h lines of at most w cells: the list
+// bubble's own layout overflows a small terminal (its title and help are
+// not cut, and it may draw more lines than it was given).
+func (p *picker) view(w, h int) string {
+	lines := strings.Split(p.Model.View(), "\n")
 	if len(lines) > h {
 		lines = lines[:h]
 	}
@@ -82,33 +122,25 @@ func (m *Model) openPicker(list []SessionInfo, err error) {
 	m.picker = newPicker(list, m.width, m.height)
 }
 
+// pickerKey closes the picker, or opens the session picked.
 func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch {
-	case key.Matches(msg, m.keys.ClosePicker):
-		if key.Matches(msg, m.keys.Dismiss) && m.picker.FilterState() != list.Unfiltered {
-			break // esc ends or clears the filter first
-		}
+	res, id, cmd := m.picker.update(msg, m.keys)
+	switch res {
+	case pickClosed:
 		if m.backend == nil {
 			return m, tea.Quit // nothing to go back to
 		}
 		m.picker = nil
-		return m, nil
-	case key.Matches(msg, m.keys.Open):
-		if m.picker.FilterState() == list.Filtering {
-			break
-		}
-		it, ok := m.picker.SelectedItem().(pickItem)
-		if !ok || m.cfg.Sessions == nil {
+	case pickOpened:
+		if m.cfg.Sessions == nil {
 			return m, nil
 		}
 		m.picker = nil
-		if m.backend != nil && m.backend.SessionID() == it.ID {
+		if m.backend != nil && m.backend.SessionID() == id {
 			return m, nil
 		}
 		m.opening = true
-		return m, openSession(m.cfg.Sessions, it.ID)
+		return m, openSession(m.cfg.Sessions, id)
 	}
-	var cmd tea.Cmd
-	*m.picker, cmd = m.picker.Update(msg)
 	return m, cmd
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/list"
 	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
@@ -113,7 +112,7 @@ type Model struct {
 	argsEditor *argsEditor
 	memForm    *factForm
 	detail     *details // a step's details, over the rest
-	picker     *list.Model
+	picker     *picker
 	note       string
 	quitting   bool
 	opening    bool      // a session is being opened from the picker
@@ -337,8 +336,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.picker != nil {
 		// The list's own messages (the filter's matches, its input's
 		// blink, its status timeout) come back to it.
-		var cmd tea.Cmd
-		*m.picker, cmd = m.picker.Update(msg)
+		_, _, cmd := m.picker.update(msg, m.keys)
 		return m, cmd
 	}
 	if m.focus == focusInput {

@@ -71,7 +71,7 @@ func (m *Model) layout() {
 func (m *Model) View() string {
 	switch {
 	case m.picker != nil:
-		return pickerView(m.picker, m.width, m.height)
+		return m.picker.view(m.width, m.height)
 	case m.argsEditor != nil:
 		return m.editorView()
 	case m.detail != nil:
