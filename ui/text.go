@@ -1,13 +1,10 @@
 package ui
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/agentty/agentty/engine"
 )
 
 // Everything the console draws that it did not write itself (a model's
@@ -228,160 +225,6 @@ loop:
 	out := b.String()
 	z.col = col + ansi.StringWidth(out[seg:])
 	return out
-}
-
-// eventCleaner sanitizes the events the console applies. It keeps a
-// sanitizer for each stream of text deltas (the answer and the reasoning),
-// reset whenever the streamed message ends or starts again.
-type eventCleaner struct {
-	text, reasoning Sanitizer
-}
-
-func (c *eventCleaner) reset() { c.text, c.reasoning = Sanitizer{}, Sanitizer{} }
-
-// event returns ev with every piece of foreign text in it sanitized. The
-// payload is copied when something changes, never modified: the engine and
-// other subscribers share it.
-func (c *eventCleaner) event(ev engine.Event) engine.Event {
-	if s, ok := sanitized(ev.Run); ok {
-		ev.Run = s
-	}
-	switch d := ev.Data.(type) {
-	case *engine.TextDelta:
-		z := &c.text
-		if d.Reasoning {
-			z = &c.reasoning
-		}
-		if s := z.write(d.Text, false); s != d.Text {
-			cp := *d
-			cp.Text = s
-			ev.Data = &cp
-		}
-		return ev
-	case *engine.RunStarted:
-		c.reset()
-		task, ok1 := sanitized(d.Task)
-		model, ok2 := sanitized(d.Model)
-		if ok1 || ok2 {
-			cp := *d
-			cp.Task, cp.Model = task, model
-			ev.Data = &cp
-		}
-	case *engine.StepStarted:
-		c.reset()
-	case *engine.Decided:
-		c.reset()
-		text, ok1 := sanitized(d.Text)
-		reasoning, ok2 := sanitized(d.Reasoning)
-		calls, ok3 := sanitizeCalls(d.ToolCalls)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.Text, cp.Reasoning, cp.ToolCalls = text, reasoning, calls
-			ev.Data = &cp
-		}
-	case *engine.ToolStarted:
-		id, ok1 := sanitized(d.ID)
-		name, ok2 := sanitized(d.Name)
-		args, ok3 := sanitizeArgs(d.Args)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.ID, cp.Name, cp.Args = id, name, args
-			ev.Data = &cp
-		}
-	case *engine.ToolFinished:
-		id, ok1 := sanitized(d.ID)
-		name, ok2 := sanitized(d.Name)
-		result, ok3 := sanitized(d.Result)
-		msg, ok4 := sanitized(d.Error)
-		status, ok5 := sanitized(string(d.Status))
-		if ok1 || ok2 || ok3 || ok4 || ok5 {
-			cp := *d
-			cp.ID, cp.Name, cp.Result, cp.Error, cp.Status = id, name, result, msg, engine.ToolStatus(status)
-			ev.Data = &cp
-		}
-	case *engine.RetryScheduled:
-		if d.Op == "model" {
-			c.reset()
-		}
-		op, ok1 := sanitized(d.Op)
-		cause, ok2 := sanitized(d.Cause)
-		if ok1 || ok2 {
-			cp := *d
-			cp.Op, cp.Cause = op, cause
-			ev.Data = &cp
-		}
-	case *engine.MemoryChanged:
-		k, ok1 := sanitized(d.Key)
-		v, ok2 := sanitized(d.Value)
-		src, ok3 := sanitized(d.Source)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.Key, cp.Value, cp.Source = k, v, src
-			ev.Data = &cp
-		}
-	case *engine.GatePaused:
-		if d.ToolCall != nil {
-			if calls, ok := sanitizeCalls([]engine.ToolCall{*d.ToolCall}); ok {
-				cp := *d
-				cp.ToolCall = &calls[0]
-				ev.Data = &cp
-			}
-		}
-	case *engine.GateResumed:
-		if args, ok := sanitizeArgs(d.Args); ok {
-			cp := *d
-			cp.Args = args
-			ev.Data = &cp
-		}
-	case *engine.RunFinished:
-		c.reset()
-		answer, ok1 := sanitized(d.Answer)
-		msg, ok2 := sanitized(d.Error)
-		partial, ok3 := sanitized(d.Partial)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.Answer, cp.Error, cp.Partial = answer, msg, partial
-			ev.Data = &cp
-		}
-	case *engine.Notice:
-		if s, ok := sanitized(d.Message); ok {
-			cp := *d
-			cp.Message = s
-			ev.Data = &cp
-		}
-	}
-	return ev
-}
-
-// sanitizeArgs sanitizes a tool call's arguments as text. JSON stays JSON:
-// the only controls JSON allows are whitespace between its tokens.
-func sanitizeArgs(a json.RawMessage) (json.RawMessage, bool) {
-	if isClean(string(a)) {
-		return a, false
-	}
-	return json.RawMessage(Sanitize(string(a))), true
-}
-
-// sanitizeCalls returns calls with their ids, names and arguments sanitized,
-// copied when one of them changes.
-func sanitizeCalls(calls []engine.ToolCall) ([]engine.ToolCall, bool) {
-	var out []engine.ToolCall
-	for i, c := range calls {
-		id, ok1 := sanitized(c.ID)
-		name, ok2 := sanitized(c.Name)
-		args, ok3 := sanitizeArgs(c.Args)
-		if !ok1 && !ok2 && !ok3 {
-			continue
-		}
-		if out == nil {
-			out = append([]engine.ToolCall(nil), calls...)
-		}
-		out[i].ID, out[i].Name, out[i].Args = id, name, args
-	}
-	if out == nil {
-		return calls, false
-	}
-	return out, true
 }
 
 // flatten makes sanitized text one line: each run of line breaks and
