@@ -827,7 +827,7 @@ func consoleStates(m *Model) []string {
 	add(m.picker != nil, "picker")
 	add(m.picker != nil && m.picker.FilterState() != 0, "picker filtered")
 	add(m.detail != nil, "details")
-	add(m.showHelp, "help")
+	add(m.help.open, "help")
 	add(!m.chat.follow, "scrolled up")
 	add(m.chat.expanded, "expanded")
 	add(m.width < wideWidth, "narrow")

@@ -3,6 +3,9 @@ package ui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -13,6 +16,58 @@ const (
 	helpFull
 )
 
+// helpBar is the help below the status line: the keys of the pane that has
+// the focus (or of the pause), all of them when opened with ?. It draws the
+// keyMap through the help bubble (embedded).
+type helpBar struct {
+	help.Model
+	open bool // the full help, opened with ?
+
+	cache [2]string // short and full, as chrome may try both in a frame
+	key   [2]helpKey
+}
+
+// update handles the help's keys: ? opens or closes it (not while a task
+// is being written: ? is text there), esc closes it. It reports whether
+// the key was the help's.
+func (h *helpBar) update(msg tea.KeyMsg, k keyMap, writing bool) bool {
+	switch {
+	case key.Matches(msg, k.Dismiss) && h.open: // the help is open over the rest: esc closes it first
+		h.open = false
+	case key.Matches(msg, k.Help) && !writing:
+		h.open = !h.open
+	default:
+		return false
+	}
+	return true
+}
+
+// view draws the help for hk, all keys when full, cut to width.
+func (h *helpBar) view(hk helpKeys, full bool, width int) string {
+	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: width}
+	slot := 0
+	if full {
+		slot = 1
+	}
+	if h.cache[slot] != "" && h.key[slot] == key {
+		return h.cache[slot]
+	}
+	h.Width = width
+	var v string
+	if full {
+		v = h.FullHelpView(hk.FullHelp())
+	} else {
+		v = h.ShortHelpView(hk.ShortHelp())
+	}
+	// The help bubble overflows when even its "…" does not fit: cut it.
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, width, "…")
+	}
+	h.cache[slot], h.key[slot] = strings.Join(lines, "\n"), key
+	return h.cache[slot]
+}
+
 func (m *Model) helpLines(help int) int {
 	if help == helpNone {
 		return 0
@@ -20,28 +75,8 @@ func (m *Model) helpLines(help int) int {
 	return strings.Count(m.helpView(help == helpFull), "\n") + 1
 }
 
-// helpView draws the help, all keys when full.
+// helpView draws the help for what has the keys now, all of them when full.
 func (m *Model) helpView(full bool) string {
 	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth}
-	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: m.width}
-	slot := 0
-	if full {
-		slot = 1
-	}
-	if m.helpCache[slot] != "" && m.helpKey[slot] == key {
-		return m.helpCache[slot]
-	}
-	var v string
-	if full {
-		v = m.help.FullHelpView(hk.FullHelp())
-	} else {
-		v = m.help.ShortHelpView(hk.ShortHelp())
-	}
-	// The help bubble overflows when even its "…" does not fit: cut it.
-	lines := strings.Split(v, "\n")
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "…")
-	}
-	m.helpCache[slot], m.helpKey[slot] = strings.Join(lines, "\n"), key
-	return m.helpCache[slot]
+	return m.help.view(hk, full, m.width)
 }

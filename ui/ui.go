@@ -91,11 +91,10 @@ type Model struct {
 	mem   memory
 	clean eventCleaner // makes the events' text safe to draw
 
-	input    input
-	keys     keyMap
-	help     help.Model
-	showHelp bool
-	spin     spinner.Model
+	input input
+	keys  keyMap
+	help  helpBar
+	spin  spinner.Model
 
 	// sess is the session as the console has seen it: every event goes
 	// through its Apply, and memory, usage, steps and "interrupted" are
@@ -121,8 +120,6 @@ type Model struct {
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
-	helpCache  [2]string // short and full, as chrome may try both in a frame
-	helpKey    [2]helpKey
 	borders    map[borderKey]string
 	blanks     string
 }
@@ -148,7 +145,7 @@ func New(cfg Config) *Model {
 	sp := spinner.New()
 	sp.Spinner = spinner.Dot
 	m := &Model{
-		cfg: cfg, gate: cfg.Gate, input: input{Model: in}, keys: keys, help: help.New(), spin: sp,
+		cfg: cfg, gate: cfg.Gate, input: input{Model: in}, keys: keys, help: helpBar{Model: help.New()}, spin: sp,
 		chat: newChat(cfg.Style), tl: newTimeline(), state: "idle", shown: focusChat, width: 120, height: 40,
 	}
 	m.setBackend(cfg.Backend, cfg.Events)
@@ -370,8 +367,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
-	if key.Matches(msg, k.Dismiss) && m.showHelp { // the help is open over the rest: esc closes it first
-		m.showHelp = false
+	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
 		m.layout()
 		return m, nil
 	}
@@ -441,9 +437,6 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		m.chat.scroll(-max(m.chat.height-2, 1))
 	case key.Matches(msg, k.PageDown):
 		m.chat.scroll(max(m.chat.height-2, 1))
-	case key.Matches(msg, k.Help) && (m.focus != focusInput || m.input.Value() == ""):
-		m.showHelp = !m.showHelp
-		m.layout()
 	default:
 		return nil, false
 	}

@@ -36,7 +36,7 @@ func (m *Model) paneHeight() int {
 // the least, as on a 20×8 terminal).
 func (m *Model) chrome() (help int, tabs bool, paneH int) {
 	help, tabs = helpShort, !m.wide()
-	if m.showHelp {
+	if m.help.open {
 		help = helpFull
 	}
 	for {
