@@ -347,6 +347,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // noteCancelling is the status line's note from ctrl+c until the run ends.
 const noteCancelling = "cancelling… (ctrl+c again quits)"
 
+// key routes a key. What is in front of the panes (the picker, the
+// argument editor, the memory form, the details) has every key; then the
+// help's, the keys that mean the same everywhere, a pause's; and the rest
+// go to the pane that has the focus, and to it only.
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	if !key.Matches(msg, k.Cancel) {

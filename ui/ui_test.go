@@ -1,11 +1,11 @@
 package ui_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -134,8 +134,21 @@ func consoleConfig(t testing.TB, step bool, events []engine.Event) ui.Config {
 
 func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	waitForAll(t, tm, regexp.MustCompile(regexp.QuoteMeta(s)))
+}
+
+// waitForAll waits until the console has drawn a match of each of res (in
+// the output read during this call).
+func waitForAll(t *testing.T, tm *teatest.TestModel, res ...*regexp.Regexp) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, re := range res {
+			if !re.Match(b) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
 }
 
 func key(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
@@ -218,23 +231,42 @@ func checkFrame(t *testing.T, frame string, w, h int) {
 // into a new console, as --resume does).
 func TestStepModeFrames(t *testing.T) {
 	sizes := []struct{ w, h int }{{120, 40}, {80, 24}}
-	untilDecide := func(t *testing.T, tm *teatest.TestModel) {
+	// A pause reaches the console twice, in either order: from the gate
+	// (the pause bar) and as the run's gate_paused event (the Timeline's
+	// paused row). A scene waits for both where the Timeline is in view;
+	// on a narrow terminal, once it has been brought into view.
+	bars := map[string]*regexp.Regexp{
+		"decide":  regexp.MustCompile(`Paused before deciding`),
+		"stepped": regexp.MustCompile(`Paused before calling`),
+	}
+	rows := map[string]*regexp.Regexp{
+		"decide":  regexp.MustCompile(`decide +waiting +paused`),
+		"stepped": regexp.MustCompile(`act +calculator +paused`),
+	}
+	paused := func(t *testing.T, tm *teatest.TestModel, w int, scene string) {
+		if w >= 120 {
+			waitForAll(t, tm, bars[scene], rows[scene])
+		} else {
+			waitForAll(t, tm, bars[scene])
+		}
+	}
+	untilDecide := func(t *testing.T, tm *teatest.TestModel, w int) {
 		tm.Type("what is 17*23?")
 		tm.Send(key(tea.KeyEnter))
-		waitFor(t, tm, "Paused before deciding")
+		paused(t, tm, w, "decide")
 	}
 	scenes := []struct {
 		name string
-		play func(t *testing.T, tm *teatest.TestModel)
+		play func(t *testing.T, tm *teatest.TestModel, w int)
 	}{
 		{"decide", untilDecide},
-		{"stepped", func(t *testing.T, tm *teatest.TestModel) {
-			untilDecide(t, tm)
+		{"stepped", func(t *testing.T, tm *teatest.TestModel, w int) {
+			untilDecide(t, tm, w)
 			tm.Send(key(tea.KeyEnter))
-			waitFor(t, tm, "Paused before calling")
+			paused(t, tm, w, "stepped")
 		}},
-		{"continued", func(t *testing.T, tm *teatest.TestModel) {
-			untilDecide(t, tm)
+		{"continued", func(t *testing.T, tm *teatest.TestModel, w int) {
+			untilDecide(t, tm, w)
 			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")})
 			waitFor(t, tm, "step 2 · idle")
 		}},
@@ -246,11 +278,15 @@ func TestStepModeFrames(t *testing.T) {
 				cfg := consoleConfig(t, true, nil)
 				m := ui.New(cfg)
 				tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(sz.w, sz.h))
-				sc.play(t, tm)
+				sc.play(t, tm, sz.w)
 				if sz.w < 120 { // narrow: the timeline is a tab of its own
 					tm.Send(key(tea.KeyTab))
 					tm.Send(key(tea.KeyTab))
-					waitFor(t, tm, "[Timeline]")
+					if row := rows[sc.name]; row != nil {
+						waitForAll(t, tm, regexp.MustCompile(`\[Timeline\]`), row)
+					} else {
+						waitFor(t, tm, "[Timeline]")
+					}
 				}
 				if err := tm.Quit(); err != nil {
 					t.Fatal(err)
