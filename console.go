@@ -26,11 +26,11 @@ type backend struct {
 var _ ui.Backend = (*backend)(nil)
 
 func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
-	return b.engine.Start(ctx, b.session, task, b.journal)
+	return b.engine.Start(ctx, b.session, task, withTrace(b.engine, b.journal))
 }
 
 func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
-	return b.engine.StartContinue(ctx, b.session, b.journal)
+	return b.engine.StartContinue(ctx, b.session, withTrace(b.engine, b.journal))
 }
 
 func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
@@ -47,8 +47,7 @@ type readOnlyBackend struct{ id, why string }
 
 func (b *readOnlyBackend) refuse() <-chan engine.Event {
 	ch := make(chan engine.Event, 1)
-	ch <- engine.Event{V: engine.SchemaVersion, Session: b.id, Kind: engine.KindRunFinished, Time: time.Now(),
-		Data: &engine.RunFinished{StopReason: engine.StopError, Error: "this session is read-only: " + b.why}}
+	ch <- engine.Refusal(b.id, errors.New("this session is read-only: "+b.why))
 	close(ch)
 	return ch
 }
@@ -222,6 +221,9 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if b != nil {
 			b.Close() // a session never written leaves nothing (sessions.Store.Create)
 		}
+	}
+	if why := st.closeTraces(); why != "" {
+		fmt.Fprintln(stderr, "agentty: warning:", why)
 	}
 	if pe, ok := errors.AsType[*ui.PanicError](err); ok {
 		// The terminal is restored and the run's end journaled (ui.Run);

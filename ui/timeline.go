@@ -104,7 +104,7 @@ func (t *timeline) apply(ev engine.Event) {
 	t.dirty = true
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
-		t.add(row{step: ev.Step, text: "▶ " + oneLine(d.Task, 60), status: "run"})
+		t.add(row{step: ev.Step, text: "▶ " + engine.OneLine(d.Task, 60), status: "run"})
 	case *engine.StepStarted:
 		t.add(row{step: ev.Step, phase: engine.Perceive, status: "running", started: ev.Time})
 	case *engine.ModelRequest:
@@ -438,10 +438,6 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
-}
-
-func oneLine(s string, n int) string {
-	return ansi.Truncate(strings.Join(strings.Fields(s), " "), n, "…")
 }
 
 func padRight(s string, w int) string {
