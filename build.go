@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/tools"
+	"github.com/agentty/agentty/traces"
 )
 
 // setup is what a run needs: the model, the tools and the engine. Close
@@ -27,9 +29,13 @@ type setup struct {
 	// notices are problems to tell the person about, such as an MCP
 	// server that did not start.
 	notices []string
+	// tracing exports spans when --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
+	// asks for it; nil otherwise (nothing is made when tracing is off).
+	tracing *traces.Tracing
 }
 
 func (s *setup) Close() {
+	s.closeTraces()
 	if s.mcp != nil {
 		s.mcp.Close()
 	}
@@ -172,7 +178,54 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
 		Gate:      gate,
 	})
+	if err := st.startTraces(ctx, o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return st, nil
+}
+
+// traceSinks holds the trace sink of each engine whose setup traces, for
+// the console's backends (console.go), which know only their engine.
+var traceSinks sync.Map // *engine.Engine → *traces.Sink
+
+// startTraces sets up the OTLP pipeline when it is asked for.
+func (s *setup) startTraces(ctx context.Context, o options, getenv func(string) string) error {
+	tc := traces.Config{Endpoint: o.otlp, Content: o.traceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
+	if !tc.Enabled() {
+		return nil
+	}
+	t, err := traces.Start(ctx, tc)
+	if err != nil {
+		return errUsage{err}
+	}
+	s.tracing = t
+	traceSinks.Store(s.engine, t.Sink(traces.Options{Model: s.modelName}))
+	return nil
+}
+
+// withTrace is the journal followed by the engine's trace sink, if it has
+// one: the journal sees every event first.
+func withTrace(e *engine.Engine, journal engine.Sink) engine.Sink {
+	if t, ok := traceSinks.Load(e); ok {
+		return engine.Sinks{journal, t.(*traces.Sink)}
+	}
+	return journal
+}
+
+// closeTraces sends the spans still queued (waiting a bounded time) and
+// says why, once, if spans could not be sent; "" otherwise.
+func (s *setup) closeTraces() string {
+	if s.tracing == nil {
+		return ""
+	}
+	traceSinks.Delete(s.engine)
+	err := s.tracing.Close()
+	s.tracing = nil
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 const systemPrompt = "You are agentty, a careful agent working in a terminal. Use the tools when they help; " +

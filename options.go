@@ -31,6 +31,10 @@ type options struct {
 	// trustWorkspace (--trust-workspace) lets the workspace's risky
 	// config keys take effect this once.
 	trustWorkspace bool
+	// otlp (--otlp URL) sends traces to an OTLP collector;
+	// traceContent (--trace-content) puts what was said in them.
+	otlp         string
+	traceContent bool
 	// askTrust, when set, asks the person about a workspace config with
 	// risky keys and no trust (the console); nil never asks (run, tools).
 	askTrust func(w *wsConfig, changed []string) (trustChoice, error)
@@ -47,6 +51,13 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
 	fs.IntVar(&o.budget, "context-budget", 0, "tokens of history, memory and tools a request may hold (default 64000)")
 	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
+	o.registerTraces(fs)
+}
+
+// registerTraces adds --otlp and --trace-content.
+func (o *options) registerTraces(fs *flag.FlagSet) {
+	fs.StringVar(&o.otlp, "otlp", "", "send traces to this OTLP collector, e.g. http://localhost:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.BoolVar(&o.traceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
 }
 
 // store opens the session store named by --data-dir or the environment.

@@ -101,6 +101,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
+	if t, ok := traceSinks.Load(st.engine); ok { // after the journal: it sees every event first
+		sinks = append(sinks, t.(engine.Sink))
+	}
+	defer func() {
+		if why := st.closeTraces(); why != "" {
+			fmt.Fprintln(stderr, "agentty run: warning:", why)
+		}
+	}()
 	var res engine.Result
 	if o.cont {
 		if !s.Interrupted() {

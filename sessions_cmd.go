@@ -1,22 +1,25 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/traces"
 )
 
 // sessionsCmd runs `agentty sessions ls|show|rm|rename|export|fork`.
 func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	const say = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json] or fork ID --at STEP"
+	const say = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP or trace ID [--run RUN] [--otlp URL]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, say)
 		return exitUsage
@@ -33,6 +36,8 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	asJSON := fs.Bool("json", false, "print JSON")
 	format := fs.String("format", "md", "export format: md or json")
 	at := fs.Int("at", -1, "fork: the last step to keep")
+	run := fs.String("run", "", "trace: only this run (run-N)")
+	o.registerTraces(fs)
 	if err := parseInterspersed(fs, args[1:]); err != nil {
 		return parseFailed(err)
 	}
@@ -43,10 +48,10 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return code
 	}
 	rest := fs.Args()
-	want := map[string]int{"ls": 0, "show": 1, "rm": 1, "rename": 2, "export": 1, "fork": 1}
+	want := map[string]int{"ls": 0, "show": 1, "rm": 1, "rename": 2, "export": 1, "fork": 1, "trace": 1}
 	n, ok := want[sub]
 	if !ok {
-		return fail(exitUsage, fmt.Errorf("unknown command %q (ls, show, rm, rename, export, fork)", sub))
+		return fail(exitUsage, fmt.Errorf("unknown command %q (ls, show, rm, rename, export, fork, trace)", sub))
 	}
 	if sub == "rename" && len(rest) > 2 {
 		rest = []string{rest[0], strings.Join(rest[1:], " ")}
@@ -62,6 +67,15 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return fail(exitError, err)
 	}
 	switch sub {
+	case "trace":
+		if err := traceSession(store, rest[0], *run, o, getenv, stdout); err != nil {
+			code := exitError
+			if errors.As(err, new(errUsage)) {
+				code = exitUsage
+			}
+			return fail(code, err)
+		}
+		return 0
 	case "ls":
 		list, err := store.List()
 		if err != nil {
@@ -200,4 +214,46 @@ func ago(t time.Time) string {
 		return strconv.Itoa(int(d.Hours())) + "h ago"
 	}
 	return t.Local().Format("2006-01-02")
+}
+
+// traceSession sends a stored session's runs (or one) to the OTLP collector
+// as spans with their recorded times and ids.
+func traceSession(store *sessions.Store, id, run string, o options, getenv func(string) string, stdout io.Writer) error {
+	tc := traces.Config{Endpoint: o.otlp, Content: o.traceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
+	if !tc.Enabled() {
+		return errUsage{errors.New("no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT")}
+	}
+	l, err := store.Load(id)
+	if err != nil {
+		return err
+	}
+	t, err := traces.Start(context.Background(), tc)
+	if err != nil {
+		return errUsage{err}
+	}
+	sink := t.Sink(traces.Options{Model: l.Meta.Model})
+	var runs []string
+	for _, ev := range l.Events {
+		if ev.Run == "" || (run != "" && ev.Run != run) {
+			continue
+		}
+		if len(runs) == 0 || runs[len(runs)-1] != ev.Run {
+			runs = append(runs, ev.Run)
+		}
+		sink.Emit(ev)
+	}
+	sink.Close()
+	if err := t.Close(); err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		if run != "" {
+			return fmt.Errorf("session %s has no run %q", id, run)
+		}
+		return fmt.Errorf("session %s has no runs", id)
+	}
+	for _, r := range slices.Compact(runs) {
+		fmt.Fprintf(stdout, "%s %s trace %s\n", id, r, traces.TraceID(l.Session.ID, r))
+	}
+	return nil
 }

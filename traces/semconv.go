@@ -45,6 +45,7 @@ const (
 const (
 	KeyStopReason      = attribute.Key(agenttyKeyPrefix + "run.stop_reason")
 	KeySteps           = attribute.Key(agenttyKeyPrefix + "run.steps")
+	KeyInterrupted     = attribute.Key(agenttyKeyPrefix + "run.interrupted")
 	KeyRunID           = attribute.Key(agenttyKeyPrefix + "run.id")
 	KeyStep            = attribute.Key(agenttyKeyPrefix + "step")
 	KeyAttempts        = attribute.Key(agenttyKeyPrefix + "attempts")

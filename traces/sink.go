@@ -74,6 +74,7 @@ type runState struct {
 	decidedAt time.Time // when the decision came, if the chat span waits for its usage
 	decided   bool
 	tools     []toolSpan // the current step's open tool calls
+	last      time.Time  // of the run's latest event
 }
 
 type toolSpan struct {
@@ -104,6 +105,7 @@ func (s *Sink) Emit(ev engine.Event) error {
 		r = s.startRun(k, ev)
 		s.runs[k] = r
 	}
+	r.last = ev.Time
 	if r.decided && ev.Kind != engine.KindUsage {
 		r.endChat(r.decidedAt)
 	}
@@ -159,6 +161,24 @@ func (s *Sink) Emit(ev engine.Event) error {
 		delete(s.runs, k)
 	}
 	return nil
+}
+
+// Close ends the spans of runs that have not finished (a journal of a run
+// interrupted by a crash, a console closed mid-run) at their latest event,
+// marked interrupted, so that they are exported.
+func (s *Sink) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range s.runs {
+		if r.decided {
+			r.endChat(r.decidedAt)
+		}
+		r.endChat(r.last)
+		r.endTools(r.last, "interrupted", "the run was interrupted")
+		r.span.SetAttributes(KeyInterrupted.Bool(true))
+		r.span.End(trace.WithTimestamp(r.last))
+		delete(s.runs, k)
+	}
 }
 
 func (s *Sink) startRun(k runKey, ev engine.Event) *runState {

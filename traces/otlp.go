@@ -1,0 +1,158 @@
+package traces
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+)
+
+// Config says where spans go.
+type Config struct {
+	// Endpoint is --otlp: the collector's base URL (http://host:4318);
+	// empty means the OTEL_EXPORTER_OTLP_* variables.
+	Endpoint string
+	// Content is --trace-content (or AGENTTY_TRACE_CONTENT=1).
+	Content bool
+	// Getenv reads the environment (os.Getenv).
+	Getenv func(string) string
+	// Version is agentty's, for service.version.
+	Version string
+}
+
+// Enabled reports whether tracing is asked for: --otlp, or an OTLP endpoint
+// in the environment.
+func (c Config) Enabled() bool {
+	return c.Endpoint != "" || c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || c.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// ContentFromEnv reports AGENTTY_TRACE_CONTENT=1 (or true).
+func ContentFromEnv(getenv func(string) string) bool {
+	v := strings.ToLower(getenv("AGENTTY_TRACE_CONTENT"))
+	return v == "1" || v == "true" || v == "yes"
+}
+
+// Exporting bounds: spans wait in a bounded queue and are dropped when it
+// is full, so a collector that is slow or down never holds a run up.
+const (
+	queueSize       = 4096
+	exportTimeout   = 5 * time.Second
+	ShutdownTimeout = 2 * time.Second
+)
+
+// Tracing is the OTLP pipeline of one command: a provider with a batching
+// processor and an exporter. Close it at the end of the command.
+type Tracing struct {
+	tp      *sdktrace.TracerProvider
+	content bool
+
+	mu   sync.Mutex
+	errs []error // the first failure only: it is reported once
+}
+
+// Start sets up the pipeline c asks for. It makes no connection: the
+// exporter connects when it first sends.
+func Start(ctx context.Context, c Config) (*Tracing, error) {
+	t := &Tracing{content: c.Content}
+	exp, err := exporter(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	attrs := []attribute.KeyValue{semconv.ServiceName("agentty")}
+	if c.Version != "" {
+		attrs = append(attrs, semconv.ServiceVersion(c.Version))
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attrs...),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+		resource.WithTelemetrySDK())
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	// The exporter's failures reach the global error handler; keep the
+	// first and say it once, at Close.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.failed))
+	t.tp = NewProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout)))
+	return t, nil
+}
+
+func exporter(ctx context.Context, c Config) (sdktrace.SpanExporter, error) {
+	proto := c.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if proto == "" {
+		proto = c.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	// The endpoint is read here, not left to the exporter, so that the
+	// environment the command was given is the one that counts.
+	endpoint, signal := c.Endpoint, false
+	if endpoint == "" {
+		if endpoint = c.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); endpoint != "" {
+			signal = true
+		} else {
+			endpoint = c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("the OTLP endpoint %q is not an http:// or https:// URL", endpoint)
+	}
+	switch proto {
+	case "grpc":
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(u.Host), otlptracegrpc.WithTimeout(exportTimeout),
+			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
+		if u.Scheme == "http" {
+			opts = append(opts, otlptracegrpc.WithInsecure())
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	case "", "http/protobuf":
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q is not supported (http/protobuf or grpc)", proto)
+	}
+	if !signal { // the base URL: the traces path goes after it
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+	}
+	return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u.String()), otlptracehttp.WithTimeout(exportTimeout),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+}
+
+func (t *Tracing) failed(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.errs) == 0 {
+		t.errs = append(t.errs, err)
+	}
+}
+
+// Sink is a sink exporting through this pipeline.
+func (t *Tracing) Sink(opt Options) *Sink {
+	opt.Content = opt.Content || t.content
+	return NewSink(t.tp.Tracer("github.com/agentty/agentty/traces"), opt)
+}
+
+// Close sends what is queued, waiting at most ShutdownTimeout, and returns
+// the first failure to export, if any (to be told once).
+func (t *Tracing) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := t.tp.Shutdown(ctx); err != nil {
+		t.failed(err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.errs) > 0 {
+		return fmt.Errorf("traces: spans could not be sent (%w)", errors.Join(t.errs...))
+	}
+	return nil
+}

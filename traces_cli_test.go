@@ -1,0 +1,231 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// receiver is an in-process OTLP/HTTP collector: it decodes what the real
+// exporter sends.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []*collectortrace.ExportTraceServiceRequest
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			t.Errorf("OTLP request to %s as %q", req.URL.Path, req.Header.Get("Content-Type"))
+			http.Error(w, "no", http.StatusNotFound)
+			return
+		}
+		var body io.Reader = req.Body
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			gz, err := gzip.NewReader(req.Body)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			body = gz
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var m collectortrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &m); err != nil {
+			t.Errorf("not an ExportTraceServiceRequest: %v", err)
+			return
+		}
+		r.mu.Lock()
+		r.requests = append(r.requests, &m)
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		w.Write(out)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+type wireSpan struct {
+	span     *tracepb.Span
+	resource map[string]string
+}
+
+func (r *receiver) spans() []wireSpan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []wireSpan
+	for _, req := range r.requests {
+		for _, rs := range req.ResourceSpans {
+			res := map[string]string{}
+			for _, kv := range rs.GetResource().GetAttributes() {
+				res[kv.Key] = kv.Value.GetStringValue()
+			}
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					out = append(out, wireSpan{s, res})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func wireAttrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
+	m := map[string]*commonpb.AnyValue{}
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestRunSendsTracesOverOTLP(t *testing.T) {
+	rcv := newReceiver(t)
+	home := t.TempDir()
+	env := map[string]string{"AGENTTY_HOME": home, "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL}
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--model", "offline", "what is 17*23?")
+	if code != 0 || !strings.Contains(out, "391") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if strings.Contains(errs, "traces") {
+		t.Errorf("stderr speaks of traces: %q", errs)
+	}
+	spans := rcv.spans()
+	var names []string
+	byName := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		names = append(names, s.span.Name)
+		byName[s.span.Name] = s.span
+		if s.resource["service.name"] != "agentty" {
+			t.Errorf("service.name = %q", s.resource["service.name"])
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"chat offline", "chat offline", "execute_tool calculator", "invoke_agent agentty"}) {
+		t.Fatalf("spans on the wire: %q", names)
+	}
+	root, chat, tool := byName["invoke_agent agentty"], byName["chat offline"], byName["execute_tool calculator"]
+	m := regexp.MustCompile(`session: (\S+)`).FindStringSubmatch(errs)
+	if m == nil {
+		t.Fatalf("no session in %q", errs)
+	}
+	ra := wireAttrs(root.Attributes)
+	if ra["gen_ai.operation.name"].GetStringValue() != "invoke_agent" || ra["gen_ai.conversation.id"].GetStringValue() != m[1] ||
+		ra["agentty.run.stop_reason"].GetStringValue() != "answered" || ra["agentty.run.steps"].GetIntValue() != 2 {
+		t.Errorf("run attributes: %v", root.Attributes)
+	}
+	ca := wireAttrs(chat.Attributes)
+	if chat.Kind != tracepb.Span_SPAN_KIND_CLIENT || ca["gen_ai.operation.name"].GetStringValue() != "chat" ||
+		ca["gen_ai.request.model"].GetStringValue() != "offline" || ca["gen_ai.usage.input_tokens"] == nil {
+		t.Errorf("chat: %v %v", chat.Kind, chat.Attributes)
+	}
+	ta := wireAttrs(tool.Attributes)
+	if ta["gen_ai.tool.name"].GetStringValue() != "calculator" || ta["gen_ai.tool.type"].GetStringValue() != "function" || ta["gen_ai.tool.call.id"].GetStringValue() == "" {
+		t.Errorf("tool: %v", tool.Attributes)
+	}
+	for _, s := range []*tracepb.Span{chat, tool} {
+		if string(s.TraceId) != string(root.TraceId) || string(s.ParentSpanId) != string(root.SpanId) {
+			t.Errorf("%s is not under the run", s.Name)
+		}
+	}
+	for _, s := range spans {
+		for _, kv := range s.span.Attributes {
+			if strings.Contains(kv.Key, "messages") || strings.Contains(kv.Key, "arguments") || strings.Contains(kv.Key, "result") {
+				t.Errorf("content without --trace-content: %s on %s", kv.Key, s.span.Name)
+			}
+		}
+	}
+
+	// The same session sent again from its journal: the same spans, ids
+	// and times.
+	again := newReceiver(t)
+	code, out, errs = runCLI(t, context.Background(), map[string]string{"AGENTTY_HOME": home}, "sessions", "trace", m[1], "--otlp", again.URL)
+	if code != 0 || !strings.Contains(out, "run-1 trace") {
+		t.Fatalf("sessions trace: exit %d, %q %q", code, out, errs)
+	}
+	replayed := again.spans()
+	if len(replayed) != len(spans) {
+		t.Fatalf("%d spans replayed, %d live", len(replayed), len(spans))
+	}
+	key := func(s *tracepb.Span) string {
+		return string(s.TraceId) + string(s.SpanId) + string(s.ParentSpanId) + s.Name
+	}
+	live := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		live[key(s.span)] = s.span
+	}
+	for _, s := range replayed {
+		l, ok := live[key(s.span)]
+		if !ok {
+			t.Errorf("replayed span %s has other ids than the live one", s.span.Name)
+			continue
+		}
+		if l.StartTimeUnixNano != s.span.StartTimeUnixNano || l.EndTimeUnixNano != s.span.EndTimeUnixNano {
+			t.Errorf("%s: times differ", l.Name)
+		}
+	}
+}
+
+func TestTraceContentOnTheWire(t *testing.T) {
+	rcv := newReceiver(t)
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.URL + "/v1/traces", "AGENTTY_TRACE_CONTENT": "1"}
+	if code, _, errs := runCLI(t, context.Background(), env, "run", "--model", "offline", "what is 17*23?"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	found := false
+	for _, s := range rcv.spans() {
+		if s.span.Name == "execute_tool calculator" {
+			a := wireAttrs(s.span.Attributes)
+			found = strings.Contains(a["gen_ai.tool.call.result"].GetStringValue(), "391")
+		}
+	}
+	if !found {
+		t.Errorf("no tool result with AGENTTY_TRACE_CONTENT=1")
+	}
+}
+
+// TestCollectorDown: a collector that cannot be reached changes neither the
+// answer nor the exit code; it is said once.
+func TestCollectorDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	code, out, errs := runCLI(t, context.Background(), nil, "run", "--model", "offline", "--otlp", url, "what is 17*23?")
+	if code != 0 || !strings.Contains(out, "391") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if n := strings.Count(errs, "spans could not be sent"); n != 1 {
+		t.Errorf("told %d times of the collector: %q", n, errs)
+	}
+}
+
+func TestTraceFlags(t *testing.T) {
+	if code, _, errs := runCLI(t, context.Background(), nil, "run", "--model", "offline", "--otlp", "localhost", "hi"); code != exitUsage || !strings.Contains(errs, "OTLP endpoint") {
+		t.Errorf("--otlp without a scheme: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, context.Background(), nil, "sessions", "trace", "nope"); code != exitUsage || !strings.Contains(errs, "--otlp") {
+		t.Errorf("sessions trace with no collector: exit %d, %q", code, errs)
+	}
+}
