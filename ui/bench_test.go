@@ -3,7 +3,9 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,4 +89,72 @@ func BenchmarkSanitize(b *testing.B) {
 			}
 		})
 	}
+}
+
+// resumeEvents is a journal of about 10,000 events: runs of steps that call
+// a tool and then answer in Markdown, as a long working session has.
+func resumeEvents() []engine.Event {
+	var evs []engine.Event
+	now := time.Now()
+	step := 0
+	for run := 0; len(evs) < 10000; run++ {
+		id := fmt.Sprint("run-", run)
+		add := func(p engine.Phase, k engine.Kind, d any) {
+			evs = append(evs, engine.Event{V: engine.SchemaVersion, Session: "s", Run: id, Step: step, Phase: p, Kind: k, Time: now, Data: d})
+		}
+		add("", engine.KindRunStarted, &engine.RunStarted{Task: fmt.Sprintf("task %d: what is %d*7?", run, run), Model: "bench"})
+		for turn := range 14 {
+			step++
+			add(engine.Perceive, engine.KindStepStarted, &engine.StepStarted{Turn: turn})
+			add(engine.Perceive, engine.KindModelRequest, &engine.ModelRequest{Messages: 2 * turn, Tokens: 900, Budget: 64000})
+			if turn == 13 {
+				add(engine.Decide, engine.KindDecision, &engine.Decided{Text: mdMessage, Attempts: 1})
+				add(engine.Decide, engine.KindUsage, &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 900, CompletionTokens: 80}})
+				add(engine.Observe, engine.KindStepFinished, &engine.StepFinished{})
+				break
+			}
+			call := engine.ToolCall{ID: fmt.Sprint("call_", turn), Name: "calculator", Args: json.RawMessage(`{"expression":"6*7"}`)}
+			add(engine.Decide, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call}, Attempts: 1})
+			add(engine.Decide, engine.KindUsage, &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 900, CompletionTokens: 20}})
+			add(engine.Act, engine.KindToolStarted, &engine.ToolStarted{ID: call.ID, Name: call.Name, Args: call.Args})
+			add(engine.Act, engine.KindToolFinished, &engine.ToolFinished{ID: call.ID, Name: call.Name, Status: engine.ToolOK, Result: "6*7 = 42", Attempts: 1})
+			add(engine.Observe, engine.KindStepFinished, &engine.StepFinished{ToolCalls: 1})
+		}
+		add("", engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopAnswered, Answer: mdMessage, Steps: 14})
+	}
+	return evs
+}
+
+// BenchmarkResume10k is `agentty --resume ID` of a 10,000-event session up
+// to its first frame: New (which replays the events), Init, the first
+// window size and View. It reports CPU ms per resume (the issue's target:
+// ≤ 100 ms) and the Go heap in use while the console holds the session
+// (target: ≤ 80 MB RSS for the process).
+func BenchmarkResume10k(b *testing.B) {
+	evs := resumeEvents()
+	var m *Model
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		m = New(Config{Model: "bench", Style: "dark", Events: evs})
+		m.Init()
+		m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
+		if v := m.View(); !strings.Contains(v, "Timeline") || !strings.Contains(v, "6*7 = 42") {
+			b.Fatalf("the first frame does not show the session:\n%s", v)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	evs = nil
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+	runtime.KeepAlive(m)
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
