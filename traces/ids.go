@@ -1,12 +1,8 @@
 package traces
 
 import (
-	"context"
 	"encoding/binary"
-	"math/rand/v2"
-	"strconv"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -31,6 +27,15 @@ func fnv(seed uint64, parts ...string) uint64 {
 			h *= fnvPrime
 		}
 		h *= fnvPrime // the zero byte
+	}
+	return h
+}
+
+// fnvInt goes on with the eight bytes of n.
+func fnvInt(h uint64, n int) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= uint64(byte(n >> (8 * i)))
+		h *= fnvPrime
 	}
 	return h
 }
@@ -62,51 +67,11 @@ func RunSpanID(session, run string) trace.SpanID {
 
 // ChatSpanID is the span of the decision of a step (chat).
 func ChatSpanID(session, run string, step int) trace.SpanID {
-	return spanID(fnv(fnvOffset, "chat", session, run, strconv.Itoa(step)))
+	return spanID(fnvInt(fnv(fnvOffset, "chat", session, run), step))
 }
 
 // ToolSpanID is the span of a tool call (execute_tool): the index in its step
 // and the call id, since models reuse call ids.
 func ToolSpanID(session, run string, step, index int, call string) trace.SpanID {
-	return spanID(fnv(fnvOffset, "tool", session, run, strconv.Itoa(step), strconv.Itoa(index), call))
-}
-
-type idsKey struct{}
-
-type ids struct {
-	trace trace.TraceID
-	span  trace.SpanID
-}
-
-func withIDs(ctx context.Context, t trace.TraceID, s trace.SpanID) context.Context {
-	return context.WithValue(ctx, idsKey{}, ids{t, s})
-}
-
-// IDGenerator gives the spans the sink starts the ids it derived; spans
-// started by anyone else get random ids. A TracerProvider must use it for
-// the sink's ids to hold (NewProvider sets it).
-func IDGenerator() sdktrace.IDGenerator { return idGen{} }
-
-type idGen struct{}
-
-func (idGen) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	if v, ok := ctx.Value(idsKey{}).(ids); ok {
-		return v.trace, v.span
-	}
-	var t trace.TraceID
-	binary.BigEndian.PutUint64(t[:8], rand.Uint64())
-	binary.BigEndian.PutUint64(t[8:], rand.Uint64()|1)
-	return t, spanID(rand.Uint64())
-}
-
-func (idGen) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	if v, ok := ctx.Value(idsKey{}).(ids); ok {
-		return v.span
-	}
-	return spanID(rand.Uint64())
-}
-
-// NewProvider is a TracerProvider with the sink's IDGenerator and opts.
-func NewProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
-	return sdktrace.NewTracerProvider(append(opts, sdktrace.WithIDGenerator(IDGenerator()))...)
+	return spanID(fnv(fnvInt(fnvInt(fnv(fnvOffset, "tool", session, run), step), index), call))
 }

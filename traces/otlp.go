@@ -54,11 +54,13 @@ const (
 // Tracing is the OTLP pipeline of one command: a provider with a batching
 // processor and an exporter. Close it at the end of the command.
 type Tracing struct {
-	tp      *sdktrace.TracerProvider
+	bsp     sdktrace.SpanProcessor
+	res     *resource.Resource
 	content bool
 
-	mu   sync.Mutex
-	errs []error // the first failure only: it is reported once
+	mu    sync.Mutex
+	errs  []error // the first failure only: it is reported once
+	sinks []*Sink
 }
 
 // Start sets up the pipeline c asks for. It makes no connection: the
@@ -83,9 +85,8 @@ func Start(ctx context.Context, c Config) (*Tracing, error) {
 	// The exporter's failures reach the global error handler; keep the
 	// first and say it once, at Close.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.failed))
-	t.tp = NewProvider(
-		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout)))
+	t.res = res
+	t.bsp = sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout))
 	return t, nil
 }
 
@@ -138,15 +139,27 @@ func (t *Tracing) failed(err error) {
 // Sink is a sink exporting through this pipeline.
 func (t *Tracing) Sink(opt Options) *Sink {
 	opt.Content = opt.Content || t.content
-	return NewSink(t.tp.Tracer("github.com/agentty/agentty/traces"), opt)
+	opt.Resource = t.res
+	s := NewSink(opt, t.bsp)
+	t.mu.Lock()
+	t.sinks = append(t.sinks, s)
+	t.mu.Unlock()
+	return s
 }
 
 // Close sends what is queued, waiting at most ShutdownTimeout, and returns
 // the first failure to export, if any (to be told once).
 func (t *Tracing) Close() error {
+	t.mu.Lock()
+	sinks := t.sinks
+	t.sinks = nil
+	t.mu.Unlock()
+	for _, s := range sinks {
+		s.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
-	if err := t.tp.Shutdown(ctx); err != nil {
+	if err := t.bsp.Shutdown(ctx); err != nil {
 		t.failed(err)
 	}
 	t.mu.Lock()

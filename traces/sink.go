@@ -6,18 +6,21 @@
 // same trace as the run exported live.
 //
 // The Sink is an engine.Sink like the journal and the console: nothing in
-// the engine calls tracing. It never fails a run.
+// the engine calls tracing. It never fails or holds up a run: it notes what
+// the events say, and hands each span, once complete, to the SDK's span
+// processors as a finished span (the batching processor queues it, bounded,
+// dropping it when the queue is full).
 package traces
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentty/agentty/engine"
@@ -38,6 +41,8 @@ type Options struct {
 	// Model is the model when a run's events do not name it (a run
 	// continued without its run_started).
 	Model string
+	// Resource is the spans' resource (service name and the like).
+	Resource *resource.Resource
 }
 
 // ProviderOf names the provider of a model as agentty picks it: the
@@ -50,12 +55,15 @@ func ProviderOf(model string) string {
 }
 
 // Sink makes spans of the events it is given. One Sink may serve many runs
-// and sessions at once. Emit never returns an error.
+// and sessions at once. Emit never returns an error. Close it to have every
+// span handed to the SDK.
 type Sink struct {
-	tracer trace.Tracer
-	opt    Options
-	mu     sync.Mutex
-	runs   map[runKey]*runState
+	procs []sdktrace.SpanProcessor
+	opt   Options
+
+	mu        sync.Mutex
+	runs      map[runKey]*runState
+	toolNames map[string]string // tool → "execute_tool tool"
 }
 
 var _ engine.Sink = (*Sink)(nil)
@@ -63,33 +71,25 @@ var _ engine.Sink = (*Sink)(nil)
 type runKey struct{ session, run string }
 
 type runState struct {
-	key   runKey
-	trace trace.TraceID
-	ctx   context.Context // holds the run's span
-	span  trace.Span
-	model string
-
-	chat      trace.Span // the decision of the current step, if open
-	chatStep  int
-	decidedAt time.Time // when the decision came, if the chat span waits for its usage
-	decided   bool
-	tools     []toolSpan // the current step's open tool calls
-	last      time.Time  // of the run's latest event
+	key      runKey
+	run      *span
+	model    string
+	chatName string
+	chat     *span   // the decision of the current step, if open
+	tools    []*span // the current step's open tool calls
+	last     time.Time
 }
 
-type toolSpan struct {
-	index int
-	name  string
-	span  trace.Span
-}
-
-// NewSink returns a Sink starting spans with tracer, which must come from a
-// TracerProvider using IDGenerator (NewProvider) for the ids to be derived.
-func NewSink(tracer trace.Tracer, opt Options) *Sink {
+// NewSink returns a Sink handing its spans to procs: a batching processor
+// with an exporter, or the SDK's in-memory recorder in tests.
+func NewSink(opt Options, procs ...sdktrace.SpanProcessor) *Sink {
 	if opt.Agent == "" {
 		opt.Agent = defaultAgentName
 	}
-	return &Sink{tracer: tracer, opt: opt, runs: map[runKey]*runState{}}
+	if opt.Resource == nil {
+		opt.Resource = resource.Empty()
+	}
+	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, toolNames: map[string]string{}}
 }
 
 // Emit implements engine.Sink.
@@ -106,28 +106,28 @@ func (s *Sink) Emit(ev engine.Event) error {
 		s.runs[k] = r
 	}
 	r.last = ev.Time
-	if r.decided && ev.Kind != engine.KindUsage {
-		r.endChat(r.decidedAt)
+	if r.chat != nil && r.chat.finished && ev.Kind != engine.KindUsage {
+		s.endChat(r, r.chat.end)
 	}
 	switch d := ev.Data.(type) {
-	case *engine.RunStarted:
-		// the run's span was started above with its attributes
 	case *engine.ModelRequest:
 		s.startChat(r, ev)
 	case *engine.Decided:
 		s.decided(r, ev, d)
 	case *engine.UsageRecorded:
-		if r.chat != nil {
-			r.chat.SetAttributes(KeyInputTokens.Int(d.PromptTokens), KeyOutputTokens.Int(d.CompletionTokens))
+		if c := r.chat; c != nil {
+			c.attrs = append(c.attrs, KeyInputTokens.Int(d.PromptTokens), KeyOutputTokens.Int(d.CompletionTokens))
 			if d.Estimated {
-				r.chat.SetAttributes(KeyUsageEstimated.Bool(true))
+				c.attrs = append(c.attrs, KeyUsageEstimated.Bool(true))
 			}
-			r.endChat(r.decidedAt)
+			if c.finished {
+				s.endChat(r, c.end)
+			}
 		}
 	case *engine.RetryScheduled:
 		s.retry(r, ev, d)
 	case *engine.ToolStarted:
-		s.toolStarted(r, ev, d)
+		r.tools = append(r.tools, s.startTool(r, ev.Step, d.Index, d.ID, d.Name, d.Args, ev.Time))
 	case *engine.ToolFinished:
 		s.toolFinished(r, ev, d)
 	case *engine.GatePaused:
@@ -138,24 +138,24 @@ func (s *Sink) Emit(ev engine.Event) error {
 				attrs = append(attrs, KeyToolArguments.String(string(d.ToolCall.Args)))
 			}
 		}
-		r.span.AddEvent(EventGatePaused, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+		r.run.event(EventGatePaused, ev.Time, attrs)
 	case *engine.GateResumed:
 		attrs := []attribute.KeyValue{KeyGateAction.String(string(d.Action))}
 		if s.opt.Content && len(d.Args) > 0 {
 			attrs = append(attrs, KeyToolArguments.String(string(d.Args)))
 		}
-		r.span.AddEvent(EventGateResumed, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+		r.run.event(EventGateResumed, ev.Time, attrs)
 	case *engine.MemoryChanged:
 		attrs := []attribute.KeyValue{KeyMemoryOp.String(string(d.Op)), KeyMemoryKey.String(d.Key), KeyMemorySource.String(d.Source)}
 		if s.opt.Content && d.Op == engine.MemorySet {
 			attrs = append(attrs, KeyMemoryValue.String(d.Value))
 		}
-		r.span.AddEvent(EventMemoryChanged, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+		r.run.event(EventMemoryChanged, ev.Time, attrs)
 	case *engine.ContextTrimmed:
-		r.span.AddEvent(EventContextTrimmed, trace.WithTimestamp(ev.Time), trace.WithAttributes(
-			KeyTrimmedMessages.Int(d.Dropped), KeyTrimmedTokens.Int(d.DroppedTokens)))
+		r.run.event(EventContextTrimmed, ev.Time, []attribute.KeyValue{
+			KeyTrimmedMessages.Int(d.Dropped), KeyTrimmedTokens.Int(d.DroppedTokens)})
 	case *engine.StepFinished:
-		r.endTools(ev.Time, "", "")
+		s.endTools(r, ev.Time, "", "")
 	case *engine.RunFinished:
 		s.finishRun(r, ev, d)
 		delete(s.runs, k)
@@ -163,27 +163,37 @@ func (s *Sink) Emit(ev engine.Event) error {
 	return nil
 }
 
+func (s *Sink) send(sp *span) {
+	for _, p := range s.procs {
+		p.OnEnd(sp)
+	}
+}
+
 // Close ends the spans of runs that have not finished (a journal of a run
 // interrupted by a crash, a console closed mid-run) at their latest event,
-// marked interrupted, so that they are exported.
+// marked interrupted.
 func (s *Sink) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, r := range s.runs {
-		if r.decided {
-			r.endChat(r.decidedAt)
+		if r.chat != nil {
+			end := r.last
+			if r.chat.finished {
+				end = r.chat.end
+			}
+			s.endChat(r, end)
 		}
-		r.endChat(r.last)
-		r.endTools(r.last, "interrupted", "the run was interrupted")
-		r.span.SetAttributes(KeyInterrupted.Bool(true))
-		r.span.End(trace.WithTimestamp(r.last))
+		s.endTools(r, r.last, "interrupted", "the run was interrupted")
+		r.run.attrs = append(r.run.attrs, KeyInterrupted.Bool(true))
+		r.run.end = r.last
+		s.send(r.run)
 		delete(s.runs, k)
 	}
 }
 
 func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
-	r := &runState{key: k, trace: TraceID(k.session, k.run), model: s.opt.Model}
-	attrs := make([]attribute.KeyValue, 0, 6)
+	r := &runState{key: k, model: s.opt.Model}
+	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs,
 		KeyOperationName.String(OpInvokeAgent),
 		KeyAgentName.String(s.opt.Agent),
@@ -200,9 +210,12 @@ func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
 	if r.model != "" {
 		attrs = append(attrs, KeyRequestModel.String(r.model))
 	}
-	ctx := withIDs(context.Background(), r.trace, RunSpanID(k.session, k.run))
-	r.ctx, r.span = s.tracer.Start(ctx, OpInvokeAgent+" "+s.opt.Agent,
-		trace.WithTimestamp(ev.Time), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	r.chatName = OpChat
+	if r.model != "" {
+		r.chatName += " " + r.model
+	}
+	r.run = &span{name: OpInvokeAgent + " " + s.opt.Agent, kind: trace.SpanKindInternal,
+		sc: spanContext(TraceID(k.session, k.run), RunSpanID(k.session, k.run)), start: ev.Time, attrs: attrs, res: s.opt.Resource}
 	return r
 }
 
@@ -215,43 +228,41 @@ func (s *Sink) provider(r *runState) string {
 
 func (s *Sink) startChat(r *runState, ev engine.Event) {
 	if r.chat != nil {
-		r.endChat(ev.Time)
+		s.endChat(r, ev.Time)
 	}
-	name := OpChat
-	if r.model != "" {
-		name += " " + r.model
-	}
-	ctx := withIDs(r.ctx, r.trace, ChatSpanID(r.key.session, r.key.run, ev.Step))
-	_, r.chat = s.tracer.Start(ctx, name, trace.WithTimestamp(ev.Time), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(
-			KeyOperationName.String(OpChat),
-			KeyProviderName.String(s.provider(r)),
-			KeyRequestModel.String(r.model),
-			KeyConversationID.String(r.key.session),
-			KeyStep.Int(ev.Step)))
-	r.chatStep = ev.Step
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs,
+		KeyOperationName.String(OpChat),
+		KeyProviderName.String(s.provider(r)),
+		KeyRequestModel.String(r.model),
+		KeyConversationID.String(r.key.session),
+		KeyStep.Int(ev.Step))
+	r.chat = &span{name: r.chatName, kind: trace.SpanKindClient, parent: r.run.sc, res: s.opt.Resource,
+		sc: spanContext(r.run.sc.TraceID(), ChatSpanID(r.key.session, r.key.run, ev.Step)), start: ev.Time, attrs: attrs, step: ev.Step}
 }
 
 func (s *Sink) decided(r *runState, ev engine.Event, d *engine.Decided) {
-	if r.chat == nil || r.chatStep != ev.Step {
+	if r.chat == nil || r.chat.step != ev.Step {
 		s.startChat(r, ev)
 	}
 	reason := FinishStop
 	if len(d.ToolCalls) > 0 {
 		reason = FinishToolCalls
 	}
-	r.chat.SetAttributes(KeyFinishReasons.StringSlice([]string{reason}), KeyAttempts.Int(d.Attempts))
+	c := r.chat
+	c.attrs = append(c.attrs, KeyFinishReasons.StringSlice([]string{reason}), KeyAttempts.Int(d.Attempts))
 	if s.opt.Content {
-		r.chat.SetAttributes(KeyOutputMessages.String(decisionMessages(d, reason)))
+		c.attrs = append(c.attrs, KeyOutputMessages.String(decisionMessages(d, reason)))
 	}
-	r.decided, r.decidedAt = true, ev.Time
+	c.finished, c.end = true, ev.Time
 }
 
-func (r *runState) endChat(t time.Time) {
+func (s *Sink) endChat(r *runState, t time.Time) {
 	if r.chat != nil {
-		r.chat.End(trace.WithTimestamp(t))
+		r.chat.end = t
+		s.send(r.chat)
 	}
-	r.chat, r.decided = nil, false
+	r.chat = nil
 }
 
 func (s *Sink) retry(r *runState, ev engine.Event, d *engine.RetryScheduled) {
@@ -260,18 +271,18 @@ func (s *Sink) retry(r *runState, ev engine.Event, d *engine.RetryScheduled) {
 	if d.Status != 0 {
 		attrs = append(attrs, KeyRetryStatus.Int(d.Status))
 	}
-	span := r.span
+	sp := r.run
 	if d.Op == "model" && r.chat != nil {
-		span = r.chat
+		sp = r.chat
 	} else if name, ok := strings.CutPrefix(d.Op, "tool:"); ok {
 		for _, t := range r.tools {
-			if t.name == name {
-				span = t.span
+			if t.tool == name {
+				sp = t
 				break
 			}
 		}
 	}
-	span.AddEvent(EventRetry, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
+	sp.event(EventRetry, ev.Time, attrs)
 }
 
 // ToolType is gen_ai.tool.type: "extension" for an MCP tool (server__tool),
@@ -283,46 +294,44 @@ func ToolType(name string) string {
 	return ToolTypeFunction
 }
 
-func (s *Sink) startTool(r *runState, step, index int, id, name string, args json.RawMessage, t time.Time) trace.Span {
-	attrs := []attribute.KeyValue{
+func (s *Sink) startTool(r *runState, step, index int, id, name string, args json.RawMessage, t time.Time) *span {
+	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs = append(attrs,
 		KeyOperationName.String(OpExecuteTool),
 		KeyToolName.String(name),
 		KeyToolCallID.String(id),
 		KeyToolType.String(ToolType(name)),
-		KeyStep.Int(step),
-	}
+		KeyStep.Int(step))
 	if s.opt.Content && len(args) > 0 {
 		attrs = append(attrs, KeyToolArguments.String(string(args)))
 	}
-	ctx := withIDs(r.ctx, r.trace, ToolSpanID(r.key.session, r.key.run, step, index, id))
-	_, span := s.tracer.Start(ctx, OpExecuteTool+" "+name, trace.WithTimestamp(t),
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	return span
-}
-
-func (s *Sink) toolStarted(r *runState, ev engine.Event, d *engine.ToolStarted) {
-	span := s.startTool(r, ev.Step, d.Index, d.ID, d.Name, d.Args, ev.Time)
-	r.tools = append(r.tools, toolSpan{index: d.Index, name: d.Name, span: span})
+	spanName, ok := s.toolNames[name]
+	if !ok {
+		spanName = OpExecuteTool + " " + name
+		s.toolNames[name] = spanName
+	}
+	return &span{name: spanName, kind: trace.SpanKindInternal, parent: r.run.sc, res: s.opt.Resource,
+		sc: spanContext(r.run.sc.TraceID(), ToolSpanID(r.key.session, r.key.run, step, index, id)), start: t, attrs: attrs, index: index, tool: name}
 }
 
 func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished) {
-	var span trace.Span
+	var sp *span
 	for i, t := range r.tools {
 		if t.index == d.Index {
-			span = t.span
+			sp = t
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
 		}
 	}
-	if span == nil { // refused or skipped: it never started
-		span = s.startTool(r, ev.Step, d.Index, d.ID, d.Name, nil, ev.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond))
+	if sp == nil { // refused or skipped: it never started
+		sp = s.startTool(r, ev.Step, d.Index, d.ID, d.Name, nil, ev.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond))
 	}
-	span.SetAttributes(KeyToolStatus.String(string(d.Status)), KeyToolDurationMS.Int64(d.DurationMS), KeyAttempts.Int(d.Attempts))
+	sp.attrs = append(sp.attrs, KeyToolStatus.String(string(d.Status)), KeyToolDurationMS.Int64(d.DurationMS), KeyAttempts.Int(d.Attempts))
 	if d.Truncated {
-		span.SetAttributes(KeyToolTruncated.Bool(true))
+		sp.attrs = append(sp.attrs, KeyToolTruncated.Bool(true))
 	}
 	if s.opt.Content {
-		span.SetAttributes(KeyToolResult.String(d.Result))
+		sp.attrs = append(sp.attrs, KeyToolResult.String(d.Result))
 	}
 	switch d.Status {
 	case engine.ToolError:
@@ -332,23 +341,25 @@ func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished
 		} else if strings.Contains(d.Error, "cancel") {
 			kind = "cancelled"
 		}
-		span.SetAttributes(KeyErrorType.String(kind))
-		span.SetStatus(codes.Error, d.Error)
+		sp.attrs = append(sp.attrs, KeyErrorType.String(kind))
+		sp.fail(d.Error)
 	case engine.ToolDenied:
-		span.SetAttributes(KeyErrorType.String("denied"))
-		span.SetStatus(codes.Error, "denied")
+		sp.attrs = append(sp.attrs, KeyErrorType.String("denied"))
+		sp.fail("denied")
 	}
-	span.End(trace.WithTimestamp(ev.Time))
+	sp.end = ev.Time
+	s.send(sp)
 }
 
 // endTools ends the calls still open (the run ended under them).
-func (r *runState) endTools(t time.Time, kind, why string) {
-	for _, ts := range r.tools {
+func (s *Sink) endTools(r *runState, t time.Time, kind, why string) {
+	for _, sp := range r.tools {
 		if kind != "" {
-			ts.span.SetAttributes(KeyErrorType.String(kind))
-			ts.span.SetStatus(codes.Error, why)
+			sp.attrs = append(sp.attrs, KeyErrorType.String(kind))
+			sp.fail(why)
 		}
-		ts.span.End(trace.WithTimestamp(t))
+		sp.end = t
+		s.send(sp)
 	}
 	r.tools = r.tools[:0]
 }
@@ -361,27 +372,29 @@ func (s *Sink) finishRun(r *runState, ev engine.Event, d *engine.RunFinished) {
 	case engine.StopCancelled:
 		kind, why = "cancelled", "cancelled"
 	}
-	if r.chat != nil && kind != "" { // the decision did not come
-		r.chat.SetAttributes(KeyErrorType.String(kind))
-		r.chat.SetStatus(codes.Error, why)
+	if c := r.chat; c != nil && !c.finished && kind != "" { // the decision did not come
+		c.attrs = append(c.attrs, KeyErrorType.String(kind))
+		c.fail(why)
 	}
-	r.endChat(ev.Time)
-	r.endTools(ev.Time, kind, why)
-	r.span.SetAttributes(KeyStopReason.String(string(d.StopReason)), KeySteps.Int(d.Steps))
+	s.endChat(r, ev.Time)
+	s.endTools(r, ev.Time, kind, why)
+	run := r.run
+	run.attrs = append(run.attrs, KeyStopReason.String(string(d.StopReason)), KeySteps.Int(d.Steps))
 	if s.opt.Content {
 		answer := d.Answer
 		if answer == "" {
 			answer = d.Partial
 		}
 		if answer != "" {
-			r.span.SetAttributes(KeyOutputMessages.String(messages("assistant", answer)))
+			run.attrs = append(run.attrs, KeyOutputMessages.String(messages("assistant", answer)))
 		}
 	}
 	if d.StopReason == engine.StopError {
-		r.span.SetAttributes(KeyErrorType.String(ErrorTypeOther))
-		r.span.SetStatus(codes.Error, d.Error)
+		run.attrs = append(run.attrs, KeyErrorType.String(ErrorTypeOther))
+		run.fail(d.Error)
 	}
-	r.span.End(trace.WithTimestamp(ev.Time))
+	run.end = ev.Time
+	s.send(run)
 }
 
 // The conventions' message shape (gen_ai.input.messages and

@@ -25,8 +25,7 @@ import (
 // recorder is a sink into an in-memory span recorder.
 func recorder(opt traces.Options) (*traces.Sink, *tracetest.SpanRecorder) {
 	sr := tracetest.NewSpanRecorder()
-	tp := traces.NewProvider(sdktrace.WithSpanProcessor(sr))
-	return traces.NewSink(tp.Tracer("agentty"), opt), sr
+	return traces.NewSink(opt, sr), sr
 }
 
 // journal keeps every event as the journal writes it.
@@ -54,6 +53,7 @@ func replay(t *testing.T, j *journal, opt traces.Options) []sdktrace.ReadOnlySpa
 			t.Fatal(err)
 		}
 	}
+	sink.Close()
 	return sr.Ended()
 }
 
@@ -69,6 +69,7 @@ func runTask(t *testing.T, ctx context.Context, cfg engine.Config, task string, 
 	j := &journal{}
 	e := engine.New(cfg)
 	res := e.Run(ctx, engine.NewSession("s-1"), task, append(engine.Sinks{j, sink}, more...))
+	sink.Close()
 	return run{sr.Ended(), j, res}
 }
 
