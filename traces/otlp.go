@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,7 @@ const (
 type Tracing struct {
 	bsp     sdktrace.SpanProcessor
 	res     *resource.Resource
+	sampler sdktrace.Sampler
 	content bool
 
 	mu    sync.Mutex
@@ -67,6 +69,11 @@ type Tracing struct {
 // exporter connects when it first sends.
 func Start(ctx context.Context, c Config) (*Tracing, error) {
 	t := &Tracing{content: c.Content}
+	sampler, err := SamplerFromEnv(c.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	t.sampler = sampler
 	exp, err := exporter(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
@@ -139,7 +146,7 @@ func (t *Tracing) failed(err error) {
 // Sink is a sink exporting through this pipeline.
 func (t *Tracing) Sink(opt Options) *Sink {
 	opt.Content = opt.Content || t.content
-	opt.Resource = t.res
+	opt.Resource, opt.Sampler = t.res, t.sampler
 	s := NewSink(opt, t.bsp)
 	t.mu.Lock()
 	t.sinks = append(t.sinks, s)
@@ -168,4 +175,37 @@ func (t *Tracing) Close() error {
 		return fmt.Errorf("traces: spans could not be sent (%w)", errors.Join(t.errs...))
 	}
 	return nil
+}
+
+// SamplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG name; nil (every run) when unset. A run's trace is
+// the root of its spans, so the parent-based samplers sample as their root
+// sampler does; the decision is taken once per run, on its trace id, so a
+// journal exported again is sampled the same way.
+func SamplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	ratio := func() (float64, error) {
+		arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
+		if arg == "" {
+			return 1, nil
+		}
+		f, err := strconv.ParseFloat(arg, 64)
+		if err != nil || f < 0 || f > 1 {
+			return 0, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG %q is not a ratio from 0 to 1", arg)
+		}
+		return f, nil
+	}
+	switch strings.TrimPrefix(name, "parentbased_") {
+	case "", "always_on":
+		return nil, nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "traceidratio":
+		f, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		return sdktrace.TraceIDRatioBased(f), nil
+	}
+	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER %q is not one agentty knows (always_on, always_off, traceidratio, parentbased_…)", name)
 }

@@ -13,6 +13,7 @@
 package traces
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ type Options struct {
 	Model string
 	// Resource is the spans' resource (service name and the like).
 	Resource *resource.Resource
+	// Sampler decides, once per run, whether the run's trace is sent
+	// (SamplerFromEnv); nil sends every run.
+	Sampler sdktrace.Sampler
 }
 
 // ProviderOf names the provider of a model as agentty picks it: the
@@ -78,6 +82,7 @@ type runState struct {
 	chat     *span   // the decision of the current step, if open
 	tools    []*span // the current step's open tool calls
 	last     time.Time
+	dropped  bool // not sampled
 }
 
 // NewSink returns a Sink handing its spans to procs: a batching processor
@@ -163,7 +168,10 @@ func (s *Sink) Emit(ev engine.Event) error {
 	return nil
 }
 
-func (s *Sink) send(sp *span) {
+func (s *Sink) send(r *runState, sp *span) {
+	if r.dropped {
+		return
+	}
 	for _, p := range s.procs {
 		p.OnEnd(sp)
 	}
@@ -186,7 +194,7 @@ func (s *Sink) Close() {
 		s.endTools(r, r.last, "interrupted", "the run was interrupted")
 		r.run.attrs = append(r.run.attrs, KeyInterrupted.Bool(true))
 		r.run.end = r.last
-		s.send(r.run)
+		s.send(r, r.run)
 		delete(s.runs, k)
 	}
 }
@@ -216,6 +224,11 @@ func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
 	}
 	r.run = &span{name: OpInvokeAgent + " " + s.opt.Agent, kind: trace.SpanKindInternal,
 		sc: spanContext(TraceID(k.session, k.run), RunSpanID(k.session, k.run)), start: ev.Time, attrs: attrs, res: s.opt.Resource}
+	if s.opt.Sampler != nil {
+		res := s.opt.Sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(),
+			TraceID: r.run.sc.TraceID(), Name: r.run.name, Kind: r.run.kind})
+		r.dropped = res.Decision != sdktrace.RecordAndSample
+	}
 	return r
 }
 
@@ -260,7 +273,7 @@ func (s *Sink) decided(r *runState, ev engine.Event, d *engine.Decided) {
 func (s *Sink) endChat(r *runState, t time.Time) {
 	if r.chat != nil {
 		r.chat.end = t
-		s.send(r.chat)
+		s.send(r, r.chat)
 	}
 	r.chat = nil
 }
@@ -348,7 +361,7 @@ func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished
 		sp.fail("denied")
 	}
 	sp.end = ev.Time
-	s.send(sp)
+	s.send(r, sp)
 }
 
 // endTools ends the calls still open (the run ended under them).
@@ -359,7 +372,7 @@ func (s *Sink) endTools(r *runState, t time.Time, kind, why string) {
 			sp.fail(why)
 		}
 		sp.end = t
-		s.send(sp)
+		s.send(r, sp)
 	}
 	r.tools = r.tools[:0]
 }
@@ -394,7 +407,7 @@ func (s *Sink) finishRun(r *runState, ev engine.Event, d *engine.RunFinished) {
 		run.fail(d.Error)
 	}
 	run.end = ev.Time
-	s.send(run)
+	s.send(r, run)
 }
 
 // The conventions' message shape (gen_ai.input.messages and

@@ -368,3 +368,75 @@ func TestReplayGivesTheSameIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedRun: a journal whose run never finished (the process died)
+// is exported with the run's spans ended at its last event, marked.
+func TestInterruptedRun(t *testing.T) {
+	r := runTask(t, context.Background(), offlineConfig(t), "what is 17*23?", traces.Options{})
+	cut := &journal{}
+	for _, b := range r.journal.lines {
+		ev, _ := engine.DecodeEvent(b)
+		if ev.Kind == engine.KindToolFinished {
+			break
+		}
+		cut.lines = append(cut.lines, b)
+	}
+	spans := replay(t, cut, traces.Options{})
+	if got := names(spans); !slices.Equal(got, []string{"chat offline", "execute_tool calculator", "invoke_agent agentty"}) {
+		t.Fatalf("spans = %q", got)
+	}
+	want(t, spans[2], traces.KeyInterrupted.Bool(true))
+	want(t, spans[1], traces.KeyErrorType.String("interrupted"))
+	if spans[2].SpanContext().SpanID() != r.spans[len(r.spans)-1].SpanContext().SpanID() {
+		t.Error("the interrupted run's span is not the run's")
+	}
+}
+
+func TestSampler(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if s, err := traces.SamplerFromEnv(env(nil)); s != nil || err != nil {
+		t.Errorf("unset: %v %v", s, err)
+	}
+	off, err := traces.SamplerFromEnv(env(map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_always_off"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runTask(t, context.Background(), offlineConfig(t), "what is 17*23?", traces.Options{Sampler: off})
+	if len(r.spans) != 0 {
+		t.Errorf("always_off sent %q", names(r.spans))
+	}
+	for _, bad := range []map[string]string{{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}} {
+		if _, err := traces.SamplerFromEnv(env(bad)); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+func TestStartPicksTheProtocol(t *testing.T) {
+	for _, c := range []struct {
+		env map[string]string
+		ok  bool
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "localhost:4318"}, false},
+	} {
+		cfg := traces.Config{Getenv: func(k string) string { return c.env[k] }}
+		if !cfg.Enabled() {
+			t.Errorf("%v: not enabled", c.env)
+		}
+		tr, err := traces.Start(context.Background(), cfg)
+		if (err == nil) != c.ok {
+			t.Errorf("%v: %v", c.env, err)
+		}
+		if tr != nil {
+			if err := tr.Close(); err != nil { // nothing to send: no connection made
+				t.Errorf("%v: close: %v", c.env, err)
+			}
+		}
+	}
+	if (traces.Config{Getenv: func(string) string { return "" }}).Enabled() {
+		t.Error("enabled with nothing set")
+	}
+}
