@@ -68,6 +68,7 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty sessions ls [--json]       list sessions, newest first
   agentty sessions show ID [--json]  a session's timeline of steps
   agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
+  agentty sessions trace ID [--run RUN]  send a session's runs as OpenTelemetry spans
   agentty tools [--json]             every tool, with its source, policy and schema
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
@@ -90,6 +91,10 @@ flags:
   --json              (run) print every event as one JSON line
   --yes               (run) approve tools that ask, and re-running interrupted tool calls
   --trust-workspace   let the workspace's .agentty.json use its risky settings this once
+  --otlp URL          send traces to an OTLP collector, e.g. http://localhost:4318 (default
+                      $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set)
+  --trace-content     put tasks, answers, tool arguments and results in the traces (or
+                      AGENTTY_TRACE_CONTENT=1; off by default)
 config: $AGENTTY_CONFIG, else $XDG_CONFIG_HOME/agentty/config.json, else
 ~/.config/agentty/config.json, with the workspace's .agentty.json over it; until you
 trust the folder (agentty trust), its settings that can run programs, reach hosts or

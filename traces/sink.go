@@ -258,17 +258,23 @@ func (s *Sink) decided(r *runState, ev engine.Event, d *engine.Decided) {
 	if r.chat == nil || r.chat.step != ev.Step {
 		s.startChat(r, ev)
 	}
-	reason := FinishStop
+	reason, reasons := FinishStop, finishStop
 	if len(d.ToolCalls) > 0 {
-		reason = FinishToolCalls
+		reason, reasons = FinishToolCalls, finishToolCalls
 	}
 	c := r.chat
-	c.attrs = append(c.attrs, KeyFinishReasons.StringSlice([]string{reason}), KeyAttempts.Int(d.Attempts))
+	c.attrs = append(c.attrs, reasons, KeyAttempts.Int(d.Attempts))
 	if s.opt.Content {
 		c.attrs = append(c.attrs, KeyOutputMessages.String(decisionMessages(d, reason)))
 	}
 	c.finished, c.end = true, ev.Time
 }
+
+// The finish reasons, made once: a slice attribute is costly to make.
+var (
+	finishStop      = KeyFinishReasons.StringSlice([]string{FinishStop})
+	finishToolCalls = KeyFinishReasons.StringSlice([]string{FinishToolCalls})
+)
 
 func (s *Sink) endChat(r *runState, t time.Time) {
 	if r.chat != nil {
@@ -308,7 +314,7 @@ func ToolType(name string) string {
 }
 
 func (s *Sink) startTool(r *runState, step, index int, id, name string, args json.RawMessage, t time.Time) *span {
-	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs := make([]attribute.KeyValue, 0, 9)
 	attrs = append(attrs,
 		KeyOperationName.String(OpExecuteTool),
 		KeyToolName.String(name),
