@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -60,9 +61,24 @@ type Tracing struct {
 	sampler sdktrace.Sampler
 	content bool
 
-	mu    sync.Mutex
-	errs  []error // the first failure only: it is reported once
-	sinks []*Sink
+	mu       sync.Mutex
+	errs     []error // the first failure only: it is reported once
+	sinks    []*Sink
+	exported *counted
+}
+
+// counted counts the spans its exporter took.
+type counted struct {
+	sdktrace.SpanExporter
+	n atomic.Int64
+}
+
+func (c *counted) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := c.SpanExporter.ExportSpans(ctx, spans)
+	if err == nil {
+		c.n.Add(int64(len(spans)))
+	}
+	return err
 }
 
 // Start sets up the pipeline c asks for. It makes no connection: the
@@ -93,7 +109,8 @@ func Start(ctx context.Context, c Config) (*Tracing, error) {
 	// first and say it once, at Close.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.failed))
 	t.res = res
-	t.bsp = sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout))
+	t.exported = &counted{SpanExporter: exp}
+	t.bsp = sdktrace.NewBatchSpanProcessor(t.exported, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout))
 	return t, nil
 }
 
@@ -161,8 +178,10 @@ func (t *Tracing) Close() error {
 	sinks := t.sinks
 	t.sinks = nil
 	t.mu.Unlock()
+	var sent int64
 	for _, s := range sinks {
 		s.Close()
+		sent += s.Sent()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
@@ -171,6 +190,9 @@ func (t *Tracing) Close() error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := sent - t.exported.n.Load(); n > 0 && len(t.errs) == 0 {
+		t.errs = append(t.errs, fmt.Errorf("%d of %d spans were dropped", n, sent))
+	}
 	if len(t.errs) > 0 {
 		return fmt.Errorf("traces: spans could not be sent (%w)", errors.Join(t.errs...))
 	}

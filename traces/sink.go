@@ -68,6 +68,7 @@ type Sink struct {
 	mu        sync.Mutex
 	runs      map[runKey]*runState
 	toolNames map[string]string // tool → "execute_tool tool"
+	sent      int64             // spans handed to the processors
 }
 
 var _ engine.Sink = (*Sink)(nil)
@@ -172,9 +173,17 @@ func (s *Sink) send(r *runState, sp *span) {
 	if r.dropped {
 		return
 	}
+	s.sent++
 	for _, p := range s.procs {
 		p.OnEnd(sp)
 	}
+}
+
+// Sent counts the spans handed to the processors.
+func (s *Sink) Sent() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
 }
 
 // Close ends the spans of runs that have not finished (a journal of a run
