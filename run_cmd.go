@@ -59,6 +59,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var st *setup
 	var journal *sessions.Journal
 	var s *engine.Session
+	var past []engine.Event // the session's journal, when it is continued
 	if o.session == "" {
 		if st, err = build(ctx, o, gate, getenv); err != nil {
 			return buildFailed(err) // before a session is made for nothing
@@ -76,7 +77,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		for _, w := range l.Warnings {
 			fmt.Fprintln(stderr, "agentty run: warning:", w)
 		}
-		s = l.Session
+		s, past = l.Session, l.Events
 		if o.model == "" {
 			o.model = l.Meta.Model // a session keeps its model unless told otherwise
 		}
@@ -103,6 +104,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if t, ok := traceSinks.Load(st.engine); ok { // after the journal: it sees every event first
 		sinks = append(sinks, t.(engine.Sink))
+		if o.cont { // the run goes on in the trace it began: its span starts when the run did
+			primeTrace(t.(engine.Sink), past, s.LastRun().ID)
+		}
 	}
 	defer func() {
 		if why := st.closeTraces(); why != "" {
@@ -157,4 +161,15 @@ func (g headlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict,
 	}
 	fmt.Fprintf(g.stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
 	return engine.Verdict{Action: engine.Deny}, nil
+}
+
+// primeTrace tells the trace sink of the run_started of the run about to be
+// continued.
+func primeTrace(sink engine.Sink, past []engine.Event, run string) {
+	for i := len(past) - 1; i >= 0; i-- {
+		if ev := past[i]; ev.Kind == engine.KindRunStarted && ev.Run == run {
+			sink.Emit(ev)
+			return
+		}
+	}
 }

@@ -440,3 +440,40 @@ func TestStartPicksTheProtocol(t *testing.T) {
 		t.Error("enabled with nothing set")
 	}
 }
+
+// TestContinuedRunKeepsItsTrace: a run cut by a crash and continued (by
+// another process, which is told of the run's run_started) gives its
+// spans the same trace, the same run span and the run's own start.
+func TestContinuedRunKeepsItsTrace(t *testing.T) {
+	r := runTask(t, context.Background(), offlineConfig(t), "what is 17*23?", traces.Options{})
+	var first, rest []engine.Event
+	cut := false
+	for _, b := range r.journal.lines {
+		ev, _ := engine.DecodeEvent(b)
+		if ev.Kind == engine.KindToolFinished {
+			cut = true
+		}
+		if !cut {
+			first = append(first, ev)
+		} else {
+			rest = append(rest, ev)
+		}
+	}
+	sink, sr := recorder(traces.Options{})
+	sink.Emit(first[0]) // run_started, from the journal
+	for _, ev := range rest {
+		sink.Emit(ev)
+	}
+	sink.Close()
+	spans := sr.Ended()
+	root := spans[len(spans)-1]
+	live := r.spans[len(r.spans)-1]
+	if root.Name() != "invoke_agent agentty" || !root.SpanContext().Equal(live.SpanContext()) || !root.StartTime().Equal(live.StartTime()) {
+		t.Errorf("continued run span %s %v from %v; the run's was %v from %v", root.Name(), root.SpanContext(), root.StartTime(), live.SpanContext(), live.StartTime())
+	}
+	for _, s := range spans {
+		if s.SpanContext().TraceID() != live.SpanContext().TraceID() {
+			t.Errorf("%s left the trace", s.Name())
+		}
+	}
+}
