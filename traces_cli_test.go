@@ -229,3 +229,25 @@ func TestTraceFlags(t *testing.T) {
 		t.Errorf("sessions trace with no collector: exit %d, %q", code, errs)
 	}
 }
+
+// TestCollectorHangs: a collector that takes the connection and never
+// answers holds the end of the command for the shutdown's bound only
+// (traces.ShutdownTimeout); the run's answer and exit code are unchanged.
+func TestCollectorHangs(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first
+	code, out, errs := runCLI(t, context.Background(), nil, "run", "--model", "offline", "--otlp", srv.URL, "what is 17*23?")
+	if code != 0 || !strings.Contains(out, "391") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if n := strings.Count(errs, "spans could not be sent"); n != 1 {
+		t.Errorf("told %d times of the collector: %q", n, errs)
+	}
+}
