@@ -231,7 +231,7 @@ func traceSession(store *sessions.Store, id, run string, o options, getenv func(
 	if err != nil {
 		return errUsage{err}
 	}
-	sink := t.Sink(traces.Options{Model: l.Meta.Model})
+	sink := t.Sink(traces.Options{Model: l.Meta.Model, Replay: true})
 	var runs []string
 	for _, ev := range l.Events {
 		if ev.Run == "" || (run != "" && ev.Run != run) {

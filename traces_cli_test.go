@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -25,11 +26,33 @@ type receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests []*collectortrace.ExportTraceServiceRequest
+	metrics  []string
 }
 
 func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/v1/metrics" {
+			b, _ := io.ReadAll(req.Body)
+			var m collectormetrics.ExportMetricsServiceRequest
+			if err := proto.Unmarshal(b, &m); err != nil {
+				t.Errorf("not an ExportMetricsServiceRequest: %v", err)
+				return
+			}
+			r.mu.Lock()
+			for _, rm := range m.ResourceMetrics {
+				for _, sm := range rm.ScopeMetrics {
+					for _, x := range sm.Metrics {
+						r.metrics = append(r.metrics, x.Name)
+					}
+				}
+			}
+			r.mu.Unlock()
+			out, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.Write(out)
+			return
+		}
 		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			t.Errorf("OTLP request to %s as %q", req.URL.Path, req.Header.Get("Content-Type"))
 			http.Error(w, "no", http.StatusNotFound)
@@ -249,5 +272,23 @@ func TestCollectorHangs(t *testing.T) {
 	}
 	if n := strings.Count(errs, "spans could not be sent"); n != 1 {
 		t.Errorf("told %d times of the collector: %q", n, errs)
+	}
+}
+
+func TestMetricsOverOTLP(t *testing.T) {
+	rcv := newReceiver(t)
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL, "OTEL_METRICS_EXPORTER": "otlp"}
+	if code, _, errs := runCLI(t, context.Background(), env, "run", "--model", "offline", "what is 17*23?"); code != 0 || strings.Contains(errs, "traces") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rcv.mu.Lock()
+	got := slices.Clone(rcv.metrics)
+	rcv.mu.Unlock()
+	slices.Sort(got)
+	if want := []string{"agentty.tool.calls", "gen_ai.client.operation.duration", "gen_ai.client.token.usage"}; !slices.Equal(got, want) {
+		t.Errorf("metrics on the wire: %q, want %q", got, want)
+	}
+	if len(rcv.spans()) != 4 {
+		t.Errorf("%d spans beside the metrics", len(rcv.spans()))
 	}
 }

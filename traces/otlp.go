@@ -13,8 +13,11 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -37,6 +40,27 @@ type Config struct {
 // in the environment.
 func (c Config) Enabled() bool {
 	return c.Endpoint != "" || c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || c.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// metricsEndpoint is where metrics go: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
+// or the base endpoint when OTEL_METRICS_EXPORTER=otlp; "" for none (so
+// that a collector that takes only traces, such as Jaeger, is not sent
+// metrics it refuses).
+func (c Config) metricsEndpoint() string {
+	if e := c.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"); e != "" {
+		return e
+	}
+	if c.Getenv("OTEL_METRICS_EXPORTER") != "otlp" {
+		return ""
+	}
+	base := c.Endpoint
+	if base == "" {
+		base = c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	if base == "" {
+		return ""
+	}
+	return strings.TrimSuffix(base, "/") + "/v1/metrics"
 }
 
 // ContentFromEnv reports AGENTTY_TRACE_CONTENT=1 (or true).
@@ -65,6 +89,8 @@ type Tracing struct {
 	errs     []error // the first failure only: it is reported once
 	sinks    []*Sink
 	exported *counted
+	meters   *sdkmetric.MeterProvider // nil without a metrics endpoint
+	metrics  *Metrics
 }
 
 // counted counts the spans its exporter took.
@@ -109,6 +135,9 @@ func Start(ctx context.Context, c Config) (*Tracing, error) {
 	// first and say it once, at Close.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.failed))
 	t.res = res
+	if err := t.startMetrics(ctx, c, res); err != nil {
+		return nil, fmt.Errorf("traces: metrics: %w", err)
+	}
 	t.exported = &counted{SpanExporter: exp}
 	t.bsp = sdktrace.NewBatchSpanProcessor(t.exported, sdktrace.WithMaxQueueSize(queueSize), sdktrace.WithExportTimeout(exportTimeout))
 	return t, nil
@@ -164,6 +193,9 @@ func (t *Tracing) failed(err error) {
 func (t *Tracing) Sink(opt Options) *Sink {
 	opt.Content = opt.Content || t.content
 	opt.Resource, opt.Sampler = t.res, t.sampler
+	if opt.Metrics == nil && !opt.Replay {
+		opt.Metrics = t.metrics
+	}
 	s := NewSink(opt, t.bsp)
 	t.mu.Lock()
 	t.sinks = append(t.sinks, s)
@@ -187,6 +219,11 @@ func (t *Tracing) Close() error {
 	defer cancel()
 	if err := t.bsp.Shutdown(ctx); err != nil {
 		t.failed(err)
+	}
+	if t.meters != nil {
+		if err := t.meters.Shutdown(ctx); err != nil {
+			t.failed(err)
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -230,4 +267,38 @@ func SamplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
 		return sdktrace.TraceIDRatioBased(f), nil
 	}
 	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER %q is not one agentty knows (always_on, always_off, traceidratio, parentbased_…)", name)
+}
+
+// startMetrics sets up the metrics pipeline when a metrics endpoint is
+// named.
+func (t *Tracing) startMetrics(ctx context.Context, c Config, res *resource.Resource) error {
+	endpoint := c.metricsEndpoint()
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("the OTLP metrics endpoint %q is not an http:// or https:// URL", endpoint)
+	}
+	proto := c.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+	if proto == "" {
+		proto = c.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	var exp sdkmetric.Exporter
+	if proto == "grpc" {
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(u.Host), otlpmetricgrpc.WithTimeout(exportTimeout)}
+		if u.Scheme == "http" {
+			opts = append(opts, otlpmetricgrpc.WithInsecure())
+		}
+		exp, err = otlpmetricgrpc.New(ctx, opts...)
+	} else {
+		exp, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(u.String()), otlpmetrichttp.WithTimeout(exportTimeout),
+			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+	}
+	if err != nil {
+		return err
+	}
+	t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	t.metrics, err = NewMetrics(t.meters.Meter(Scope.Name))
+	return err
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -44,6 +45,12 @@ type Options struct {
 	Model string
 	// Resource is the spans' resource (service name and the like).
 	Resource *resource.Resource
+	// Metrics, when set, records the GenAI client metrics of the runs
+	// (live runs only).
+	Metrics *Metrics
+	// Replay says the events come from a journal (sessions trace): no
+	// metrics are recorded, the runs having been counted when they ran.
+	Replay bool
 	// Sampler decides, once per run, whether the run's trace is sent
 	// (SamplerFromEnv); nil sends every run.
 	Sampler sdktrace.Sampler
@@ -121,6 +128,9 @@ func (s *Sink) Emit(ev engine.Event) error {
 	case *engine.Decided:
 		s.decided(r, ev, d)
 	case *engine.UsageRecorded:
+		if s.opt.Metrics != nil {
+			s.opt.Metrics.usage(s.provider(r), r.model, d.PromptTokens, d.CompletionTokens)
+		}
 		if c := r.chat; c != nil {
 			c.attrs = append(c.attrs, KeyInputTokens.Int(d.PromptTokens), KeyOutputTokens.Int(d.CompletionTokens))
 			if d.Estimated {
@@ -286,9 +296,21 @@ var (
 )
 
 func (s *Sink) endChat(r *runState, t time.Time) {
-	if r.chat != nil {
-		r.chat.end = t
-		s.send(r, r.chat)
+	if c := r.chat; c != nil {
+		c.end = t
+		if s.opt.Metrics != nil {
+			errType := ""
+			if c.status.Code == codes.Error {
+				errType = ErrorTypeOther
+				for _, kv := range c.attrs {
+					if kv.Key == KeyErrorType {
+						errType = kv.Value.AsString()
+					}
+				}
+			}
+			s.opt.Metrics.decision(s.provider(r), r.model, c.end.Sub(c.start), errType)
+		}
+		s.send(r, c)
 	}
 	r.chat = nil
 }
@@ -376,6 +398,9 @@ func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished
 		sp.fail("denied")
 	}
 	sp.end = ev.Time
+	if s.opt.Metrics != nil {
+		s.opt.Metrics.tool(d.Name, string(d.Status))
+	}
 	s.send(r, sp)
 }
 
