@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -32,6 +31,7 @@ type setup struct {
 	// tracing exports spans when --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
 	// asks for it; nil otherwise (nothing is made when tracing is off).
 	tracing *traces.Tracing
+	trace   *traces.Sink // the run's trace sink, nil when not tracing
 }
 
 func (s *setup) Close() {
@@ -185,10 +185,6 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	return st, nil
 }
 
-// traceSinks holds the trace sink of each engine whose setup traces, for
-// the console's backends (console.go), which know only their engine.
-var traceSinks sync.Map // *engine.Engine → *traces.Sink
-
 // startTraces sets up the OTLP pipeline when it is asked for.
 func (s *setup) startTraces(ctx context.Context, o options, getenv func(string) string) error {
 	tc := traces.Config{Endpoint: o.otlp, Content: o.traceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
@@ -200,17 +196,17 @@ func (s *setup) startTraces(ctx context.Context, o options, getenv func(string) 
 		return errUsage{err}
 	}
 	s.tracing = t
-	traceSinks.Store(s.engine, t.Sink(traces.Options{Model: s.modelName}))
+	s.trace = t.Sink(traces.Options{Model: s.modelName})
 	return nil
 }
 
-// withTrace is the journal followed by the engine's trace sink, if it has
-// one: the journal sees every event first.
-func withTrace(e *engine.Engine, journal engine.Sink) engine.Sink {
-	if t, ok := traceSinks.Load(e); ok {
-		return engine.Sinks{journal, t.(*traces.Sink)}
+// withTrace is journal followed by the trace sink, if the setup traces: the
+// journal sees every event first.
+func (s *setup) withTrace(journal engine.Sink) engine.Sink {
+	if s.trace == nil {
+		return journal
 	}
-	return journal
+	return engine.Sinks{journal, s.trace}
 }
 
 // closeTraces sends the spans still queued (waiting a bounded time) and
@@ -219,7 +215,6 @@ func (s *setup) closeTraces() string {
 	if s.tracing == nil {
 		return ""
 	}
-	traceSinks.Delete(s.engine)
 	err := s.tracing.Close()
 	s.tracing = nil
 	if err != nil {

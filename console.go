@@ -21,16 +21,17 @@ type backend struct {
 	engine  *engine.Engine
 	session *engine.Session
 	journal *sessions.Journal
+	sink    engine.Sink // the journal, then the trace sink if any
 }
 
 var _ ui.Backend = (*backend)(nil)
 
 func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
-	return b.engine.Start(ctx, b.session, task, withTrace(b.engine, b.journal))
+	return b.engine.Start(ctx, b.session, task, b.sink)
 }
 
 func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
-	return b.engine.StartContinue(ctx, b.session, withTrace(b.engine, b.journal))
+	return b.engine.StartContinue(ctx, b.session, b.sink)
 }
 
 func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
@@ -62,8 +63,8 @@ func (b *readOnlyBackend) Close() error      { return nil }
 
 // picker opens sessions of a store for the console.
 type picker struct {
-	store  *sessions.Store
-	engine *engine.Engine
+	store *sessions.Store
+	setup *setup
 }
 
 // List adapts the store's listing to the picker's.
@@ -88,7 +89,7 @@ func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	case j == nil:
 		return &readOnlyBackend{id: id, why: why}, l.Events, nil
 	}
-	return &backend{engine: p.engine, session: l.Session, journal: j}, l.Events, nil
+	return &backend{engine: p.setup.engine, session: l.Session, journal: j, sink: p.setup.withTrace(j)}, l.Events, nil
 }
 
 // splitResume takes --resume [ID] out of args: the flag package has no flag
@@ -200,10 +201,10 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			cfg.Status = "MCP down: " + strings.Join(down, ", ")
 		}
 	}
-	cfg.Sessions = picker{store: store, engine: st.engine}
+	cfg.Sessions = picker{store: store, setup: st}
 	cfg.Events = events
 	if journal != nil {
-		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal}
+		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal, sink: st.withTrace(journal)}
 	}
 	if readOnly != nil {
 		cfg.Backend = readOnly

@@ -102,10 +102,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
-	if t, ok := traceSinks.Load(st.engine); ok { // after the journal: it sees every event first
-		sinks = append(sinks, t.(engine.Sink))
+	if st.trace != nil { // after the journal: it sees every event first
+		sinks = append(sinks, st.trace)
 		if o.cont { // the run goes on in the trace it began: its span starts when the run did
-			primeTrace(t.(engine.Sink), past, s.LastRun().ID)
+			primeTrace(st.trace, past, s.LastRun().ID)
 		}
 	}
 	defer func() {
