@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,12 @@ func pickModel(o options, cfg *config, getenv func(string) string) (engine.Model
 	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.timeout, Temperature: cfg.Temperature}
 	if o.temperature >= 0 {
 		mc.Temperature = &o.temperature
+	}
+	if (traces.Config{Endpoint: o.otlp, Getenv: getenv}).Enabled() {
+		// W3C trace context out: a proxy in front of the model joins the trace.
+		mc.Headers = func(r *engine.Request) http.Header {
+			return http.Header{"Traceparent": {traces.Traceparent(r.Session, r.Run, r.Step)}}
+		}
 	}
 	return openai.New(mc), name, nil
 }

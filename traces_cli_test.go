@@ -3,6 +3,7 @@ package main
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentty/agentty/engine/enginetest"
 	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -290,5 +292,41 @@ func TestMetricsOverOTLP(t *testing.T) {
 	}
 	if len(rcv.spans()) != 4 {
 		t.Errorf("%d spans beside the metrics", len(rcv.spans()))
+	}
+}
+
+// With tracing on, each model request carries a W3C traceparent whose
+// trace is the run's and whose parent is that step's chat span, as sent.
+func TestModelRequestsCarryTraceparent(t *testing.T) {
+	rcv := newReceiver(t)
+	srv := enginetest.NewServer(t, enginetest.Reply{Body: enginetest.Answer("hi")})
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL, "OPENAI_BASE_URL": srv.URL()}
+	if code, _, errs := runCLI(t, context.Background(), env, "run", "--model", "m", "hello"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	tp := reqs[0].Header.Get("Traceparent")
+	var chat *tracepb.Span
+	for _, s := range rcv.spans() {
+		if s.span.Name == "chat m" {
+			chat = s.span
+		}
+	}
+	if chat == nil {
+		t.Fatal("no chat span on the wire")
+	}
+	want := fmt.Sprintf("00-%x-%x-01", chat.TraceId, chat.SpanId)
+	if tp != want {
+		t.Errorf("traceparent %q, want %q (the chat span's trace and id)", tp, want)
+	}
+	// Tracing off: no header.
+	srv.Reset(enginetest.Reply{Body: enginetest.Answer("hi")})
+	delete(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+	runCLI(t, context.Background(), env, "run", "--model", "m", "hello")
+	if reqs := srv.Requests(); len(reqs) == 0 || reqs[len(reqs)-1].Header.Get("Traceparent") != "" {
+		t.Errorf("a traceparent without tracing")
 	}
 }

@@ -235,6 +235,9 @@ func (r *run) perceive(t time.Time) (*Request, error) {
 		Tools:    tools,
 		Options:  cfg.Options,
 		Turn:     s.run.Turn,
+		Session:  s.ID,
+		Run:      r.id,
+		Step:     r.step,
 		delta:    req.delta, // made once, in newRun: a method value allocates
 	}
 	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)

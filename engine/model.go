@@ -71,6 +71,10 @@ type Request struct {
 	Turn int
 	// Attempt is 1 for the first try of this decision, 2 for the first retry.
 	Attempt int
+	// Session, Run and Step say whose decision this is, for a model that
+	// labels its requests (a trace context header, a log line).
+	Session, Run string
+	Step         int
 
 	delta func(TextDelta)
 }

@@ -75,3 +75,10 @@ func ChatSpanID(session, run string, step int) trace.SpanID {
 func ToolSpanID(session, run string, step, index int, call string) trace.SpanID {
 	return spanID(fnv(fnvInt(fnvInt(fnv(fnvOffset, "tool", session, run), step), index), call))
 }
+
+// Traceparent is the W3C trace context header for the model request of a
+// run's step: its parent is that step's chat span, so a proxy or gateway
+// that reads the header (LiteLLM, an API gateway) joins the run's trace.
+func Traceparent(session, run string, step int) string {
+	return "00-" + TraceID(session, run).String() + "-" + ChatSpanID(session, run, step).String() + "-01"
+}

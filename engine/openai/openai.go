@@ -55,6 +55,9 @@ type Config struct {
 	StallTimeout time.Duration
 	// Transport is the HTTP transport; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Headers, when set, gives headers to add to the request for one
+	// decision, such as a W3C traceparent that lets a proxy join the trace.
+	Headers func(*engine.Request) http.Header
 }
 
 // Model is an engine.Model on an OpenAI-compatible server. It is safe for
@@ -101,6 +104,9 @@ func (m *Model) Decide(ctx context.Context, req *engine.Request) (engine.Decisio
 	defer cancel()
 	info := &respInfo{}
 	ctx = context.WithValue(ctx, respInfoKey{}, info)
+	if m.cfg.Headers != nil {
+		ctx = context.WithValue(ctx, headersKey{}, m.cfg.Headers(req))
+	}
 	stream, err := m.client.CreateChatCompletionStream(ctx, m.request(req))
 	if err != nil && !m.noUsageOption.Load() && refusedStreamOptions(err) {
 		m.noUsageOption.Store(true)

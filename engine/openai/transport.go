@@ -63,7 +63,17 @@ type transport struct {
 	stall time.Duration
 }
 
+// headersKey carries a decision's extra headers (Config.Headers) in the
+// request's context to the transport.
+type headersKey struct{}
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if h, _ := req.Context().Value(headersKey{}).(http.Header); len(h) > 0 {
+		req = req.Clone(req.Context()) // a RoundTripper must not change the request
+		for k, v := range h {
+			req.Header[k] = v
+		}
+	}
 	info, _ := req.Context().Value(respInfoKey{}).(*respInfo)
 	ctx, cancel := context.WithCancel(req.Context())
 	timer := time.AfterFunc(t.stall, func() {
