@@ -101,7 +101,9 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 			cfg.merge(ws.cfg)
 		} else {
 			cfg.merge(ws.safe())
-			notices = append(notices, notice)
+			if notice != "" {
+				notices = append(notices, notice)
+			}
 		}
 	}
 	maxSteps := o.maxSteps

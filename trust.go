@@ -1,18 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -75,7 +77,7 @@ func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
 			return nil, fmt.Errorf("config %s: a symlink to %s, outside the workspace; refusing to read it", path, target)
 		}
 	}
-	b, err := os.ReadFile(path)
+	b, err := readSmallFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -84,72 +86,77 @@ func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	w := &wsConfig{dir: abs, path: path, sum: hex.EncodeToString(sum[:]), cfg: c}
-	if w.risky, err = riskyKeys(b, user); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	return w, nil
+	return &wsConfig{dir: abs, path: path, sum: hex.EncodeToString(sum[:]), cfg: c, risky: riskyKeys(c, user)}, nil
 }
 
-// riskyKeys lists the keys of a config file that an untrusted workspace may
-// not set, with their values.
-func riskyKeys(b []byte, user *config) (map[string]string, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
+// maxConfig bounds a workspace config file: it is someone else's.
+const maxConfig = 1 << 20
+
+// readSmallFile reads a regular file of at most maxConfig bytes: a FIFO or a
+// device would hang or never end.
+func readSmallFile(path string) ([]byte, error) {
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err == nil && len(b) > maxConfig {
+		err = fmt.Errorf("larger than %d bytes", maxConfig)
+	}
+	return b, err
+}
+
+// riskyKeys lists what an untrusted workspace config c may not set, each
+// with its value as JSON, judged on the decoded config (what would take
+// effect), so that a repeated key or a key in another case (encoding/json
+// matches field names case-insensitively) cannot slip past. Every field that
+// is not judged here and not in safeKeys is risky when set: a key added to
+// config later is risky until someone decides otherwise.
+func riskyKeys(c, user *config) map[string]string {
 	risky := map[string]string{}
-	add := func(k string, v json.RawMessage) {
-		var buf bytes.Buffer
-		if json.Compact(&buf, v) != nil {
-			buf.Reset()
-			buf.Write(v)
-		}
-		risky[k] = buf.String()
+	add := func(k string, v any) {
+		b, _ := json.Marshal(v)
+		risky[k] = string(b)
 	}
-	for k, v := range top {
-		switch {
-		case safeKeys[k]:
-		case k == "model":
-			var m string
-			json.Unmarshal(v, &m)
-			if m != "" && m != offline.Name && !strings.HasPrefix(m, "script:") {
-				add(k, v)
-			}
-		case k == "allow_shell":
-			var on bool
-			json.Unmarshal(v, &on)
-			if on {
-				add(k, v)
-			}
-		case k == "tools":
-			var ts map[string]toolConfig
-			json.Unmarshal(v, &ts)
-			for name, tc := range ts {
-				if tc.Policy == "" {
-					continue
-				}
-				if !stricter(tc.Policy, user.Tools[name].Policy) {
-					add("tools."+name+".policy", json.RawMessage(`"`+tc.Policy+`"`))
-				}
-			}
-		case k == "mcpServers":
-			var ss map[string]json.RawMessage
-			json.Unmarshal(v, &ss)
-			for name, s := range ss {
-				add("mcpServers."+name, s)
-			}
-		case k == "http":
-			var h map[string]json.RawMessage
-			json.Unmarshal(v, &h)
-			for name, s := range h {
-				add("http."+name, s)
-			}
-		default:
-			add(k, v)
+	if c.Model != "" && c.Model != offline.Name {
+		add("model", c.Model) // script: too: a file of decisions someone else wrote
+	}
+	if c.AllowShell != nil && *c.AllowShell {
+		add("allow_shell", true)
+	}
+	for name, tc := range c.Tools {
+		if tc.Policy != "" && !stricter(tc.Policy, user.Tools[name].Policy) {
+			add("tools."+name+".policy", tc.Policy)
 		}
 	}
-	return risky, nil
+	for name, srv := range c.MCPServers {
+		add("mcpServers."+name, srv)
+	}
+	if c.HTTP.AllowHosts != nil {
+		add("http.allow_hosts", c.HTTP.AllowHosts)
+	}
+	judged := map[string]bool{"model": true, "allow_shell": true, "tools": true, "mcpServers": true, "http": true}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || tag == "" || tag == "-" || judged[tag] || safeKeys[tag] {
+			continue
+		}
+		if !v.Field(i).IsZero() {
+			add(tag, v.Field(i).Interface())
+		}
+	}
+	return risky
 }
 
 // policyRank orders policies from the loosest to the strictest.
@@ -175,14 +182,14 @@ func stricter(p, base engine.Policy) bool {
 func (w *wsConfig) safe() *config {
 	c := w.cfg
 	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
-	if _, risky := w.risky["model"]; !risky {
+	if c.Model == offline.Name {
 		s.Model = c.Model
 	}
 	if c.AllowShell != nil && !*c.AllowShell {
 		s.AllowShell = c.AllowShell
 	}
 	for name, tc := range c.Tools {
-		if _, risky := w.risky["tools."+name+".policy"]; risky {
+		if _, risky := w.risky["tools."+name+".policy"]; risky || tc.Policy == engine.PolicyAllow {
 			tc.Policy = ""
 		}
 		if s.Tools == nil {
@@ -376,7 +383,10 @@ var errQuit = errors.New("not started: the folder is not trusted")
 // decideTrust says whether w's risky keys take effect, and when they do not,
 // the notice that says so. It asks through o.askTrust when that is set.
 func decideTrust(o options, w *wsConfig, getenv func(string) string) (bool, string, error) {
-	if len(w.risky) == 0 || o.trustWorkspace {
+	if len(w.risky) == 0 {
+		return false, "", nil // its safe part is all of it
+	}
+	if o.trustWorkspace {
 		return true, "", nil
 	}
 	store, err := loadTrust(getenv)

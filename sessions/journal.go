@@ -236,11 +236,15 @@ func (s *Store) Create() (*Journal, error) {
 // journal; j.mu is held.
 func (j *Journal) materialize() error {
 	s := j.create
-	if err := os.Mkdir(filepath.Join(s.dir, j.ID), 0o700); err != nil {
+	dir := filepath.Join(s.dir, j.ID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("sessions: create %s: %w", j.ID, err)
 	}
 	opened, err := s.openJournal(j.ID, j.meta, 0, os.O_EXCL)
 	if err != nil {
+		// The folder is this journal's alone (a new id): take it away,
+		// so that the next write can try again from the start.
+		os.RemoveAll(dir)
 		return err
 	}
 	j.create, j.f, j.lockf = nil, opened.f, opened.lockf
