@@ -161,7 +161,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() { st.registry.Replace(all()...) })
 		for _, s := range st.mcp.Status() {
 			if !s.OK {
-				st.notices = append(st.notices, s.Error+"; its tools are unavailable")
+				st.notices = append(st.notices, redact.redact(s.Error)+"; its tools are unavailable")
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -51,6 +52,25 @@ func newRedactor(getenv func(string) string, cfg *config) *redactor {
 		}
 		for k, v := range s.Headers {
 			if secretName(k) {
+				add("mcpServers."+name+" "+k, v)
+			}
+		}
+		// A token in the server's URL (user:password@, ?api_key=…) or in an
+		// argument (--api-key=…).
+		if u, err := url.Parse(s.URL); err == nil && s.URL != "" {
+			if p, ok := u.User.Password(); ok {
+				add("mcpServers."+name+" url", p)
+			}
+			for k, vs := range u.Query() {
+				for _, v := range vs {
+					if secretName(k) {
+						add("mcpServers."+name+" url "+k, v)
+					}
+				}
+			}
+		}
+		for _, a := range s.Args {
+			if k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "="); ok && secretName(k) {
 				add("mcpServers."+name+" "+k, v)
 			}
 		}
