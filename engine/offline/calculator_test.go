@@ -212,14 +212,7 @@ func TestOfflineArithmetic(t *testing.T) {
 				t.Fatalf("%q: stop %s %v", tt.before, res.StopReason, res.Err)
 			}
 		}
-		var used []string
-		sink := engine.SinkFunc(func(ev engine.Event) error {
-			if d, ok := ev.Data.(*engine.ToolStarted); ok {
-				used = append(used, d.Name)
-			}
-			return nil
-		})
-		res := e.Run(context.Background(), s, tt.task, sink)
+		res, used := runTask(e, s, tt.task)
 		if res.StopReason != engine.StopAnswered {
 			t.Errorf("%q: stop %s %v", tt.task, res.StopReason, res.Err)
 			continue

@@ -48,14 +48,7 @@ func TestOfflinePlanner(t *testing.T) {
 		{"write me a poem", nil, "offline"},
 	}
 	for _, tt := range turns {
-		var used []string
-		sink := engine.SinkFunc(func(ev engine.Event) error {
-			if d, ok := ev.Data.(*engine.ToolStarted); ok {
-				used = append(used, d.Name)
-			}
-			return nil
-		})
-		res := e.Run(context.Background(), s, tt.task, sink)
+		res, used := runTask(e, s, tt.task)
 		if res.StopReason != engine.StopAnswered {
 			t.Fatalf("%q: stop %s %v", tt.task, res.StopReason, res.Err)
 		}
@@ -66,4 +59,17 @@ func TestOfflinePlanner(t *testing.T) {
 	if !strings.Contains(offline.Help, "OPENAI_API_KEY") || !strings.Contains(offline.Help, "--base-url") {
 		t.Errorf("the offline help does not say how to connect a real model")
 	}
+}
+
+// runTask runs task on s and returns the result and the tools it used, in
+// the order they started.
+func runTask(e *engine.Engine, s *engine.Session, task string) (engine.Result, []string) {
+	var used []string
+	sink := engine.SinkFunc(func(ev engine.Event) error {
+		if d, ok := ev.Data.(*engine.ToolStarted); ok {
+			used = append(used, d.Name)
+		}
+		return nil
+	})
+	return e.Run(context.Background(), s, task, sink), used
 }
