@@ -226,7 +226,11 @@ func trustPath(getenv func(string) string) string {
 }
 
 func loadTrust(getenv func(string) string) (*trustStore, error) {
-	t := &trustStore{path: trustPath(getenv), Version: 1, Folders: map[string]trustedFolder{}}
+	return loadTrustFile(trustPath(getenv))
+}
+
+func loadTrustFile(path string) (*trustStore, error) {
+	t := &trustStore{path: path, Version: 1, Folders: map[string]trustedFolder{}}
 	b, err := os.ReadFile(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
@@ -292,16 +296,40 @@ func (t *trustStore) trust(dir string, w *wsConfig) error {
 	if w != nil {
 		f.SHA256, f.Keys = w.sum, valueSums(w.risky)
 	}
-	t.Folders[dir] = f
-	return t.save()
+	return t.update(func(folders map[string]trustedFolder) { folders[dir] = f })
 }
 
 func (t *trustStore) revoke(dir string) (bool, error) {
-	if _, ok := t.Folders[dir]; !ok {
-		return false, nil
+	found := false
+	err := t.update(func(folders map[string]trustedFolder) {
+		_, found = folders[dir]
+		delete(folders, dir)
+	})
+	return found, err
+}
+
+// update changes the record under a lock file, on what is on disk now: two
+// agentty processes trusting folders at once both keep their record.
+func (t *trustStore) update(change func(map[string]trustedFolder)) error {
+	dir := filepath.Dir(t.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust: %w", err)
 	}
-	delete(t.Folders, dir)
-	return true, t.save()
+	lf, err := os.OpenFile(t.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	defer lf.Close() // releases the lock
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("trust: lock: %w", err)
+	}
+	fresh, err := loadTrustFile(t.path)
+	if err != nil {
+		return err
+	}
+	change(fresh.Folders)
+	t.Folders = fresh.Folders
+	return t.save()
 }
 
 // save replaces the file atomically: a temp file, synced, renamed over it.

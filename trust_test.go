@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -357,5 +358,29 @@ func TestUntrustedTricksAreCaught(t *testing.T) {
 				t.Errorf("run: exit %d, %q (the offline model should answer)", code, out)
 			}
 		})
+	}
+}
+
+// Two processes trusting folders at once both keep their record.
+func TestTrustRecordsDoNotRace(t *testing.T) {
+	env := trustEnv(t)
+	var dirs []string
+	for range 8 {
+		dirs = append(dirs, t.TempDir())
+	}
+	var wg sync.WaitGroup
+	for _, d := range dirs {
+		wg.Go(func() {
+			if code, _, errs := runCLI(t, context.Background(), env, "trust", d); code != 0 {
+				t.Errorf("trust %s: exit %d %s", d, code, errs)
+			}
+		})
+	}
+	wg.Wait()
+	_, out, _ := runCLI(t, context.Background(), env, "trust", "--list")
+	for _, d := range dirs {
+		if !strings.Contains(out, realPath(t, d)) {
+			t.Errorf("%s lost its trust record:\n%s", d, out)
+		}
 	}
 }
