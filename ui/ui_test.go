@@ -13,7 +13,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
@@ -211,20 +210,6 @@ func TestGoldenFrames(t *testing.T) {
 	}
 }
 
-// checkFrame fails when a frame is not exactly h lines of at most w cells.
-func checkFrame(t *testing.T, frame string, w, h int) {
-	t.Helper()
-	lines := strings.Split(frame, "\n")
-	if len(lines) != h {
-		t.Errorf("the frame has %d lines, want %d", len(lines), h)
-	}
-	for i, l := range lines {
-		if n := ansi.StringWidth(l); n > w {
-			t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, n, w, l)
-		}
-	}
-}
-
 // TestStepModeFrames: step mode draws what happened, one row per decide
 // and per tool call, paused at decide, after stepping (enter), after
 // continuing (c), and after a resume of that session (its journal replayed
@@ -295,7 +280,7 @@ func TestStepModeFrames(t *testing.T) {
 				frame := fm.View()
 				fm.Cancel()
 				fm.Drain(10 * time.Second)
-				checkFrame(t, frame, sz.w, sz.h)
+				ui.CheckFrame(t, frame, sz.w, sz.h)
 				if strings.Contains(frame, "9223372036") {
 					t.Error("a duration taken from a zero time")
 				}
@@ -318,7 +303,7 @@ func TestStepModeFrames(t *testing.T) {
 				r.Update(key(tea.KeyTab))
 			}
 			frame := r.View()
-			checkFrame(t, frame, sz.w, sz.h)
+			ui.CheckFrame(t, frame, sz.w, sz.h)
 			golden.RequireEqual(t, []byte(frame))
 		})
 	}
