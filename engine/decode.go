@@ -115,6 +115,8 @@ func newPayload(k Kind) any {
 		return &RunFinished{}
 	case KindNotice:
 		return &Notice{}
+	case KindHandoff:
+		return &Handoff{}
 	}
 	return nil
 }

@@ -17,6 +17,18 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = appendString(b, e.Session)
 	b = append(b, `,"run":`...)
 	b = appendString(b, e.Run)
+	if e.Agent != "" {
+		b = append(b, `,"agent":`...)
+		b = appendString(b, e.Agent)
+	}
+	if e.ParentRun != "" {
+		b = append(b, `,"parent_run":`...)
+		b = appendString(b, e.ParentRun)
+	}
+	if e.ParentCall != "" {
+		b = append(b, `,"parent_call":`...)
+		b = appendString(b, e.ParentCall)
+	}
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(e.Step), 10)
 	if e.Phase != "" {

@@ -21,6 +21,7 @@ const (
 	DefaultBudget         = 64_000
 	DefaultToolTimeout    = 60 * time.Second
 	DefaultMaxResultBytes = 16 << 10
+	DefaultMaxDepth       = 2
 )
 
 // ErrBusy is returned when a run is started on a session that already has
@@ -60,6 +61,15 @@ type Config struct {
 	// are cut and marked truncated.
 	MaxResultBytes int
 	Options        Options
+	// Agents are the named agents a run may delegate to (the tool agent)
+	// or hand off to (a tool transfer_to_NAME); see Agent.
+	Agents []Agent
+	// Agent names the agent a session's top-level runs run as, until a
+	// handoff changes it ("": the settings above, with no name).
+	Agent string
+	// MaxDepth bounds delegation: a run at depth MaxDepth (the top-level
+	// run is at 0) is not offered the tool agent (default 2).
+	MaxDepth int
 }
 
 // Engine runs agents. It is safe for concurrent use by many runs, each on its

@@ -42,6 +42,9 @@ const (
 	KindUsage          Kind = "usage"
 	KindStepFinished   Kind = "step_finished"
 	KindRunFinished    Kind = "run_finished"
+	// KindHandoff: the run goes on as another agent (the model called
+	// transfer_to_NAME).
+	KindHandoff Kind = "handoff"
 	// KindNotice is not part of a run: the program tells of a problem
 	// around it (an MCP server that did not start).
 	KindNotice Kind = "notice"
@@ -61,15 +64,23 @@ const (
 // Event is one observable thing the engine did. Data holds the payload whose
 // type is fixed by Kind (RunStarted for run_started, and so on); an event of a
 // kind this version does not know keeps its payload as json.RawMessage.
+//
+// Agent names the agent the run runs as (empty for the engine's own
+// settings). A sub-run (a delegation to an agent) has its own Run and names
+// the run and the tool call that started it in ParentRun and ParentCall;
+// both are empty for a session's top-level runs.
 type Event struct {
-	V       int       `json:"v"`
-	Session string    `json:"session"`
-	Run     string    `json:"run"`
-	Step    int       `json:"step"`
-	Phase   Phase     `json:"phase,omitempty"`
-	Kind    Kind      `json:"kind"`
-	Time    time.Time `json:"time"`
-	Data    any       `json:"data,omitempty"`
+	V          int       `json:"v"`
+	Session    string    `json:"session"`
+	Run        string    `json:"run"`
+	Agent      string    `json:"agent,omitempty"`
+	ParentRun  string    `json:"parent_run,omitempty"`
+	ParentCall string    `json:"parent_call,omitempty"`
+	Step       int       `json:"step"`
+	Phase      Phase     `json:"phase,omitempty"`
+	Kind       Kind      `json:"kind"`
+	Time       time.Time `json:"time"`
+	Data       any       `json:"data,omitempty"`
 }
 
 // RunStarted is the payload of run_started.
@@ -268,6 +279,14 @@ type RunFinished struct {
 	Partial string `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Steps   int    `json:"steps"`
+}
+
+// Handoff is the payload of handoff: from the next step on, the run runs
+// as To. Call is the id of the transfer_to_NAME call that asked for it.
+type Handoff struct {
+	From string `json:"from,omitempty"`
+	To   string `json:"to"`
+	Call string `json:"call"`
 }
 
 // Notice is the payload of notice.

@@ -31,11 +31,15 @@ const (
 // Pending is what a run is about to do when it consults the Gate: decide
 // (ToolCall nil) or run a tool call.
 type Pending struct {
-	Session  string
-	Run      string
-	Step     int
-	At       Phase
-	ToolCall *ToolCall
+	Session string
+	Run     string
+	// Agent is the agent the run runs as ("" for none); ParentRun is set
+	// for a sub-run.
+	Agent     string
+	ParentRun string
+	Step      int
+	At        Phase
+	ToolCall  *ToolCall
 	// Approval is set when the tool's policy is Ask: the gate must answer
 	// even if it would not stop otherwise.
 	Approval bool

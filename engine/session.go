@@ -8,10 +8,13 @@ import (
 )
 
 // Fact is one entry of memory: a key, its value and the step that wrote it.
+// Agent names the agent whose run wrote it ("" for the top-level run's
+// own settings or the person).
 type Fact struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	Step  int    `json:"step"`
+	Agent string `json:"agent,omitempty"`
 }
 
 // Session is the conversation that runs belong to: its history, memory, step
@@ -35,6 +38,13 @@ type Session struct {
 	// Runs counts the runs started.
 	Runs  int
 	Usage Usage
+	// Agent is the agent the session's runs run as: the last run's, as
+	// its run_started or a handoff said.
+	Agent string
+
+	// subs holds the state of every sub-run, by run id; memory, usage and
+	// step numbers are the session's, shared with them.
+	subs map[string]*Session
 
 	memory []Fact // replaced, never modified in place: a Request may hold it
 	// tokens[i] is the estimated token count of History[:i].
@@ -54,8 +64,11 @@ type RunState struct {
 	ID       string
 	Task     string
 	Turn     int // decisions made
+	Step     int // the number of its last step
 	Finished bool
 	Stop     StopReason
+	// Answer and Error are those of its run_finished.
+	Answer, Error string
 }
 
 // Call states of the current step's tool calls.
@@ -132,18 +145,28 @@ func (s *Session) appendHistory(m Message) {
 // Apply changes the session as the event says. The engine applies each event
 // as it emits it; replaying a journal applies the same events to a fresh
 // Session. Events of other sessions and of unknown kinds are ignored.
+//
+// A sub-run's events (ParentRun set) change the sub-run's own state (see
+// SubRun), and the session's memory, usage and step count.
 func (s *Session) Apply(ev Event) error {
+	if ev.ParentRun != "" {
+		return s.applySub(ev)
+	}
 	switch d := ev.Data.(type) {
 	case *RunStarted:
 		s.flushPending()
 		s.Runs++
 		s.run = RunState{ID: ev.Run, Task: d.Task}
+		s.Agent = ev.Agent
 		s.appendHistory(Message{Role: RoleUser, Content: d.Task})
 	case *StepStarted:
 		if ev.Step > s.Steps {
 			s.Steps = ev.Step
 		}
 		s.run.Turn = d.Turn
+		s.run.Step = ev.Step
+	case *Handoff:
+		s.Agent = d.To
 	case *Decided:
 		s.flushPending()
 		s.run.Turn++
@@ -168,7 +191,7 @@ func (s *Session) Apply(ev Event) error {
 			s.flushPending()
 		}
 	case *MemoryChanged:
-		s.applyMemory(d, ev.Step)
+		s.applyMemory(d, ev.Step, ev.Agent)
 	case *UsageRecorded:
 		s.Usage.PromptTokens += d.PromptTokens
 		s.Usage.CompletionTokens += d.CompletionTokens
@@ -181,8 +204,50 @@ func (s *Session) Apply(ev Event) error {
 		}
 		s.run.Finished = true
 		s.run.Stop = d.StopReason
+		s.run.Answer, s.run.Error = d.Answer, d.Error
 	}
 	return nil
+}
+
+// applySub applies a sub-run's event: to the sub-run's state, and what it
+// shares to the session's.
+func (s *Session) applySub(ev Event) error {
+	sub := s.subs[ev.Run]
+	switch d := ev.Data.(type) {
+	case *RunStarted:
+		if sub == nil {
+			if s.subs == nil {
+				s.subs = map[string]*Session{}
+			}
+			sub = NewSession(s.ID)
+			s.subs[ev.Run] = sub
+		}
+	case *MemoryChanged:
+		s.applyMemory(d, ev.Step, ev.Agent)
+		return nil
+	case *StepStarted:
+		if ev.Step > s.Steps {
+			s.Steps = ev.Step
+		}
+	case *UsageRecorded:
+		s.Usage.PromptTokens += d.PromptTokens
+		s.Usage.CompletionTokens += d.CompletionTokens
+	}
+	if sub == nil {
+		if ev.Data == nil || !ev.Known() {
+			return nil
+		}
+		return fmt.Errorf("engine: %s of sub-run %s, which has no run_started", ev.Kind, ev.Run)
+	}
+	ev.ParentRun = "" // the sub-run's own fold
+	return sub.Apply(ev)
+}
+
+// SubRun returns the state of the sub-run with the given id: its history,
+// its steps and whether it finished. It must be read only as Session says.
+func (s *Session) SubRun(id string) (*Session, bool) {
+	sub, ok := s.subs[id]
+	return sub, ok
 }
 
 // CutOffNote ends the history message of an answer the person cancelled
@@ -212,15 +277,16 @@ func (s *Session) flushPending() {
 	s.pending, s.callState, s.pendingLeft = s.pending[:0], s.callState[:0], 0
 }
 
-func (s *Session) applyMemory(d *MemoryChanged, step int) {
+func (s *Session) applyMemory(d *MemoryChanged, step int, agent string) {
 	i := slices.IndexFunc(s.memory, func(f Fact) bool { return f.Key == d.Key })
 	switch d.Op {
 	case MemorySet:
 		m := slices.Clone(s.memory)
+		f := Fact{Key: d.Key, Value: d.Value, Step: step, Agent: agent}
 		if i >= 0 {
-			m[i] = Fact{Key: d.Key, Value: d.Value, Step: step}
+			m[i] = f
 		} else {
-			m = append(m, Fact{Key: d.Key, Value: d.Value, Step: step})
+			m = append(m, f)
 		}
 		s.memory = m
 	case MemoryDelete:
