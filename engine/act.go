@@ -83,11 +83,15 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			}
 			continue
 		}
-		t, ok := cfg.Tools.Lookup(c.Name)
+		tools := r.prof.tools
+		t, ok := tools.Lookup(c.Name)
 		switch {
+		case !ok && c.Name == AgentTool && r.e.agents != nil && r.e.agents.delegate != nil:
+			fin.Status = ToolError
+			fin.Result = fmt.Sprintf("error: this agent may not delegate: the depth limit of %d is reached", cfg.MaxDepth)
 		case !ok:
 			fin.Status = ToolError
-			fin.Result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", c.Name, strings.Join(cfg.Tools.Names(), ", "))
+			fin.Result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", c.Name, strings.Join(tools.Names(), ", "))
 		case t.Policy == PolicyDeny:
 			fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
 		default:
@@ -95,7 +99,9 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			if cfg.Gate != nil {
 				pending := c // on the heap only when there is a gate to show it to
 				var err error
-				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || r.rerun[c.ID]}); err != nil {
+				// A sub-run is continued, not re-run: its own calls ask.
+				rerun := r.rerun[c.ID] && t.builtin != toolDelegate
+				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun}); err != nil {
 					return stopFor(ctx, err), "", err
 				}
 			}
@@ -121,9 +127,15 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 				if v.Args != nil {
 					c.Args = v.Args
 				}
-				if err := cfg.Tools.Validate(c.Name, c.Args); err != nil {
+				if err := tools.Validate(c.Name, c.Args); err != nil {
 					fin.Status, fin.Result = ToolError, "error: "+err.Error()
 					break
+				}
+				if t.builtin == toolTransfer {
+					if err := r.transfer(i, c); err != nil {
+						return StopError, "", err
+					}
+					continue
 				}
 				if t.Timeout <= 0 {
 					t.Timeout = cfg.ToolTimeout
@@ -176,6 +188,9 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 			jobs[j].cancel()
 		}
 	}
+	// Sub-runs end (cancelled, if they were still going) before the run
+	// reports their calls: their events come first.
+	r.children.Wait()
 	if stop == "" {
 		return "", nil
 	}
@@ -309,9 +324,9 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 	start := jb.start
 	for {
 		jb.active = true
-		r.view = MemoryView{base: r.s.memory}
+		r.view = MemoryView{base: r.memory()}
 		jb.view = &r.view
-		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
+		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view}
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
 		end := time.Now()
 		if err == nil && end.Sub(start) > jb.tool.Timeout {
@@ -368,9 +383,13 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 		a = new(attemptSlot)
 	}
 	a.ctx, a.fn, a.results = cctx, jb.tool.Func, results
-	a.view = MemoryView{base: r.s.memory}
+	if jb.tool.builtin == toolDelegate {
+		a.fn = r.delegateFn
+		r.children.Add(1)
+	}
+	a.view = MemoryView{base: r.memory()}
 	jb.view = &a.view
-	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.s.ID, Memory: jb.view}
+	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view}
 	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
 	r.outstanding++
 	go a.run()
@@ -419,4 +438,25 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		}
 	}
 	return true, nil
+}
+
+// transfer answers a transfer_to_NAME call: the first of a decision hands
+// the run off (a handoff event, at once, so that a continued run goes on
+// as the new agent), any other is refused.
+func (r *run) transfer(i int, c ToolCall) error {
+	to := strings.TrimPrefix(c.Name, TransferPrefix)
+	now := time.Now()
+	if err := r.emitAt(now, Act, KindToolStarted, &ToolStarted{Index: i, ID: c.ID, Name: c.Name, Args: c.Args}); err != nil {
+		return err
+	}
+	fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name, Status: ToolOK, Attempts: 1,
+		Result: "Transferred to " + to + ": it carries on from here."}
+	if r.handoff != "" {
+		fin.Status, fin.Result = ToolError, "error: this reply already handed off to "+r.handoff
+	}
+	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil || fin.Status != ToolOK {
+		return err
+	}
+	r.handoff = to
+	return r.emit(Act, KindHandoff, &Handoff{From: r.prof.agent, To: to, Call: c.ID})
 }

@@ -1,5 +1,18 @@
 package engine
 
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
 // Agent is a named agent that a run may delegate to or hand off to.
 //
 // Delegation: when any agent has Handoff false, runs are offered the tool
@@ -29,4 +42,285 @@ type Agent struct {
 	// Handoff offers the agent as transfer_to_NAME instead of through the
 	// tool agent.
 	Handoff bool
+}
+
+// The names of the tools the engine adds when agents are defined.
+const (
+	// AgentTool delegates a task to an agent: {"agent": NAME, "task": TEXT}.
+	AgentTool = "agent"
+	// TransferPrefix starts the name of the tool that hands the run off to
+	// an agent: transfer_to_NAME.
+	TransferPrefix = "transfer_to_"
+)
+
+// builtin marks the tools the engine answers itself.
+type builtin uint8
+
+const (
+	toolPlain    builtin = iota
+	toolDelegate         // AgentTool: a sub-run
+	toolTransfer         // transfer_to_NAME: a handoff
+)
+
+// delegateTimeout bounds a sub-run as a tool call: a sub-run is bounded by
+// its own step limit, not by the tool timeout.
+const delegateTimeout = 7 * 24 * time.Hour
+
+var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// agents is what an engine knows of its agents.
+type agents struct {
+	byName    map[string]*Agent
+	delegate  *registered   // the tool AgentTool, when any agent takes delegations
+	transfers []*registered // transfer_to_NAME for each handoff agent
+	mu        sync.Mutex
+	offered   map[offerKey]*Registry
+	narrowed  map[[2]*toolSet]*Registry
+}
+
+type offerKey struct {
+	base     *toolSet
+	agent    string
+	delegate bool
+}
+
+// setupAgents checks the agents and makes their tools.
+func (e *Engine) setupAgents() error {
+	cfg := &e.cfg
+	if len(cfg.Agents) == 0 {
+		if cfg.Agent != "" {
+			return fmt.Errorf("engine: agent %q is not defined", cfg.Agent)
+		}
+		return nil
+	}
+	ag := &agents{byName: map[string]*Agent{}, offered: map[offerKey]*Registry{}, narrowed: map[[2]*toolSet]*Registry{}}
+	var names []string
+	var list strings.Builder
+	for i := range cfg.Agents {
+		a := &cfg.Agents[i]
+		if !agentName.MatchString(a.Name) {
+			return fmt.Errorf("engine: agent name %q: use letters, digits, _ and - (at most 64)", a.Name)
+		}
+		if _, dup := ag.byName[a.Name]; dup {
+			return fmt.Errorf("engine: agent %q is defined twice", a.Name)
+		}
+		ag.byName[a.Name] = a
+		desc := OneLine(a.Description, 200)
+		if a.Handoff {
+			t, err := compileTool(Tool{Name: TransferPrefix + a.Name, builtin: toolTransfer, Schema: json.RawMessage(`{"type":"object","properties":{}}`),
+				Description: "Hand the conversation over to the " + a.Name + " agent (" + desc + "). It carries on from here and answers the person."})
+			if err != nil {
+				return err
+			}
+			ag.transfers = append(ag.transfers, t)
+			continue
+		}
+		names = append(names, a.Name)
+		fmt.Fprintf(&list, "\n- %s: %s", a.Name, desc)
+	}
+	if cfg.Agent != "" && ag.byName[cfg.Agent] == nil {
+		return fmt.Errorf("engine: agent %q is not defined", cfg.Agent)
+	}
+	for _, t := range cfg.Tools.Tools() {
+		if t.Name == AgentTool || strings.HasPrefix(t.Name, TransferPrefix) {
+			return fmt.Errorf("engine: the tool %q has a name the engine keeps for agents", t.Name)
+		}
+	}
+	if len(names) > 0 {
+		enum, _ := json.Marshal(names)
+		schema := `{"type":"object","properties":{"agent":{"type":"string","enum":` + string(enum) +
+			`,"description":"the agent to delegate to"},"task":{"type":"string","description":"everything the agent needs to know: it sees this task, not the conversation"}},"required":["agent","task"],"additionalProperties":false}`
+		t, err := compileTool(Tool{Name: AgentTool, builtin: toolDelegate, Schema: json.RawMessage(schema), Timeout: delegateTimeout,
+			Description: "Delegate a task to an agent, which works on it alone with its own tools and answers; several calls in one reply run at once. The agents:" + list.String()})
+		if err != nil {
+			return err
+		}
+		ag.delegate = t
+	}
+	e.agents = ag
+	return nil
+}
+
+// compileTool makes a built-in tool ready for a derived registry.
+func compileTool(t Tool) (*registered, error) {
+	t.Func = func(context.Context, *Call) (string, error) {
+		return "", errors.New("engine: this tool is answered by the engine")
+	}
+	set := &toolSet{byName: map[string]int{}}
+	if err := set.add(t); err != nil {
+		return nil, err
+	}
+	return &set.tools[0], nil
+}
+
+// profile is what a run runs as: an agent's settings, or the engine's.
+type profile struct {
+	agent     string
+	system    string
+	model     Model
+	modelName string
+	maxSteps  int
+	// base holds the tools of the agent; tools adds the engine's own
+	// (agent, transfer_to_NAME) where offered.
+	base  *Registry
+	tools *Registry
+}
+
+// profile returns the settings of a run as agent name ("" or an unknown
+// name: the engine's own) at the given depth, whose delegating run (or, at
+// the top, the engine) has the tools parent.
+func (e *Engine) profile(name string, parent *Registry, depth int) profile {
+	cfg := &e.cfg
+	if parent == nil {
+		parent = cfg.Tools
+	}
+	p := profile{system: cfg.System, model: cfg.Model, modelName: cfg.ModelName, maxSteps: cfg.MaxSteps, base: parent, tools: parent}
+	if e.agents == nil {
+		return p
+	}
+	if a := e.agents.byName[name]; a != nil {
+		p.agent = name
+		if a.System != "" {
+			p.system = a.System
+		}
+		if a.Model != nil {
+			p.model, p.modelName = a.Model, a.ModelName
+		}
+		if a.MaxSteps > 0 {
+			p.maxSteps = a.MaxSteps
+		}
+		if a.Tools != nil {
+			p.base = e.agents.narrow(a.Tools, parent, cfg.Tools)
+		}
+	}
+	p.tools = e.agents.offer(p.base, p.agent, depth < e.cfg.MaxDepth)
+	return p
+}
+
+// narrow returns the tools of own that parent has too.
+func (ag *agents) narrow(own, parent, top *Registry) *Registry {
+	if parent == top {
+		return own
+	}
+	key := [2]*toolSet{own.set(), parent.set()}
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	if r := ag.narrowed[key]; r != nil {
+		return r
+	}
+	has := key[1].byName
+	r := derive(key[0], func(n string) bool { _, ok := has[n]; return ok }, nil)
+	if len(ag.narrowed) > 256 {
+		clear(ag.narrowed)
+	}
+	ag.narrowed[key] = r
+	return r
+}
+
+// offer returns base and the engine's tools a run as agent may call.
+func (ag *agents) offer(base *Registry, agent string, delegate bool) *Registry {
+	key := offerKey{base.set(), agent, delegate}
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	if r := ag.offered[key]; r != nil {
+		return r
+	}
+	var extra []*registered
+	if delegate && ag.delegate != nil {
+		extra = append(extra, ag.delegate)
+	}
+	for _, t := range ag.transfers {
+		if t.Name != TransferPrefix+agent {
+			extra = append(extra, t)
+		}
+	}
+	r := derive(key.base, nil, extra)
+	if len(ag.offered) > 256 {
+		clear(ag.offered)
+	}
+	ag.offered[key] = r
+	return r
+}
+
+// derive makes a registry of the tools of base that keep accepts (nil: all)
+// and extra, without compiling their schemas again.
+func derive(base *toolSet, keep func(string) bool, extra []*registered) *Registry {
+	set := &toolSet{byName: map[string]int{}}
+	for _, t := range base.tools {
+		if keep == nil || keep(t.Name) {
+			set.put(t)
+		}
+	}
+	for _, t := range extra {
+		if _, dup := set.byName[t.Name]; !dup {
+			set.put(*t)
+		}
+	}
+	set.toolTokens = estimateTools(set.schemas)
+	r := &Registry{}
+	r.snap.Store(set)
+	return r
+}
+
+// tree is what a top-level run shares with its sub-runs: they emit to one
+// sink and apply to one session, one event at a time.
+type tree struct {
+	mu   sync.Mutex
+	root *Session
+	sink Sink
+}
+
+// delegate runs the sub-run an agent call asks for, on the call's own
+// goroutine, and returns the agent's answer as the call's result. A sub-run
+// that an earlier process started is continued, or, if it finished, its
+// recorded answer is the result: nothing it did runs twice.
+func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
+	defer r.children.Done()
+	var args struct {
+		Agent string `json:"agent"`
+		Task  string `json:"task"`
+	}
+	if err := c.Bind(&args); err != nil {
+		return "", err
+	}
+	a := r.e.agents.byName[args.Agent]
+	if a == nil || a.Handoff {
+		return "", fmt.Errorf("there is no agent %q to delegate to", args.Agent)
+	}
+	id := r.id + "/" + strconv.Itoa(c.Step) + "/" + c.ID
+	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: c.Step,
+		depth: r.depth + 1, parent: r.id, parentCall: c.ID, parentBase: r.prof.base}
+	child.req.delta = child.onDelta
+	child.delegateFn = child.delegate
+	r.tree.mu.Lock()
+	sub := r.root.subs[id]
+	r.tree.mu.Unlock()
+	var res Result
+	switch {
+	case sub != nil && sub.run.Finished:
+		res = Result{StopReason: sub.run.Stop, Answer: sub.run.Answer, Steps: sub.run.Turn}
+		if sub.run.Error != "" {
+			res.Err = errors.New(sub.run.Error)
+		}
+	case sub != nil:
+		child.s = sub
+		child.prof = r.e.profile(cmp.Or(sub.Agent, a.Name), child.parentBase, child.depth)
+		child.step = sub.run.Step
+		res = child.resume(ctx)
+	default:
+		child.prof = r.e.profile(a.Name, child.parentBase, child.depth)
+		res = child.start(ctx, args.Task)
+	}
+	switch res.StopReason {
+	case StopAnswered:
+		return res.Answer, nil
+	case StopStepLimit:
+		return "", fmt.Errorf("agent %s stopped at its step limit without an answer", a.Name)
+	case StopCancelled:
+		return "", fmt.Errorf("agent %s was cancelled", a.Name)
+	}
+	if res.Err == nil {
+		res.Err = errors.New(string(res.StopReason))
+	}
+	return "", fmt.Errorf("agent %s failed: %v", a.Name, res.Err)
 }

@@ -9,8 +9,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -75,7 +77,9 @@ type Config struct {
 // Engine runs agents. It is safe for concurrent use by many runs, each on its
 // own Session.
 type Engine struct {
-	cfg Config
+	cfg    Config
+	err    error   // of the configuration; every run fails with it
+	agents *agents // nil when no agents are defined
 }
 
 // New returns an engine for cfg.
@@ -92,9 +96,20 @@ func New(cfg Config) *Engine {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = DefaultMaxDepth
+	}
 	cfg.Retry = cfg.Retry.withDefaults()
-	return &Engine{cfg: cfg}
+	cfg.Agents = slices.Clone(cfg.Agents)
+	e := &Engine{cfg: cfg}
+	e.err = e.setupAgents()
+	return e
 }
+
+// Err reports what is wrong with the engine's configuration (an agent
+// defined twice, an unknown Config.Agent, a tool named like the engine's
+// own); every run of an engine with such an error fails with it.
+func (e *Engine) Err() error { return e.err }
 
 // Config returns the engine's configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
@@ -116,15 +131,28 @@ type Result struct {
 // step limit is reached, ctx is cancelled or an error ends it. Every event
 // goes to sink, in order, ending with run_finished. Cancelling ctx stops the
 // run promptly with stop reason cancelled.
+//
+// With agents defined, the run runs as the session's agent (Session.Agent,
+// which a handoff sets), else as Config.Agent.
 func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Result {
+	if e.err != nil {
+		return Result{StopReason: StopError, Err: e.err}
+	}
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
 	defer s.busy.Store(false)
-	s.reserve(2*e.cfg.MaxSteps + 2)
 	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
 	r.step = s.Steps
-	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: e.cfg.ModelName, MaxSteps: e.cfg.MaxSteps}); err != nil {
+	return r.start(ctx, task)
+}
+
+// start begins the run with run_started and carries it through the loop.
+func (r *run) start(ctx context.Context, task string) Result {
+	if r.s != nil {
+		r.s.reserve(2*r.prof.maxSteps + 2)
+	}
+	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps}); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
 	return r.loop(ctx)
@@ -135,6 +163,9 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 // run again; a call that started but has no result is re-run only if the
 // Gate approves (a nil Gate does), and the rest of the run carries on.
 func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
+	if e.err != nil {
+		return Result{StopReason: StopError, Err: e.err}
+	}
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
@@ -143,7 +174,15 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 		return Result{StopReason: StopError, Err: ErrNotInterrupted}
 	}
 	r := e.newRun(s, sink, s.run.ID)
-	r.step = s.Steps
+	r.step = cmp.Or(s.run.Step, s.Steps)
+	return r.resume(ctx)
+}
+
+// resume carries on the run of r.s that an earlier process left
+// unfinished: the calls of its last step that have no result, then the
+// loop.
+func (r *run) resume(ctx context.Context) Result {
+	s := r.s
 	if s.pendingLeft > 0 {
 		calls := s.History[len(s.History)-1].ToolCalls
 		var todo []int
@@ -164,6 +203,7 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 		if err := r.emit(Observe, KindStepFinished, &StepFinished{ToolCalls: len(calls)}); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
+		r.switchAgent()
 	}
 	return r.loop(ctx)
 }

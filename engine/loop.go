@@ -2,11 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,14 +51,39 @@ type run struct {
 	// outstanding counts the attempts launched on results and not yet
 	// received.
 	outstanding int
+
+	// prof is what the run runs as: an agent's settings or the engine's.
+	prof profile
+	// With agents defined: tree is shared with the sub-runs, root is the
+	// session (s is the sub-run's own state in a sub-run); depth is 0 for
+	// a top-level run; parent and parentCall name a sub-run's parent run
+	// and call, parentBase the tools of the run that delegated.
+	tree               *tree
+	root               *Session
+	depth              int
+	parent, parentCall string
+	parentBase         *Registry
+	// children counts the sub-runs still going; delegateFn is delegate,
+	// made once.
+	children   sync.WaitGroup
+	delegateFn func(context.Context, *Call) (string, error)
+	// handoff is the agent a transfer_to call of this step handed the run
+	// to; the run goes on as it after the step.
+	handoff string
 }
 
+// newRun makes the top-level run id on s, running as the session's agent.
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
 	if sink == nil {
 		sink = Sinks(nil)
 	}
-	r := &run{e: e, s: s, sink: sink, id: id}
+	r := &run{e: e, s: s, root: s, sink: sink, id: id}
 	r.req.delta = r.onDelta
+	r.prof = e.profile(cmp.Or(s.Agent, e.cfg.Agent), nil, 0)
+	if e.agents != nil {
+		r.tree = &tree{root: s, sink: sink}
+		r.delegateFn = r.delegate
+	}
 	return r
 }
 
@@ -67,21 +94,72 @@ func (r *run) emit(phase Phase, kind Kind, data any) error {
 
 // emitAt is emit with the time already known.
 func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
-	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
+	if r.tree != nil {
+		return r.emitShared(t, phase, kind, data)
+	}
+	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Agent: r.prof.agent, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
 	if err := r.s.Apply(ev); err != nil {
 		return err
 	}
 	return r.sink.Emit(ev)
 }
 
+// emitShared is emitAt for a run that shares its session with sub-runs:
+// one event at a time, with step numbers and usage totals taken from the
+// session as the event is applied.
+func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
+	tr := r.tree
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	switch d := data.(type) {
+	case *StepStarted:
+		r.step = tr.root.Steps + 1
+	case *UsageRecorded:
+		d.SessionPrompt = tr.root.Usage.PromptTokens + d.PromptTokens
+		d.SessionCompletion = tr.root.Usage.CompletionTokens + d.CompletionTokens
+	}
+	ev := Event{V: SchemaVersion, Session: tr.root.ID, Run: r.id, Agent: r.prof.agent, ParentRun: r.parent, ParentCall: r.parentCall,
+		Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
+	if err := tr.root.Apply(ev); err != nil {
+		return err
+	}
+	if r.s == nil { // a sub-run's run_started made its state
+		r.s = tr.root.subs[r.id]
+	}
+	return tr.sink.Emit(ev)
+}
+
+// memory returns the session's facts.
+func (r *run) memory() []Fact {
+	if r.tree == nil {
+		return r.s.memory
+	}
+	r.tree.mu.Lock()
+	defer r.tree.mu.Unlock()
+	return r.tree.root.memory
+}
+
 // flush lets a sink that holds events back write them now: the run is
 // about to wait (for the model, a tool, the gate, a retry delay) or a step
 // or the run has ended.
 func (r *run) flush() error {
-	if f, ok := r.sink.(Flusher); ok {
-		return f.Flush()
+	f, ok := r.sink.(Flusher)
+	if !ok {
+		return nil
 	}
-	return nil
+	if r.tree != nil {
+		r.tree.mu.Lock()
+		defer r.tree.mu.Unlock()
+	}
+	return f.Flush()
+}
+
+// switchAgent makes the run go on as the agent a handoff of the step named.
+func (r *run) switchAgent() {
+	if r.handoff != "" {
+		r.prof = r.e.profile(r.handoff, r.parentBase, r.depth)
+		r.handoff = ""
+	}
 }
 
 // finish ends the run with run_finished. A run cancelled because the
@@ -117,13 +195,12 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 // decides, and acts on the tool calls the model asked for, and every way
 // out goes through finish.
 func (r *run) loop(ctx context.Context) Result {
-	cfg := &r.e.cfg
 	for {
 		if ctx.Err() != nil {
 			return r.finish(ctx, StopCancelled, "", ctx.Err())
 		}
-		if r.s.run.Turn >= cfg.MaxSteps {
-			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", cfg.MaxSteps))
+		if r.s.run.Turn >= r.prof.maxSteps {
+			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", r.prof.maxSteps))
 		}
 		r.step = r.s.Steps + 1
 		// One allocation for the payloads of the step's own events, which
@@ -177,6 +254,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
+		r.switchAgent()
 	}
 }
 
@@ -212,9 +290,9 @@ func stopFor(ctx context.Context, err error) StopReason {
 func (r *run) perceive(t time.Time) (*Request, error) {
 	cfg := &r.e.cfg
 	s := r.s
-	mem := s.memory
-	tools := cfg.Tools.Schemas()
-	sysT, memT, toolT := EstimateTokens(cfg.System), estimateFacts(mem), cfg.Tools.Tokens()
+	mem := r.memory()
+	tools := r.prof.tools.Schemas()
+	sysT, memT, toolT := EstimateTokens(r.prof.system), estimateFacts(mem), r.prof.tools.Tokens()
 	budget := max(cfg.Budget-sysT-memT-toolT, 0)
 	n := len(s.History)
 	cut := s.trimStart(budget)
@@ -229,7 +307,7 @@ func (r *run) perceive(t time.Time) (*Request, error) {
 	}
 	req := &r.req
 	*req = Request{
-		System:   cfg.System,
+		System:   r.prof.system,
 		Memory:   mem,
 		Messages: s.History[cut:n:n],
 		Tools:    tools,
@@ -259,7 +337,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		if err := r.flush(); err != nil {
 			return Decision{}, attempt, err
 		}
-		dec, err := cfg.Model.Decide(ctx, req)
+		dec, err := r.prof.model.Decide(ctx, req)
 		if r.deltaErr != nil {
 			return Decision{}, attempt, r.deltaErr
 		}
@@ -337,7 +415,7 @@ func (r *run) estimateUsage(dec Decision) Usage {
 // wait.
 func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	g := r.e.cfg.Gate
-	p.Session, p.Run, p.Step = r.s.ID, r.id, r.step
+	p.Session, p.Run, p.Step, p.Agent, p.ParentRun = r.root.ID, r.id, r.step, r.prof.agent, r.parent
 	if g == nil || (!p.Approval && !g.Stop(p)) {
 		return Verdict{Action: Proceed}, nil
 	}

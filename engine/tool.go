@@ -47,6 +47,8 @@ type Tool struct {
 	// (arithmetic, memory, clock) should set it.
 	Inline bool
 	Func   func(ctx context.Context, call *Call) (string, error)
+
+	builtin builtin // a tool the engine answers itself (agents)
 }
 
 // Call is one tool call as a tool's Func sees it.
@@ -203,10 +205,14 @@ func (r *toolSet) add(t Tool) error {
 	if err != nil {
 		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)
 	}
-	r.byName[t.Name] = len(r.tools)
-	r.tools = append(r.tools, registered{Tool: t, schema: sch})
-	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	r.put(registered{Tool: t, schema: sch})
 	return nil
+}
+
+func (r *toolSet) put(t registered) {
+	r.byName[t.Name] = len(r.tools)
+	r.tools = append(r.tools, t)
+	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 }
 
 // Lookup returns the tool called name.
