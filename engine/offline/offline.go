@@ -1,8 +1,11 @@
 // Package offline is agentty's built-in model: a small, deterministic,
 // rule-based planner that needs no key and no network. It really uses the
 // built-in tools (calculator, remember, recall, forget, clock) and answers
-// from what they return, so a new user sees the whole loop work. For anything
-// else it says plainly that it is offline and how to connect a real model.
+// from what they return, so a new user sees the whole loop work. Where agents
+// are defined it delegates to them ("ask the researcher agent to …") and
+// hands off to them ("transfer to billing"), so the nested runs can be seen
+// with no key too. For anything else it says plainly that it is offline and
+// how to connect a real model.
 package offline
 
 import (
@@ -22,8 +25,9 @@ const Name = "offline"
 const Help = "I am agentty's built-in **offline** model: a small rule-based planner, not a language model, " +
 	"so I can only do a few things: arithmetic (\"what is 17*23?\"), remembering facts " +
 	"(\"remember that my name is Ada\"), answering from memory (\"what is my name?\"), forgetting " +
-	"(\"forget my name\"), telling the time (\"what time is it?\"), and looking at files " +
-	"(\"list files\", \"read README.md\").\n\n" +
+	"(\"forget my name\"), telling the time (\"what time is it?\"), looking at files " +
+	"(\"list files\", \"read README.md\"), and, where agents are defined, delegating to them " +
+	"(\"ask the researcher agent to …\") or handing off to them (\"transfer to billing\").\n\n" +
 	"To use a real model, set `OPENAI_API_KEY` (and `--model`, default gpt-4o-mini), or point " +
 	"`--base-url` (or `OPENAI_BASE_URL`) at a local OpenAI-compatible server such as Ollama " +
 	"(`http://localhost:11434/v1`), llama.cpp server or vLLM."
@@ -43,7 +47,10 @@ func (Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, er
 	}
 	task := req.Messages[u].Content
 	if results := req.Messages[u+1:]; len(results) > 0 && results[len(results)-1].Role == engine.RoleTool {
-		return engine.Decision{Text: summarize(task, results)}, nil
+		if name, ok := handedTo(results); ok {
+			return takeOver(name, task, req), nil
+		}
+		return engine.Decision{Text: summarize(task, sinceHandoff(results))}, nil
 	}
 	return plan(task, req), nil
 }
@@ -78,6 +85,12 @@ func call(req *engine.Request, name string, args map[string]string) engine.Decis
 
 func plan(task string, req *engine.Request) engine.Decision {
 	t := strings.TrimSpace(task)
+	if d, ok := delegation(t, req); ok {
+		return d
+	}
+	if d, ok := transfer(t, req); ok {
+		return d
+	}
 	if m := rememberRe.FindStringSubmatch(t); m != nil {
 		return call(req, "remember", map[string]string{"key": key(m[1]), "value": m[2]})
 	}
@@ -130,14 +143,27 @@ func key(s string) string {
 	return s
 }
 
-// summarize answers from the tool results that followed the task.
+// summarize answers from the tool results that followed the task. The
+// results of agent calls are one line each ("researcher says: …").
 func summarize(task string, msgs []engine.Message) string {
 	var parts []string
+	agents := false // the last part holds agent lines
 	for _, m := range msgs {
 		if m.Role != engine.RoleTool {
 			continue
 		}
 		r := m.Content
+		if m.Name == agentTool {
+			line := agentLine(agentOf(msgs, m.ToolCallID), r)
+			if agents {
+				parts[len(parts)-1] += "\n" + line
+			} else {
+				parts = append(parts, line)
+			}
+			agents = true
+			continue
+		}
+		agents = false
 		if strings.HasPrefix(r, "error:") {
 			parts = append(parts, fmt.Sprintf("The %s tool failed: %s", m.Name, strings.TrimSpace(strings.TrimPrefix(r, "error:"))))
 			continue
