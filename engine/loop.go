@@ -120,11 +120,20 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	}
 	ev := Event{V: SchemaVersion, Session: tr.root.ID, Run: r.id, Agent: r.prof.agent, ParentRun: r.parent, ParentCall: r.parentCall,
 		Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
-	if err := tr.root.Apply(ev); err != nil {
-		return err
+	var err error
+	switch {
+	case r.parent == "":
+		err = tr.root.Apply(ev)
+	case r.s == nil: // a sub-run's run_started makes its state
+		err = tr.root.Apply(ev)
+		if r.s = tr.root.subs[r.id]; r.s != nil {
+			r.s.reserve(min(2*r.prof.maxSteps+2, 16)) // most sub-runs are short
+		}
+	default:
+		err = tr.root.applyTo(r.s, ev)
 	}
-	if r.s == nil { // a sub-run's run_started made its state
-		r.s = tr.root.subs[r.id]
+	if err != nil {
+		return err
 	}
 	return tr.sink.Emit(ev)
 }

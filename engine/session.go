@@ -212,7 +212,12 @@ func (s *Session) Apply(ev Event) error {
 // applySub applies a sub-run's event: to the sub-run's state, and what it
 // shares to the session's.
 func (s *Session) applySub(ev Event) error {
-	sub := s.subs[ev.Run]
+	return s.applyTo(s.subs[ev.Run], ev)
+}
+
+// applyTo is applySub with the sub-run's state already found (nil: none
+// yet).
+func (s *Session) applyTo(sub *Session, ev Event) error {
 	switch d := ev.Data.(type) {
 	case *RunStarted:
 		if sub == nil {

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -40,8 +41,11 @@ func fnvInt(h uint64, n int) uint64 {
 	return h
 }
 
-// TraceID is the trace of one run of a session.
+// TraceID is the trace of one run of a session. A sub-run (an agent's run
+// delegated to by a call, its id the parent's id, "/", …) is in its
+// top-level run's trace.
 func TraceID(session, run string) trace.TraceID {
+	run, _, _ = strings.Cut(run, "/")
 	var id trace.TraceID
 	binary.BigEndian.PutUint64(id[:8], fnv(fnvOffset, "trace", session, run))
 	binary.BigEndian.PutUint64(id[8:], fnv(fnvOffset^0x9e3779b97f4a7c15, "trace", session, run))

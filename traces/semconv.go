@@ -47,6 +47,7 @@ const (
 	KeySteps           = attribute.Key(agenttyKeyPrefix + "run.steps")
 	KeyInterrupted     = attribute.Key(agenttyKeyPrefix + "run.interrupted")
 	KeyRunID           = attribute.Key(agenttyKeyPrefix + "run.id")
+	KeyParentRunID     = attribute.Key(agenttyKeyPrefix + "parent_run.id")
 	KeyStep            = attribute.Key(agenttyKeyPrefix + "step")
 	KeyAttempts        = attribute.Key(agenttyKeyPrefix + "attempts")
 	KeyUsageEstimated  = attribute.Key(agenttyKeyPrefix + "usage.estimated")

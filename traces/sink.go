@@ -13,6 +13,7 @@
 package traces
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -220,12 +221,27 @@ func (s *Sink) Close() {
 
 func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
 	r := &runState{key: k, model: s.opt.Model}
-	attrs := make([]attribute.KeyValue, 0, 10)
+	agent := cmp.Or(ev.Agent, s.opt.Agent)
+	attrs := make([]attribute.KeyValue, 0, 12)
 	attrs = append(attrs,
 		KeyOperationName.String(OpInvokeAgent),
-		KeyAgentName.String(s.opt.Agent),
+		KeyAgentName.String(agent),
 		KeyConversationID.String(k.session),
 		KeyRunID.String(k.run))
+	var parent trace.SpanContext
+	if ev.ParentRun != "" {
+		// A sub-run: under the call that delegated to it, or, when that
+		// call's start was not seen (a continued run), under its run.
+		attrs = append(attrs, KeyParentRunID.String(ev.ParentRun), KeyToolCallID.String(ev.ParentCall))
+		parent = spanContext(TraceID(k.session, ev.ParentRun), RunSpanID(k.session, ev.ParentRun))
+		if p := s.runs[runKey{k.session, ev.ParentRun}]; p != nil {
+			for _, t := range p.tools {
+				if t.call == ev.ParentCall {
+					parent = t.sc
+				}
+			}
+		}
+	}
 	if d, ok := ev.Data.(*engine.RunStarted); ok {
 		if d.Model != "" {
 			r.model = d.Model
@@ -241,7 +257,7 @@ func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
 	if r.model != "" {
 		r.chatName += " " + r.model
 	}
-	r.run = &span{name: OpInvokeAgent + " " + s.opt.Agent, kind: trace.SpanKindInternal,
+	r.run = &span{name: OpInvokeAgent + " " + agent, kind: trace.SpanKindInternal, parent: parent,
 		sc: spanContext(TraceID(k.session, k.run), RunSpanID(k.session, k.run)), start: ev.Time, attrs: attrs, res: s.opt.Resource}
 	if s.opt.Sampler != nil {
 		res := s.opt.Sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(),
@@ -361,7 +377,7 @@ func (s *Sink) startTool(r *runState, step, index int, id, name string, args jso
 		s.toolNames[name] = spanName
 	}
 	return &span{name: spanName, kind: trace.SpanKindInternal, parent: r.run.sc, res: s.opt.Resource,
-		sc: spanContext(r.run.sc.TraceID(), ToolSpanID(r.key.session, r.key.run, step, index, id)), start: t, attrs: attrs, index: index, tool: name}
+		sc: spanContext(r.run.sc.TraceID(), ToolSpanID(r.key.session, r.key.run, step, index, id)), start: t, attrs: attrs, index: index, tool: name, call: id}
 }
 
 func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished) {

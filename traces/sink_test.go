@@ -477,3 +477,38 @@ func TestContinuedRunKeepsItsTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestSubRunsNestUnderTheirCall: a delegation's sub-run is an invoke_agent
+// span named for its agent, in the top-level run's trace, under the
+// execute_tool agent span of the call that started it; its own chat and
+// tool spans are under it. A journal replayed gives the same tree.
+func TestSubRunsNestUnderTheirCall(t *testing.T) {
+	cfg := offlineConfig(t)
+	var calc []engine.Tool
+	for _, tl := range cfg.Tools.Tools() {
+		if tl.Name == "calculator" {
+			calc = append(calc, tl)
+		}
+	}
+	cfg.Agents = []engine.Agent{{Name: "calc", Description: "does arithmetic", Tools: enginetest.Registry(t, calc...)}}
+	r := runTask(t, context.Background(), cfg, "ask the calc agent to what is 17*23", traces.Options{})
+	if r.res.StopReason != engine.StopAnswered || !strings.Contains(r.res.Answer, "391") {
+		t.Fatalf("run: %+v", r.res)
+	}
+	for _, spans := range [][]sdktrace.ReadOnlySpan{r.spans, replay(t, r.journal, traces.Options{})} {
+		top := named(t, spans, "invoke_agent agentty")[0]
+		sub := named(t, spans, "invoke_agent calc")[0]
+		call := named(t, spans, "execute_tool agent")[0]
+		calcTool := named(t, spans, "execute_tool calculator")[0]
+		if call.Parent().SpanID() != top.SpanContext().SpanID() {
+			t.Errorf("the agent call is not under the run")
+		}
+		if sub.SpanContext().TraceID() != top.SpanContext().TraceID() || sub.Parent().SpanID() != call.SpanContext().SpanID() {
+			t.Errorf("sub-run span %v under %v; want trace %v under the call %v", sub.SpanContext(), sub.Parent(), top.SpanContext().TraceID(), call.SpanContext())
+		}
+		if calcTool.Parent().SpanID() != sub.SpanContext().SpanID() || calcTool.SpanContext().TraceID() != top.SpanContext().TraceID() {
+			t.Errorf("the sub-run's tool call is not under the sub-run")
+		}
+		want(t, sub, traces.KeyAgentName.String("calc"), traces.KeyParentRunID.String("run-1"))
+	}
+}

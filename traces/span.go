@@ -34,6 +34,7 @@ type span struct {
 
 	index    int    // a tool call's, in its step
 	tool     string // a tool call's tool
+	call     string // a tool call's id
 	step     int    // a decision's
 	finished bool   // a decision's span has its decision
 }
