@@ -123,23 +123,13 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 			return printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()})
 		}
 		fmt.Fprintf(stdout, "%s  %s  (%s, %d runs, %d steps)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, l.Meta.LastStep)
-		run := ""
-		for _, s := range steps {
-			if s.Run != run {
-				run = s.Run
-				fmt.Fprintf(stdout, "%s:\n", run)
-			}
-			retries := ""
-			if s.Retries > 0 {
-				retries = fmt.Sprintf(" (%d retries)", s.Retries)
-			}
-			fmt.Fprintf(stdout, "  step %-3d %-11s %s%s\n", s.Step, s.Status, s.Decision, retries)
-			for _, t := range s.Tools {
-				fmt.Fprintf(stdout, "           %-8s %s %dms: %s\n", t.Status, t.Name, t.DurationMS, t.Result)
-			}
-		}
+		printSteps(stdout, steps)
 		for _, f := range l.Session.Memory() {
-			fmt.Fprintf(stdout, "memory: %s = %s (step %d)\n", f.Key, f.Value, f.Step)
+			by := ""
+			if f.Agent != "" {
+				by = ", by " + f.Agent
+			}
+			fmt.Fprintf(stdout, "memory: %s = %s (step %d%s)\n", f.Key, f.Value, f.Step, by)
 		}
 		for _, w := range l.Warnings {
 			fmt.Fprintln(stderr, "warning:", w)
@@ -256,4 +246,50 @@ func traceSession(store *sessions.Store, id, run string, o options, getenv func(
 		fmt.Fprintf(stdout, "%s %s trace %s\n", id, r, traces.TraceID(l.Session.ID, r))
 	}
 	return nil
+}
+
+// printSteps prints a session's timeline as a tree: each top-level run and
+// its steps, and under the step whose call delegated to it, each sub-run
+// (indented) with its own steps.
+func printSteps(w io.Writer, steps []sessions.Step) {
+	byRun := map[string][]sessions.Step{}
+	subs := map[string][]string{} // "run#step" → the sub-runs its calls started
+	var tops []string
+	for _, s := range steps {
+		if _, seen := byRun[s.Run]; !seen {
+			if s.ParentRun == "" {
+				tops = append(tops, s.Run)
+			} else {
+				k := s.ParentRun + "#" + strconv.Itoa(s.ParentStep)
+				subs[k] = append(subs[k], s.Run)
+			}
+		}
+		byRun[s.Run] = append(byRun[s.Run], s)
+	}
+	var print func(run string, depth int)
+	print = func(run string, depth int) {
+		pad := strings.Repeat("    ", depth)
+		for _, s := range byRun[run] {
+			retries := ""
+			if s.Retries > 0 {
+				retries = fmt.Sprintf(" (%d retries)", s.Retries)
+			}
+			fmt.Fprintf(w, "%s  step %-3d %-11s %s%s\n", pad, s.Step, s.Status, s.Decision, retries)
+			for _, t := range s.Tools {
+				fmt.Fprintf(w, "%s           %-8s %s %dms: %s\n", pad, t.Status, t.Name, t.DurationMS, t.Result)
+			}
+			for _, sub := range subs[run+"#"+strconv.Itoa(s.Step)] {
+				fmt.Fprintf(w, "%s    ↳ agent %s (%s):\n", pad, byRun[sub][0].Agent, sub)
+				print(sub, depth+1)
+			}
+		}
+	}
+	for _, run := range tops {
+		name := run
+		if a := byRun[run][0].Agent; a != "" {
+			name += " (agent " + a + ")"
+		}
+		fmt.Fprintf(w, "%s:\n", name)
+		print(run, 0)
+	}
 }

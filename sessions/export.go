@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,12 +41,18 @@ func Markdown(l *Loaded) string {
 	fmt.Fprintf(&b, "# %s\n\n", orUntitled(l.Meta.Title))
 	fmt.Fprintf(&b, "Session `%s` · model %s · %d runs · %d steps · created %s\n\n", l.Meta.ID, orDash(l.Meta.Model), l.Meta.Runs, l.Meta.LastStep, l.Meta.Created.Format(time.DateTime))
 	for _, ev := range l.Events {
+		if ev.ParentRun != "" {
+			subRunMarkdown(&b, ev)
+			continue
+		}
 		switch d := ev.Data.(type) {
 		case *engine.RunStarted:
 			fmt.Fprintf(&b, "## You\n\n%s\n\n", d.Task)
+		case *engine.Handoff:
+			fmt.Fprintf(&b, "- handed off to **%s**\n", d.To)
 		case *engine.Decided:
 			if len(d.ToolCalls) == 0 {
-				fmt.Fprintf(&b, "## agentty\n\n%s\n\n", d.Text)
+				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), d.Text)
 				continue
 			}
 			if d.Text != "" {
@@ -73,6 +80,31 @@ func Markdown(l *Loaded) string {
 		b.WriteString("_The last run was interrupted; `agentty run --session " + l.Meta.ID + " --continue` finishes it._\n")
 	}
 	return b.String()
+}
+
+// subRunMarkdown renders an event of a sub-run as a quoted line, one level
+// of quote per level of delegation, each naming the agent: parallel
+// sub-runs' lines interleave as they happened.
+func subRunMarkdown(b *strings.Builder, ev engine.Event) {
+	q := strings.Repeat("> ", strings.Count(ev.Run, "/")/2)
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		fmt.Fprintf(b, "%s**%s** was asked (`%s`): %s\n%s\n", q, ev.Agent, ev.Run, engine.OneLine(d.Task, 200), q)
+	case *engine.Decided:
+		if len(d.ToolCalls) == 0 {
+			fmt.Fprintf(b, "%s**%s** answered: %s\n%s\n", q, ev.Agent, engine.OneLine(d.Text, 400), q)
+		}
+	case *engine.ToolFinished:
+		fmt.Fprintf(b, "%s- %s, step %d: `%s` → %s: %s\n", q, ev.Agent, ev.Step, d.Name, d.Status, engine.OneLine(d.Result, 200))
+	case *engine.MemoryChanged:
+		fmt.Fprintf(b, "%s- %s, memory: %s %s\n", q, ev.Agent, d.Op, d.Key)
+	case *engine.Handoff:
+		fmt.Fprintf(b, "%s- %s handed off to **%s**\n", q, ev.Agent, d.To)
+	case *engine.RunFinished:
+		if d.StopReason != engine.StopAnswered {
+			fmt.Fprintf(b, "%s_%s stopped: %s. %s_\n%s\n", q, ev.Agent, d.StopReason, d.Error, q)
+		}
+	}
 }
 
 func orUntitled(s string) string {

@@ -173,6 +173,9 @@ func (m *Meta) observe(ev engine.Event) {
 	if ev.Step > m.LastStep {
 		m.LastStep = ev.Step
 	}
+	if ev.ParentRun != "" {
+		return // a sub-run: the runs, title, model and state are the top-level runs'
+	}
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
 		m.Runs++

@@ -7,16 +7,21 @@ import (
 	"github.com/agentty/agentty/engine"
 )
 
-// Step is one step of a session's timeline, as show prints it.
+// Step is one step of a session's timeline, as show prints it. A
+// sub-run's step names its agent, its parent run and the parent's step
+// whose call started it.
 type Step struct {
-	Run      string        `json:"run"`
-	Step     int           `json:"step"`
-	Decision string        `json:"decision"`
-	Tools    []StepTool    `json:"tools,omitempty"`
-	Retries  int           `json:"retries,omitempty"`
-	Tokens   int           `json:"tokens,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
-	Status   string        `json:"status"`
+	Run        string        `json:"run"`
+	Agent      string        `json:"agent,omitempty"`
+	ParentRun  string        `json:"parent_run,omitempty"`
+	ParentStep int           `json:"parent_step,omitempty"`
+	Step       int           `json:"step"`
+	Decision   string        `json:"decision"`
+	Tools      []StepTool    `json:"tools,omitempty"`
+	Retries    int           `json:"retries,omitempty"`
+	Tokens     int           `json:"tokens,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
+	Status     string        `json:"status"`
 }
 
 // StepTool is a tool call of a Step.
@@ -27,53 +32,78 @@ type StepTool struct {
 	Result     string            `json:"result"`
 }
 
-// Timeline summarises events step by step.
+// Timeline summarises events step by step, in the order the steps
+// started. Steps are numbered across the session, so the events of
+// parallel sub-runs, which interleave, each find their own step.
 func Timeline(events []engine.Event) []Step {
 	var out []Step
-	var start time.Time
-	cur := func() *Step { return &out[len(out)-1] }
+	index := map[int]int{}        // step → its place in out
+	last := map[string]int{}      // run → the place of its last step
+	startedAt := map[string]int{} // sub-run → its parent's step
+	starts := map[int]time.Time{} // step → when it started
+	at := func(step int) *Step {
+		if i, ok := index[step]; ok {
+			return &out[i]
+		}
+		return nil
+	}
 	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case *engine.StepStarted:
-			out = append(out, Step{Run: ev.Run, Step: ev.Step, Status: "running"})
-			start = ev.Time
-		case *engine.Decided:
-			if len(out) == 0 {
-				continue
+		if _, ok := ev.Data.(*engine.StepStarted); ok {
+			index[ev.Step], last[ev.Run] = len(out), len(out)
+			out = append(out, Step{Run: ev.Run, Agent: ev.Agent, ParentRun: ev.ParentRun, ParentStep: startedAt[ev.Run], Step: ev.Step, Status: "running"})
+			starts[ev.Step] = ev.Time
+			continue
+		}
+		if _, ok := ev.Data.(*engine.RunStarted); ok && ev.ParentRun != "" {
+			startedAt[ev.Run] = ev.Step
+			continue
+		}
+		cur := at(ev.Step)
+		if cur == nil || cur.Run != ev.Run {
+			if d, ok := ev.Data.(*engine.RunFinished); ok {
+				if i, ok := last[ev.Run]; ok && d.StopReason != engine.StopAnswered {
+					out[i].Status = string(d.StopReason)
+				}
 			}
+			continue // a sub-run's run_finished carries its parent's step
+		}
+		switch d := ev.Data.(type) {
+		case *engine.Decided:
 			if len(d.ToolCalls) == 0 {
-				cur().Decision = "answer: " + engine.OneLine(d.Text, 60)
+				cur.Decision = "answer: " + engine.OneLine(d.Text, 60)
 			} else {
 				var names []string
 				for _, c := range d.ToolCalls {
 					names = append(names, c.Name)
 				}
-				cur().Decision = "call " + strings.Join(names, ", ")
+				cur.Decision = "call " + strings.Join(names, ", ")
 			}
 		case *engine.ToolFinished:
-			if len(out) > 0 {
-				cur().Tools = append(cur().Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
-			}
+			cur.Tools = append(cur.Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
 		case *engine.RetryScheduled:
-			if len(out) > 0 {
-				cur().Retries++
-			}
+			cur.Retries++
 		case *engine.UsageRecorded:
-			if len(out) > 0 {
-				cur().Tokens = d.PromptTokens + d.CompletionTokens
-			}
+			cur.Tokens = d.PromptTokens + d.CompletionTokens
 		case *engine.StepFinished:
-			if len(out) > 0 {
-				cur().Status, cur().Duration = "ok", ev.Time.Sub(start)
-			}
+			cur.Status, cur.Duration = "ok", ev.Time.Sub(starts[ev.Step])
 		case *engine.RunFinished:
-			if len(out) > 0 && cur().Run == ev.Run && d.StopReason != engine.StopAnswered {
-				cur().Status = string(d.StopReason)
+			if d.StopReason != engine.StopAnswered {
+				cur.Status = string(d.StopReason)
 			}
 		}
 	}
+	// A step still running is interrupted unless it is the last one of a
+	// run of the session's last top-level run (its sub-runs included): a
+	// run that may still be going, or may be continued.
+	lastTop := ""
+	for _, st := range out {
+		if st.ParentRun == "" {
+			lastTop = st.Run
+		}
+	}
 	for i := range out {
-		if out[i].Status == "running" && i < len(out)-1 {
+		top, _, _ := strings.Cut(out[i].Run, "/")
+		if out[i].Status == "running" && (last[out[i].Run] != i || top != lastTop) {
 			out[i].Status = "interrupted"
 		}
 	}
