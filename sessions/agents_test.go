@@ -80,14 +80,14 @@ func TestSubRunsInTheJournal(t *testing.T) {
 	if strings.Count(md, "## You") != 1 {
 		t.Errorf("a sub-run's task is shown as the person's:\n%s", md)
 	}
-	// A fork at the sub-runs' first steps: both are cut after their tool
-	// calls; continuing the fork finishes them without running the calls.
+	// A fork in the middle of the sub-runs, just after the first of their
+	// tool calls finished (a fork keeps the journal up to the first event
+	// of a later step): continuing it finishes them without running a
+	// finished call again.
 	first := 0
 	for _, ev := range l.Events {
-		if ev.ParentRun != "" && ev.Kind == engine.KindStepFinished {
-			first = max(first, ev.Step)
-		}
-		if ev.ParentRun != "" && ev.Kind == engine.KindStepStarted && first > 0 {
+		first = max(first, ev.Step)
+		if ev.ParentRun != "" && ev.Kind == engine.KindToolFinished {
 			break
 		}
 	}
