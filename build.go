@@ -33,6 +33,9 @@ type setup struct {
 	// asks for it; nil otherwise (nothing is made when tracing is off).
 	tracing *traces.Tracing
 	trace   *traces.Sink // the run's trace sink, nil when not tracing
+	// agents are the agents of the workspace's and the user's agent
+	// files, and the files that failed to load (agents.go).
+	agents agentSet
 }
 
 func (s *setup) Close() {
@@ -158,7 +161,11 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		return ts
 	}
 	if len(cfg.MCPServers) > 0 {
-		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() { st.registry.Replace(all()...) })
+		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() {
+			ts := all()
+			st.registry.Replace(ts...)
+			st.agents.refresh(ts)
+		})
 		for _, s := range st.mcp.Status() {
 			if !s.OK {
 				st.notices = append(st.notices, redact.redact(s.Error)+"; its tools are unavailable")
@@ -178,6 +185,11 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		}
 		st.rows = append(st.rows, toolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
 	}
+	agents, err := st.loadAgents(o, cfg, wsDir, ws, getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	st.engine = engine.New(engine.Config{
 		Model:     m,
 		ModelName: name,
@@ -186,7 +198,14 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		Budget:    cmp.Or(o.budget, cfg.ContextBudget),
 		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
 		Gate:      gate,
+		Agents:    agents,
+		Agent:     o.agent,
+		MaxDepth:  cfg.MaxDepth,
 	})
+	if err := st.engine.Err(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("agents: %w", err)
+	}
 	if err := st.startTraces(ctx, o, getenv); err != nil {
 		st.Close()
 		return nil, err

@@ -26,9 +26,11 @@ type config struct {
 	// SystemPrompt replaces agentty's system prompt.
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// ContextBudget and MaxSteps are the defaults of --context-budget
-	// and --max-steps.
+	// and --max-steps; MaxDepth bounds delegation between agents
+	// (engine.Config.MaxDepth, default 2).
 	ContextBudget int `json:"context_budget,omitempty"`
 	MaxSteps      int `json:"max_steps,omitempty"`
+	MaxDepth      int `json:"max_depth,omitempty"`
 	HTTP          struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
@@ -125,6 +127,9 @@ func parseConfig(path string, b []byte) (*config, error) {
 			c.Tools[name] = tc
 		}
 	}
+	if c.MaxDepth < 0 {
+		return nil, fmt.Errorf("config %s:%d: field max_depth: want a positive number, got %d", path, lineOf(b, `"max_depth"`), c.MaxDepth)
+	}
 	for name, s := range c.MCPServers {
 		if (s.Command == "") == (s.URL == "") {
 			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s: give either command (stdio) or url (streamable HTTP)", path, lineOf(b, `"`+name+`"`), name)
@@ -167,6 +172,9 @@ func (c *config) merge(o *config) {
 	}
 	if o.MaxSteps > 0 {
 		c.MaxSteps = o.MaxSteps
+	}
+	if o.MaxDepth > 0 {
+		c.MaxDepth = o.MaxDepth
 	}
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts

@@ -50,6 +50,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return toolsCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "trust":
 			return trustCmd(args[1:], stdout, stderr, getenv)
+		case "agents":
+			return agentsCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -70,6 +72,8 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty sessions rm ID | rename ID TITLE | export ID [--format md|json] | fork ID --at STEP
   agentty sessions trace ID [--run RUN]  send a session's runs as OpenTelemetry spans
   agentty tools [--json]             every tool, with its source, policy and schema
+  agentty agents [--json]            every agent (.agentty/agents/*.md …) and the files that
+                                     failed to load (exit 1 if any did)
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 
@@ -85,6 +89,7 @@ flags:
                       64000; lower it for small local models)
   --workspace DIR     the folder the file tools work in (default: the current folder)
   --allow-shell       offer run_shell (it asks before each command)
+  --agent NAME        the session's runs run as this agent (see agentty agents)
   --step              (console) pause before every decision and tool call
   --data-dir DIR      where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty
                       or ~/.local/share/agentty)

@@ -28,6 +28,9 @@ type options struct {
 	json        bool
 	cont        bool
 	yes         bool
+	// agent (--agent NAME) is the agent the session's top-level runs run
+	// as.
+	agent string
 	// trustWorkspace (--trust-workspace) lets the workspace's risky
 	// config keys take effect this once.
 	trustWorkspace bool
@@ -50,6 +53,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
 	fs.BoolVar(&o.allowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
 	fs.IntVar(&o.budget, "context-budget", 0, "tokens of history, memory and tools a request may hold (default 64000)")
+	fs.StringVar(&o.agent, "agent", "", "run as this agent (see agentty agents)")
 	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
 	o.registerTraces(fs)
 }

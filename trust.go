@@ -32,6 +32,7 @@ import (
 var safeKeys = map[string]bool{
 	"system_prompt":  true,
 	"max_steps":      true,
+	"max_depth":      true, // it only bounds delegation
 	"context_budget": true,
 	"temperature":    true,
 }
@@ -181,7 +182,7 @@ func stricter(p, base engine.Policy) bool {
 // safe is the part of the workspace config an untrusted folder may set.
 func (w *wsConfig) safe() *config {
 	c := w.cfg
-	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, MaxDepth: c.MaxDepth, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
 	if c.Model == offline.Name {
 		s.Model = c.Model
 	}

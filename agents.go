@@ -1,0 +1,714 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+)
+
+// Agents are Markdown files with YAML front matter: name, description,
+// tools, model, max_steps, mode; the body is the agent's system prompt. They
+// are read from the workspace's .agentty/agents and .claude/agents, and the
+// user's agents folder (beside their config) and ~/.claude/agents. A file in
+// the workspace wins over the user's on a name clash; .agentty over .claude
+// in the same place. A bad file is a problem naming file, line and field,
+// and the others still load.
+
+// agentDef is one agent as its file defines it.
+type agentDef struct {
+	Name        string
+	Description string
+	// Mode is agentDelegate or agentHandoff.
+	Mode string
+	// Model is "inherit", offline, "script:" with an absolute path, or a
+	// model name.
+	Model    string
+	MaxSteps int
+	// Tools are the patterns (names and path.Match globs) of the tools the
+	// agent may use, nil for every tool the session has; Deny (Claude
+	// Code's disallowedTools) takes some away again.
+	Tools []string
+	Deny  []string
+	// System is the body: the agent's system prompt.
+	System string
+	File   string // the file, as shown in messages
+	Scope  string // "workspace" or "user"
+	claude bool   // read from a .claude/agents folder
+	// toolsLine and modelLine are where the fields are, for problems found
+	// when the agent is wired (an unknown tool, a model that fails).
+	toolsLine, modelLine int
+}
+
+const (
+	agentDelegate = "delegate"
+	agentHandoff  = "handoff"
+	modelInherit  = "inherit"
+)
+
+// agentProblem is an error (the file did not load) or a note (it did, with
+// something ignored) about an agent file.
+type agentProblem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+func (p agentProblem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(p.Line))
+	}
+	b.WriteString(": ")
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// agentPlace is a folder agent files are read from.
+type agentPlace struct {
+	dir    string // as shown in messages
+	scope  string // "workspace" or "user"
+	claude bool   // a .claude/agents folder: Claude Code's shape
+	// root, for a workspace folder, is the workspace (absolute, symlinks
+	// resolved): a file must not lead out of it.
+	root string
+	// untrusted: the workspace is not trusted, so its agent files may not
+	// pick a model, name MCP servers or loosen approvals.
+	untrusted bool
+}
+
+// agentPlaces lists where agents are read from, the strongest first: the
+// workspace's .agentty/agents and .claude/agents, the user's agents folder
+// (beside their config: $AGENTTY_CONFIG's folder, else
+// $XDG_CONFIG_HOME/agentty, else ~/.config/agentty) and ~/.claude/agents.
+// ~/.claude is found through $HOME only: with no HOME there is none. A
+// folder that is two of these (the workspace is the home folder) is read
+// once, as the workspace's.
+func agentPlaces(wsDir, wsAbs string, trusted bool, getenv func(string) string) []agentPlace {
+	places := []agentPlace{
+		{dir: filepath.Join(wsDir, ".agentty", "agents"), scope: "workspace", root: wsAbs, untrusted: !trusted},
+		{dir: filepath.Join(wsDir, ".claude", "agents"), scope: "workspace", claude: true, root: wsAbs, untrusted: !trusted},
+		{dir: filepath.Join(filepath.Dir(configPath(getenv)), "agents"), scope: "user"},
+	}
+	if home := getenv("HOME"); home != "" {
+		places = append(places, agentPlace{dir: filepath.Join(home, ".claude", "agents"), scope: "user", claude: true})
+	}
+	seen := map[string]bool{}
+	out := places[:0]
+	for _, p := range places {
+		key, err := filepath.Abs(p.dir)
+		if err != nil {
+			key = p.dir
+		}
+		if real, err := filepath.EvalSymlinks(key); err == nil {
+			key = real
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// agentFiles is what loading the agent folders found.
+type agentFiles struct {
+	Defs   []agentDef
+	Errors []agentProblem
+	Notes  []agentProblem
+}
+
+// loadAgents reads every *.md file of places, strongest place first. A name
+// defined again in a weaker place is noted and skipped; twice in one place,
+// it is an error naming both files (the first by file name loads).
+func loadAgents(places []agentPlace) agentFiles {
+	var out agentFiles
+	byName := map[string]int{} // name → index in out.Defs
+	for _, pl := range places {
+		entries, err := os.ReadDir(pl.dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			out.Errors = append(out.Errors, agentProblem{File: pl.dir, Message: err.Error()})
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".md") || e.IsDir() {
+				continue
+			}
+			file := filepath.Join(pl.dir, e.Name())
+			def, notes, prob := readAgentFile(file, pl)
+			out.Notes = append(out.Notes, notes...)
+			if prob != nil {
+				out.Errors = append(out.Errors, *prob)
+				continue
+			}
+			if i, dup := byName[def.Name]; dup {
+				first := out.Defs[i]
+				if filepath.Dir(first.File) == pl.dir {
+					out.Errors = append(out.Errors, agentProblem{File: file, Line: 2, Field: "name",
+						Message: fmt.Sprintf("agent %q is also defined in %s, in the same folder; rename one", def.Name, first.File)})
+				} else {
+					out.Notes = append(out.Notes, agentProblem{File: file, Field: "name",
+						Message: fmt.Sprintf("agent %q is defined by %s too, which wins; this file is not used", def.Name, first.File)})
+				}
+				continue
+			}
+			byName[def.Name] = len(out.Defs)
+			out.Defs = append(out.Defs, def)
+		}
+	}
+	return out
+}
+
+// readAgentFile reads one agent file of place pl.
+func readAgentFile(file string, pl agentPlace) (agentDef, []agentProblem, *agentProblem) {
+	fail := func(line int, field, format string, a ...any) (agentDef, []agentProblem, *agentProblem) {
+		return agentDef{}, nil, &agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
+	}
+	if pl.root != "" {
+		// Someone else's folder: a symlink must not lead out of it.
+		real, err := filepath.Abs(file)
+		if err == nil {
+			real, err = filepath.EvalSymlinks(real)
+		}
+		if err != nil {
+			return fail(0, "", "a symlink that cannot be followed: %v", err)
+		}
+		if rel, err := filepath.Rel(pl.root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fail(0, "", "leads to %s, outside the workspace; refusing to read it", real)
+		}
+	}
+	b, err := readSmallFile(file)
+	if err != nil {
+		return fail(0, "", "%v", err)
+	}
+	return parseAgent(file, b, pl)
+}
+
+// agentName is what a name may be: it becomes the tool transfer_to_NAME.
+var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// maxAgentName keeps transfer_to_NAME within the 64 characters that model
+// APIs allow a tool name.
+const maxAgentName = 64 - len(engine.TransferPrefix)
+
+// riskyAgentFields are fields that could name MCP servers or loosen
+// approvals: an untrusted workspace's files may not set them, and agentty
+// does not take them from agent files at all (MCP servers and policies are
+// the config's).
+var riskyAgentFields = map[string]string{
+	"mcpServers":     "MCP servers",
+	"mcp_servers":    "MCP servers",
+	"permissionMode": "approvals",
+	"allow_shell":    "approvals",
+	"policies":       "approvals",
+}
+
+// parseAgent parses an agent file's bytes: front matter between --- lines,
+// then the body. Problems name file, line and field; line numbers count the
+// opening --- as line 1.
+func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem, *agentProblem) {
+	var notes []agentProblem
+	fail := func(line int, field, format string, a ...any) (agentDef, []agentProblem, *agentProblem) {
+		return agentDef{}, notes, &agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
+	}
+	note := func(line int, field, format string, a ...any) {
+		notes = append(notes, agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)})
+	}
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	lines := strings.SplitAfter(string(b), "\n")
+	fence := func(l string) bool { return strings.TrimRight(l, " \t\r\n") == "---" }
+	if !fence(lines[0]) {
+		return fail(1, "", "front matter: an agent file begins with a --- line, then YAML fields (name, description, …), then another --- line")
+	}
+	end := slices.IndexFunc(lines[1:], fence) + 1
+	if end == 0 {
+		return fail(1, "", "front matter: no closing --- line after the fields")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &doc); err != nil {
+		line, msg := yamlErrorLine(err)
+		return fail(line+1, "", "front matter: %s", msg)
+	}
+	def := agentDef{Mode: agentDelegate, Model: modelInherit, File: file, Scope: pl.scope, claude: pl.claude,
+		System: strings.TrimSpace(strings.Join(lines[end+1:], ""))}
+	var m *yaml.Node
+	switch {
+	case doc.Kind == 0: // empty front matter
+		m = &yaml.Node{Kind: yaml.MappingNode}
+	case deref(doc.Content[0]).Kind == yaml.MappingNode:
+		m = deref(doc.Content[0])
+	default:
+		return fail(deref(doc.Content[0]).Line+1, "", "front matter: want fields (name: …, description: …), got %s", kindName(deref(doc.Content[0])))
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := deref(m.Content[i]), deref(m.Content[i+1])
+		field, line := k.Value, k.Line+1
+		if first, dup := seen[field]; dup {
+			return fail(k.Line+1, field, "given twice (first on line %d)", first)
+		}
+		seen[field] = k.Line + 1
+		if v.ShortTag() == "!!null" {
+			continue // "field:" with nothing: as if absent
+		}
+		switch field {
+		case "name", "description", "mode", "model":
+			s, ok := scalar(v)
+			if !ok {
+				return fail(line, field, "want a string, got %s", kindName(v))
+			}
+			switch field {
+			case "name":
+				def.Name = s
+			case "description":
+				def.Description = strings.TrimSpace(s)
+			case "mode":
+				if s != agentDelegate && s != agentHandoff {
+					return fail(line, field, "want delegate or handoff, got %q", s)
+				}
+				def.Mode = s
+			case "model":
+				def.modelLine = line
+				def.Model = agentModel(file, s, line, pl, note)
+			}
+		case "max_steps", "maxTurns":
+			var n int
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil || n <= 0 {
+				return fail(line, field, "want a positive integer, got %s", kindName(v))
+			}
+			if def.MaxSteps > 0 {
+				return fail(line, field, "give max_steps or maxTurns, not both")
+			}
+			def.MaxSteps = n
+		case "tools", "disallowedTools", "disallowed_tools":
+			pats, prob := toolPatterns(v, line)
+			if prob != nil {
+				prob.File, prob.Field = file, field
+				return def, notes, prob
+			}
+			if field == "tools" {
+				def.Tools, def.toolsLine = pats, line
+			} else {
+				def.Deny = append(def.Deny, pats...)
+			}
+		default:
+			if what, risky := riskyAgentFields[field]; risky {
+				if pl.untrusted {
+					note(k.Line+1, field, "refused: the workspace is not trusted (agentty trust %s), and agent files never set %s anyway: the config does; an agent's tools can only be narrowed", shellQuote(pl.root), what)
+				} else {
+					note(k.Line+1, field, "ignored: agent files do not set %s (the config does); an agent's tools can only be narrowed", what)
+				}
+				continue
+			}
+			if pl.claude {
+				note(k.Line+1, field, "ignored: a Claude Code field agentty does not use")
+			} else {
+				note(k.Line+1, field, "ignored: not a field of an agent (name, description, tools, model, max_steps, mode)")
+			}
+		}
+	}
+	switch {
+	case def.Name == "":
+		return fail(1, "name", "missing: every agent needs a name (lower-case letters, digits, - and _)")
+	case !agentName.MatchString(def.Name) || len(def.Name) > maxAgentName:
+		return fail(seen["name"], "name", "%q is not a valid agent name: use lower-case letters, digits, - and _, starting with a letter or digit, at most %d characters (it becomes the tool name %sNAME)", def.Name, maxAgentName, engine.TransferPrefix)
+	case def.Description == "":
+		return fail(1, "description", "missing: every agent needs a description (the model reads it to choose the agent)")
+	}
+	if def.System == "" {
+		note(end+1, "", "the body after the front matter is empty: the agent has no system prompt of its own")
+	}
+	return def, notes, nil
+}
+
+// agentModel judges an agent's model field: "inherit" for the session's
+// model (Claude Code's sonnet, opus and haiku too, noted); offline;
+// script:PATH, the path relative to the agent file's folder; or a model
+// name. An untrusted workspace's file may pick none but inherit and
+// offline: a script or a model name is refused, noted, and inherits.
+func agentModel(file, s string, line int, pl agentPlace, note func(int, string, string, ...any)) string {
+	switch s {
+	case "", modelInherit:
+		return modelInherit
+	case "sonnet", "opus", "haiku":
+		note(line, "model", "%s is a Claude Code alias: the agent inherits the session's model", s)
+		return modelInherit
+	case offline.Name:
+		return s
+	}
+	if pl.untrusted {
+		note(line, "model", "refused %q: the workspace is not trusted, so its agent files may only inherit the model or use offline; the agent inherits it (to trust the folder: agentty trust %s)", s, shellQuote(pl.root))
+		return modelInherit
+	}
+	if p, ok := strings.CutPrefix(s, "script:"); ok {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(file), p)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		return "script:" + p
+	}
+	return s
+}
+
+// toolPatterns reads a tools field: a YAML list of names, or (Claude Code's
+// shape) one comma-separated string. Each is a tool name or a path.Match
+// glob such as fs__*. line is the field's.
+func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
+	var raw []*yaml.Node
+	switch v.Kind {
+	case yaml.SequenceNode:
+		raw = v.Content
+	case yaml.ScalarNode:
+		raw = []*yaml.Node{v}
+	default:
+		return nil, &agentProblem{Line: line, Message: "want a list of tool names, got " + kindName(v)}
+	}
+	pats := []string{} // not nil: an empty list is no tools
+	for _, n := range raw {
+		n = deref(n)
+		s, ok := scalar(n)
+		if !ok {
+			return nil, &agentProblem{Line: n.Line + 1, Message: "want a tool name, got " + kindName(n)}
+		}
+		for p := range strings.SplitSeq(s, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			if _, err := path.Match(p, ""); err != nil {
+				return nil, &agentProblem{Line: n.Line + 1, Message: fmt.Sprintf("%q is not a valid pattern: %v", p, err)}
+			}
+			pats = append(pats, p)
+		}
+	}
+	return pats, nil
+}
+
+// yamlErrLine is how yaml.v3 starts an error that has a line.
+var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlErrorLine splits a yaml.v3 error into its line (of the YAML text,
+// 1 when it names none) and the rest.
+func yamlErrorLine(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, m[2]
+	}
+	return 1, strings.TrimPrefix(msg, "yaml: ")
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar is n's text when n is a scalar.
+func scalar(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
+// kindName says what a node is, for an error.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	}
+	return "nothing"
+}
+
+// claudeTools maps Claude Code's tool names to agentty's, for
+// .claude/agents files.
+var claudeTools = map[string]string{
+	"Read":      "read_file",
+	"Write":     "write_file",
+	"Edit":      "edit_file",
+	"MultiEdit": "edit_file",
+	"Grep":      "search_files",
+	"Glob":      "search_files",
+	"LS":        "list_dir",
+	"Bash":      "run_shell",
+	"WebFetch":  "http_get",
+}
+
+// agentTools resolves def's tool patterns against names, the session's
+// tools in order: the names of the tools the agent may use (nil: all of
+// them), notes, and an error for a pattern that matches no tool. A pattern
+// may also match nothing without an error when it names the engine's own
+// tools (agent, transfer_to_*: offered by the engine), a tool of an MCP
+// server that is configured (mcp, the servers' names) but did not list it
+// now, or, in a .claude file, a Claude Code tool agentty does not have.
+func (def *agentDef) agentTools(names []string, mcp map[string]bool) ([]string, []agentProblem, *agentProblem) {
+	var notes []agentProblem
+	note := func(format string, a ...any) {
+		notes = append(notes, agentProblem{File: def.File, Line: def.toolsLine, Field: "tools", Message: fmt.Sprintf(format, a...)})
+	}
+	if def.Tools == nil {
+		if len(def.Deny) == 0 {
+			return nil, nil, nil // every tool, as the session's change
+		}
+		return def.filter(names, nil), nil, nil
+	}
+	want := map[string]bool{}
+	for _, p := range def.patterns(def.Tools) {
+		n := 0
+		for _, name := range names {
+			if ok, _ := path.Match(p, name); ok {
+				want[name] = true
+				n++
+			}
+		}
+		if n > 0 {
+			continue
+		}
+		server, _, isMCP := strings.Cut(p, "__")
+		switch {
+		case p == engine.AgentTool || strings.HasPrefix(p, engine.TransferPrefix):
+			note("%s is the engine's own: it is offered by max_depth and the agents' modes, not by this list", p)
+		case isMCP && mcp[server]:
+			note("%s matches no tool of the MCP server %s now (did it start?)", p, server)
+		case def.claude:
+			note("%s: agentty has no such tool; left out", p)
+		default:
+			return nil, notes, &agentProblem{File: def.File, Line: def.toolsLine, Field: "tools",
+				Message: fmt.Sprintf("%q matches no tool (agentty tools lists them)", p)}
+		}
+	}
+	return def.filter(names, want), notes, nil
+}
+
+// patterns maps Claude Code's tool names (Read, mcp__server__tool) to
+// agentty's in a .claude file; other files' patterns are as written.
+func (def *agentDef) patterns(ps []string) []string {
+	if !def.claude {
+		return ps
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if to, ok := claudeTools[p]; ok {
+			p = to
+		} else if rest, ok := strings.CutPrefix(p, "mcp__"); ok {
+			p = rest
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// filter keeps the names in want (nil: all), less those Deny matches, in
+// names' order.
+func (def *agentDef) filter(names []string, want map[string]bool) []string {
+	deny := def.patterns(def.Deny)
+	out := []string{}
+	for _, name := range names {
+		if want != nil && !want[name] {
+			continue
+		}
+		if slices.ContainsFunc(deny, func(p string) bool { ok, _ := path.Match(p, name); return ok }) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// allows reports whether the agent may use the tool called name: the
+// patterns of its file, as the MCP servers' tools come and go.
+func (def *agentDef) allows(name string) bool {
+	if def.Tools != nil && !slices.ContainsFunc(def.patterns(def.Tools), func(p string) bool { ok, _ := path.Match(p, name); return ok }) {
+		return false
+	}
+	return !slices.ContainsFunc(def.patterns(def.Deny), func(p string) bool { ok, _ := path.Match(p, name); return ok })
+}
+
+// agentRow describes an agent for `agentty agents`.
+type agentRow struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Mode        string `json:"mode"`
+	Model       string `json:"model"`
+	// Tools are the names of the agent's tools; null: every tool the
+	// session has.
+	Tools    []string `json:"tools"`
+	MaxSteps int      `json:"max_steps,omitempty"`
+	Source   string   `json:"source"`
+	Scope    string   `json:"scope"`
+}
+
+// agentSet is a setup's agents: what `agentty agents` lists, and the
+// registries of the agents that have tools of their own.
+type agentSet struct {
+	rows   []agentRow
+	errors []agentProblem // files that did not load, agents that could not be wired
+	notes  []agentProblem
+	// mu guards regs, which an MCP server's changed tool list refreshes
+	// from another goroutine.
+	mu   sync.Mutex
+	regs []agentReg
+}
+
+// agentReg is an agent's own registry and the file that says what it holds.
+type agentReg struct {
+	def *agentDef
+	reg *engine.Registry
+}
+
+// refresh gives each agent with tools of its own those of ts it allows:
+// the session's tools changed (an MCP server's list).
+func (a *agentSet) refresh(ts []engine.Tool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.regs {
+		r.reg.Replace(allowed(ts, r.def)...)
+	}
+}
+
+// allowed is the tools of ts that def allows, in order.
+func allowed(ts []engine.Tool, def *agentDef) []engine.Tool {
+	var out []engine.Tool
+	for _, t := range ts {
+		if def.allows(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// loadAgents reads the agent files of the workspace and the user and makes
+// the engine's agents of them, their tools a subset of the setup's registry
+// (which must be filled). Files that fail are in st.agents.errors, and with
+// the notes in st.notices; only --agent naming no agent is an error.
+func (st *setup) loadAgents(o options, cfg *config, wsDir string, ws *wsConfig, getenv func(string) string) ([]engine.Agent, error) {
+	wsAbs, err := filepath.Abs(wsDir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", wsDir, err)
+	}
+	if real, err := filepath.EvalSymlinks(wsAbs); err == nil {
+		wsAbs = real
+	}
+	trusted, err := workspaceTrusted(o, wsAbs, ws, getenv)
+	if err != nil {
+		return nil, err
+	}
+	files := loadAgents(agentPlaces(wsDir, wsAbs, trusted, getenv))
+	a := &st.agents
+	a.errors, a.notes = files.Errors, files.Notes
+	mcp := map[string]bool{}
+	for name := range cfg.MCPServers {
+		mcp[name] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	top := st.registry.Tools()
+	names := st.registry.Names()
+	var out []engine.Agent
+	for i := range files.Defs {
+		def := &files.Defs[i]
+		toolNames, notes, prob := def.agentTools(names, mcp)
+		a.notes = append(a.notes, notes...)
+		if prob != nil {
+			a.errors = append(a.errors, *prob)
+			continue
+		}
+		ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
+			MaxSteps: def.MaxSteps, Handoff: def.Mode == agentHandoff}
+		if def.Model != modelInherit {
+			mo := o
+			mo.model = def.Model
+			if ea.Model, ea.ModelName, err = pickModel(mo, cfg, getenv); err != nil {
+				a.errors = append(a.errors, agentProblem{File: def.File, Line: def.modelLine, Field: "model", Message: err.Error()})
+				continue
+			}
+		}
+		if toolNames != nil {
+			if ea.Tools, err = engine.NewRegistry(allowed(top, def)...); err != nil {
+				a.errors = append(a.errors, agentProblem{File: def.File, Line: def.toolsLine, Field: "tools", Message: err.Error()})
+				continue
+			}
+			a.regs = append(a.regs, agentReg{def: def, reg: ea.Tools})
+		}
+		out = append(out, ea)
+		a.rows = append(a.rows, agentRow{Name: def.Name, Description: def.Description, Mode: def.Mode, Model: def.Model,
+			Tools: toolNames, MaxSteps: def.MaxSteps, Source: def.File, Scope: def.Scope})
+	}
+	for _, p := range a.errors {
+		st.notices = append(st.notices, p.String()+" (the agent is not loaded)")
+	}
+	for _, p := range a.notes {
+		st.notices = append(st.notices, p.String())
+	}
+	if o.agent != "" && !slices.ContainsFunc(out, func(ea engine.Agent) bool { return ea.Name == o.agent }) {
+		return nil, errUsage{a.unknownAgent(o.agent)}
+	}
+	return out, nil
+}
+
+// unknownAgent is the error of --agent naming no agent: the agents there
+// are, and the file of that name that failed, if one did.
+func (a *agentSet) unknownAgent(name string) error {
+	for _, p := range a.errors {
+		if filepath.Base(p.File) == name+".md" {
+			return fmt.Errorf("--agent %s: its file did not load: %s", name, p)
+		}
+	}
+	if len(a.rows) == 0 {
+		return fmt.Errorf("--agent %s: no agents are defined (put them in .agentty/agents/NAME.md; see agentty agents)", name)
+	}
+	var names []string
+	for _, r := range a.rows {
+		names = append(names, r.Name)
+	}
+	return fmt.Errorf("--agent %s: no such agent; the agents are %s (agentty agents lists them)", name, strings.Join(names, ", "))
+}
+
+// workspaceTrusted reports whether the person trusts the workspace dir
+// (absolute, symlinks resolved): --trust-workspace, or trusted.json holds
+// the folder with its .agentty.json as it is now (ws; none when it was
+// trusted with none). Agent files are not hashed into trusted.json:
+// trusting the folder trusts the agent files in it.
+func workspaceTrusted(o options, dir string, ws *wsConfig, getenv func(string) string) (bool, error) {
+	if o.trustWorkspace {
+		return true, nil
+	}
+	store, err := loadTrust(getenv)
+	if err != nil {
+		return false, err
+	}
+	if ws != nil {
+		return store.holds(ws), nil
+	}
+	f, ok := store.Folders[dir]
+	return ok && f.SHA256 == "", nil
+}

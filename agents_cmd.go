@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+)
+
+// agentsCmd lists the agents: `agentty agents [--json]`. It exits 1 when
+// an agent file failed to load (so that CI catches a broken file), 0
+// otherwise; the failures are listed either way.
+func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("agents", stderr)
+	var o options
+	o.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return parseFailed(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentty agents: unexpected %q (usage: agentty agents [--json])\n", fs.Arg(0))
+		return exitUsage
+	}
+	if o.model == "" {
+		o.model = offline.Name // listing agents needs no model of the session's
+	}
+	st, err := build(ctx, o, nil, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentty agents:", err)
+		if errors.As(err, new(errUsage)) {
+			return exitUsage
+		}
+		return exitError
+	}
+	defer st.Close()
+	a := &st.agents
+	ours := map[string]bool{}
+	for _, p := range append(a.errors, a.notes...) {
+		ours[p.String()] = true
+	}
+	for _, n := range st.notices {
+		if !ours[n] && !ours[strings.TrimSuffix(n, " (the agent is not loaded)")] {
+			fmt.Fprintln(stderr, "agentty agents: warning:", n)
+		}
+	}
+	code := 0
+	if len(a.errors) > 0 {
+		code = exitError
+	}
+	if *asJSON {
+		out := struct {
+			Agents []agentRow     `json:"agents"`
+			Errors []agentProblem `json:"errors"`
+			Notes  []agentProblem `json:"notes"`
+		}{nonNil(a.rows), nonNil(a.errors), nonNil(a.notes)}
+		if c := printJSON(stdout, out); c != 0 {
+			return c
+		}
+		return code
+	}
+	if len(a.rows) == 0 {
+		fmt.Fprintln(stdout, "No agents. Define one in .agentty/agents/NAME.md (see the README's Agents section).")
+	}
+	for i, r := range a.rows {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s  %s, model %s", r.Name, r.Mode, r.Model)
+		if r.MaxSteps > 0 {
+			fmt.Fprintf(stdout, ", max %d steps", r.MaxSteps)
+		}
+		fmt.Fprintf(stdout, "  (%s)\n", r.Source)
+		fmt.Fprintf(stdout, "  %s\n", engine.OneLine(r.Description, 100))
+		tools := "all the session's"
+		if r.Tools != nil {
+			tools = strings.Join(r.Tools, ", ")
+			if tools == "" {
+				tools = "none"
+			}
+		}
+		fmt.Fprintf(stdout, "  tools: %s\n", tools)
+	}
+	if len(a.errors) > 0 {
+		fmt.Fprintf(stdout, "\nFailed to load (%d):\n", len(a.errors))
+		for _, p := range a.errors {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
+	}
+	if len(a.notes) > 0 {
+		fmt.Fprintln(stdout, "\nNotes:")
+		for _, p := range a.notes {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
+	}
+	return code
+}
+
+// nonNil is s, or an empty slice for nil (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
