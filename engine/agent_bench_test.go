@@ -46,7 +46,7 @@ func BenchmarkSubRuns(b *testing.B) {
 				}
 			}
 		}
-		b.ReportMetric(float64((cpuTime() - cpu).Nanoseconds())/float64(b.N*subs*steps), "cpu-ns/step")
+		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*subs*steps), "cpu-ns/step")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*subs*steps), "ns/step")
 	})
 	b.Run("sub-runs", func(b *testing.B) {
@@ -77,6 +77,6 @@ func benchSteps(b *testing.B, e *engine.Engine, steps, tools int) {
 			b.Fatalf("run: %s %v, %d tool results", res.StopReason, res.Err, sub.tools)
 		}
 	}
-	b.ReportMetric(float64((cpuTime() - cpu).Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
 }
