@@ -33,6 +33,12 @@ type chatItem struct {
 	call                       callKey
 	name, args, result, status string
 	truncated                  bool
+	// a call of the tool agent: the agent, the task, and its sub-run once
+	// it has started; parent is the delegation whose sub-run made this
+	// item (nil for the chat's own items)
+	agent, task string
+	sub         *subChat
+	parent      *chatItem
 	// streaming assistant text, kept in buf until the decision replaces it
 	streaming bool
 	buf       strings.Builder
@@ -94,6 +100,17 @@ func (w *streamWrap) view() []string {
 	return append(out, strings.Repeat(" ", w.fitW))
 }
 
+// subChat is what the Chat keeps of a sub-run, for its delegation line:
+// what it did (its tool calls, nested delegations and handoffs, in order),
+// and how it ended.
+type subChat struct {
+	steps, tools int
+	items        []*chatItem
+	done         bool
+	stop         engine.StopReason
+	answer, err  string
+}
+
 var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
 
 // markdownMargin is glamour's margin on each side of a rendered message.
@@ -105,6 +122,8 @@ const markdownMargin = "  "
 type chat struct {
 	items     []*chatItem
 	byCall    map[callKey]*chatItem
+	calls     map[callRef]*chatItem // each run's newest agent call with an id
+	subs      map[string]*chatItem  // the delegation of each sub-run, by its id
 	expanded  bool
 	follow    bool
 	topItem   int
@@ -116,7 +135,8 @@ type chat struct {
 }
 
 func newChat(style string) chat {
-	return chat{follow: true, byCall: map[callKey]*chatItem{}, renderers: map[int]*glamour.TermRenderer{}, style: style}
+	return chat{follow: true, byCall: map[callKey]*chatItem{}, calls: map[callRef]*chatItem{}, subs: map[string]*chatItem{},
+		renderers: map[int]*glamour.TermRenderer{}, style: style}
 }
 
 func (c *chat) add(it *chatItem) {
@@ -124,6 +144,84 @@ func (c *chat) add(it *chatItem) {
 	if it.kind == itemTool {
 		c.byCall[it.call] = it
 	}
+}
+
+// newCall makes the item of a tool call that ev decided; a call of the
+// tool agent becomes a delegation, found again by the sub-run it starts.
+func (c *chat) newCall(ev engine.Event, tc engine.ToolCall) *chatItem {
+	it := &chatItem{kind: itemTool, call: keyOf(ev, tc.ID), name: tc.Name, args: string(tc.Args), status: "pending"}
+	if tc.Name == agentTool {
+		it.agent, it.task = delegation(tc.Args)
+		c.calls[callRef{ev.Run, tc.ID}] = it
+	}
+	return it
+}
+
+// changed drops the rendering of an item and of the delegations it is
+// drawn in.
+func changed(it *chatItem) {
+	for ; it != nil; it = it.parent {
+		it.lines = nil
+	}
+}
+
+// applySub applies a sub-run's event to its delegation: its streamed text
+// and its answer are not the chat's own messages, and its end is not the
+// run's.
+func (c *chat) applySub(ev engine.Event) {
+	it := c.subs[ev.Run]
+	if d, ok := ev.Data.(*engine.RunStarted); ok {
+		it = c.calls[parentOf(ev)]
+		if it == nil { // its call is not in the chat (a journal cut short)
+			it = &chatItem{kind: itemTool, name: agentTool, status: "running", call: callKey{ev.ParentRun, -1, ev.ParentCall}}
+			c.add(it)
+		}
+		if it.agent == "" {
+			it.agent = ev.Agent
+		}
+		if it.task == "" {
+			it.task = flatten(d.Task)
+		}
+		if it.sub == nil { // a continued sub-run goes on with what it did
+			it.sub = &subChat{}
+		}
+		it.sub.done = false
+		c.subs[ev.Run] = it
+	}
+	if it == nil || it.sub == nil {
+		return
+	}
+	sub := it.sub
+	switch d := ev.Data.(type) {
+	case *engine.StepStarted:
+		sub.steps++
+	case *engine.Decided:
+		sub.tools += len(d.ToolCalls)
+		for _, tc := range d.ToolCalls {
+			call := c.newCall(ev, tc)
+			call.parent = it
+			sub.items = append(sub.items, call)
+			c.byCall[call.call] = call
+		}
+	case *engine.ToolStarted:
+		if call := c.byCall[keyOf(ev, d.ID)]; call != nil {
+			call.status, call.args = "running", string(d.Args)
+			if call.name == agentTool {
+				call.agent, call.task = delegation(d.Args)
+			}
+			changed(call)
+		}
+	case *engine.ToolFinished:
+		if call := c.byCall[keyOf(ev, d.ID)]; call != nil {
+			call.status, call.result, call.truncated = string(d.Status), d.Result, d.Truncated
+			changed(call)
+		}
+	case *engine.Handoff:
+		sub.items = append(sub.items, &chatItem{kind: itemNote, text: "⇄ handed off to " + d.To, parent: it})
+	case *engine.RunFinished:
+		sub.done, sub.stop, sub.answer, sub.err = true, d.StopReason, d.Answer, d.Error
+	}
+	changed(it)
 }
 
 // streamingItem returns the assistant message being streamed, starting one
@@ -157,9 +255,15 @@ func (c *chat) keepStreaming() bool {
 }
 
 func (c *chat) apply(ev engine.Event) {
+	if ev.ParentRun != "" {
+		c.applySub(ev)
+		return
+	}
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
 		c.add(&chatItem{kind: itemUser, text: d.Task})
+	case *engine.Handoff:
+		c.add(&chatItem{kind: itemNote, text: "⇄ handed off to " + d.To})
 	case *engine.TextDelta:
 		if d.Reasoning {
 			it := c.streamingItem()
@@ -183,11 +287,14 @@ func (c *chat) apply(ev engine.Event) {
 			c.add(&chatItem{kind: itemAssistant, text: d.Text})
 		}
 		for _, tc := range d.ToolCalls {
-			c.add(&chatItem{kind: itemTool, call: keyOf(ev, tc.ID), name: tc.Name, args: string(tc.Args), status: "pending"})
+			c.add(c.newCall(ev, tc))
 		}
 	case *engine.ToolStarted:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
 			it.status, it.args, it.lines = "running", string(d.Args), nil
+			if it.name == agentTool { // the arguments as run, edited at the gate or not
+				it.agent, it.task = delegation(d.Args)
+			}
 		}
 	case *engine.ToolFinished:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
@@ -252,7 +359,11 @@ func (c *chat) linesOf(it *chatItem) []string {
 		}
 		lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
 	case itemTool:
-		lines = toolLines(it, w, c.expanded)
+		if it.name == agentTool {
+			lines = delegationLines(it, w, c.expanded)
+		} else {
+			lines = toolLines(it, w, c.expanded)
+		}
 	case itemNote:
 		for _, l := range wrapRows(it.text, w) {
 			lines = append(lines, styleNote.Render(l))
@@ -266,9 +377,80 @@ func (c *chat) linesOf(it *chatItem) []string {
 	return lines
 }
 
+// statusMark is the mark of a tool call's status.
+func statusMark(status string) string {
+	return map[string]string{"ok": styleOK.Render("✓"), "error": styleErr.Render("✗"), "denied": styleErr.Render("⊘"),
+		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·")}[status]
+}
+
+// delegationLines draws a call of the tool agent: one line, the agent, its
+// task (cut to leave room for the rest) and what its sub-run did,
+//
+//	⚙ agent researcher: find the sources…  → 3 steps, 2 tools ✓
+//
+// and, expanded (ctrl+x, as every tool call), the sub-run's own tool calls
+// and nested delegations, indented, then its answer (or error).
+func delegationLines(it *chatItem, w int, expanded bool) []string {
+	head := "⚙ agent"
+	if it.agent != "" {
+		head += " " + it.agent
+	}
+	tail := ""
+	if s := it.sub; s != nil {
+		tail = fmt.Sprintf("  → %s, %s", count(s.steps, "step"), count(s.tools, "tool"))
+	}
+	tail += " " + statusMark(it.status)
+	if it.task != "" {
+		room := max(w-ansi.StringWidth(head)-2-ansi.StringWidth(tail), 12)
+		head += ": " + ansi.Truncate(it.task, room, "…")
+	}
+	lines := []string{ansi.Truncate(styleTool.Render(head+tail), w, "…")}
+	if !expanded {
+		return lines
+	}
+	inner := max(w-2, 10)
+	var body []string
+	answer, failed := it.result, it.status == "error"
+	if s := it.sub; s != nil {
+		for _, c := range s.items {
+			switch {
+			case c.kind == itemNote:
+				for _, l := range wrapRows(c.text, inner) {
+					body = append(body, styleNote.Render(l))
+				}
+			case c.name == agentTool:
+				body = append(body, delegationLines(c, inner, true)...)
+			default:
+				body = append(body, toolLines(c, inner, false)...)
+			}
+		}
+		if s.done {
+			answer, failed = s.answer, s.stop != engine.StopAnswered
+			if answer == "" {
+				answer = s.err
+			}
+		}
+	}
+	if answer != "" {
+		label, style := "answer:", styleDim
+		if failed {
+			label, style = "error:", styleErr
+		}
+		body = append(body, style.Render(label))
+		for _, l := range strings.Split(answer, "\n") {
+			for _, r := range hangRows(l, inner-2) {
+				body = append(body, "  "+r)
+			}
+		}
+	}
+	for _, l := range body {
+		lines = append(lines, "  "+l)
+	}
+	return lines
+}
+
 func toolLines(it *chatItem, w int, expanded bool) []string {
-	mark := map[string]string{"ok": styleOK.Render("✓"), "error": styleErr.Render("✗"), "denied": styleErr.Render("⊘"),
-		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·")}[it.status]
+	mark := statusMark(it.status)
 	size := ""
 	if it.status != "running" && it.status != "pending" {
 		size = fmt.Sprintf(" → %s", byteSize(len(it.result)))

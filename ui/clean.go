@@ -22,11 +22,30 @@ func (c *eventCleaner) reset() { c.text, c.reasoning = Sanitizer{}, Sanitizer{} 
 // event returns ev with every piece of foreign text in it sanitized. The
 // payload is copied when something changes, never modified: the engine and
 // other subscribers share it.
+//
+// A sub-run's events (ParentRun set) leave the sanitizers of the streamed
+// message alone: the console does not show a sub-run's deltas (see
+// Model.applyEvent), and its steps must not cut the top-level run's stream.
 func (c *eventCleaner) event(ev engine.Event) engine.Event {
 	if s, ok := sanitized(ev.Run); ok {
 		ev.Run = s
 	}
+	if ev.Agent != "" || ev.ParentRun != "" || ev.ParentCall != "" {
+		ev.Agent, ev.ParentRun, ev.ParentCall = flatten(Sanitize(ev.Agent)), Sanitize(ev.ParentRun), Sanitize(ev.ParentCall)
+	}
+	if ev.ParentRun != "" {
+		c = &eventCleaner{} // its resets below change nothing of the top-level stream's
+	}
 	switch d := ev.Data.(type) {
+	case *engine.Handoff:
+		from, ok1 := sanitized(d.From)
+		to, ok2 := sanitized(d.To)
+		call, ok3 := sanitized(d.Call)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.From, cp.To, cp.Call = flatten(from), flatten(to), call
+			ev.Data = &cp
+		}
 	case *engine.TextDelta:
 		z := &c.text
 		if d.Reasoning {

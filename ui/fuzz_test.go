@@ -197,6 +197,15 @@ type harness struct {
 	log      []string
 	states   map[string]bool // the states the console was seen in
 	typed    int             // runes typed and pasted so far
+	subs     []*fuzzSub      // the sub-runs made up so far
+}
+
+// fuzzSub is a sub-run the harness makes up, event by event, interleaved
+// with the others' and the run's: it starts, decides to call an agent (whose
+// call a nested sub-run may hang under) and a tool, writes memory, ends.
+type fuzzSub struct {
+	run, parent, call, agent string
+	stage, step              int
 }
 
 func newHarness(t *testing.T, journals []journal, data []byte) *harness {
@@ -602,7 +611,7 @@ func (h *harness) engineStep() {
 		for r.cursor < len(j.events) {
 			ev := j.events[r.cursor]
 			r.cursor++
-			if ev.Kind == engine.KindRunStarted && r.cursor > 1 {
+			if ev.Kind == engine.KindRunStarted && ev.ParentRun == "" && r.cursor > 1 {
 				break // the journal's next run: this run ends here
 			}
 			if h.send(ev) {
@@ -623,7 +632,7 @@ func (h *harness) send(ev engine.Event) bool {
 	}
 	h.trace("engine: %s", ev.Kind)
 	h.deliver(ev)
-	if ev.Kind == engine.KindRunFinished {
+	if ev.Kind == engine.KindRunFinished && ev.ParentRun == "" { // a sub-run's end is not the run's
 		r.finished = true
 	}
 	return true
@@ -638,7 +647,16 @@ func (h *harness) finish(d engine.RunFinished) {
 func (h *harness) madeUpEvent() {
 	step := h.pick(5)
 	ev := engine.Event{V: engine.SchemaVersion, Session: "0mx2fuzz0001", Run: "run-9", Step: step, Time: time.Now()}
-	switch h.pick(9) {
+	switch h.pick(11) {
+	case 9:
+		h.subEvent()
+		return
+	case 10:
+		ev.Kind, ev.Data = engine.KindHandoff, &engine.Handoff{From: "lead", To: h.agentName(), Call: "call_9_0"}
+		if len(h.subs) > 0 && h.pick(2) == 0 {
+			sub := h.subs[h.pick(len(h.subs))]
+			ev.Run, ev.Agent, ev.ParentRun, ev.ParentCall = sub.run, sub.agent, sub.parent, sub.call
+		}
 	case 0, 1:
 		ev.Kind, ev.Data = engine.KindTextDelta, &engine.TextDelta{Text: h.text(), Reasoning: h.pick(4) == 0, Attempt: 1}
 	case 2:
@@ -658,18 +676,110 @@ func (h *harness) madeUpEvent() {
 	case 8:
 		ev.Kind, ev.Data = engine.KindStepStarted, &engine.StepStarted{Turn: step}
 	}
-	if h.run != nil && !h.run.finished && h.run.gate == nil {
-		h.run.queue = append(h.run.queue, ev)
-		h.trace("engine will send %s", ev.Kind)
+	if len(h.subs) > 0 && h.pick(4) == 0 { // as a sub-run's
+		sub := h.subs[h.pick(len(h.subs))]
+		ev.Run, ev.Agent, ev.ParentRun, ev.ParentCall = sub.run, sub.agent, sub.parent, sub.call
+	}
+	h.madeUp(ev)
+}
+
+// madeUp has the run send evs, or, with no run going, applies them as a
+// journal's events on resume.
+func (h *harness) madeUp(evs ...engine.Event) {
+	for _, ev := range evs {
+		if h.run != nil && !h.run.finished && h.run.gate == nil {
+			h.run.queue = append(h.run.queue, ev)
+			h.trace("engine will send %s of %s", ev.Kind, ev.Run)
+			continue
+		}
+		if h.run == nil && h.m.events == nil { // no run: as a journal's event on resume
+			if b, ok := h.m.backend.(*fuzzBackend); ok && b.emit(ev) != nil {
+				continue
+			}
+			h.trace("event %s of %s outside a run", ev.Kind, ev.Run)
+			h.update(engineEventMsg{ev})
+		}
+	}
+}
+
+// agentName is an agent's name: a plain one, or any text.
+func (h *harness) agentName() string {
+	if n := h.pick(4); n < 3 {
+		return []string{"researcher", "critic", "billing"}[n]
+	}
+	return h.text()
+}
+
+// subEvent moves a made-up sub-run on one event, or starts a new one:
+// under the run's agent call, or nested under a sub-run's.
+func (h *harness) subEvent() {
+	steps := 0
+	if b, ok := h.m.backend.(*fuzzBackend); ok {
+		steps = b.s.Steps
+	}
+	env := func(sub *fuzzSub, step int, kind engine.Kind, data any) engine.Event {
+		return engine.Event{V: engine.SchemaVersion, Session: "0mx2fuzz0001", Run: sub.run, Agent: sub.agent, ParentRun: sub.parent,
+			ParentCall: sub.call, Step: step, Kind: kind, Time: time.Now(), Data: data}
+	}
+	agentCall := func(id string, agent string) engine.ToolCall {
+		args, _ := json.Marshal(map[string]string{"agent": agent, "task": h.text()})
+		return engine.ToolCall{ID: id, Name: agentTool, Args: args}
+	}
+	if i := h.pick(len(h.subs) + 2); i < len(h.subs) {
+		sub := h.subs[i]
+		calc := engine.ToolCall{ID: "calc", Name: "calculator", Args: json.RawMessage(`{"expression":"1+1"}`)}
+		call := agentCall("deleg", h.agentName())
+		var ev engine.Event
+		switch sub.stage {
+		case 1:
+			sub.step = steps + 1
+			ev = env(sub, sub.step, engine.KindStepStarted, &engine.StepStarted{})
+		case 2:
+			ev = env(sub, sub.step, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call, calc}, Attempts: 1})
+		case 3:
+			ev = env(sub, sub.step, engine.KindToolStarted, &engine.ToolStarted{Index: 0, ID: call.ID, Name: call.Name, Args: call.Args})
+		case 4:
+			ev = env(sub, sub.step, engine.KindToolStarted, &engine.ToolStarted{Index: 1, ID: calc.ID, Name: calc.Name, Args: calc.Args})
+		case 5:
+			ev = env(sub, sub.step, engine.KindToolFinished, &engine.ToolFinished{Index: 1, ID: calc.ID, Name: calc.Name, Status: engine.ToolOK, Result: "2"})
+		case 6:
+			ev = env(sub, sub.step, engine.KindMemoryChanged, &engine.MemoryChanged{Op: engine.MemorySet, Key: []string{"city", "k"}[h.pick(2)], Value: h.text(), Source: "tool"})
+		case 7:
+			ev = env(sub, sub.step, engine.KindTextDelta, &engine.TextDelta{Text: h.text(), Attempt: 1})
+		case 8:
+			ev = env(sub, sub.step, engine.KindToolFinished, &engine.ToolFinished{Index: 0, ID: call.ID, Name: call.Name,
+				Status: []engine.ToolStatus{engine.ToolOK, engine.ToolError}[h.pick(2)], Result: h.text()})
+		case 9:
+			ev = env(sub, sub.step, engine.KindStepFinished, &engine.StepFinished{ToolCalls: 2})
+		default:
+			ev = env(sub, sub.step, engine.KindRunFinished, &engine.RunFinished{StopReason: []engine.StopReason{engine.StopAnswered,
+				engine.StopError, engine.StopStepLimit}[h.pick(3)], Answer: h.text(), Error: h.text()})
+			h.subs = slices.Delete(h.subs, i, i+1)
+		}
+		sub.stage++
+		h.trace("sub-run %s: %s", sub.run, ev.Kind)
+		h.madeUp(ev)
 		return
 	}
-	if h.run == nil && h.m.events == nil { // no run: as a journal's event on resume
-		if b, ok := h.m.backend.(*fuzzBackend); ok && b.emit(ev) != nil {
-			return
-		}
-		h.trace("event %s outside a run", ev.Kind)
-		h.update(engineEventMsg{ev})
+	// A new sub-run: under the run's agent call (decided and started
+	// first), or nested under a sub-run's (its call "deleg").
+	sub := &fuzzSub{parent: "run-9", agent: h.agentName(), stage: 1}
+	var evs []engine.Event
+	if len(h.subs) > 0 && h.pick(2) == 0 {
+		p := h.subs[h.pick(len(h.subs))]
+		sub.parent, sub.call = p.run, "deleg"
+	} else {
+		sub.call = fmt.Sprintf("call_9_%d", h.pick(3))
+		call := agentCall(sub.call, sub.agent)
+		top := &fuzzSub{run: "run-9"}
+		evs = append(evs, env(top, steps, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call}, Attempts: 1}),
+			env(top, steps, engine.KindToolStarted, &engine.ToolStarted{ID: call.ID, Name: call.Name, Args: call.Args}))
 	}
+	sub.run = sub.parent + "/" + sub.call
+	evs = append(evs, env(sub, steps, engine.KindRunStarted, &engine.RunStarted{Task: h.text()}))
+	h.subs = append(h.subs, sub)
+	h.trace("sub-run %s starts", sub.run)
+	h.madeUp(evs...)
 }
 
 // pause has the gate pause the run, before a decision or a tool call.
@@ -680,13 +790,18 @@ func (h *harness) pause() {
 		h.trace("gate: no run to pause")
 		return
 	}
-	p := engine.Pending{At: engine.Decide, Step: r.b.s.Steps + 1}
+	p := engine.Pending{At: engine.Decide, Step: r.b.s.Steps + 1, Run: "run-9"}
+	parentCall := ""
+	if len(h.subs) > 0 && h.pick(2) == 0 { // a sub-run pauses
+		sub := h.subs[h.pick(len(h.subs))]
+		p.Run, p.Agent, p.ParentRun, parentCall = sub.run, sub.agent, sub.parent, sub.call
+	}
 	if kind > 0 {
 		p.At, p.Approval = engine.Act, kind == 2
 		p.ToolCall = &engine.ToolCall{ID: "call_9", Name: "write_file", Args: json.RawMessage(`{"path":"a.txt","content":"` + strings.Repeat("x", h.pick(300)) + `"}`)}
 	}
 	h.trace("gate: pause %s", p.At)
-	h.send(engine.Event{V: engine.SchemaVersion, Session: r.b.id, Run: "run-9", Step: p.Step, Phase: p.At, Kind: engine.KindGatePaused,
+	h.send(engine.Event{V: engine.SchemaVersion, Session: r.b.id, Run: p.Run, Agent: p.Agent, ParentRun: p.ParentRun, ParentCall: parentCall, Step: p.Step, Phase: p.At, Kind: engine.KindGatePaused,
 		Time: time.Now(), Data: &engine.GatePaused{At: p.At, ToolCall: p.ToolCall, Reason: map[bool]engine.PauseReason{true: "approval", false: "step"}[p.Approval]}})
 	if len(h.gates) == 0 {
 		h.t.Fatalf("the console does not wait for the gate\nafter:\n  %s", strings.Join(h.log, "\n  "))
@@ -710,9 +825,10 @@ func (h *harness) answered() {
 	}
 	select {
 	case v := <-r.gate.reply:
+		p := r.gate.pending
 		r.gate = nil
 		h.trace("gate: resumed (%s)", v.Action)
-		r.queue = append([]engine.Event{{V: engine.SchemaVersion, Session: r.b.id, Run: "run-9", Kind: engine.KindGateResumed,
+		r.queue = append([]engine.Event{{V: engine.SchemaVersion, Session: r.b.id, Run: p.Run, Agent: p.Agent, ParentRun: p.ParentRun, Kind: engine.KindGateResumed,
 			Time: time.Now(), Data: &engine.GateResumed{Action: v.Action, Args: v.Args}}}, r.queue...)
 		if v.Action == engine.Abort {
 			r.queue = append(r.queue[:1], engine.Event{V: engine.SchemaVersion, Session: r.b.id, Kind: engine.KindRunFinished,
@@ -851,6 +967,14 @@ func consoleStates(m *Model) []string {
 		add(d.trimmed != nil, "trimmed")
 	}
 	add(len(m.sess.Memory()) > 0, "memory")
+	add(len(m.tl.subs) > 0, "sub-run")
+	for _, r := range m.tl.rows {
+		add(r.folded, "folded")
+		add(r.toggled && !r.folded, "unfolded")
+	}
+	for _, it := range m.chat.items {
+		add(it.sub != nil && m.chat.expanded, "delegation expanded")
+	}
 	return out
 }
 
@@ -858,7 +982,7 @@ func consoleStates(m *Model) []string {
 var seedStates = []string{"empty", "streaming", "reasoning", "paused at decide", "paused at act", "asking approval",
 	"editor", "memory form", "picker", "picker filtered", "details", "help", "scrolled up", "expanded", "narrow",
 	"wide", "20x8", "memory focus", "timeline focus", "cancelling", "interrupted", "read-only", "damaged",
-	"cut off", "retried", "trimmed", "memory"}
+	"cut off", "retried", "trimmed", "memory", "sub-run", "folded", "unfolded", "delegation expanded"}
 
 // TestConsoleSeeds plays the committed seeds (as go test does) and checks
 // that between them they reach every state the fuzzer should start from.
@@ -1007,6 +1131,30 @@ func (s *seedBuilder) delta(text int, reasoning bool) *seedBuilder {
 }
 func (s *seedBuilder) retry() *seedBuilder { return s.op(opEvent, 1, 2, 0, 0) }
 
+// sub moves the made-up sub-run which on one event (see subEvent): its
+// agent's and task's text, then extra bytes for the choices of its stage
+// (memory: 2, a delta: 1, the agent call's end: 2, its end: 3).
+func (s *seedBuilder) sub(which, extra int) *seedBuilder {
+	s.op(opEvent, 1, 9, which, 0, 0)
+	for range extra {
+		s.op(0)
+	}
+	return s
+}
+
+// subNew starts the n-th made-up sub-run (n of them are going), under the
+// run's agent call, or under sub-run parent's (parent >= 0).
+func (s *seedBuilder) subNew(n, parent int) *seedBuilder {
+	s.op(opEvent, 1, 9, n, 0)
+	if n > 0 && parent >= 0 {
+		return s.op(0, parent, 0)
+	}
+	if n > 0 {
+		s.op(1)
+	}
+	return s.op(0, 0, 0)
+}
+
 // pause: 0 before deciding, 1 before a tool call, 2 asking approval.
 func (s *seedBuilder) pause(kind int, argLen int) *seedBuilder {
 	if kind == 0 {
@@ -1070,6 +1218,16 @@ func consoleSeeds(js []journal) map[string][]byte {
 		s.start(startResumed, "streamed-tools.jsonl", 0, 20, 130, 40).keys("ctrl+r").engine(30).
 			keys("tab", "tab", "tab", "a").keys("ctrl+c").engine(2).keys("tab", "tab", "tab", "a").
 			typed("name = Ada").keys("enter", "e").paste(4).keys("enter", "down", "d")
+	})
+	add("agents", func(s *seedBuilder) {
+		s.start(startStep, "agents.jsonl", 0, 0, 120, 40).typed("compare").keys("enter").engine(12).
+			pause(0, 0).keys("enter").engine(20).keys("c").engine(30).keys("tab", "tab", "up", "up", "up", "up", " ", "up", "z").
+			keys("ctrl+x").resize(80, 24).keys("down", "down", "z", "enter", "esc", "esc").engine(2).
+			// Made-up sub-runs, interleaved: A under the run's call, B
+			// nested under A's.
+			subNew(0, -1).sub(0, 0).sub(0, 0).sub(0, 0).subNew(1, 0).sub(1, 0).sub(0, 0).sub(1, 0).sub(0, 0).
+			sub(0, 2).sub(1, 0).sub(0, 1).sub(1, 0).sub(0, 2).sub(1, 0).sub(0, 0).sub(1, 2).sub(0, 3).
+			keys("tab", "tab", "tab").resize(120, 40).keys("ctrl+x").sub(0, 1).sub(0, 2).sub(0, 0).sub(0, 3)
 	})
 	add("step-limit-error", func(s *seedBuilder) {
 		s.start(startNew, "step-limit.jsonl", 0, 0, 120, 40).typed("loop").keys("enter").engine(40).

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"github.com/agentty/agentty/engine"
@@ -10,7 +11,9 @@ import (
 // Gate is the console's engine.Gate: in step mode it pauses the run before
 // every decide and every tool call, and it asks for approval of tools whose
 // policy is ask, by handing the pause to the console and waiting for the
-// person's verdict. It is safe for concurrent use.
+// person's verdict. It is safe for concurrent use. Parallel sub-runs pause
+// one at a time: each waits to hand its pause over, and the console queues
+// those it gets while one is shown.
 type Gate struct {
 	step     atomic.Bool
 	released atomic.Pointer[string] // the run that goes on without step pauses
@@ -48,13 +51,13 @@ func (g *Gate) Stepping() bool { return g.step.Load() }
 func (g *Gate) Release(run string) { g.released.Store(&run) }
 
 // Stop implements engine.Gate: in step mode it stops every run but the one
-// released.
+// released and its sub-runs (whose ids are the parent's, "/", the call's).
 func (g *Gate) Stop(p engine.Pending) bool {
 	if !g.step.Load() {
 		return false
 	}
 	r := g.released.Load()
-	return r == nil || *r != p.Run
+	return r == nil || p.Run != *r && !strings.HasPrefix(p.Run, *r+"/")
 }
 
 // Wait implements engine.Gate: it hands the pause to the console and waits

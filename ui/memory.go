@@ -102,7 +102,11 @@ func (m *memory) render(width int, focused bool) []string {
 	start := max(0, min(m.cursor-room+1, len(facts)-room))
 	for i := start; i < len(facts) && len(out) < room; i++ {
 		f := facts[i]
-		step := styleDim.Render(fmt.Sprintf(" @%d", f.Step))
+		mark := fmt.Sprintf(" @%d", f.Step)
+		if f.Agent != "" { // the agent whose run wrote it
+			mark = " · " + ansi.Truncate(f.Agent, max(width/3, 4), "…") + mark
+		}
+		step := styleDim.Render(mark)
 		line := ansi.Truncate(styleKey.Render(f.Key)+" = "+f.Value, width-ansi.StringWidth(step), "…") + step
 		if focused && i == m.cursor {
 			line = styleCursor.Render(padRight(ansi.Strip(line), width))

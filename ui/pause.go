@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -61,6 +62,12 @@ func (p *gateRequest) bar(w int, stepping bool) []string {
 		}
 		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
 	}
+	if a := flatten(Sanitize(p.pending.Agent)); a != "" {
+		// Cut the call's arguments, not the agent's name: the name says
+		// which of the parallel runs waits.
+		tag := " · agent " + a
+		what = ansi.Truncate(what, max(w-4-ansi.StringWidth(tag), 10), "…") + tag
+	}
 	return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(pauseKeys[kindOf(p, stepping)])}, false)
 }
 
@@ -82,7 +89,13 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.verdict == nil:
 		return m, nil
 	case a.release:
-		m.gate.Release(m.pause.pending.Run)
+		// The whole top-level run goes on without step pauses, its
+		// sub-runs with it, even when c is pressed at a sub-run's pause.
+		run := m.pause.pending.Run
+		if m.pause.pending.ParentRun != "" && m.sess.LastRun().ID != "" {
+			run = m.sess.LastRun().ID
+		}
+		m.gate.Release(run)
 		m.released = true
 	}
 	return m, m.reply(*a.verdict)
@@ -93,6 +106,13 @@ func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	m.pause.reply <- v // buffered: the gate waits for one verdict
 	m.pause = nil
 	m.state = "thinking"
+	if len(m.pauses) > 0 { // the next pause of a parallel sub-run
+		next := m.pauses[0]
+		m.pauses = m.pauses[1:]
+		m.pause = &next
+		m.state = "paused"
+		return nil
+	}
 	return m.spin.Tick
 }
 

@@ -9,8 +9,8 @@ import (
 
 // statusLine draws the status line. What must be seen comes first when it
 // has to give way: the state and any error or note are kept, the step and
-// step mode next; the session id, then the model's name, are cut first, and
-// "agentty" goes before them.
+// step mode next, then the active agent; the session id, then the model's
+// name, are cut first, and "agentty" goes before them.
 func (m *Model) statusLine() string {
 	state := m.state
 	if m.running && m.pause == nil {
@@ -25,7 +25,10 @@ func (m *Model) statusLine() string {
 		keep int  // segments with the highest keep give way first
 		cut  bool // it may be cut short rather than left out
 	}
-	segs := []seg{{"agentty", 7, false}, {fmt.Sprintf("step %d", m.sess.Steps), 3, false}, {state, 0, false}}
+	segs := []seg{{"agentty", 8, false}, {fmt.Sprintf("step %d", m.sess.Steps), 3, false}, {state, 0, false}}
+	if a := flatten(Sanitize(m.sess.Agent)); a != "" { // the active agent, as the last run_started or handoff said
+		segs = append(segs, seg{"agent " + a, 5, true})
+	}
 	switch {
 	case m.gate.Stepping() && m.released && m.running:
 		segs = append(segs, seg{"step mode from the next run", 4, true})
@@ -38,7 +41,7 @@ func (m *Model) statusLine() string {
 	if m.note != "" {
 		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
 	}
-	segs = append(segs, seg{"model " + m.cfg.Model, 5, true}, seg{"session " + id, 6, true})
+	segs = append(segs, seg{"model " + m.cfg.Model, 6, true}, seg{"session " + id, 7, true})
 	const sep = " · "
 	width := func() int {
 		n := len(sep) * (len(segs) - 1)

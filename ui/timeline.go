@@ -13,6 +13,8 @@ import (
 )
 
 // row is one line of the Timeline: a phase of a step, or a run boundary.
+// A sub-run's rows hang under the row of the agent call that started it
+// (parent), one level deeper.
 type row struct {
 	step    int
 	phase   engine.Phase
@@ -22,6 +24,41 @@ type row struct {
 	retries int
 	call    callKey // the tool call of an act row
 	started time.Time
+
+	run    string // the run the row is of
+	parent int    // the agent call row it hangs under; -1: none
+	depth  int
+	// An agent call's row: the agent, the sub-run it started, and whether
+	// the sub-run's rows are folded under it (toggled: by the person, and
+	// so no longer folded by the console when the sub-run ends).
+	agent   string
+	sub     *subRun
+	folded  bool
+	toggled bool
+}
+
+// subRun is what the Timeline knows of a sub-run: the row it hangs under
+// and what its folded call row sums up.
+type subRun struct {
+	parent       int // the call row; -1: none seen
+	steps, tools int
+}
+
+// stepPhase keys the newest row of a step's phase (steps are unique in a
+// session, sub-runs' too): the step and the phase, in one int.
+func stepPhase(step int, phase engine.Phase) int {
+	n := 0
+	switch phase {
+	case engine.Perceive:
+		n = 1
+	case engine.Decide:
+		n = 2
+	case engine.Act:
+		n = 3
+	case engine.Observe:
+		n = 4
+	}
+	return step*8 + n
 }
 
 // callKey names a tool call. A call's id is unique only within its
@@ -39,6 +76,7 @@ func keyOf(ev engine.Event, id string) callKey { return callKey{ev.Run, ev.Step,
 // stepDetail is everything the detail view shows of one step.
 type stepDetail struct {
 	run      string
+	agent    string
 	step     int
 	request  *engine.ModelRequest
 	trimmed  *engine.ContextTrimmed
@@ -51,15 +89,31 @@ type stepDetail struct {
 	errors   []string
 }
 
-// timeline is the Timeline pane: one row per step and phase as it happens.
+// timeline is the Timeline pane: one row per step and phase as it happens,
+// a sub-run's rows under the agent call that started it.
+//
+// rows are kept in the order they came, so that an index names a row for
+// good; order is the order they are shown in (each sub-run's rows after its
+// call row, in the order they came, unless folded), rebuilt when a row
+// comes under a call or a call is folded, and posOf is a row's place in it
+// (-1: folded away). sel is the row under the cursor.
 type timeline struct {
 	rows          []row
-	cursor        int
+	sel           int
 	follow        bool
 	top           int
 	width, height int
 	details       map[int]*stepDetail
 	byCall        map[callKey]int
+
+	calls    map[callRef]int    // the newest row of each call of a run
+	agents   map[callKey]string // the agent each decided agent call names
+	subs     map[string]*subRun // by sub-run id
+	children map[int][]int      // a call row's sub-run rows, in the order they came
+	newest   map[int]int        // the newest row of a step's phase, by stepPhase
+	order    []int
+	posOf    []int
+	ordered  bool
 
 	// The lines view drew, reused until something changes.
 	cache    []string
@@ -68,31 +122,64 @@ type timeline struct {
 }
 
 func newTimeline() timeline {
-	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[callKey]int{}}
+	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[callKey]int{}, ordered: true,
+		calls: map[callRef]int{}, agents: map[callKey]string{}, subs: map[string]*subRun{}, children: map[int][]int{},
+		newest: map[int]int{}}
 }
 
-func (t *timeline) detail(run string, step int) *stepDetail {
-	d := t.details[step]
+func (t *timeline) detail(ev engine.Event) *stepDetail {
+	d := t.details[ev.Step]
 	if d == nil {
-		d = &stepDetail{run: run, step: step, args: map[string]string{}}
-		t.details[step] = d
+		d = &stepDetail{run: ev.Run, agent: ev.Agent, step: ev.Step, args: map[string]string{}}
+		t.details[ev.Step] = d
 	}
 	return d
 }
 
-func (t *timeline) add(r row) {
-	t.rows = append(t.rows, r)
-	if t.follow {
-		t.cursor = len(t.rows) - 1
+// add adds a row of ev's run: under the agent call that started it when
+// ev is a sub-run's, and returns its index.
+func (t *timeline) add(ev engine.Event, r row) int {
+	i := len(t.rows)
+	r.run, r.parent = ev.Run, -1
+	if ev.ParentRun != "" {
+		if sub := t.subs[ev.Run]; sub != nil {
+			r.parent = sub.parent
+		} else if p, ok := t.calls[parentOf(ev)]; ok { // no run_started seen
+			r.parent = p
+		}
 	}
+	if r.parent >= 0 {
+		r.depth = t.rows[r.parent].depth + 1
+		t.children[r.parent] = append(t.children[r.parent], i)
+	}
+	if r.phase != "" {
+		t.newest[stepPhase(r.step, r.phase)] = i
+	}
+	t.rows = append(t.rows, r)
+	switch {
+	case r.parent < 0 && t.ordered: // a top-level row comes last
+		t.posOf = append(t.posOf, len(t.order))
+		t.order = append(t.order, i)
+	default:
+		t.posOf = append(t.posOf, -1)
+		t.ordered = false
+	}
+	return i
+}
+
+// addCall adds the row of a tool call and remembers it as its run's call
+// with that id, which a sub-run names as its parent.
+func (t *timeline) addCall(ev engine.Event, r row) {
+	r.agent = t.agents[r.call]
+	i := t.add(ev, r)
+	t.byCall[r.call] = i
+	t.calls[callRef{ev.Run, r.call.id}] = i
 }
 
 // last returns the newest row of a step and phase.
 func (t *timeline) last(step int, phase engine.Phase) *row {
-	for i := len(t.rows) - 1; i >= 0 && i >= len(t.rows)-64; i-- {
-		if r := &t.rows[i]; r.step == step && r.phase == phase {
-			return r
-		}
+	if i, ok := t.newest[stepPhase(step, phase)]; ok {
+		return &t.rows[i]
 	}
 	return nil
 }
@@ -102,22 +189,40 @@ func (t *timeline) apply(ev engine.Event) {
 		return // the chat shows those
 	}
 	t.dirty = true
+	sub := t.subs[ev.Run]
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
-		t.add(row{step: ev.Step, text: "▶ " + engine.OneLine(d.Task, 60), status: "run"})
+		text := "▶ " + engine.OneLine(d.Task, 60)
+		if ev.ParentRun != "" && sub == nil { // a continued sub-run stays where it was
+			p, ok := t.calls[parentOf(ev)]
+			if !ok {
+				p = -1
+				text = "▶ " + ev.Agent + ": " + engine.OneLine(d.Task, 60)
+			}
+			t.subs[ev.Run] = &subRun{parent: p}
+			if p >= 0 {
+				t.rows[p].sub = t.subs[ev.Run]
+			}
+		}
+		t.add(ev, row{step: ev.Step, text: text, status: "run"})
+	case *engine.Handoff:
+		t.add(ev, row{step: ev.Step, text: "⇄ handed off to " + d.To, status: "handoff"})
 	case *engine.StepStarted:
-		t.add(row{step: ev.Step, phase: engine.Perceive, status: "running", started: ev.Time})
+		if sub != nil {
+			sub.steps++
+		}
+		t.add(ev, row{step: ev.Step, phase: engine.Perceive, status: "running", started: ev.Time})
 	case *engine.ModelRequest:
-		t.detail(ev.Run, ev.Step).request = d
+		t.detail(ev).request = d
 		if r := t.last(ev.Step, engine.Perceive); r != nil {
 			r.text = fmt.Sprintf("%d msg%s, %d tok", d.Messages, plural(d.Messages), d.Tokens)
 			r.status, r.dur = "ok", since(r.started, ev.Time)
 		}
-		t.add(row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
+		t.add(ev, row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
 	case *engine.ContextTrimmed:
-		t.detail(ev.Run, ev.Step).trimmed = d
+		t.detail(ev).trimmed = d
 	case *engine.RetryScheduled:
-		dt := t.detail(ev.Run, ev.Step)
+		dt := t.detail(ev)
 		dt.retries = append(dt.retries, d)
 		phase := engine.Decide
 		if d.Op != "model" {
@@ -127,7 +232,15 @@ func (t *timeline) apply(ev engine.Event) {
 			r.retries++
 		}
 	case *engine.Decided:
-		t.detail(ev.Run, ev.Step).decision = d
+		t.detail(ev).decision = d
+		if sub != nil {
+			sub.tools += len(d.ToolCalls)
+		}
+		for _, c := range d.ToolCalls {
+			if c.Name == agentTool {
+				t.agents[keyOf(ev, c.ID)], _ = delegation(c.Args)
+			}
+		}
 		if r := t.last(ev.Step, engine.Decide); r != nil {
 			r.status, r.dur = "ok", since(r.started, ev.Time)
 			if len(d.ToolCalls) == 0 {
@@ -141,33 +254,39 @@ func (t *timeline) apply(ev engine.Event) {
 			}
 		}
 	case *engine.UsageRecorded:
-		t.detail(ev.Run, ev.Step).usage = d
+		t.detail(ev).usage = d
 	case *engine.ToolStarted:
-		t.detail(ev.Run, ev.Step).args[d.ID] = string(d.Args)
+		t.detail(ev).args[d.ID] = string(d.Args)
 		k := keyOf(ev, d.ID)
+		if d.Name == agentTool {
+			t.agents[k], _ = delegation(d.Args) // the arguments as run, edited at the gate or not
+		}
 		if r := t.callRow(k); r != nil {
 			// The call was paused at the gate: its row goes on, now running.
-			r.text, r.status, r.started = flatten(d.Name), "running", ev.Time
+			r.text, r.status, r.started, r.agent = flatten(d.Name), "running", ev.Time, t.agents[k]
 			break
 		}
-		t.byCall[k] = len(t.rows)
-		t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", call: k, started: ev.Time})
+		t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", call: k, started: ev.Time})
 	case *engine.ToolFinished:
-		dt := t.detail(ev.Run, ev.Step)
+		dt := t.detail(ev)
 		dt.tools = append(dt.tools, d)
 		k := keyOf(ev, d.ID)
 		if r := t.callRow(k); r != nil {
 			r.text, r.status, r.dur = flatten(d.Name), string(d.Status), time.Duration(d.DurationMS)*time.Millisecond
+			if r.sub != nil && !r.toggled && !r.folded {
+				// Its sub-run is over: it folds into one row, unless the
+				// person chose otherwise.
+				r.folded, t.ordered = true, false
+			}
 		} else {
-			t.byCall[k] = len(t.rows)
-			t.add(row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: string(d.Status), call: k})
+			t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: string(d.Status), call: k})
 		}
 	case *engine.GatePaused:
 		// A pause is drawn on the row of what it holds back: the decide
 		// row that model_request began ("waiting" for the person), or the
 		// tool call's own row, which tool_started and tool_finished then
 		// carry on. The details say what each pause was and its answer.
-		dt := t.detail(ev.Run, ev.Step)
+		dt := t.detail(ev)
 		switch {
 		case d.ToolCall == nil:
 			dt.gates = append(dt.gates, "paused before deciding")
@@ -179,19 +298,18 @@ func (t *timeline) apply(ev engine.Event) {
 		switch r := t.last(ev.Step, engine.Decide); {
 		case d.ToolCall != nil:
 			k := keyOf(ev, d.ToolCall.ID)
-			t.byCall[k] = len(t.rows)
-			t.add(row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", call: k})
+			t.addCall(ev, row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", call: k})
 		case r != nil && r.status == "running":
 			r.text, r.status, r.started = "waiting", "paused", time.Time{}
 		default:
-			t.add(row{step: ev.Step, phase: d.At, text: "waiting", status: "paused"})
+			t.add(ev, row{step: ev.Step, phase: d.At, text: "waiting", status: "paused"})
 		}
 	case *engine.GateResumed:
 		if dt := t.details[ev.Step]; dt != nil && len(dt.gates) > 0 {
 			dt.gates[len(dt.gates)-1] += ": " + string(d.Action)
 		}
-		i := len(t.rows) - 1
-		for i >= 0 && t.rows[i].status != "paused" {
+		i := len(t.rows) - 1 // the run's paused row: parallel sub-runs may each have one
+		for i >= 0 && (t.rows[i].status != "paused" || t.rows[i].run != ev.Run) {
 			i--
 		}
 		if i < 0 {
@@ -210,21 +328,26 @@ func (t *timeline) apply(ev engine.Event) {
 		}
 	case *engine.StepFinished:
 		if d.ToolCalls > 0 { // a step that only answered has nothing to observe
-			t.add(row{step: ev.Step, phase: engine.Observe, text: count(d.ToolCalls, "result"), status: "ok"})
+			t.add(ev, row{step: ev.Step, phase: engine.Observe, text: count(d.ToolCalls, "result"), status: "ok"})
 		}
 	case *engine.RunFinished:
+		// A sub-run's end ends its own rows; the top-level run's, all.
 		for i := range t.rows {
-			if t.rows[i].status == "running" || t.rows[i].status == "paused" {
-				t.rows[i].status = string(d.StopReason)
+			if r := &t.rows[i]; (r.status == "running" || r.status == "paused") && (ev.ParentRun == "" || r.run == ev.Run) {
+				r.status = string(d.StopReason)
 				if d.StopReason == engine.StopError {
-					t.rows[i].status = "error"
+					r.status = "error"
 				}
 			}
 		}
 		if d.Error != "" {
-			t.detail(ev.Run, ev.Step).errors = append(t.detail(ev.Run, ev.Step).errors, d.Error)
+			t.detail(ev).errors = append(t.detail(ev).errors, d.Error)
 		}
-		t.add(row{step: ev.Step, text: "■ " + string(d.StopReason), status: string(d.StopReason)})
+		if ev.ParentRun == "" || d.StopReason != engine.StopAnswered {
+			// A sub-run that answered needs no row of its own: its
+			// call's row turns ok.
+			t.add(ev, row{step: ev.Step, text: "■ " + string(d.StopReason), status: string(d.StopReason)})
+		}
 	}
 }
 
@@ -253,20 +376,58 @@ var phaseIcon = map[engine.Phase]string{engine.Perceive: "◌", engine.Decide: "
 // rows come (a run starts, or pauses on its newest row).
 func (t *timeline) followEnd() {
 	t.follow, t.dirty = true, true
-	if len(t.rows) > 0 {
-		t.cursor = len(t.rows) - 1
+}
+
+// shown returns the rows in the order they are shown, and puts the cursor
+// on a row that is shown: the last when following, else the row it was on
+// or, folded away, the call it is folded under.
+func (t *timeline) shown() []int {
+	if !t.ordered {
+		t.order = t.order[:0]
+		for i := range t.posOf {
+			t.posOf[i] = -1
+		}
+		var put func(i int)
+		put = func(i int) {
+			t.posOf[i] = len(t.order)
+			t.order = append(t.order, i)
+			if !t.rows[i].folded {
+				for _, c := range t.children[i] {
+					put(c)
+				}
+			}
+		}
+		for i := range t.rows {
+			if t.rows[i].parent < 0 {
+				put(i)
+			}
+		}
+		t.ordered = true
 	}
+	switch {
+	case len(t.order) == 0:
+		t.sel = 0
+	case t.follow || t.sel < 0 || t.sel >= len(t.rows):
+		t.sel = t.order[len(t.order)-1]
+	default:
+		for t.posOf[t.sel] < 0 {
+			t.sel = t.rows[t.sel].parent
+		}
+	}
+	return t.order
 }
 
 // update handles a key while the Timeline has the focus: it moves the
-// selection, and reports whether the key asks for the selected step's
-// details.
+// selection, folds or unfolds an agent's rows, and reports whether the key
+// asks for the selected step's details.
 func (t *timeline) update(msg tea.KeyMsg, k keyMap) (details bool) {
 	switch {
 	case key.Matches(msg, k.Up):
 		t.move(-1)
 	case key.Matches(msg, k.Down):
 		t.move(1)
+	case key.Matches(msg, k.Fold):
+		t.fold()
 	case key.Matches(msg, k.Detail):
 		return true
 	}
@@ -274,12 +435,31 @@ func (t *timeline) update(msg tea.KeyMsg, k keyMap) (details bool) {
 }
 
 func (t *timeline) move(n int) {
-	if len(t.rows) == 0 {
+	order := t.shown()
+	if len(order) == 0 {
 		return
 	}
-	t.cursor = min(max(t.cursor+n, 0), len(t.rows)-1)
-	t.follow = t.cursor == len(t.rows)-1
+	p := min(max(t.posOf[t.sel]+n, 0), len(order)-1)
+	t.sel = order[p]
+	t.follow = p == len(order)-1
 	t.dirty = true
+}
+
+// fold folds or unfolds the sub-run under the cursor's call row: the row's
+// own, or, on a sub-run's row, the one it is under (the cursor goes to its
+// call row).
+func (t *timeline) fold() {
+	t.shown()
+	i := t.sel
+	for i >= 0 && i < len(t.rows) && len(t.children[i]) == 0 {
+		i = t.rows[i].parent
+	}
+	if i < 0 || i >= len(t.rows) {
+		return
+	}
+	r := &t.rows[i]
+	r.folded, r.toggled = !r.folded, true
+	t.sel, t.follow, t.ordered, t.dirty = i, false, false, true
 }
 
 // setSize sets the size of the pane's content.
@@ -299,23 +479,32 @@ func (t *timeline) view(focused bool) []string {
 	return t.cache
 }
 
+// maxIndent bounds how deep a sub-run's rows are indented, so that deep
+// delegations leave room for the rows' text.
+const maxIndent = 4
+
 // render draws the rows in view, each fitted to width.
 func (t *timeline) render(width int, focused bool) []string {
-	if t.follow && len(t.rows) > 0 {
-		t.cursor = len(t.rows) - 1
+	order := t.shown()
+	cursor := 0
+	if len(order) > 0 {
+		cursor = t.posOf[t.sel]
 	}
-	if t.cursor < t.top {
-		t.top = t.cursor
+	if cursor < t.top {
+		t.top = cursor
 	}
-	if t.cursor >= t.top+t.height {
-		t.top = t.cursor - t.height + 1
+	if cursor >= t.top+t.height {
+		t.top = cursor - t.height + 1
 	}
+	t.top = max(min(t.top, len(order)-1), 0)
 	out := make([]string, 0, t.height)
-	for i := t.top; i < len(t.rows) && len(out) < t.height; i++ {
-		r := t.rows[i]
+	for p := t.top; p < len(order) && len(out) < t.height; p++ {
+		i := order[p]
+		r := &t.rows[i]
+		indent := strings.Repeat("  ", min(r.depth, maxIndent))
 		var line string
 		if r.phase == "" {
-			line = styleRun.Render(ansi.Truncate(r.text, width, "…"))
+			line = indent + styleRun.Render(ansi.Truncate(r.text, max(width-len(indent), 0), "…"))
 		} else {
 			extra := ""
 			if r.dur > 0 {
@@ -325,12 +514,15 @@ func (t *timeline) render(width int, focused bool) []string {
 				extra += fmt.Sprintf(" ↻%d", r.retries)
 			}
 			status := statusStyle(r.status).Render(r.status)
-			left := fmt.Sprintf("%s %3d %-8s %s", phaseIcon[r.phase], r.step, r.phase, r.text)
+			left := fmt.Sprintf("%s%s %3d %-8s %s", indent, phaseIcon[r.phase], r.step, r.phase, t.label(i))
+			if r.agent != "" { // the agent's name matters more than "act" (its icon says so)
+				left = fmt.Sprintf("%s%s %3d %s", indent, phaseIcon[r.phase], r.step, t.label(i))
+			}
 			right := extra + " " + status
 			room := max(width-ansi.StringWidth(right), 0)
 			line = padRight(ansi.Truncate(left, room, "…"), room) + right
 		}
-		if focused && i == t.cursor {
+		if focused && p == cursor {
 			line = styleCursor.Render(padRight(ansi.Strip(line), width))
 		}
 		out = append(out, fit(line, width))
@@ -341,15 +533,36 @@ func (t *timeline) render(width int, focused bool) []string {
 	return out
 }
 
+// label is a row's text; an agent call's names its agent, and says
+// whether its sub-run's rows are folded (▸, with what they sum up) or not
+// (▾).
+func (t *timeline) label(i int) string {
+	r := &t.rows[i]
+	if r.agent == "" {
+		return r.text
+	}
+	s := "agent " + r.agent
+	switch sub := r.sub; {
+	case len(t.children[i]) == 0:
+		return s
+	case !r.folded:
+		return "▾ " + s
+	case sub != nil:
+		return "▸ " + s + "  " + count(sub.steps, "step") + ", " + count(sub.tools, "tool")
+	}
+	return "▸ " + s
+}
+
 // detailLines renders the detail view of the step under the cursor.
 func (t *timeline) detailLines(width int) []string {
-	if len(t.rows) == 0 {
+	if len(t.shown()) == 0 {
 		return []string{"No steps yet."}
 	}
-	step := t.rows[t.cursor].step
-	if t.rows[t.cursor].status == "run" { // a run's first row: its first step
-		for _, r := range t.rows[t.cursor+1:] {
-			if r.phase != "" {
+	sel := t.rows[t.sel]
+	step := sel.step
+	if sel.status == "run" { // a run's first row: its first step
+		for _, r := range t.rows[t.sel+1:] {
+			if r.phase != "" && r.run == sel.run {
 				step = r.step
 				break
 			}
@@ -360,7 +573,11 @@ func (t *timeline) detailLines(width int) []string {
 		return []string{fmt.Sprintf("Step %d has no details yet.", step)}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Step %d of %s\n\n", d.step, d.run)
+	fmt.Fprintf(&b, "Step %d of %s", d.step, d.run)
+	if d.agent != "" {
+		fmt.Fprintf(&b, " (agent %s)", d.agent)
+	}
+	b.WriteString("\n\n")
 	if r := d.request; r != nil {
 		fmt.Fprintf(&b, "Model request: %s, %s, %s, ~%d tokens of a %d budget (system %d, memory %d, tools %d)\n",
 			count(r.Messages, "message"), count(r.MemoryFacts, "memory fact"), count(r.Tools, "tool"), r.Tokens, r.Budget, r.SystemTokens, r.MemoryTokens, r.ToolTokens)

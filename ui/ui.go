@@ -106,7 +106,8 @@ type Model struct {
 	cancel   context.CancelCauseFunc // cancels the run going on, with a cause
 	state    string
 	pause    *gateRequest
-	released bool // c let this run go on without step pauses
+	pauses   []gateRequest // pauses that came while one was shown, in order
+	released bool          // c let this run go on without step pauses
 
 	argsEditor *argsEditor
 	memForm    *factForm
@@ -211,6 +212,10 @@ func (m *Model) retire(b Backend) tea.Cmd {
 }
 
 func (m *Model) applyEvent(ev engine.Event) {
+	if ev.ParentRun != "" {
+		m.applySubEvent(ev)
+		return
+	}
 	ev = m.clean.event(ev) // foreign text is made safe here, before anything measures it
 	// The engine's fold, the one place state is derived: a bad sequence
 	// (a tool result for no call) leaves the session as it was.
@@ -233,6 +238,41 @@ func (m *Model) applyEvent(ev engine.Event) {
 		m.state = "paused"
 	case *engine.RunFinished:
 		m.state = "idle"
+	}
+}
+
+// applySubEvent applies an event of a sub-run (a delegation to an agent).
+// Its streamed text is not shown (the sub-run's answer is, in its
+// delegation line), and its run_finished is not the end of the run the
+// console waits for: that is the top-level run's (ParentRun ""). The state
+// says which agent does what.
+func (m *Model) applySubEvent(ev engine.Event) {
+	agent := flatten(Sanitize(ev.Agent))
+	if agent == "" {
+		agent = "agent"
+	}
+	if d, ok := ev.Data.(*engine.TextDelta); ok {
+		if d.Reasoning {
+			m.state = agent + ": reasoning"
+		} else {
+			m.state = agent + ": answering"
+		}
+		return
+	}
+	ev = m.clean.event(ev)
+	_ = m.sess.Apply(ev)
+	m.chat.apply(ev)
+	m.tl.apply(ev)
+	m.mem.apply(ev)
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted, *engine.GateResumed, *engine.StepStarted:
+		m.state = agent + ": thinking"
+	case *engine.ToolStarted:
+		m.state = agent + ": running " + d.Name
+	case *engine.GatePaused:
+		m.state = "paused"
+	case *engine.RunFinished:
+		m.state = "running " + agentTool // the call that started it is still going
 	}
 }
 
@@ -259,7 +299,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitForEvent(m.events)
 	case runClosedMsg:
 		if msg.ch == m.events {
-			m.running, m.events, m.pause, m.released = false, nil, nil, false
+			m.running, m.events, m.pause, m.pauses, m.released = false, nil, nil, nil, false
 			if m.cancel != nil {
 				m.cancel(nil)
 				m.cancel = nil
@@ -272,6 +312,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case gateMsg:
 		req := msg.req
+		if m.pause != nil {
+			// Parallel sub-runs may pause at once: each waits its turn.
+			m.pauses = append(m.pauses, req)
+			return m, waitForGate(m.gate)
+		}
 		m.pause = &req
 		m.state = "paused"
 		m.tl.followEnd() // the pending row is at the end
