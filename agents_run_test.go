@@ -93,6 +93,13 @@ func TestScriptAgentsInParallel(t *testing.T) {
 	if results["r"] != "three moons" || results["w"] != "a haiku" {
 		t.Errorf("results %v", results)
 	}
+	// sessions show prints each sub-run under the step that delegated, in
+	// the decision's order.
+	_, show, _ := runCLI(t, context.Background(), env, "sessions", "show", evs[0].Session)
+	r0, w0 := strings.Index(show, "↳ agent researcher (run-1/1/r):"), strings.Index(show, "↳ agent writer (run-1/1/w):")
+	if r0 < 0 || w0 < r0 || !strings.Contains(show, "answer: three moons") {
+		t.Errorf("sessions show:\n%s", show)
+	}
 }
 
 // TestKillInsideSubRuns kills a child running a run that delegates to two

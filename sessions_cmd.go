@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,7 +279,11 @@ func printSteps(w io.Writer, steps []sessions.Step) {
 			for _, t := range s.Tools {
 				fmt.Fprintf(w, "%s           %-8s %s %dms: %s\n", pad, t.Status, t.Name, t.DurationMS, t.Result)
 			}
-			for _, sub := range subs[run+"#"+strconv.Itoa(s.Step)] {
+			started := subs[run+"#"+strconv.Itoa(s.Step)]
+			slices.SortStableFunc(started, func(a, b string) int { // in the decision's order
+				return cmp.Compare(slices.Index(s.Calls, byRun[a][0].ParentCall), slices.Index(s.Calls, byRun[b][0].ParentCall))
+			})
+			for _, sub := range started {
 				fmt.Fprintf(w, "%s    ↳ agent %s (%s):\n", pad, byRun[sub][0].Agent, sub)
 				print(sub, depth+1)
 			}

@@ -11,17 +11,20 @@ import (
 // sub-run's step names its agent, its parent run and the parent's step
 // whose call started it.
 type Step struct {
-	Run        string        `json:"run"`
-	Agent      string        `json:"agent,omitempty"`
-	ParentRun  string        `json:"parent_run,omitempty"`
-	ParentStep int           `json:"parent_step,omitempty"`
-	Step       int           `json:"step"`
-	Decision   string        `json:"decision"`
-	Tools      []StepTool    `json:"tools,omitempty"`
-	Retries    int           `json:"retries,omitempty"`
-	Tokens     int           `json:"tokens,omitempty"`
-	Duration   time.Duration `json:"duration_ns"`
-	Status     string        `json:"status"`
+	Run        string `json:"run"`
+	Agent      string `json:"agent,omitempty"`
+	ParentRun  string `json:"parent_run,omitempty"`
+	ParentStep int    `json:"parent_step,omitempty"`
+	ParentCall string `json:"parent_call,omitempty"`
+	Step       int    `json:"step"`
+	Decision   string `json:"decision"`
+	// Calls are the ids of the decision's tool calls, in its order.
+	Calls    []string      `json:"calls,omitempty"`
+	Tools    []StepTool    `json:"tools,omitempty"`
+	Retries  int           `json:"retries,omitempty"`
+	Tokens   int           `json:"tokens,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Status   string        `json:"status"`
 }
 
 // StepTool is a tool call of a Step.
@@ -50,7 +53,7 @@ func Timeline(events []engine.Event) []Step {
 	for _, ev := range events {
 		if _, ok := ev.Data.(*engine.StepStarted); ok {
 			index[ev.Step], last[ev.Run] = len(out), len(out)
-			out = append(out, Step{Run: ev.Run, Agent: ev.Agent, ParentRun: ev.ParentRun, ParentStep: startedAt[ev.Run], Step: ev.Step, Status: "running"})
+			out = append(out, Step{Run: ev.Run, Agent: ev.Agent, ParentRun: ev.ParentRun, ParentStep: startedAt[ev.Run], ParentCall: ev.ParentCall, Step: ev.Step, Status: "running"})
 			starts[ev.Step] = ev.Time
 			continue
 		}
@@ -75,6 +78,7 @@ func Timeline(events []engine.Event) []Step {
 				var names []string
 				for _, c := range d.ToolCalls {
 					names = append(names, c.Name)
+					cur.Calls = append(cur.Calls, c.ID)
 				}
 				cur.Decision = "call " + strings.Join(names, ", ")
 			}
