@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/tools"
 )
 
 // agentStream builds a session's events by hand, as the engine emits them
@@ -35,9 +38,10 @@ func (s *agentStream) top(run, agent string) agentRun {
 	return agentRun{s: s, run: run, agent: agent}
 }
 
-// sub is the sub-run that r's call id starts: its id is r's, "/", the call's.
-func (r agentRun) sub(call, agent string) agentRun {
-	return agentRun{s: r.s, run: r.run + "/" + call, agent: agent, parent: r.run, call: call}
+// sub is the sub-run that r's call id starts in step: its id is r's, the
+// step's and the call's, joined by "/" (as the engine makes it).
+func (r agentRun) sub(step int, call, agent string) agentRun {
+	return agentRun{s: r.s, run: fmt.Sprintf("%s/%d/%s", r.run, step, call), agent: agent, parent: r.run, call: call}
 }
 
 // e appends an event of r's run, its kind and phase taken from data.
@@ -109,8 +113,8 @@ func parallelAgents() *agentStream {
 		e(1, &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 400, CompletionTokens: 40}, SessionPrompt: 400, SessionCompletion: 40}).
 		e(1, started(0, goCall)).
 		e(1, started(1, rustCall))
-	res := lead.sub("call_1_0", "researcher")
-	crit := lead.sub("call_1_1", "critic")
+	res := lead.sub(1, "call_1_0", "researcher")
+	crit := lead.sub(1, "call_1_1", "critic")
 	search := call("call_2_0", "search", `{"query":"go errors are values"}`)
 	read := call("call_3_0", "read_file", `{"path":"notes/rust.md"}`)
 	calc := call("call_3_1", "calculator", `{"expression":"2*21"}`)
@@ -221,21 +225,21 @@ func TestTimelineTree(t *testing.T) {
 		"run-1 1 perceive 1 msg, 400 tok",
 		"run-1 1 decide call agent, agent",
 		"run-1 1 act ▾ agent researcher",
-		">run-1/call_1_0 1  ▶ Find how Go reports errors, with the sources for each claim",
-		">run-1/call_1_0 2 perceive 1 msg, 200 tok",
-		">run-1/call_1_0 2 decide call search",
-		">run-1/call_1_0 2 act search",
-		">run-1/call_1_0 2 observe 1 result",
-		">run-1/call_1_0 4 perceive 3 msgs, 260 tok",
-		">run-1/call_1_0 4 decide thinking",
+		">run-1/1/call_1_0 1  ▶ Find how Go reports errors, with the sources for each claim",
+		">run-1/1/call_1_0 2 perceive 1 msg, 200 tok",
+		">run-1/1/call_1_0 2 decide call search",
+		">run-1/1/call_1_0 2 act search",
+		">run-1/1/call_1_0 2 observe 1 result",
+		">run-1/1/call_1_0 4 perceive 3 msgs, 260 tok",
+		">run-1/1/call_1_0 4 decide thinking",
 		"run-1 1 act ▾ agent critic",
-		">run-1/call_1_1 1  ▶ Check what Rust's Result type gives a caller that Go's erro…",
-		">run-1/call_1_1 3 perceive 1 msg, 210 tok",
-		">run-1/call_1_1 3 decide call read_file, calculator",
-		">run-1/call_1_1 3 act read_file",
-		">run-1/call_1_1 3 act calculator",
-		">run-1/call_1_1 3 observe 2 results",
-		">run-1/call_1_1 5 perceive ",
+		">run-1/1/call_1_1 1  ▶ Check what Rust's Result type gives a caller that Go's erro…",
+		">run-1/1/call_1_1 3 perceive 1 msg, 210 tok",
+		">run-1/1/call_1_1 3 decide call read_file, calculator",
+		">run-1/1/call_1_1 3 act read_file",
+		">run-1/1/call_1_1 3 act calculator",
+		">run-1/1/call_1_1 3 observe 2 results",
+		">run-1/1/call_1_1 5 perceive ",
 	}
 	if got := shownRows(m); !slices.Equal(got, want) {
 		t.Errorf("while the sub-runs run, the Timeline shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -265,7 +269,7 @@ func TestTimelineTree(t *testing.T) {
 		t.Fatalf("z on the critic's row: the cursor is on %q, folded %v", m.tl.label(m.tl.sel), got.folded)
 	}
 	press(m, "down", "down")
-	if got := m.tl.rows[m.tl.sel]; got.run != "run-1/call_1_1" {
+	if got := m.tl.rows[m.tl.sel]; got.run != "run-1/1/call_1_1" {
 		t.Fatalf("down twice from the critic's call row: on %q of %s, want a row of its sub-run", got.text, got.run)
 	}
 	press(m, " ")
@@ -279,7 +283,7 @@ func TestTimelineTree(t *testing.T) {
 	}
 	// And on a sub-run's row, that step's, which names the agent.
 	press(m, "esc", "z", "down", "down", "enter")
-	if m.detail == nil || !strings.Contains(strings.Join(m.detail.lines, "\n"), "Step 3 of run-1/call_1_1 (agent critic)") {
+	if m.detail == nil || !strings.Contains(strings.Join(m.detail.lines, "\n"), "Step 3 of run-1/1/call_1_1 (agent critic)") {
 		t.Errorf("enter on the critic's perceive row: details %v", m.detail)
 	}
 }
@@ -371,9 +375,9 @@ func TestAgentsElsewhere(t *testing.T) {
 
 	// Two sub-runs pause at once: the pause bar names the first one's
 	// agent, then, once answered, the second's.
-	first := gateRequest{pending: engine.Pending{Run: "run-2/call_8_0", ParentRun: "run-2", Agent: "researcher", Step: 9, At: engine.Decide},
+	first := gateRequest{pending: engine.Pending{Run: "run-2/9/call_8_0", ParentRun: "run-2", Agent: "researcher", Step: 9, At: engine.Decide},
 		reply: make(chan engine.Verdict, 1)}
-	second := gateRequest{pending: engine.Pending{Run: "run-2/call_8_1", ParentRun: "run-2", Agent: "critic\x1b]0;x\x07", Step: 10, At: engine.Decide},
+	second := gateRequest{pending: engine.Pending{Run: "run-2/9/call_8_1", ParentRun: "run-2", Agent: "critic\x1b]0;x\x07", Step: 10, At: engine.Decide},
 		reply: make(chan engine.Verdict, 1)}
 	m.Update(gateMsg{first})
 	m.Update(gateMsg{second})
@@ -405,7 +409,7 @@ func TestAgentsElsewhere(t *testing.T) {
 func TestReleaseCoversSubRuns(t *testing.T) {
 	g := NewGate(true)
 	g.Release("run-3")
-	for run, stop := range map[string]bool{"run-3": false, "run-3/call_1_0": false, "run-3/call_1_0/call_4_1": false, "run-30": true, "run-4/call_1_0": true} {
+	for run, stop := range map[string]bool{"run-3": false, "run-3/1/call_1_0": false, "run-3/1/call_1_0/4/call_4_1": false, "run-30": true, "run-4/1/call_1_0": true} {
 		if got := g.Stop(engine.Pending{Run: run}); got != stop {
 			t.Errorf("released run-3: Stop(%s) = %v, want %v", run, got, stop)
 		}
@@ -413,11 +417,11 @@ func TestReleaseCoversSubRuns(t *testing.T) {
 	// c pressed at a sub-run's pause releases the whole run.
 	m := agentConsole(t, parallelAgents().evs[:10], 120, 40)
 	m.gate.SetStep(true)
-	req := gateRequest{pending: engine.Pending{Run: "run-1/call_1_1", ParentRun: "run-1", Agent: "critic", At: engine.Decide}, reply: make(chan engine.Verdict, 1)}
+	req := gateRequest{pending: engine.Pending{Run: "run-1/1/call_1_1", ParentRun: "run-1", Agent: "critic", At: engine.Decide}, reply: make(chan engine.Verdict, 1)}
 	m.Update(gateMsg{req})
 	press(m, "c")
 	<-req.reply
-	if m.gate.Stop(engine.Pending{Run: "run-1/call_1_0"}) || m.gate.Stop(engine.Pending{Run: "run-1"}) {
+	if m.gate.Stop(engine.Pending{Run: "run-1/1/call_1_0"}) || m.gate.Stop(engine.Pending{Run: "run-1"}) {
 		t.Error("c at the critic's pause did not release the run and its other sub-run")
 	}
 }
@@ -451,7 +455,133 @@ func TestAgentsJournal(t *testing.T) {
 	if err != nil || len(evs) != len(parallelAgents().evs) {
 		t.Fatalf("%s reads back %d events: %v", path, len(evs), err)
 	}
-	if sub, ok := s.SubRun("run-1/call_1_1"); !ok || !sub.LastRun().Finished {
+	if sub, ok := s.SubRun("run-1/1/call_1_1"); !ok || !sub.LastRun().Finished {
 		t.Errorf("the critic's sub-run does not replay: %v", ok)
+	}
+}
+
+// scripted is a script model (engine/script) of the turns given as JSON.
+func scripted(t *testing.T, name, turns string) engine.Model {
+	t.Helper()
+	m, err := script.Parse(name, []byte(`{"turns":`+turns+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// agentEngine is the real engine with two agents that each use the
+// calculator, and a lead model that delegates to both in one decision.
+func agentEngine(t *testing.T, gate engine.Gate) *engine.Engine {
+	t.Helper()
+	reg, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := func(expr string) engine.Model {
+		return scripted(t, "sub", `[{"tool_calls":[{"name":"calculator","arguments":{"expression":"`+expr+`"}}]},{"answer":"it is `+expr+`"}]`)
+	}
+	e := engine.New(engine.Config{Gate: gate, Tools: reg, ModelName: "script",
+		Model: scripted(t, "lead", `[{"tool_calls":[{"id":"c1","name":"agent","arguments":{"agent":"adder","task":"add 2 and 3"}},
+			{"id":"c2","name":"agent","arguments":{"agent":"doubler","task":"double 21"}}]},{"answer":"both done"}]`),
+		Agents: []engine.Agent{
+			{Name: "adder", Description: "adds", Model: sub("2+3"), MaxSteps: 5},
+			{Name: "doubler", Description: "doubles", Model: sub("2*21"), MaxSteps: 5},
+		}})
+	if err := e.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestRealEngineAgents: the engine's own events of two parallel sub-runs
+// make the tree in the Timeline (every sub-run row under the call that
+// started it) and two delegation lines in the Chat, whose answers are not
+// the chat's own.
+func TestRealEngineAgents(t *testing.T) {
+	e := agentEngine(t, nil)
+	var evs []engine.Event
+	for ev := range e.Start(context.Background(), engine.NewSession("0mx2agents02"), "add and double", nil) {
+		evs = append(evs, ev)
+	}
+	m := agentConsole(t, evs, 160, 60)
+	subs := 0
+	for i, r := range m.tl.rows {
+		if r.run == "run-1" {
+			continue
+		}
+		subs++
+		p := r.parent
+		for p >= 0 && m.tl.rows[p].depth >= r.depth {
+			p = m.tl.rows[p].parent
+		}
+		if p < 0 || m.tl.rows[p].agent == "" || !strings.HasPrefix(r.run, m.tl.rows[p].run+"/") || !strings.HasSuffix(r.run, "/"+m.tl.rows[p].call.id) {
+			t.Errorf("row %d (%s %q) is not under the call that started its run", i, r.run, r.text)
+		}
+	}
+	if subs == 0 {
+		t.Fatal("no sub-run rows: the engine ran no sub-run")
+	}
+	want := []string{"⚙ agent adder: add 2 and 3 → 2 steps, 1 tool ✓", "⚙ agent doubler: double 21 → 2 steps, 1 tool ✓"}
+	var got, answers []string
+	for _, it := range m.chat.items {
+		switch it.kind {
+		case itemTool:
+			got = append(got, strings.Join(strings.Fields(delegationLines(it, 150, false)[0]), " "))
+		case itemAssistant:
+			answers = append(answers, it.text)
+		}
+	}
+	if !slices.Equal(got, want) || !slices.Equal(answers, []string{"both done"}) {
+		t.Errorf("the chat: delegations %q, answers %q; want %q and the lead's answer only", got, answers, want)
+	}
+	if m.state != "idle" {
+		t.Errorf("state %q after the run", m.state)
+	}
+}
+
+// TestRealEngineSubRunPauses: in step mode the engine's sub-runs pause at
+// the console's gate; each pause reaches the pause bar naming its agent
+// (one at a time, the others queued), enter answers it, and the run ends.
+func TestRealEngineSubRunPauses(t *testing.T) {
+	m := New(Config{Model: "script", Style: "notty", Backend: textBackend{}, Gate: NewGate(true)})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	e := agentEngine(t, m.gate)
+	events := e.Start(context.Background(), engine.NewSession("0mx2agents03"), "add and double", nil)
+	msgs := make(chan tea.Msg)
+	listen := func(cmd tea.Cmd) {
+		go func() { msgs <- cmd() }()
+	}
+	listen(waitForGate(m.gate))
+	listen(waitForEvent(events))
+	agents := map[string]int{}
+	for done := false; !done; {
+		switch msg := (<-msgs).(type) {
+		case engineEventMsg:
+			m.Update(msg)
+			listen(waitForEvent(events))
+		case runClosedMsg:
+			done = true
+		case gateMsg:
+			_, cmd := m.Update(msg)
+			listen(cmd) // the gate's next pause
+		}
+		for m.pause != nil {
+			bar := strings.Join(m.pause.bar(160, true), "\n")
+			checkSafe(t, bar)
+			if a := m.pause.pending.Agent; a != "" {
+				agents[a]++
+				if !strings.Contains(bar, "· agent "+a) {
+					t.Errorf("the pause bar does not name the agent %s:\n%s", a, bar)
+				}
+			}
+			m.Update(keyNamed("enter"))
+		}
+	}
+	if agents["adder"] == 0 || agents["doubler"] == 0 {
+		t.Errorf("pauses by agent: %v, want some of each sub-run", agents)
+	}
+	if last := m.sess.LastRun(); !last.Finished || last.Stop != engine.StopAnswered || last.Answer != "both done" {
+		t.Errorf("the run: %+v", last)
 	}
 }

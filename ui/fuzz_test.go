@@ -775,7 +775,7 @@ func (h *harness) subEvent() {
 		evs = append(evs, env(top, steps, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{call}, Attempts: 1}),
 			env(top, steps, engine.KindToolStarted, &engine.ToolStarted{ID: call.ID, Name: call.Name, Args: call.Args}))
 	}
-	sub.run = sub.parent + "/" + sub.call
+	sub.run = fmt.Sprintf("%s/%d/%s", sub.parent, steps, sub.call)
 	evs = append(evs, env(sub, steps, engine.KindRunStarted, &engine.RunStarted{Task: h.text()}))
 	h.subs = append(h.subs, sub)
 	h.trace("sub-run %s starts", sub.run)
