@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +259,40 @@ func TestEmptyConsoleSurvivesEveryKey(t *testing.T) {
 		tm.keys("C-d")
 		tm.waitGone()
 	}
+}
+
+// TestConsoleDelegationInTmux: with an agent defined in the person's agents
+// folder, the offline model delegates "ask the mathematician agent to …"
+// twice at once; the Chat shows one line per delegation that ctrl+x opens
+// to the sub-agent's calculator call and answer, and the Timeline folds the
+// finished sub-runs under their calls and unfolds one with z.
+func TestConsoleDelegationInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	writeAgent(t, filepath.Join(home, "agents"), "mathematician.md", agentFile("mathematician", "tools: [calculator]\n", "You do sums."))
+	tm.start(home, "--model", "offline")
+	tm.keys("ask the mathematician agent to work out 17*23 and the mathematician agent to work out 6*7", "Enter")
+	s := tm.wait("two delegation lines and the answer", func(s string) bool {
+		c := chatPane(s)
+		return strings.Count(c, "⚙ agent mathematician") == 2 && strings.Contains(c, "mathematician says: 17*23 = 391") && strings.Contains(s, "idle")
+	})
+	if c := chatPane(s); !strings.Contains(c, "work out 17*23 and the mathematician") || !strings.Contains(c, "work out 6*7") || !strings.Contains(c, "says: 6*7 = 42") {
+		t.Errorf("the message is not shown as typed:\n%s", s)
+	}
+	if n := strings.Count(timelinePane(s), "▸ agent mathematici"); n != 2 {
+		t.Errorf("%d folded agent rows in the timeline, want 2:\n%s", n, s)
+	}
+	tm.keys("C-x")
+	tm.wait("the sub-agents' calculator calls in the chat", func(s string) bool {
+		return strings.Contains(chatPane(s), `calculator expression="17*23"`) && strings.Contains(chatPane(s), `calculator expression="6*7"`)
+	})
+	// To the Timeline (input → chat → timeline), up to the second agent
+	// row, and unfold it.
+	tm.keys("Tab", "Tab", "Up", "Up", "Up", "Up", "z")
+	tm.wait("an unfolded sub-run with its calculator row", func(s string) bool {
+		tl := timelinePane(s)
+		return strings.Contains(tl, "▾ agent mathematici") && strings.Contains(tl, "  ⚙ ") && strings.Contains(tl, "calculator")
+	})
+	tm.keys("C-c")
+	tm.waitGone()
 }

@@ -342,7 +342,7 @@ func (c *chat) linesOf(it *chatItem) []string {
 	var lines []string
 	switch it.kind {
 	case itemUser:
-		lines = append([]string{styleUser.Render("▍You")}, c.markdown(it.text, w)...)
+		lines = append([]string{styleUser.Render("▍You")}, plainLines(it.text, w)...)
 	case itemAssistant:
 		if it.streaming {
 			if sw := c.streamWidth(); it.stream.width != sw || it.stream.fitW != c.width {

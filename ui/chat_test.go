@@ -630,3 +630,19 @@ func TestStatusLineKeepsTheState(t *testing.T) {
 		t.Errorf("status after the edit: %q, want the state and the model's name cut", s)
 	}
 }
+
+// TestYourMessageIsShownAsTyped: the person's message is not Markdown:
+// "17*23 and 6*7" keeps its stars (as emphasis it lost them), and
+// "# not a heading" its hash; the answer is still rendered.
+func TestYourMessageIsShownAsTyped(t *testing.T) {
+	m := New(Config{Style: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: "work out 17*23 and 6*7\n# not a heading"}))
+	m.Update(ev(engine.KindDecision, &engine.Decided{Text: "it is **391**"}))
+	view := ansi.Strip(m.View())
+	for _, w := range []string{"work out 17*23 and 6*7", "# not a heading", "it is 391"} {
+		if !strings.Contains(view, w) {
+			t.Errorf("the chat has no %q:\n%s", w, view)
+		}
+	}
+}

@@ -60,6 +60,19 @@ func tail(s string, n int) string {
 	return s[i:]
 }
 
+// plainLines shows what the person typed as typed (not as Markdown, whose
+// emphasis would eat the stars of "17*23 and 6*7"), wrapped at width
+// under the same margin as an answer.
+func plainLines(text string, width int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		for _, r := range wrapWide(wrapRows(l, width-len(markdownMargin)), width-len(markdownMargin)) {
+			out = append(out, strings.TrimRight(markdownMargin+r, " "))
+		}
+	}
+	return out
+}
+
 func wrapRows(s string, width int) []string {
 	if width < 1 {
 		width = 1

@@ -146,9 +146,9 @@ func TestAnswerFromAgents(t *testing.T) {
 		want    string
 	}{
 		{"both answered", []engine.Message{result("call_1_0", "The notes are in doc/go1.26.html."), result("call_1_1", "17*23 = 391")},
-			"researcher says: The notes are in doc/go1.26.html.\ncalc says: 17*23 = 391"},
+			"- researcher says: The notes are in doc/go1.26.html.\n- calc says: 17*23 = 391"},
 		{"one failed", []engine.Message{result("call_1_0", "error: step limit reached (25 steps)"), result("call_1_1", "17*23 = 391")},
-			"researcher failed: step limit reached (25 steps)\ncalc says: 17*23 = 391"},
+			"- researcher failed: step limit reached (25 steps)\n- calc says: 17*23 = 391"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,7 +270,7 @@ func TestTwoDelegationsEndToEnd(t *testing.T) {
 	rec := &enginetest.Recorder{}
 	s := engine.NewSession("s")
 	res := e.Run(context.Background(), s, "ask the calc agent to what is 6*7 and the keeper agent to remember that the answer is 42", rec)
-	want := "calc says: 6*7 = 42\nkeeper says: Got it, I remembered answer = 42."
+	want := "- calc says: 6*7 = 42\n- keeper says: Got it, I remembered answer = 42."
 	if res.StopReason != engine.StopAnswered || res.Answer != want {
 		t.Fatalf("stop %s (%v), answer %q; want %q", res.StopReason, res.Err, res.Answer, want)
 	}

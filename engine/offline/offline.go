@@ -144,7 +144,8 @@ func key(s string) string {
 }
 
 // summarize answers from the tool results that followed the task. The
-// results of agent calls are one line each ("researcher says: …").
+// results of agent calls are one line each ("researcher says: …"), a
+// list when there are several.
 func summarize(task string, msgs []engine.Message) string {
 	var parts []string
 	agents := false // the last part holds agent lines
@@ -155,8 +156,12 @@ func summarize(task string, msgs []engine.Message) string {
 		r := m.Content
 		if m.Name == agentTool {
 			line := agentLine(agentOf(msgs, m.ToolCallID), r)
-			if agents {
-				parts[len(parts)-1] += "\n" + line
+			if agents { // a Markdown list, so that one line's * cannot pair with the next's
+				last := &parts[len(parts)-1]
+				if !strings.HasPrefix(*last, "- ") {
+					*last = "- " + *last
+				}
+				*last += "\n- " + line
 			} else {
 				parts = append(parts, line)
 			}
