@@ -205,6 +205,14 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	cfg.Events = events
 	if journal != nil {
 		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal, sink: st.withTrace(journal)}
+		if o.agent != "" && session.Agent != "" && session.Agent != o.agent {
+			// The session ran as another agent: --agent picks this one, journaled.
+			if ev, err := session.SwitchAgent(o.agent, journal); err != nil {
+				notices = append(notices, "--agent "+o.agent+": "+err.Error())
+			} else {
+				cfg.Events = append(cfg.Events, ev)
+			}
+		}
 	}
 	if readOnly != nil {
 		cfg.Backend = readOnly

@@ -128,6 +128,12 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		res = st.engine.Continue(ctx, s, sinks)
 	} else {
+		if o.agent != "" && s.Agent != "" && s.Agent != o.agent {
+			// The session ran as another agent: --agent picks this one, journaled.
+			if _, err := s.SwitchAgent(o.agent, sinks); err != nil {
+				return fail(exitError, "%v", err)
+			}
+		}
 		res = st.engine.Run(ctx, s, task, sinks)
 	}
 	switch res.StopReason {

@@ -109,7 +109,7 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			case Abort:
 				// An abort runs nothing more: the calls approved before
 				// this one are skipped too, in call order, before it.
-				aborted = "aborted at the gate"
+				aborted = errAborted.Error()
 				for j := range jobs {
 					jb := &jobs[j]
 					if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
@@ -441,8 +441,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 }
 
 // transfer answers a transfer_to_NAME call: the first of a decision hands
-// the run off (a handoff event, at once, so that a continued run goes on
-// as the new agent), any other is refused.
+// the run off when the step ends (switchAgent), any other is refused.
 func (r *run) transfer(i int, c ToolCall) error {
 	to := strings.TrimPrefix(c.Name, TransferPrefix)
 	now := time.Now()
@@ -450,13 +449,16 @@ func (r *run) transfer(i int, c ToolCall) error {
 		return err
 	}
 	fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name, Status: ToolOK, Attempts: 1,
-		Result: "Transferred to " + to + ": it carries on from here."}
+		Result: transferredTo + to + ": it carries on from here."}
 	if r.handoff != "" {
 		fin.Status, fin.Result = ToolError, "error: this reply already handed off to "+r.handoff
 	}
 	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil || fin.Status != ToolOK {
 		return err
 	}
-	r.handoff = to
-	return r.emit(Act, KindHandoff, &Handoff{From: r.prof.agent, To: to, Call: c.ID})
+	r.handoff, r.handoffCall = to, c.ID
+	return nil
 }
+
+// transferredTo begins the result of a transfer_to call that handed off.
+const transferredTo = "Transferred to "

@@ -268,6 +268,36 @@ type tree struct {
 	mu   sync.Mutex
 	root *Session
 	sink Sink
+	// err is the first error of the sink (or of applying an event): no
+	// run of the tree emits past it.
+	err error
+	// cancel ends the top-level run's context: an abort at the gate in a
+	// sub-run ends the whole tree.
+	cancel context.CancelCauseFunc
+}
+
+// errAborted ends a run the person aborted at the gate.
+var errAborted = errors.New("aborted at the gate")
+
+// treeContext gives a top-level run with sub-runs a context they can
+// cancel.
+func (r *run) treeContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if r.tree != nil {
+		r.tree.cancel = cancel
+	}
+	return ctx, cancel
+}
+
+// noteMissingAgent tells, with a notice, of a run whose session's agent
+// (or Config.Agent) is not defined any more: it runs with the engine's own
+// settings.
+func (r *run) noteMissingAgent() error {
+	want := cmp.Or(r.s.Agent, r.e.cfg.Agent)
+	if want == "" || want == r.prof.agent {
+		return nil
+	}
+	return r.emit("", KindNotice, &Notice{Level: "warning", Message: fmt.Sprintf("the agent %q of this session is not defined any more; running with the default settings", want)})
 }
 
 // delegate runs the sub-run an agent call asks for, on the call's own

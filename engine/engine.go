@@ -14,6 +14,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -144,6 +145,11 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 	defer s.busy.Store(false)
 	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
 	r.step = s.Steps
+	ctx, cancel := r.treeContext(ctx)
+	defer cancel(nil)
+	if err := r.noteMissingAgent(); err != nil {
+		return r.finish(ctx, StopError, "", err)
+	}
 	return r.start(ctx, task)
 }
 
@@ -175,6 +181,8 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	}
 	r := e.newRun(s, sink, s.run.ID)
 	r.step = cmp.Or(s.run.Step, s.Steps)
+	ctx, cancel := r.treeContext(ctx)
+	defer cancel(nil)
 	return r.resume(ctx)
 }
 
@@ -188,6 +196,9 @@ func (r *run) resume(ctx context.Context) Result {
 		var todo []int
 		r.rerun = map[string]bool{}
 		for i, st := range s.callState {
+			if st == callFinished && r.handoff == "" && strings.HasPrefix(calls[i].Name, TransferPrefix) && strings.HasPrefix(s.pending[i].Content, transferredTo) {
+				r.handoff, r.handoffCall = strings.TrimPrefix(calls[i].Name, TransferPrefix), calls[i].ID // the step handed off
+			}
 			if st != callFinished {
 				todo = append(todo, i)
 			}
@@ -198,12 +209,14 @@ func (r *run) resume(ctx context.Context) Result {
 		if stop, reason, err := r.act(ctx, calls, todo); stop != "" {
 			return r.finish(ctx, stop, "", err)
 		} else if reason != "" {
-			return r.finish(ctx, StopCancelled, "", errors.New(reason))
+			return r.finish(ctx, StopCancelled, "", errAborted)
 		}
 		if err := r.emit(Observe, KindStepFinished, &StepFinished{ToolCalls: len(calls)}); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		r.switchAgent()
+		if err := r.switchAgent(); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
 	}
 	return r.loop(ctx)
 }

@@ -68,8 +68,8 @@ type run struct {
 	children   sync.WaitGroup
 	delegateFn func(context.Context, *Call) (string, error)
 	// handoff is the agent a transfer_to call of this step handed the run
-	// to; the run goes on as it after the step.
-	handoff string
+	// to (handoffCall its id); the run goes on as it after the step.
+	handoff, handoffCall string
 }
 
 // newRun makes the top-level run id on s, running as the session's agent.
@@ -111,6 +111,9 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	tr := r.tree
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	if tr.err != nil {
+		return tr.err // nothing is run past an event the sink did not take
+	}
 	switch d := data.(type) {
 	case *StepStarted:
 		r.step = tr.root.Steps + 1
@@ -132,10 +135,11 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	default:
 		err = tr.root.applyTo(r.s, ev)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = tr.sink.Emit(ev)
 	}
-	return tr.sink.Emit(ev)
+	tr.err = err
+	return err
 }
 
 // memory returns the session's facts.
@@ -156,19 +160,32 @@ func (r *run) flush() error {
 	if !ok {
 		return nil
 	}
-	if r.tree != nil {
-		r.tree.mu.Lock()
-		defer r.tree.mu.Unlock()
+	if r.tree == nil {
+		return f.Flush()
 	}
-	return f.Flush()
+	tr := r.tree
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.err == nil {
+		tr.err = f.Flush()
+	}
+	return tr.err
 }
 
-// switchAgent makes the run go on as the agent a handoff of the step named.
-func (r *run) switchAgent() {
-	if r.handoff != "" {
-		r.prof = r.e.profile(r.handoff, r.parentBase, r.depth)
-		r.handoff = ""
+// switchAgent ends a step that handed the run off: the handoff event, at
+// once after step_finished (so a continued run goes on as the new agent),
+// and the run goes on as that agent, its step limit counted from here.
+func (r *run) switchAgent() error {
+	if r.handoff == "" {
+		return nil
 	}
+	h := &Handoff{From: r.prof.agent, To: r.handoff, Call: r.handoffCall}
+	r.handoff = ""
+	if err := r.emit(Observe, KindHandoff, h); err != nil {
+		return err
+	}
+	r.prof = r.e.profile(h.To, r.parentBase, r.depth)
+	return nil
 }
 
 // finish ends the run with run_finished. A run cancelled because the
@@ -176,8 +193,14 @@ func (r *run) switchAgent() {
 // not cancelled: nobody chose to stop it.
 func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause error) Result {
 	if stop == StopCancelled {
-		if c := context.Cause(ctx); errors.Is(c, ErrCrashed) {
+		switch c := context.Cause(ctx); {
+		case errors.Is(c, ErrCrashed):
 			stop, cause = StopError, c
+		case errors.Is(c, errAborted):
+			cause = c // a sub-run was aborted at the gate: so is the tree
+		}
+		if r.parent != "" && errors.Is(cause, errAborted) {
+			r.tree.cancel(errAborted) // an abort in a sub-run ends its top-level run
 		}
 	}
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
@@ -208,7 +231,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if ctx.Err() != nil {
 			return r.finish(ctx, StopCancelled, "", ctx.Err())
 		}
-		if r.s.run.Turn >= r.prof.maxSteps {
+		if r.s.run.Turn-r.s.run.HandoffTurn >= r.prof.maxSteps {
 			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", r.prof.maxSteps))
 		}
 		r.step = r.s.Steps + 1
@@ -229,7 +252,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if v, err := r.pause(ctx, Pending{At: Decide}); err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err)
 		} else if v.Action == Abort {
-			return r.finish(ctx, StopCancelled, "", errors.New("aborted at the gate"))
+			return r.finish(ctx, StopCancelled, "", errAborted)
 		}
 		dec, attempts, err := r.decide(ctx, req)
 		if err != nil {
@@ -257,13 +280,15 @@ func (r *run) loop(ctx context.Context) Result {
 		if stop != "" {
 			return r.finish(ctx, stop, "", err)
 		} else if reason != "" {
-			return r.finish(ctx, StopCancelled, "", errors.New(reason))
+			return r.finish(ctx, StopCancelled, "", errAborted)
 		}
 		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
 		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		r.switchAgent()
+		if err := r.switchAgent(); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
 	}
 }
 

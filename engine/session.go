@@ -61,12 +61,15 @@ type Session struct {
 
 // RunState describes the last run of a session, as far as its events tell.
 type RunState struct {
-	ID       string
-	Task     string
-	Turn     int // decisions made
-	Step     int // the number of its last step
-	Finished bool
-	Stop     StopReason
+	ID   string
+	Task string
+	Turn int // decisions made
+	Step int // the number of its last step
+	// HandoffTurn is Turn at the run's last handoff: the agent's step
+	// limit counts from there.
+	HandoffTurn int
+	Finished    bool
+	Stop        StopReason
 	// Answer and Error are those of its run_finished.
 	Answer, Error string
 }
@@ -167,6 +170,7 @@ func (s *Session) Apply(ev Event) error {
 		s.run.Step = ev.Step
 	case *Handoff:
 		s.Agent = d.To
+		s.run.HandoffTurn = s.run.Turn
 	case *Decided:
 		s.flushPending()
 		s.run.Turn++
@@ -317,6 +321,29 @@ func (s *Session) ChangeMemory(c MemoryChanged, sink Sink) (Event, error) {
 		return Event{}, fmt.Errorf("engine: memory change: unknown op %q", c.Op)
 	}
 	ev := Event{V: SchemaVersion, Session: s.ID, Run: s.run.ID, Step: s.Steps, Phase: Observe, Kind: KindMemoryChanged, Time: time.Now(), Data: &c}
+	if sink != nil {
+		if err := sink.Emit(ev); err != nil {
+			return Event{}, err
+		}
+		if f, ok := sink.(Flusher); ok {
+			if err := f.Flush(); err != nil {
+				return Event{}, err
+			}
+		}
+	}
+	return ev, s.Apply(ev)
+}
+
+// SwitchAgent makes to the agent the session's next runs run as, when the
+// person picks one (--agent) for a session whose runs ran as another, and
+// reports it to sink as a handoff event (no call), so that a journal keeps
+// it. It fails with ErrBusy while a run is going on.
+func (s *Session) SwitchAgent(to string, sink Sink) (Event, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return Event{}, ErrBusy
+	}
+	defer s.busy.Store(false)
+	ev := Event{V: SchemaVersion, Session: s.ID, Run: s.run.ID, Agent: s.Agent, Step: s.Steps, Kind: KindHandoff, Time: time.Now(), Data: &Handoff{From: s.Agent, To: to}}
 	if sink != nil {
 		if err := sink.Emit(ev); err != nil {
 			return Event{}, err
