@@ -141,7 +141,8 @@ type agentFiles struct {
 // it is an error naming both files (the first by file name loads).
 func loadAgents(places []agentPlace) agentFiles {
 	var out agentFiles
-	byName := map[string]int{} // name → index in out.Defs
+	byName := map[string]int{}     // name → index in out.Defs
+	untrusted := map[string]bool{} // names defined by an untrusted workspace
 	for _, pl := range places {
 		entries, err := os.ReadDir(pl.dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -164,6 +165,15 @@ func loadAgents(places []agentPlace) agentFiles {
 			}
 			if i, dup := byName[def.Name]; dup {
 				first := out.Defs[i]
+				if untrusted[def.Name] && !pl.untrusted {
+					// An untrusted workspace may not replace the person's own
+					// agent (and the tools they gave it) with its own.
+					out.Notes = append(out.Notes, agentProblem{File: first.File, Field: "name",
+						Message: fmt.Sprintf("agent %q is the person's own (%s) while this folder is untrusted; this file is not used (to use it: agentty trust DIR)", def.Name, file)})
+					out.Defs[i] = def
+					untrusted[def.Name] = false
+					continue
+				}
 				if filepath.Dir(first.File) == pl.dir {
 					out.Errors = append(out.Errors, agentProblem{File: file, Line: 2, Field: "name",
 						Message: fmt.Sprintf("agent %q is also defined in %s, in the same folder; rename one", def.Name, first.File)})
@@ -174,6 +184,7 @@ func loadAgents(places []agentPlace) agentFiles {
 				continue
 			}
 			byName[def.Name] = len(out.Defs)
+			untrusted[def.Name] = pl.untrusted
 			out.Defs = append(out.Defs, def)
 		}
 	}

@@ -79,6 +79,10 @@ func loadConfig(getenv func(string) string, workspace string) (*config, *wsConfi
 	return c, ws, nil
 }
 
+// maxDepthLimit bounds max_depth: parallel delegation grows the runs with
+// the depth exponentially.
+const maxDepthLimit = 8
+
 // loadUserConfig reads the person's own config; a missing one is empty.
 func loadUserConfig(getenv func(string) string) (*config, error) {
 	p := configPath(getenv)
@@ -127,8 +131,8 @@ func parseConfig(path string, b []byte) (*config, error) {
 			c.Tools[name] = tc
 		}
 	}
-	if c.MaxDepth < 0 {
-		return nil, fmt.Errorf("config %s:%d: field max_depth: want a positive number, got %d", path, lineOf(b, `"max_depth"`), c.MaxDepth)
+	if c.MaxDepth < 0 || c.MaxDepth > maxDepthLimit {
+		return nil, fmt.Errorf("config %s:%d: field max_depth: want a number from 1 to %d, got %d", path, lineOf(b, `"max_depth"`), maxDepthLimit, c.MaxDepth)
 	}
 	for name, s := range c.MCPServers {
 		if (s.Command == "") == (s.URL == "") {

@@ -28,11 +28,11 @@ import (
 // risky until someone decides otherwise.
 
 // safeKeys are the top-level keys an untrusted workspace may set. "model",
-// "allow_shell" and "tools" are judged by their values (riskyKeys).
+// "allow_shell", "tools" and "max_depth" are judged by their values
+// (riskyKeys).
 var safeKeys = map[string]bool{
 	"system_prompt":  true,
 	"max_steps":      true,
-	"max_depth":      true, // it only bounds delegation
 	"context_budget": true,
 	"temperature":    true,
 }
@@ -134,6 +134,11 @@ func riskyKeys(c, user *config) map[string]string {
 	if c.AllowShell != nil && *c.AllowShell {
 		add("allow_shell", true)
 	}
+	if c.MaxDepth > max(user.MaxDepth, engine.DefaultMaxDepth) {
+		// Deeper delegation multiplies the runs (and their cost) that
+		// prompts someone else wrote can start; shallower only bounds.
+		add("max_depth", c.MaxDepth)
+	}
 	for name, tc := range c.Tools {
 		if tc.Policy != "" && !stricter(tc.Policy, user.Tools[name].Policy) {
 			add("tools."+name+".policy", tc.Policy)
@@ -145,7 +150,7 @@ func riskyKeys(c, user *config) map[string]string {
 	if c.HTTP.AllowHosts != nil {
 		add("http.allow_hosts", c.HTTP.AllowHosts)
 	}
-	judged := map[string]bool{"model": true, "allow_shell": true, "tools": true, "mcpServers": true, "http": true}
+	judged := map[string]bool{"model": true, "allow_shell": true, "tools": true, "mcpServers": true, "http": true, "max_depth": true}
 	v := reflect.ValueOf(c).Elem()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
@@ -182,7 +187,10 @@ func stricter(p, base engine.Policy) bool {
 // safe is the part of the workspace config an untrusted folder may set.
 func (w *wsConfig) safe() *config {
 	c := w.cfg
-	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, MaxDepth: c.MaxDepth, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	if _, risky := w.risky["max_depth"]; !risky {
+		s.MaxDepth = c.MaxDepth
+	}
 	if c.Model == offline.Name {
 		s.Model = c.Model
 	}
