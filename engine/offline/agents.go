@@ -69,7 +69,7 @@ func delegation(t string, req *engine.Request) (engine.Decision, bool) {
 		calls = append(calls, engine.ToolCall{Name: agentTool, Args: b})
 	}
 	if len(unknown) > 0 {
-		return engine.Decision{Text: noSuchAgent(unknown, offered, hasTool, handoffs(req))}, true
+		return engine.Decision{Text: noSuchAgent(unknown, offered, hasTool, handoffs(req), strings.Contains(req.Run, "/"))}, true
 	}
 	return engine.Decision{ToolCalls: calls}, true
 }
@@ -146,7 +146,8 @@ func lookup(offered []string, name string) string {
 }
 
 // noSuchAgent is the plain answer to a delegation to agents not offered.
-func noSuchAgent(unknown, offered []string, hasTool bool, handoff []string) string {
+// A sub-run (sub) that is offered no agent tool is at the depth limit.
+func noSuchAgent(unknown, offered []string, hasTool bool, handoff []string, sub bool) string {
 	var b strings.Builder
 	if len(unknown) == 1 {
 		fmt.Fprintf(&b, "There is no agent named %q to delegate to.", unknown[0])
@@ -158,6 +159,8 @@ func noSuchAgent(unknown, offered []string, hasTool bool, handoff []string) stri
 		fmt.Fprintf(&b, " The agents I can delegate to are: %s.", strings.Join(offered, ", "))
 	case hasTool:
 		b.WriteString(" The agent tool names no agents.")
+	case sub:
+		b.WriteString(" I am an agent that was delegated to, at the delegation depth limit (max_depth), so I cannot delegate further.")
 	default:
 		b.WriteString(" This session has no agents to delegate to (an agent is defined in a file .agentty/agents/NAME.md).")
 	}

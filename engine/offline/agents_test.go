@@ -62,6 +62,7 @@ func TestDelegationDecisions(t *testing.T) {
 		task  string
 		calls string // the calls wanted, as calls renders them; "" for an answer
 		text  []string
+		run   string // the request's run, when not a top-level one
 	}{
 		{name: "ask the NAME agent", tools: agents, task: "ask the researcher agent to find the Go 1.26 release notes",
 			calls: `agent{"agent":"researcher","task":"find the Go 1.26 release notes"}`},
@@ -107,10 +108,15 @@ func TestDelegationDecisions(t *testing.T) {
 		{name: "transfer with no agents", tools: plain, task: "transfer to billing",
 			text: []string{`no agent named "billing"`, "No agent takes over"}},
 		{name: "what came before still works", tools: agents, task: "what is 17*23?", calls: `calculator{"expression":"17*23"}`},
+		{name: "a sub-run at the depth limit", tools: plain, run: "run-1/1/call_1_0", task: "ask the calc agent to what is 2+2",
+			text: []string{`no agent named "calc"`, "depth limit (max_depth)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decide(t, tt.tools, user(tt.task))
+			d, err := offline.Model{}.Decide(context.Background(), &engine.Request{Messages: []engine.Message{user(tt.task)}, Tools: tt.tools, Run: tt.run})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := calls(d); got != tt.calls {
 				t.Fatalf("%q: calls %s (text %q), want %s", tt.task, got, d.Text, tt.calls)
 			}
