@@ -282,10 +282,11 @@ var errAborted = errors.New("aborted at the gate")
 // treeContext gives a top-level run with sub-runs a context they can
 // cancel.
 func (r *run) treeContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	if r.tree != nil {
-		r.tree.cancel = cancel
+	if r.tree == nil {
+		return ctx, func(error) {}
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.tree.cancel = cancel
 	return ctx, cancel
 }
 
