@@ -117,6 +117,10 @@ func newPayload(k Kind) any {
 		return &Notice{}
 	case KindHandoff:
 		return &Handoff{}
+	case KindContextCompacted:
+		return &ContextCompacted{}
+	case KindModelChanged:
+		return &ModelChanged{}
 	}
 	return nil
 }

@@ -73,6 +73,42 @@ type Config struct {
 	// MaxDepth bounds delegation: a run at depth MaxDepth (the top-level
 	// run is at 0) is not offered the tool agent (default 2).
 	MaxDepth int
+	// Window is the model's context window in tokens, when known (it is
+	// reported in model_request; Budget is what the engine keeps to).
+	Window int
+	// Compact sets how the history is compacted when a request would
+	// outgrow the budget.
+	Compact Compaction
+	// Instructions, when set, returns the project instructions each run
+	// gives the model with the system prompt; it is called when a
+	// top-level run starts, so that a changed file is read again.
+	Instructions func() Instructions
+}
+
+// Compaction configures compaction: before a decision whose request would
+// exceed Trigger tokens, the oldest history (all but the last KeepTurns
+// user turns and what follows them) is summarised by Model and the
+// summary stands for it in later requests. A summary that does not bring
+// the request under the budget, a second compaction in a row or a failed
+// summary call falls back to trimming the oldest history, with a notice.
+type Compaction struct {
+	// Off turns compaction off: the oldest history is trimmed.
+	Off bool
+	// Trigger is the request size in tokens that compacts (default: 80 %
+	// of the budget).
+	Trigger int
+	// KeepTurns is how many of the last user turns are kept verbatim
+	// (default 2).
+	KeepTurns int
+	// Model summarises (nil: the run's model), ModelName names it.
+	Model     Model
+	ModelName string
+}
+
+// Instructions are project instructions: the text, and where it is from.
+type Instructions struct {
+	Text    string
+	Sources []string
 }
 
 // Engine runs agents. It is safe for concurrent use by many runs, each on its

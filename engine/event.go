@@ -45,6 +45,12 @@ const (
 	// KindHandoff: the run goes on as another agent (the model called
 	// transfer_to_NAME).
 	KindHandoff Kind = "handoff"
+	// KindContextCompacted: the oldest history is summarised; later
+	// requests carry the summary in place of those messages.
+	KindContextCompacted Kind = "context_compacted"
+	// KindModelChanged: the session's next runs use another model (the
+	// person's choice, /model).
+	KindModelChanged Kind = "model_changed"
 	// KindNotice is not part of a run: the program tells of a problem
 	// around it (an MCP server that did not start).
 	KindNotice Kind = "notice"
@@ -88,6 +94,9 @@ type RunStarted struct {
 	Task     string `json:"task"`
 	Model    string `json:"model,omitempty"`
 	MaxSteps int    `json:"max_steps"`
+	// Instructions name the project instructions the run's requests carry
+	// (Config.Instructions: AGENTS.md and the like).
+	Instructions []string `json:"instructions,omitempty"`
 }
 
 // StepStarted is the payload of step_started. Turn counts the decisions of
@@ -98,15 +107,25 @@ type StepStarted struct {
 
 // ModelRequest is the payload of model_request: a summary of what the model
 // is about to be asked, not the whole request.
+//
+// Tokens is the whole request: SystemTokens (the system prompt),
+// InstructionTokens (the project instructions), SummaryTokens (the summary
+// of compacted history), MemoryTokens, ToolTokens (the tool schemas) and the
+// history's messages. Window is the model's context window when known,
+// Trigger the size at which the history is compacted (0: never).
 type ModelRequest struct {
-	Messages     int `json:"messages"`
-	MemoryFacts  int `json:"memory_facts"`
-	Tools        int `json:"tools"`
-	Tokens       int `json:"tokens"`
-	SystemTokens int `json:"system_tokens"`
-	MemoryTokens int `json:"memory_tokens"`
-	ToolTokens   int `json:"tool_tokens"`
-	Budget       int `json:"budget"`
+	Messages          int `json:"messages"`
+	MemoryFacts       int `json:"memory_facts"`
+	Tools             int `json:"tools"`
+	Tokens            int `json:"tokens"`
+	SystemTokens      int `json:"system_tokens"`
+	InstructionTokens int `json:"instruction_tokens,omitempty"`
+	SummaryTokens     int `json:"summary_tokens,omitempty"`
+	MemoryTokens      int `json:"memory_tokens"`
+	ToolTokens        int `json:"tool_tokens"`
+	Budget            int `json:"budget"`
+	Trigger           int `json:"trigger,omitempty"`
+	Window            int `json:"window,omitempty"`
 }
 
 // TextDelta is the payload of text_delta: a piece of streamed model output.
@@ -287,6 +306,30 @@ type Handoff struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to"`
 	Call string `json:"call"`
+}
+
+// ContextCompacted is the payload of context_compacted: from now on the
+// history's first Upto messages are represented in requests by Summary
+// (which takes in the summary before it, if any); Messages is how many
+// messages this compaction summarised anew. Nothing is deleted: the
+// session's history keeps every message.
+type ContextCompacted struct {
+	Summary      string `json:"summary"`
+	Upto         int    `json:"upto"`
+	Messages     int    `json:"messages"`
+	TokensBefore int    `json:"tokens_before"`
+	TokensAfter  int    `json:"tokens_after"`
+	Usage        Usage  `json:"usage"`
+	Model        string `json:"model,omitempty"`
+	// Focus is what the person asked the summary to keep (/compact
+	// FOCUS); Manual is set when they asked for the compaction.
+	Focus  string `json:"focus,omitempty"`
+	Manual bool   `json:"manual,omitempty"`
+}
+
+// ModelChanged is the payload of model_changed.
+type ModelChanged struct {
+	Model string `json:"model"`
 }
 
 // Notice is the payload of notice.

@@ -61,7 +61,13 @@ type Options struct {
 // view of the session's history after trimming: a Model must not modify or
 // keep it after Decide returns.
 type Request struct {
-	System   string
+	System string
+	// Instructions are the project's instructions (AGENTS.md and the
+	// like), to be given with the system prompt.
+	Instructions string
+	// Summary stands for the history before Messages, compacted: a model
+	// gives it after the system prompt, before the messages.
+	Summary  string
 	Memory   []Fact
 	Messages []Message
 	Tools    []ToolSchema
@@ -75,6 +81,10 @@ type Request struct {
 	// labels its requests (a trace context header, a log line).
 	Session, Run string
 	Step         int
+	// Summarize is set when the engine asks for a summary of a transcript
+	// (compaction): Messages holds it as one user message, and the answer
+	// is the summary. No tools are offered.
+	Summarize bool
 
 	delta func(TextDelta)
 }

@@ -46,6 +46,15 @@ type Session struct {
 	// step numbers are the session's, shared with them.
 	subs map[string]*Session
 
+	// summary stands for History[:upto] in requests (compaction); its
+	// tokens are estimated once.
+	upto          int
+	summary       string
+	summaryTokens int
+	// Model is the model the person picked for the session's next runs
+	// (model_changed), "" when none was picked.
+	Model string
+
 	memory []Fact // replaced, never modified in place: a Request may hold it
 	// tokens[i] is the estimated token count of History[:i].
 	tokens []int
@@ -171,6 +180,15 @@ func (s *Session) Apply(ev Event) error {
 	case *Handoff:
 		s.Agent = d.To
 		s.run.HandoffTurn = s.run.Turn
+	case *ContextCompacted:
+		if d.Upto < 0 || d.Upto > len(s.History) {
+			return fmt.Errorf("engine: context_compacted up to message %d of a history of %d", d.Upto, len(s.History))
+		}
+		s.upto, s.summary, s.summaryTokens = d.Upto, d.Summary, EstimateTokens(d.Summary)
+		s.Usage.PromptTokens += d.Usage.PromptTokens
+		s.Usage.CompletionTokens += d.Usage.CompletionTokens
+	case *ModelChanged:
+		s.Model = d.Model
 	case *Decided:
 		s.flushPending()
 		s.run.Turn++
@@ -355,4 +373,37 @@ func (s *Session) SwitchAgent(to string, sink Sink) (Event, error) {
 		}
 	}
 	return ev, s.Apply(ev)
+}
+
+// Compacted returns the summary that stands for the first upto messages of
+// History in requests (0 and "" when nothing is compacted).
+func (s *Session) Compacted() (upto int, summary string) { return s.upto, s.summary }
+
+// ChangeModel records that the session's next runs use model (the
+// person's choice), as a model_changed event to sink, so that a journal
+// keeps it. It fails with ErrBusy while a run is going on.
+func (s *Session) ChangeModel(model string, sink Sink) (Event, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return Event{}, ErrBusy
+	}
+	defer s.busy.Store(false)
+	ev := Event{V: SchemaVersion, Session: s.ID, Run: s.run.ID, Agent: s.Agent, Step: s.Steps, Kind: KindModelChanged, Time: time.Now(), Data: &ModelChanged{Model: model}}
+	if err := emitOutside(ev, sink); err != nil {
+		return Event{}, err
+	}
+	return ev, s.Apply(ev)
+}
+
+// emitOutside hands an event made outside a run to sink and flushes it.
+func emitOutside(ev Event, sink Sink) error {
+	if sink == nil {
+		return nil
+	}
+	if err := sink.Emit(ev); err != nil {
+		return err
+	}
+	if f, ok := sink.(Flusher); ok {
+		return f.Flush()
+	}
+	return nil
 }
