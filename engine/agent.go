@@ -319,7 +319,8 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 		return "", fmt.Errorf("there is no agent %q to delegate to", args.Agent)
 	}
 	id := r.id + "/" + strconv.Itoa(c.Step) + "/" + c.ID
-	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: c.Step,
+	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: c.Step, compactedTurn: -1,
+		instructions: r.instructions, instT: r.instT,
 		depth: r.depth + 1, parent: r.id, parentCall: c.ID, parentBase: r.prof.base}
 	child.req.delta = child.onDelta
 	child.delegateFn = child.delegate

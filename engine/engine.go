@@ -191,10 +191,12 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 
 // start begins the run with run_started and carries it through the loop.
 func (r *run) start(ctx context.Context, task string) Result {
-	if r.s != nil {
+	var sources []string
+	if r.parent == "" {
 		r.s.reserve(2*r.prof.maxSteps + 2)
+		sources = r.loadInstructions()
 	}
-	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps}); err != nil {
+	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources}); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
 	return r.loop(ctx)
@@ -217,6 +219,7 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	}
 	r := e.newRun(s, sink, s.run.ID)
 	r.step = cmp.Or(s.run.Step, s.Steps)
+	r.loadInstructions()
 	ctx, cancel := r.treeContext(ctx)
 	defer cancel(nil)
 	return r.resume(ctx)

@@ -492,7 +492,8 @@ func TestTrimmingKeepsToolPairs(t *testing.T) {
 			})
 			s := engine.NewSession("s")
 			s.Apply(engine.Event{Kind: engine.KindMemoryChanged, Step: 0, Data: &engine.MemoryChanged{Op: engine.MemorySet, Key: "name", Value: "Ada"}})
-			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), Budget: tt.budget, System: "be brief"})
+			// Trimming alone: compaction (compact_test.go) is off.
+			e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), Budget: tt.budget, System: "be brief", Compact: engine.Compaction{Off: true}})
 			rec := &enginetest.Recorder{}
 			if res := e.Run(context.Background(), s, "go", rec); res.StopReason != engine.StopAnswered {
 				t.Fatal(res.Err)

@@ -70,6 +70,16 @@ type run struct {
 	// handoff is the agent a transfer_to call of this step handed the run
 	// to (handoffCall its id); the run goes on as it after the step.
 	handoff, handoffCall string
+
+	// instructions are the project instructions the run's requests carry
+	// (instT their tokens, read when the top-level run started).
+	instructions string
+	instT        int
+	// compactedTurn is the turn of the run's last compaction (-1: none);
+	// noCompact is set when compaction fell back to trimming for the rest
+	// of the run.
+	compactedTurn int
+	noCompact     bool
 }
 
 // newRun makes the top-level run id on s, running as the session's agent.
@@ -77,7 +87,7 @@ func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
 	if sink == nil {
 		sink = Sinks(nil)
 	}
-	r := &run{e: e, s: s, root: s, sink: sink, id: id}
+	r := &run{e: e, s: s, root: s, sink: sink, id: id, compactedTurn: -1}
 	r.req.delta = r.onDelta
 	r.prof = e.profile(cmp.Or(s.Agent, e.cfg.Agent), nil, 0)
 	if e.agents != nil {
@@ -245,7 +255,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emitAt(t, Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		req, err := r.perceive(t)
+		req, err := r.perceive(ctx, t)
 		if err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -317,22 +327,32 @@ func stopFor(ctx context.Context, err error) StopReason {
 	return StopError
 }
 
-// perceive assembles the request: system prompt, memory, the history trimmed
-// to the budget, and the tool schemas. Its cost does not grow with the
-// history: the request holds a view of it, and the cut is found by binary
-// search over prefix sums.
-func (r *run) perceive(t time.Time) (*Request, error) {
+// perceive assembles the request: system prompt, project instructions,
+// the summary of compacted history, memory, the history after it (trimmed
+// to the budget), and the tool schemas. When the request would exceed the
+// compaction trigger, the oldest history is compacted first (compact.go).
+// Its cost does not grow with the history: the request holds a view of it,
+// and the cut is found by binary search over prefix sums.
+func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	cfg := &r.e.cfg
 	s := r.s
 	mem := r.memory()
 	tools := r.prof.tools.Schemas()
 	sysT, memT, toolT := EstimateTokens(r.prof.system), estimateFacts(mem), r.prof.tools.Tokens()
-	budget := max(cfg.Budget-sysT-memT-toolT, 0)
+	fixed := sysT + r.instT + memT + toolT
 	n := len(s.History)
-	cut := s.trimStart(budget)
+	if trigger := r.trigger(); trigger > 0 && fixed+s.summaryTokens+s.tokensOf(s.upto, n) > trigger {
+		if err := r.autoCompact(ctx, fixed); err != nil {
+			return nil, err
+		}
+		t = time.Now()
+	}
+	base, sumT := s.upto, s.summaryTokens
+	budget := max(cfg.Budget-fixed-sumT, 0)
+	cut := max(s.trimStart(budget), base)
 	if cut != r.cut {
-		if cut > 0 {
-			d := &ContextTrimmed{Dropped: cut, DroppedTokens: s.tokensOf(0, cut), Kept: n - cut, KeptTokens: s.tokensOf(cut, n), Budget: cfg.Budget}
+		if cut > base {
+			d := &ContextTrimmed{Dropped: cut - base, DroppedTokens: s.tokensOf(base, cut), Kept: n - cut, KeptTokens: s.tokensOf(cut, n), Budget: cfg.Budget}
 			if err := r.emitAt(t, Perceive, KindContextTrimmed, d); err != nil {
 				return nil, err
 			}
@@ -341,20 +361,25 @@ func (r *run) perceive(t time.Time) (*Request, error) {
 	}
 	req := &r.req
 	*req = Request{
-		System:   r.prof.system,
-		Memory:   mem,
-		Messages: s.History[cut:n:n],
-		Tools:    tools,
-		Options:  cfg.Options,
-		Turn:     s.run.Turn,
-		Session:  s.ID,
-		Run:      r.id,
-		Step:     r.step,
-		delta:    req.delta, // made once, in newRun: a method value allocates
+		System:       r.prof.system,
+		Instructions: r.instructions,
+		Memory:       mem,
+		Messages:     s.History[cut:n:n],
+		Tools:        tools,
+		Options:      cfg.Options,
+		Turn:         s.run.Turn,
+		Session:      s.ID,
+		Run:          r.id,
+		Step:         r.step,
+		delta:        req.delta, // made once, in newRun: a method value allocates
 	}
-	r.reqTokens = sysT + memT + toolT + s.tokensOf(cut, n)
+	if base > 0 {
+		req.Summary = s.summary
+	}
+	r.reqTokens = fixed + sumT + s.tokensOf(cut, n)
 	mr := &r.payloads.request
-	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget}
+	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT,
+		InstructionTokens: r.instT, SummaryTokens: sumT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget, Trigger: r.trigger(), Window: cfg.Window}
 	return req, r.emitAt(t, Perceive, KindModelRequest, mr)
 }
 

@@ -259,6 +259,9 @@ func (s *Session) applyTo(sub *Session, ev Event) error {
 	case *UsageRecorded:
 		s.Usage.PromptTokens += d.PromptTokens
 		s.Usage.CompletionTokens += d.CompletionTokens
+	case *ContextCompacted:
+		s.Usage.PromptTokens += d.Usage.PromptTokens
+		s.Usage.CompletionTokens += d.Usage.CompletionTokens
 	}
 	if sub == nil {
 		if ev.Data == nil || !ev.Known() {

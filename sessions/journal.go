@@ -188,6 +188,8 @@ func (m *Meta) observe(ev engine.Event) {
 		m.Interrupted = true
 	case *engine.RunFinished:
 		m.Interrupted = false
+	case *engine.ModelChanged:
+		m.Model = d.Model
 	}
 }
 

@@ -41,6 +41,9 @@ var _ engine.Model = Model{}
 // Decide plans the next move from the last user message and the tool
 // results that followed it.
 func (Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	if req.Summarize {
+		return engine.Decision{Text: Extract(req)}, nil
+	}
 	u := req.LastUser()
 	if u < 0 {
 		return engine.Decision{Text: Help}, nil

@@ -141,6 +141,9 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 	if sys := systemText(req); sys != "" {
 		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: sys})
 	}
+	if req.Summary != "" {
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: SummaryHeading + req.Summary})
+	}
 	for _, h := range req.Messages {
 		msg := goopenai.ChatCompletionMessage{Role: string(h.Role), Content: h.Content, ToolCallID: h.ToolCallID}
 		if h.Role == engine.RoleTool {
@@ -180,13 +183,28 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 	return r
 }
 
-// systemText is the system prompt with the memory facts after it.
+// SummaryHeading begins the message that carries the summary of compacted
+// history, after the system prompt.
+const SummaryHeading = "Summary of the earlier conversation (its messages are left out to save context):\n\n"
+
+// InstructionsHeading begins the project instructions in the system prompt.
+const InstructionsHeading = "\n\n# Project instructions\n\n"
+
+// systemText is the system prompt with the project instructions and the
+// memory facts after it.
 func systemText(req *engine.Request) string {
-	if len(req.Memory) == 0 {
+	if len(req.Memory) == 0 && req.Instructions == "" {
 		return req.System
 	}
 	var b strings.Builder
 	b.WriteString(req.System)
+	if req.Instructions != "" {
+		b.WriteString(InstructionsHeading)
+		b.WriteString(req.Instructions)
+	}
+	if len(req.Memory) == 0 {
+		return strings.TrimLeft(b.String(), "\n")
+	}
 	b.WriteString("\n\nFacts you were asked to remember (key: value):\n")
 	for _, f := range req.Memory {
 		fmt.Fprintf(&b, "- %s: %s\n", f.Key, f.Value)

@@ -48,6 +48,9 @@ type Call struct {
 // Script is the file's content.
 type Script struct {
 	Turns []Turn `json:"turns"`
+	// Summary answers a summary call (compaction); without it a summary
+	// call fails, and the engine trims the history instead.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Model plays a Script. It is safe for concurrent use: it keeps no state of
@@ -91,6 +94,12 @@ func Parse(name string, b []byte) (*Model, error) {
 
 // Decide plays turn req.Turn.
 func (m *Model) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
+	if req.Summarize {
+		if m.script.Summary == "" {
+			return engine.Decision{}, engine.Permanent(fmt.Errorf("script %s: no summary for a summary call (add \"summary\")", m.name))
+		}
+		return engine.Decision{Text: m.script.Summary}, nil
+	}
 	if req.Turn >= len(m.script.Turns) {
 		return engine.Decision{}, engine.Permanent(fmt.Errorf("script %s: out of turns at decision %d (it has %d)", m.name, req.Turn+1, len(m.script.Turns)))
 	}
