@@ -50,6 +50,10 @@ func Markdown(l *Loaded) string {
 			fmt.Fprintf(&b, "## You\n\n%s\n\n", d.Task)
 		case *engine.Handoff:
 			fmt.Fprintf(&b, "- handed off to **%s**\n", d.To)
+		case *engine.ContextCompacted:
+			fmt.Fprintf(&b, "- context compacted: the first %d messages are summarised for the model (%d → %d tokens); they stay here in full\n", d.Upto, d.TokensBefore, d.TokensAfter)
+		case *engine.ModelChanged:
+			fmt.Fprintf(&b, "- model changed to %s\n", d.Model)
 		case *engine.Decided:
 			if len(d.ToolCalls) == 0 {
 				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), d.Text)
