@@ -52,6 +52,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return trustCmd(args[1:], stdout, stderr, getenv)
 		case "agents":
 			return agentsCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "replay":
+			return replayCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -74,6 +76,9 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty tools [--json]             every tool, with its source, policy and schema
   agentty agents [--json]            every agent (.agentty/agents/*.md …) and the files that
                                      failed to load (exit 1 if any did)
+  agentty replay ID [--until STEP [--model M]] [--json]
+                                     re-run a session with its recorded decisions (no model
+                                     call), the tools for real; exit 1 if a result differs
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 

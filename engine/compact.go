@@ -18,9 +18,9 @@ const summarizePrompt = "You compact the earlier part of a conversation between 
 	"goals, decisions made, facts learned (names, numbers, file paths and identifiers exactly as written), tool results " +
 	"that still matter, what was done and what is left to do. No preamble."
 
-// requestNote heads the person's request, quoted verbatim at the end of a
+// RequestNote heads the person's request, quoted verbatim at the end of a
 // summary that took in the turn it belongs to.
-const requestNote = "\n\nThe request being worked on, verbatim:\n"
+const RequestNote = "\n\nThe request being worked on, verbatim:\n"
 
 // errNothingToCompact: every message after the last summary is kept.
 var errNothingToCompact = errors.New("nothing to compact: the history after the last summary is all kept")
@@ -101,7 +101,7 @@ func (r *run) compact(ctx context.Context, focus string, manual bool, before int
 		return nil, errors.New("the model returned an empty summary")
 	}
 	if last := s.lastUser(); last >= 0 && last < upto {
-		summary += requestNote + s.History[last].Content
+		summary += RequestNote + s.History[last].Content
 	}
 	u := dec.Usage
 	if u == (Usage{}) {

@@ -22,6 +22,9 @@ func estimateFacts(fs []Fact) int {
 	return n
 }
 
+// EstimateTools estimates the tokens tool schemas cost in a request.
+func EstimateTools(ts []ToolSchema) int { return estimateTools(ts) }
+
 func estimateTools(ts []ToolSchema) int {
 	n := 0
 	for _, t := range ts {
