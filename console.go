@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -16,22 +19,36 @@ import (
 	"github.com/agentty/agentty/ui"
 )
 
-// backend runs agents on one journaled session for the console.
+// backend runs agents on one journaled session for the console, and
+// carries out its slash commands (ui.Commander).
 type backend struct {
-	engine  *engine.Engine
+	con     *console
 	session *engine.Session
 	journal *sessions.Journal
 	sink    engine.Sink // the journal, then the trace sink if any
+
+	mu     sync.Mutex     // guards engine, which /model replaces from a command's goroutine
+	engine *engine.Engine // runs on the session: the setup's, or one for the session's model
 }
 
-var _ ui.Backend = (*backend)(nil)
+var (
+	_ ui.Backend   = (*backend)(nil)
+	_ ui.Commander = (*backend)(nil)
+)
+
+// eng returns the engine the session's next run runs on.
+func (b *backend) eng() *engine.Engine {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.engine
+}
 
 func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
-	return b.engine.Start(ctx, b.session, task, b.sink)
+	return b.eng().Start(ctx, b.session, task, b.sink)
 }
 
 func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
-	return b.engine.StartContinue(ctx, b.session, b.sink)
+	return b.eng().StartContinue(ctx, b.session, b.sink)
 }
 
 func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
@@ -41,6 +58,191 @@ func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
 func (b *backend) SessionID() string { return b.journal.ID }
 
 func (b *backend) Close() error { return b.journal.Close() }
+
+// console is what the console's backends share for their slash commands:
+// the store, the setup, and the options and environment it started with.
+type console struct {
+	store  *sessions.Store
+	setup  *setup
+	opts   options
+	getenv func(string) string
+}
+
+// open makes the backend of a session open for writing: on the setup's
+// engine, or on one for the model the person picked for the session
+// (/model), when that one can be made.
+func (c *console) open(j *sessions.Journal, s *engine.Session) *backend {
+	b := &backend{con: c, session: s, journal: j, sink: c.setup.withTrace(j), engine: c.setup.engine}
+	if s.Model != "" && s.Model != c.setup.modelName {
+		if e, err := c.engineFor(s.Model); err == nil {
+			b.engine = e
+		}
+	}
+	return b
+}
+
+// engineFor returns an engine set up as the setup's, deciding with the
+// model name: the model is made as --model NAME would make it, with the
+// config read again (the trust of its workspace part as it stands, never
+// asked again).
+func (c *console) engineFor(name string) (*engine.Engine, error) {
+	if name == c.setup.modelName {
+		return c.setup.engine, nil
+	}
+	cfg, ws, err := loadConfig(c.getenv, cmp.Or(c.opts.workspace, "."))
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		o := c.opts
+		o.askTrust = nil
+		trusted, _, err := decideTrust(o, ws, c.getenv)
+		if err != nil {
+			return nil, err
+		}
+		if trusted {
+			cfg.merge(ws.cfg)
+		} else {
+			cfg.merge(ws.safe())
+		}
+	}
+	o := c.opts
+	o.model = name
+	m, name, err := pickModel(o, cfg, c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	ec := c.setup.engine.Config()
+	ec.Model, ec.ModelName = m, name
+	e := engine.New(ec)
+	return e, e.Err()
+}
+
+// Compact compacts the session's history now (/compact).
+func (b *backend) Compact(ctx context.Context, focus string) <-chan engine.Event {
+	return b.eng().StartCompact(ctx, b.session, focus, b.sink)
+}
+
+// SetModel makes name the model of the session's next runs (/model): the
+// model is made first, so that a name that cannot be used changes nothing.
+func (b *backend) SetModel(name string) (engine.Event, error) {
+	e, err := b.con.engineFor(name)
+	if err != nil {
+		return engine.Event{}, err
+	}
+	ev, err := b.session.ChangeModel(e.Config().ModelName, b.journal)
+	if err != nil {
+		return engine.Event{}, err
+	}
+	b.mu.Lock()
+	b.engine = e
+	b.mu.Unlock()
+	return ev, nil
+}
+
+// ModelName names the model of the session's next runs.
+func (b *backend) ModelName() string { return b.eng().Config().ModelName }
+
+// SetAgent makes name the agent the session's next runs run as (/agent).
+func (b *backend) SetAgent(name string) (engine.Event, error) {
+	var names []string
+	for _, a := range b.eng().Config().Agents {
+		names = append(names, a.Name)
+	}
+	switch {
+	case len(names) == 0:
+		return engine.Event{}, errors.New("there are no agents (agent files go in .agentty/agents or ~/.config/agentty/agents)")
+	case !slices.Contains(names, name):
+		slices.Sort(names)
+		what := fmt.Sprintf("no agent %q", name)
+		if name == "" {
+			what = "name an agent"
+		}
+		return engine.Event{}, fmt.Errorf("%s: the agents are %s", what, strings.Join(names, ", "))
+	case name == b.session.Agent:
+		return engine.Event{}, fmt.Errorf("the session already runs as %s", name)
+	}
+	return b.session.SwitchAgent(name, b.journal)
+}
+
+// Fork forks the session at step and opens the fork (/fork).
+func (b *backend) Fork(step int) (ui.Backend, []engine.Event, error) {
+	if err := b.journal.Flush(); err != nil {
+		return nil, nil, err
+	}
+	if len(b.session.History) == 0 {
+		return nil, nil, errors.New("there is nothing to fork yet")
+	}
+	id, err := b.con.store.Fork(b.journal.ID, step)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, l, err := b.con.store.OpenWriter(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.con.open(j, l.Session), l.Events, nil
+}
+
+// Clear opens a new, empty session with the same settings (/clear), on
+// the model of this one's next runs.
+func (b *backend) Clear() (ui.Backend, []engine.Event, error) {
+	j, err := b.con.store.Create()
+	if err != nil {
+		return nil, nil, err
+	}
+	nb := b.con.open(j, engine.NewSession(j.ID))
+	nb.engine = b.eng()
+	return nb, nil, nil
+}
+
+// Export writes the session as format to file (/export), by default a
+// file named after the session in the current folder, replacing the file
+// whole; it returns the file's path.
+func (b *backend) Export(format, file string) (string, error) {
+	if err := b.journal.Flush(); err != nil {
+		return "", err
+	}
+	if len(b.session.History) == 0 {
+		return "", errors.New("there is nothing to export yet")
+	}
+	if file == "" {
+		file = b.journal.ID + "." + format
+	}
+	path, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".agentty-export-*")
+	if err != nil {
+		return "", fmt.Errorf("export %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // gone once renamed
+	err = b.con.store.Export(b.journal.ID, format, f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("export %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// Trust trusts the workspace's config as `agentty trust` does (/trust)
+// and returns what it said.
+func (b *backend) Trust() (string, error) {
+	var out strings.Builder
+	if code := trustCmd([]string{cmp.Or(b.con.opts.workspace, ".")}, &out, &out, b.con.getenv); code != 0 {
+		return "", errors.New(strings.TrimSpace(strings.TrimPrefix(out.String(), "agentty trust: ")))
+	}
+	return out.String(), nil
+}
 
 // readOnlyBackend shows a session that cannot be written (open in another
 // agentty, or damaged) and refuses to run on it.
@@ -65,6 +267,7 @@ func (b *readOnlyBackend) Close() error      { return nil }
 type picker struct {
 	store *sessions.Store
 	setup *setup
+	con   *console
 }
 
 // List adapts the store's listing to the picker's.
@@ -89,7 +292,7 @@ func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	case j == nil:
 		return &readOnlyBackend{id: id, why: why}, l.Events, nil
 	}
-	return &backend{engine: p.setup.engine, session: l.Session, journal: j, sink: p.setup.withTrace(j)}, l.Events, nil
+	return p.con.open(j, l.Session), l.Events, nil
 }
 
 // splitResume takes --resume [ID] out of args: the flag package has no flag
@@ -162,7 +365,8 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			session, events = l.Session, l.Events
 		}
 		if o.model == "" {
-			o.model = l.Meta.Model
+			// The model the person picked for it (/model), else its last run's.
+			o.model = cmp.Or(l.Session.Model, l.Meta.Model)
 		}
 	case !resume:
 		if journal, err = store.Create(); err != nil {
@@ -201,10 +405,11 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			cfg.Status = "MCP down: " + strings.Join(down, ", ")
 		}
 	}
-	cfg.Sessions = picker{store: store, setup: st}
+	con := &console{store: store, setup: st, opts: o, getenv: getenv}
+	cfg.Sessions = picker{store: store, setup: st, con: con}
 	cfg.Events = events
 	if journal != nil {
-		cfg.Backend = &backend{engine: st.engine, session: session, journal: journal, sink: st.withTrace(journal)}
+		cfg.Backend = con.open(journal, session)
 		if o.agent != "" && session.Agent != "" && session.Agent != o.agent {
 			// The session ran as another agent: --agent picks this one, journaled.
 			if ev, err := session.SwitchAgent(o.agent, journal); err != nil {

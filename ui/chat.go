@@ -264,6 +264,15 @@ func (c *chat) apply(ev engine.Event) {
 		c.add(&chatItem{kind: itemUser, text: d.Task})
 	case *engine.Handoff:
 		c.add(&chatItem{kind: itemNote, text: "⇄ handed off to " + d.To})
+	case *engine.Notice: // a warning from inside a run (compaction fell back to trimming)
+		c.add(&chatItem{kind: itemNote, text: d.Message})
+	case *engine.ModelChanged:
+		c.add(&chatItem{kind: itemNote, text: "Model " + flatten(d.Model) + " from the next run."})
+	case *engine.ContextCompacted:
+		// The Chat keeps every message: this says only that the model
+		// now sees a summary of the oldest.
+		c.add(&chatItem{kind: itemNote, text: fmt.Sprintf("⇊ %s summarised for the model (%s → %s tokens); the Timeline has the summary.",
+			count(d.Upto, "older message"), kTok(d.TokensBefore), kTok(d.TokensAfter))})
 	case *engine.TextDelta:
 		if d.Reasoning {
 			it := c.streamingItem()

@@ -61,10 +61,24 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		c.reset()
 		task, ok1 := sanitized(d.Task)
 		model, ok2 := sanitized(d.Model)
-		if ok1 || ok2 {
+		sources, ok3 := sanitizeAll(d.Instructions)
+		if ok1 || ok2 || ok3 {
 			cp := *d
-			cp.Task, cp.Model = task, model
+			cp.Task, cp.Model, cp.Instructions = task, model, sources
 			ev.Data = &cp
+		}
+	case *engine.ContextCompacted:
+		summary, ok1 := sanitized(d.Summary)
+		model, ok2 := sanitized(d.Model)
+		focus, ok3 := sanitized(d.Focus)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Summary, cp.Model, cp.Focus = summary, model, focus
+			ev.Data = &cp
+		}
+	case *engine.ModelChanged:
+		if s, ok := sanitized(d.Model); ok {
+			ev.Data = &engine.ModelChanged{Model: s}
 		}
 	case *engine.StepStarted:
 		c.reset()
@@ -150,6 +164,23 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		}
 	}
 	return ev
+}
+
+// sanitizeAll returns ss sanitized, copied when one of them changes.
+func sanitizeAll(ss []string) ([]string, bool) {
+	var out []string
+	for i, x := range ss {
+		if s, ok := sanitized(x); ok {
+			if out == nil {
+				out = append([]string(nil), ss...)
+			}
+			out[i] = s
+		}
+	}
+	if out == nil {
+		return ss, false
+	}
+	return out, true
 }
 
 // sanitizeArgs sanitizes a tool call's arguments as text. JSON stays JSON:

@@ -27,6 +27,18 @@ type (
 		ev      engine.Event
 		err     error
 	}
+	// commandDoneMsg is what a slash command did: an event it journaled
+	// on the session it ran on, or a session it opened (/clear, /fork),
+	// and what to tell the person; or why it failed.
+	commandDoneMsg struct {
+		name   string
+		on     Backend // the session it ran on
+		ev     *engine.Event
+		open   Backend
+		events []engine.Event // open's journaled events
+		note   string
+		err    error
+	}
 )
 
 // The console's I/O is done by these commands, off the Bubble Tea loop;
@@ -59,6 +71,11 @@ func changeMemory(b Backend, c engine.MemoryChanged) tea.Cmd {
 		ev, err := b.ChangeMemory(c)
 		return memoryChangedMsg{b, ev, err}
 	}
+}
+
+// doCommand does a slash command's I/O (SetModel, Fork, Export, …).
+func doCommand(f func() commandDoneMsg) tea.Cmd {
+	return func() tea.Msg { return f() }
 }
 
 // waitForEvent reads one event of a run; Update re-arms it.

@@ -44,7 +44,7 @@ func (h *helpBar) update(msg tea.KeyMsg, k keyMap, writing bool) bool {
 
 // view draws the help for hk, all keys when full, cut to width.
 func (h *helpBar) view(hk helpKeys, full bool, width int) string {
-	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: width}
+	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: width, slash: hk.slash}
 	slot := 0
 	if full {
 		slot = 1
@@ -77,6 +77,7 @@ func (m *Model) helpLines(help int) int {
 
 // helpView draws the help for what has the keys now, all of them when full.
 func (m *Model) helpView(full bool) string {
-	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth}
+	_, slash := m.completions()
+	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth, slash: slash}
 	return m.help.view(hk, full, m.width)
 }

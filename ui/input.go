@@ -63,6 +63,15 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if task == "" {
 		return m, cmd
 	}
+	typed := task
+	if rest, ok := strings.CutPrefix(task, "/"); ok {
+		if !strings.HasPrefix(rest, "/") {
+			m.input.sent(task)
+			m.slash = slashList{}
+			return m, m.slashCommand(task)
+		}
+		task = rest // "//…" sends "/…"
+	}
 	switch {
 	case m.running:
 		m.note = "a run is going: wait for it, or ctrl+c to cancel it"
@@ -70,10 +79,12 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.note = "opening the session…"
 	case m.saving > 0:
 		m.note = "saving the memory edit…"
+	case m.commanding > 0:
+		m.note = "a command is being carried out…"
 	case m.backend == nil:
 		m.note = "no session open: ctrl+o to pick one"
 	default:
-		m.input.sent(task)
+		m.input.sent(typed)
 		m.chat.follow = true
 		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
 	}

@@ -12,6 +12,7 @@ type keyMap struct {
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
+	Commands, Complete, Choose, RunCommand, CloseList      key.Binding // the slash commands and their list
 
 	HistoryPrev, HistoryNext, NextPane, PrevPane key.Binding // History and Focus, one way each
 	PageUp, PageDown                             key.Binding // Scroll, one way each; a page in the details
@@ -20,6 +21,7 @@ type keyMap struct {
 	Save                                         key.Binding // the argument editor: check and go on
 	Submit, Dismiss                              key.Binding // the memory form; Dismiss closes a form, the editor, the help
 	Open, ClosePicker                            key.Binding // the picker
+	CompletePrev, CompleteNext                   key.Binding // Choose, one way each
 }
 
 func newKeyMap() keyMap {
@@ -28,22 +30,24 @@ func newKeyMap() keyMap {
 	}
 	keys := func(ks ...string) key.Binding { return key.NewBinding(key.WithKeys(ks...)) }
 	return keyMap{
-		HistoryPrev: keys("up"),
-		HistoryNext: keys("down"),
-		NextPane:    keys("tab"),
-		PrevPane:    keys("shift+tab"),
-		PageUp:      keys("pgup"),
-		PageDown:    keys("pgdown"),
-		Up:          keys("up", "k"),
-		Down:        keys("down", "j"),
-		Top:         keys("home", "g"),
-		Bottom:      keys("end", "G"),
-		Close:       keys("esc", "q", "enter"),
-		Save:        keys("ctrl+s"),
-		Submit:      keys("enter"),
-		Dismiss:     keys("esc"),
-		Open:        keys("enter"),
-		ClosePicker: keys("esc", "ctrl+c"),
+		HistoryPrev:  keys("up"),
+		HistoryNext:  keys("down"),
+		NextPane:     keys("tab"),
+		PrevPane:     keys("shift+tab"),
+		PageUp:       keys("pgup"),
+		PageDown:     keys("pgdown"),
+		Up:           keys("up", "k"),
+		Down:         keys("down", "j"),
+		Top:          keys("home", "g"),
+		Bottom:       keys("end", "G"),
+		Close:        keys("esc", "q", "enter"),
+		Save:         keys("ctrl+s"),
+		Submit:       keys("enter"),
+		Dismiss:      keys("esc"),
+		Open:         keys("enter"),
+		ClosePicker:  keys("esc", "ctrl+c"),
+		CompletePrev: keys("up", "ctrl+p"),
+		CompleteNext: keys("down", "ctrl+n"),
 
 		Send:      b([]string{"enter"}, "enter", "send"),
 		Newline:   b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
@@ -71,6 +75,12 @@ func newKeyMap() keyMap {
 		MemAdd:    b([]string{"a"}, "a", "add fact"),
 		MemEdit:   b([]string{"e"}, "e", "edit fact"),
 		MemDelete: b([]string{"d"}, "d", "delete fact"),
+		// "/" is text the input takes; typed first, it opens the list.
+		Commands:   b([]string{"/"}, "/", "commands (// for a /…)"),
+		Complete:   b([]string{"tab"}, "tab", "complete"),
+		Choose:     b([]string{"up", "down"}, "↑/↓", "choose"),
+		RunCommand: b([]string{"enter"}, "enter", "run"),
+		CloseList:  b([]string{"esc"}, "esc", "close"),
 	}
 }
 
@@ -106,6 +116,7 @@ type helpKeys struct {
 	pause  pauseKind
 	focus  focus
 	narrow bool // fewer, longer columns
+	slash  bool // the list of commands is open
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -119,6 +130,9 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	case pausedApproveStepping:
 		return []key.Binding{h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	}
+	if h.slash {
+		return []key.Binding{h.k.Complete, h.k.Choose, h.k.RunCommand, h.k.CloseList, h.k.Help}
+	}
 	switch h.focus {
 	case focusTimeline:
 		return []key.Binding{h.k.Detail, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
@@ -130,7 +144,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 
 func (h helpKeys) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
-		{h.k.Send, h.k.Newline, h.k.History, h.k.Focus, h.k.Back},
+		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Sessions, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},

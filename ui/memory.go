@@ -18,6 +18,7 @@ type memory struct {
 	sess    *engine.Session // the console's fold: the facts and the tokens
 	cursor  int
 	request *engine.ModelRequest
+	sources []string // the project instructions of the last run
 	width   int
 	height  int
 
@@ -28,10 +29,14 @@ type memory struct {
 
 func (m *memory) apply(ev engine.Event) {
 	switch ev.Data.(type) {
-	case *engine.MemoryChanged, *engine.ModelRequest, *engine.UsageRecorded:
+	case *engine.MemoryChanged, *engine.ModelRequest, *engine.UsageRecorded, *engine.RunStarted, *engine.ContextCompacted:
 		m.dirty = true
 	}
 	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		if ev.ParentRun == "" {
+			m.sources = d.Instructions
+		}
 	case *engine.MemoryChanged: // the session has applied it: a fact may be gone
 		m.cursor = min(m.cursor, max(len(m.facts())-1, 0))
 	case *engine.ModelRequest:
@@ -98,7 +103,12 @@ func (m *memory) render(width int, focused bool) []string {
 			out = append(out, styleDim.Render("a: add a fact"))
 		}
 	}
-	room := max(m.height-5, 1)
+	foot := m.budget(width)
+	if len(m.sources) > 0 {
+		foot = append(foot, styleDim.Render(ansi.Truncate("instructions: "+strings.Join(m.sources, ", "), width, "…")))
+	}
+	foot = append(foot, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", usage.PromptTokens, usage.CompletionTokens), width, "…")))
+	room := max(m.height-len(foot)-1, 1)
 	start := max(0, min(m.cursor-room+1, len(facts)-room))
 	for i := start; i < len(facts) && len(out) < room; i++ {
 		f := facts[i]
@@ -113,44 +123,79 @@ func (m *memory) render(width int, focused bool) []string {
 		}
 		out = append(out, line)
 	}
-	for len(out) < m.height-4 {
+	for len(out) < m.height-len(foot) {
 		out = append(out, "")
 	}
-	out = append(out, m.budget(width)...)
-	out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", usage.PromptTokens, usage.CompletionTokens), width, "…")))
+	out = append(out, foot...)
 	return out[:max(m.height, 0)]
 }
 
-// budget draws the context-budget bar: estimated tokens used of the budget,
-// split into system (s), memory (m), history (h) and tools (t).
+// budget draws the context bar: the request's estimated tokens of the
+// budget, split into its parts (s system, i project instructions, c the
+// summary of compacted history, m memory, h history, t tools), over the
+// model's window when it is known (the part past the budget, kept for the
+// answer, drawn -), with the compaction trigger marked |; then each part's
+// tokens, and the window and trigger.
 func (m *memory) budget(width int) []string {
 	r := m.request
 	if r == nil || r.Budget == 0 {
 		return []string{styleDim.Render("context: -"), "", ""}
 	}
-	hist := max(r.Tokens-r.SystemTokens-r.MemoryTokens-r.ToolTokens, 0)
+	hist := max(r.Tokens-r.SystemTokens-r.InstructionTokens-r.SummaryTokens-r.MemoryTokens-r.ToolTokens, 0)
+	scale := r.Budget
+	if r.Window > r.Budget {
+		scale = r.Window
+	}
 	barW := max(width-2, 4)
+	cellOf := func(n int) int { return min(int(int64(n)*int64(barW)/int64(scale)), barW) }
 	parts := []struct {
 		n  int
 		ch string
-	}{{r.SystemTokens, "s"}, {r.MemoryTokens, "m"}, {hist, "h"}, {r.ToolTokens, "t"}}
-	var bar strings.Builder
-	used := 0
+	}{{r.SystemTokens, "s"}, {r.InstructionTokens, "i"}, {r.SummaryTokens, "c"}, {r.MemoryTokens, "m"}, {hist, "h"}, {r.ToolTokens, "t"}}
+	bar := make([]string, 0, barW)
 	for _, p := range parts {
-		cells := p.n * barW / r.Budget
+		cells := cellOf(p.n)
 		if p.n > 0 && cells == 0 {
 			cells = 1
 		}
-		cells = min(cells, barW-used)
-		bar.WriteString(strings.Repeat(p.ch, cells))
-		used += cells
+		for range min(cells, barW-len(bar)) {
+			bar = append(bar, p.ch)
+		}
 	}
-	bar.WriteString(strings.Repeat("·", barW-used))
-	return []string{
+	for budget := cellOf(r.Budget); len(bar) < barW; {
+		if len(bar) < budget {
+			bar = append(bar, "·")
+		} else {
+			bar = append(bar, "-")
+		}
+	}
+	if r.Trigger > 0 && r.Trigger < scale {
+		bar[min(cellOf(r.Trigger), barW-1)] = "|"
+	}
+	legend := fmt.Sprintf("s %s", kTok(r.SystemTokens))
+	if r.InstructionTokens > 0 {
+		legend += " i " + kTok(r.InstructionTokens)
+	}
+	if r.SummaryTokens > 0 {
+		legend += " c " + kTok(r.SummaryTokens)
+	}
+	legend += fmt.Sprintf(" m %s h %s t %s", kTok(r.MemoryTokens), kTok(hist), kTok(r.ToolTokens))
+	out := []string{
 		ansi.Truncate(fmt.Sprintf("context: %d / %d tok (%d%%)", r.Tokens, r.Budget, r.Tokens*100/r.Budget), width, "…"),
-		"[" + bar.String() + "]",
-		styleDim.Render(ansi.Truncate(fmt.Sprintf("s %d  m %d  h %d  t %d", r.SystemTokens, r.MemoryTokens, hist, r.ToolTokens), width, "…")),
+		"[" + strings.Join(bar, "") + "]",
+		styleDim.Render(ansi.Truncate(legend, width, "…")),
 	}
+	var limits []string
+	if r.Window > 0 {
+		limits = append(limits, "window "+kTok(r.Window))
+	}
+	if r.Trigger > 0 {
+		limits = append(limits, "| compacts at "+kTok(r.Trigger))
+	}
+	if len(limits) > 0 {
+		out = append(out, styleDim.Render(ansi.Truncate(strings.Join(limits, " · "), width, "…")))
+	}
+	return out
 }
 
 // factEdit is what a key in the Memory pane asks of the console.

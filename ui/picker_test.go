@@ -29,6 +29,7 @@ var instantCmds = []string{
 	".openSession.func",
 	".closeBackend.func",
 	".changeMemory.func",
+	".doCommand.func",
 }
 
 func cmdName(c tea.Cmd) string { return runtime.FuncForPC(reflect.ValueOf(c).Pointer()).Name() }

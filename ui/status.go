@@ -41,7 +41,7 @@ func (m *Model) statusLine() string {
 	if m.note != "" {
 		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
 	}
-	segs = append(segs, seg{"model " + m.cfg.Model, 6, true}, seg{"session " + id, 7, true})
+	segs = append(segs, seg{"model " + m.model, 6, true}, seg{"session " + id, 7, true})
 	const sep = " · "
 	width := func() int {
 		n := len(sep) * (len(segs) - 1)

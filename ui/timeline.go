@@ -35,6 +35,8 @@ type row struct {
 	sub     *subRun
 	folded  bool
 	toggled bool
+	// compact is the compaction a row stands for (its details show it).
+	compact *engine.ContextCompacted
 }
 
 // subRun is what the Timeline knows of a sub-run: the row it hangs under
@@ -80,6 +82,7 @@ type stepDetail struct {
 	step     int
 	request  *engine.ModelRequest
 	trimmed  *engine.ContextTrimmed
+	compacts []*engine.ContextCompacted
 	decision *engine.Decided
 	usage    *engine.UsageRecorded
 	tools    []*engine.ToolFinished
@@ -221,6 +224,14 @@ func (t *timeline) apply(ev engine.Event) {
 		t.add(ev, row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
 	case *engine.ContextTrimmed:
 		t.detail(ev).trimmed = d
+	case *engine.ContextCompacted:
+		dt := t.detail(ev)
+		dt.compacts = append(dt.compacts, d)
+		status := "auto"
+		if d.Manual {
+			status = "manual"
+		}
+		t.add(ev, row{step: ev.Step, text: "compacted", status: status, compact: d})
 	case *engine.RetryScheduled:
 		dt := t.detail(ev)
 		dt.retries = append(dt.retries, d)
@@ -503,7 +514,9 @@ func (t *timeline) render(width int, focused bool) []string {
 		r := &t.rows[i]
 		indent := strings.Repeat("  ", min(r.depth, maxIndent))
 		var line string
-		if r.phase == "" {
+		if r.compact != nil {
+			line = compactRow(indent, r.step, r.compact, width)
+		} else if r.phase == "" {
 			line = indent + styleRun.Render(ansi.Truncate(r.text, max(width-len(indent), 0), "…"))
 		} else {
 			extra := ""
@@ -559,6 +572,9 @@ func (t *timeline) detailLines(width int) []string {
 		return []string{"No steps yet."}
 	}
 	sel := t.rows[t.sel]
+	if sel.compact != nil {
+		return compactLines(sel.step, sel.compact, width)
+	}
 	step := sel.step
 	if sel.status == "run" { // a run's first row: its first step
 		for _, r := range t.rows[t.sel+1:] {
@@ -581,6 +597,10 @@ func (t *timeline) detailLines(width int) []string {
 	if r := d.request; r != nil {
 		fmt.Fprintf(&b, "Model request: %s, %s, %s, ~%d tokens of a %d budget (system %d, memory %d, tools %d)\n",
 			count(r.Messages, "message"), count(r.MemoryFacts, "memory fact"), count(r.Tools, "tool"), r.Tokens, r.Budget, r.SystemTokens, r.MemoryTokens, r.ToolTokens)
+	}
+	for _, c := range d.compacts {
+		fmt.Fprintf(&b, "Context compacted: %s → %s tokens, the first %s summarised (its row has the summary)\n",
+			kTok(c.TokensBefore), kTok(c.TokensAfter), count(c.Upto, "message"))
 	}
 	if tr := d.trimmed; tr != nil {
 		fmt.Fprintf(&b, "Context trimmed: %s (~%d tokens) left out, %d kept\n", count(tr.Dropped, "oldest message"), tr.DroppedTokens, tr.Kept)
@@ -672,4 +692,65 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// compactRow draws a compaction's row, as much of it as fits width:
+//
+//	⇊  12 compacted 40 msgs, 9.1k → 2.3k tok
+//	⇊  12 40 msgs, 9.1k→2.3k tok
+func compactRow(indent string, step int, d *engine.ContextCompacted, width int) string {
+	msgs, before, after := count(d.Messages, "msg"), kTok(d.TokensBefore), kTok(d.TokensAfter)
+	var line string
+	for _, text := range []string{
+		fmt.Sprintf("compacted %s, %s → %s tok", msgs, before, after),
+		fmt.Sprintf("compacted %s, %s→%s tok", msgs, before, after),
+		fmt.Sprintf("%s, %s→%s tok", msgs, before, after),
+	} {
+		if line = fmt.Sprintf("%s⇊ %3d %s", indent, step, text); ansi.StringWidth(line) <= width {
+			break
+		}
+	}
+	return ansi.Truncate(line, width, "…")
+}
+
+// compactLines are the details of a compaction: what it stands for, its
+// sizes, the model and its usage, the focus asked for, and the summary.
+func compactLines(step int, d *engine.ContextCompacted, width int) []string {
+	var b strings.Builder
+	how := "automatically, as the request outgrew the trigger"
+	if d.Manual {
+		how = "when asked (/compact)"
+	}
+	fmt.Fprintf(&b, "Context compacted at step %d, %s\n\n", step, how)
+	fmt.Fprintf(&b, "Stands for: the first %s of the history (%d summarised now); the Chat and the journal keep them all\n",
+		count(d.Upto, "message"), d.Messages)
+	fmt.Fprintf(&b, "Tokens: %d before, %d after\n", d.TokensBefore, d.TokensAfter)
+	model := d.Model
+	if model == "" {
+		model = "the run's"
+	}
+	fmt.Fprintf(&b, "Model: %s, %d tokens in, %d out\n", model, d.Usage.PromptTokens, d.Usage.CompletionTokens)
+	if d.Focus != "" {
+		fmt.Fprintf(&b, "Focus: %s\n", d.Focus)
+	}
+	b.WriteString("\nSummary:\n")
+	for _, l := range strings.Split(d.Summary, "\n") {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		out = append(out, hangRows(l, width)...)
+	}
+	return out
+}
+
+// kTok says a number of tokens briefly: 900, 9.1k, 128k.
+func kTok(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 100_000:
+		return strings.Replace(fmt.Sprintf("%.1fk", float64(n)/1000), ".0k", "k", 1)
+	}
+	return fmt.Sprintf("%dk", (n+500)/1000)
 }

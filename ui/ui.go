@@ -92,6 +92,7 @@ type Model struct {
 	clean eventCleaner // makes the events' text safe to draw
 
 	input input
+	slash slashList // the list of commands as "/" is typed
 	keys  keyMap
 	help  helpBar
 	spin  spinner.Model
@@ -117,6 +118,8 @@ type Model struct {
 	quitting   bool
 	opening    bool      // a session is being opened from the picker
 	saving     int       // memory edits sent to the backend and not back yet
+	commanding int       // slash commands sent to the backend and not back yet
+	model      string    // the model of the next runs, as the status line says
 	retired    []Backend // sessions switched away from, closed by a command
 
 	// Caches of what View drew, for the parts that change rarely.
@@ -166,12 +169,18 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 		id = b.SessionID()
 	}
 	m.sess = engine.NewSession(id)
+	m.model = m.cfg.Model
 	m.chat = newChat(m.cfg.Style)
 	m.tl = newTimeline()
 	m.mem = memory{sess: m.sess}
 	m.clean.reset()
 	for _, ev := range events {
 		m.applyEvent(ev)
+	}
+	if c, ok := b.(Commander); ok {
+		if name := flatten(Sanitize(c.ModelName())); name != "" {
+			m.model = name // the journal says what ran; the backend, what runs next
+		}
 	}
 	if m.sess.Interrupted() {
 		m.tl.interrupt()
@@ -224,7 +233,14 @@ func (m *Model) applyEvent(ev engine.Event) {
 	m.tl.apply(ev)
 	m.mem.apply(ev)
 	switch d := ev.Data.(type) {
-	case *engine.RunStarted, *engine.GateResumed, *engine.StepStarted:
+	case *engine.RunStarted:
+		m.state = "thinking"
+		if d.Model != "" {
+			m.model = flatten(d.Model)
+		}
+	case *engine.ModelChanged:
+		m.model = flatten(d.Model)
+	case *engine.GateResumed, *engine.StepStarted:
 		m.state = "thinking"
 	case *engine.TextDelta:
 		if d.Reasoning {
@@ -340,6 +356,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.setBackend(msg.backend, msg.events)
 		return m, cmd
+	case commandDoneMsg:
+		return m, m.commandDone(msg)
 	case closedMsg:
 		if msg.err != nil {
 			m.note = msg.err.Error()
@@ -415,6 +433,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.detail = nil
 		}
 		return m, nil
+	}
+	if cmd, ok := m.slashKey(msg); ok { // the list of commands, open over the input
+		return m, cmd
 	}
 	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
 		m.layout()

@@ -81,6 +81,10 @@ func (m *Model) View() string {
 	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
 	help, tabs, h := m.chrome()
 	chatW, tlW, memW := m.widths()
+	// The list of slash commands opens over the panes' last lines, just
+	// above the input, while a command's name is typed.
+	list := m.slashView(m.width, min(len(commands)+2, h-1))
+	h -= len(list)
 	if m.wide() {
 		m.writePanes(&b, h,
 			pane{"Chat", m.focus == focusChat, chatW, m.chat.view(m.focus == focusChat)},
@@ -101,6 +105,10 @@ func (m *Model) View() string {
 			lines = m.chat.view(m.focus == focusChat)
 		}
 		m.writePanes(&b, h, pane{paneNames[m.shown], m.focus == m.shown, m.width, lines})
+	}
+	for _, l := range list {
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
 	for _, l := range m.inputBox() {
 		b.WriteString(l)
@@ -203,6 +211,7 @@ type (
 		full  bool
 		focus focus
 		width int
+		slash bool
 	}
 )
 

@@ -1,0 +1,381 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Commander is what a backend that may change its session offers the
+// slash commands. A backend without it (a read-only session) has none of
+// them: the console says so. Compact returns at once; every other method
+// may do I/O and is called from a command, off the Bubble Tea loop.
+type Commander interface {
+	// Compact compacts the session's history now, keeping focus in the
+	// summary. Its events (retry, notice, context_compacted) come on the
+	// channel, which is closed at the end; when nothing can be compacted
+	// or the call fails, a notice says why.
+	Compact(ctx context.Context, focus string) <-chan engine.Event
+	// SetModel makes name the model of the session's next runs and
+	// returns the journaled model_changed. An unknown or unusable name is
+	// an error, and nothing changes.
+	SetModel(name string) (engine.Event, error)
+	// SetAgent makes name the agent the session's next runs run as and
+	// returns the journaled handoff. An unknown name is an error naming
+	// the agents there are.
+	SetAgent(name string) (engine.Event, error)
+	// Fork forks the session at step and opens the fork, as Sessions.Open
+	// opens a session.
+	Fork(step int) (Backend, []engine.Event, error)
+	// Clear opens a new, empty session with the same settings.
+	Clear() (Backend, []engine.Event, error)
+	// Export writes the session as format ("md" or "json") to file (""
+	// for a file named after the session in the current folder) and
+	// returns the path it wrote.
+	Export(format, file string) (string, error)
+	// Trust trusts the workspace's config, as `agentty trust` does, and
+	// says what it did.
+	Trust() (string, error)
+	// ModelName names the model the session's next runs use.
+	ModelName() string
+}
+
+// command is a slash command: its name, its arguments as the list shows
+// them, and what it does.
+type command struct {
+	name, args, help string
+	needsArg         bool // it does nothing useful without its argument
+}
+
+// commands are the slash commands, in the order the list shows them.
+var commands = []command{
+	{name: "compact", args: "[focus]", help: "summarise the oldest history now, keeping focus"},
+	{name: "clear", help: "a new session with the same settings"},
+	{name: "model", args: "NAME", help: "the model of the next runs", needsArg: true},
+	{name: "agent", args: "NAME", help: "the agent of the next runs", needsArg: true},
+	{name: "fork", args: "[STEP]", help: "a new session up to STEP (the last)"},
+	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
+	{name: "memory", help: "the Memory pane"},
+	{name: "trust", help: "trust this workspace's config"},
+	{name: "help", help: "all keys"},
+}
+
+// commandNames lists the commands, for the line an unknown one gets.
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = "/" + c.name
+	}
+	return strings.Join(names, " ")
+}
+
+// slashList is the list of commands that opens above the input as soon as
+// "/" is typed, filtered by what follows. It is derived from the input's
+// text each time; the list keeps only the selection, and the text esc
+// closed it on (it opens again when the text changes).
+type slashList struct {
+	sel    int
+	closed string
+	shut   bool
+}
+
+// slashWord returns the command name being typed: the input's text when
+// it is a "/" and a word with no space after it yet; ok is false otherwise
+// (a message, a command with its arguments, "//" that escapes).
+func slashWord(text string) (word string, ok bool) {
+	rest, ok := strings.CutPrefix(text, "/")
+	if !ok || strings.HasPrefix(rest, "/") || strings.ContainsAny(rest, " \t\n") {
+		return "", false
+	}
+	return rest, true
+}
+
+// completions returns the commands the list shows, and whether it is
+// open: the input has the focus, nothing is in front of it, a command
+// name is being typed and esc has not closed the list on this text.
+func (m *Model) completions() ([]command, bool) {
+	if m.focus != focusInput || m.pause != nil || m.memForm != nil || m.picker != nil {
+		return nil, false
+	}
+	text := m.input.Value()
+	word, ok := slashWord(text)
+	if !ok || m.slash.shut && m.slash.closed == text {
+		return nil, false
+	}
+	var out []command
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, word) {
+			out = append(out, c)
+		}
+	}
+	return out, true
+}
+
+// slashKey handles a key while the list is open; ok is false for a key
+// the list leaves to the input (text, enter on a whole command).
+func (m *Model) slashKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	list, open := m.completions()
+	if !open {
+		return nil, false
+	}
+	k := m.keys
+	m.slash.sel = min(m.slash.sel, max(len(list)-1, 0))
+	switch {
+	case key.Matches(msg, k.CloseList):
+		m.slash.shut, m.slash.closed = true, m.input.Value()
+		return nil, true
+	case len(list) == 0:
+		return nil, false
+	case key.Matches(msg, k.CompletePrev):
+		m.slash.sel = (m.slash.sel + len(list) - 1) % len(list)
+		return nil, true
+	case key.Matches(msg, k.CompleteNext):
+		m.slash.sel = (m.slash.sel + 1) % len(list)
+		return nil, true
+	case key.Matches(msg, k.Complete):
+		c := list[m.slash.sel]
+		m.setInput("/" + c.name + map[bool]string{true: " ", false: ""}[c.args != ""])
+		return nil, true
+	case key.Matches(msg, k.RunCommand):
+		c := list[m.slash.sel]
+		if m.input.Value() == "/"+c.name || !c.needsArg {
+			// Typed in full, or nothing to add: it runs as it is.
+			m.setInput("/" + c.name)
+			return nil, false
+		}
+		m.setInput("/" + c.name + " ")
+		return nil, true
+	}
+	return nil, false
+}
+
+// setInput replaces the input's text, the cursor at its end.
+func (m *Model) setInput(s string) {
+	m.input.SetValue(s)
+	m.input.CursorEnd()
+	m.slash.sel = 0
+	m.inputCache = nil
+}
+
+// slashView draws the open list, w cells wide and at most h lines high
+// with its border, or nothing.
+func (m *Model) slashView(w, h int) []string {
+	list, open := m.completions()
+	if !open || h < 3 {
+		return nil
+	}
+	inner := max(w-2, 1)
+	var lines []string
+	if len(list) == 0 {
+		word, _ := slashWord(m.input.Value())
+		lines = append(lines, styleDim.Render(ansi.Truncate("no command /"+flatten(Sanitize(word))+" (// starts a message with /)", inner, "…")))
+	}
+	sel := min(m.slash.sel, max(len(list)-1, 0))
+	rows := min(len(list), h-2)
+	top := max(0, min(sel-rows+1, len(list)-rows))
+	nameW := 0
+	for _, c := range list {
+		nameW = max(nameW, len(c.name)+len(c.args)+2)
+	}
+	for i := top; i < top+rows; i++ {
+		c := list[i]
+		name := "/" + c.name
+		if c.args != "" {
+			name += " " + c.args
+		}
+		line := "›" + padRight(name, nameW) + "  " + c.help
+		if i == sel { // marked with › too, for a terminal with no reverse video
+			line = styleCursor.Render(padRight(ansi.Truncate(line, inner, "…"), inner))
+		} else {
+			line = styleKey.Render(" "+padRight(name, nameW)) + "  " + styleDim.Render(c.help)
+		}
+		lines = append(lines, line)
+	}
+	return box("Commands (tab completes, enter runs, esc closes)", true, w, len(lines), lines, false)
+}
+
+// slashCommand runs the command line typed (it starts with "/"). Whatever
+// it does or refuses, the line is done with: nothing is sent to the model.
+func (m *Model) slashCommand(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	var cmd *command
+	for i := range commands {
+		if commands[i].name == name {
+			cmd = &commands[i]
+		}
+	}
+	if cmd == nil {
+		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /).", name, commandNames()))
+		return nil
+	}
+	switch name { // the ones that change nothing run at any time
+	case "memory":
+		m.setFocus(focusMemory)
+		return nil
+	case "help":
+		m.help.open = true
+		m.layout()
+		return nil
+	}
+	if why := m.busy(); why != "" {
+		m.notify("/" + name + ": " + why)
+		return nil
+	}
+	c, ok := m.backend.(Commander)
+	if !ok {
+		m.notify("/" + name + " is not here: this session is read-only.")
+		return nil
+	}
+	switch name {
+	case "compact":
+		return m.startCompact(c, arg)
+	case "clear":
+		last := m.backend.SessionID()
+		return m.runCommand(name, func() commandDoneMsg {
+			b, evs, err := c.Clear()
+			return commandDoneMsg{open: b, events: evs, err: err,
+				note: "A new session, with the same settings (ctrl+o opens the last one again: " + last + ")."}
+		})
+	case "model", "agent":
+		if strings.ContainsAny(arg, " \t\n") {
+			m.notify(fmt.Sprintf("/%s takes one name, not %q.", name, arg))
+			return nil
+		}
+		if arg == "" && name == "model" {
+			m.notify("/model NAME sets the model of the next runs (now " + m.model + ").")
+			return nil
+		}
+		return m.runCommand(name, func() commandDoneMsg {
+			var ev engine.Event
+			var err error
+			if name == "model" {
+				ev, err = c.SetModel(arg)
+			} else {
+				ev, err = c.SetAgent(arg)
+			}
+			return commandDoneMsg{ev: &ev, err: err}
+		})
+	case "fork":
+		step := m.sess.Steps
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 0 {
+				m.notify(fmt.Sprintf("/fork STEP takes a step number (0 to %d), not %q.", m.sess.Steps, arg))
+				return nil
+			}
+			step = n
+		}
+		from := m.backend.SessionID()
+		return m.runCommand(name, func() commandDoneMsg {
+			b, evs, err := c.Fork(step)
+			return commandDoneMsg{open: b, events: evs, err: err, note: fmt.Sprintf("A fork of %s at step %d.", from, step)}
+		})
+	case "export":
+		format, file := "", arg
+		if f, rest, _ := strings.Cut(arg, " "); f == "md" || f == "markdown" || f == "json" {
+			format, file = f, strings.TrimSpace(rest)
+		}
+		if format == "" {
+			format = "md"
+			if strings.HasSuffix(strings.ToLower(file), ".json") {
+				format = "json"
+			}
+		}
+		if format == "markdown" {
+			format = "md"
+		}
+		return m.runCommand(name, func() commandDoneMsg {
+			path, err := c.Export(format, file)
+			return commandDoneMsg{err: err, note: "Exported the session to " + path + "."}
+		})
+	case "trust":
+		return m.runCommand(name, func() commandDoneMsg {
+			said, err := c.Trust()
+			return commandDoneMsg{err: err, note: strings.TrimSpace(said) + "\nIt takes effect the next time agentty starts here."}
+		})
+	}
+	return nil
+}
+
+// busy says why a command that changes the session cannot run now ("":
+// it can).
+func (m *Model) busy() string {
+	switch {
+	case m.running:
+		return "a run is going: wait for it, or ctrl+c to cancel it"
+	case m.opening:
+		return "a session is being opened"
+	case m.saving > 0:
+		return "a memory edit is being saved"
+	case m.commanding > 0:
+		return "another command is being carried out"
+	case m.backend == nil:
+		return "no session is open: ctrl+o to pick one"
+	}
+	return ""
+}
+
+// runCommand runs f, a command's I/O, off the loop; its commandDoneMsg
+// comes back to Update.
+func (m *Model) runCommand(name string, f func() commandDoneMsg) tea.Cmd {
+	m.commanding++
+	on := m.backend
+	return doCommand(func() commandDoneMsg {
+		d := f()
+		d.name, d.on = name, on
+		return d
+	})
+}
+
+// commandDone applies what a command did: the event it journaled, the
+// session it opened (which the console switches to, as the picker's), and
+// what it says.
+func (m *Model) commandDone(msg commandDoneMsg) tea.Cmd {
+	m.commanding--
+	if msg.err != nil {
+		if msg.open != nil {
+			msg.open.Close()
+		}
+		m.notify("/" + msg.name + ": " + msg.err.Error())
+		return nil
+	}
+	var cmd tea.Cmd
+	switch {
+	case msg.open != nil && (m.running || msg.on != m.backend):
+		m.notify("/" + msg.name + ": the session changed meanwhile; the new one is not opened")
+		return m.retire(msg.open)
+	case msg.open != nil:
+		if m.backend != nil {
+			cmd = m.retire(m.backend)
+		}
+		m.setBackend(msg.open, msg.events)
+	case msg.ev != nil && msg.on == m.backend:
+		m.applyEvent(*msg.ev)
+	}
+	if msg.note != "" {
+		m.notify(msg.note)
+	}
+	return cmd
+}
+
+// notify shows one line from the console in the Chat.
+func (m *Model) notify(text string) {
+	m.chat.add(&chatItem{kind: itemNote, text: Sanitize(text)})
+	m.chat.follow = true
+}
+
+// startCompact compacts the session now: it goes as a run does (ctrl+c
+// cancels it), its events shown as they come.
+func (m *Model) startCompact(c Commander, focus string) tea.Cmd {
+	cmd := m.startRun(func(ctx context.Context) <-chan engine.Event { return c.Compact(ctx, focus) })
+	m.state = "compacting"
+	return cmd
+}
