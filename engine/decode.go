@@ -121,6 +121,12 @@ func newPayload(k Kind) any {
 		return &ContextCompacted{}
 	case KindModelChanged:
 		return &ModelChanged{}
+	case KindWorkflowStarted:
+		return &WorkflowStarted{}
+	case KindWorkflowStepFinished:
+		return &WorkflowStepFinished{}
+	case KindWorkflowFinished:
+		return &WorkflowFinished{}
 	}
 	return nil
 }

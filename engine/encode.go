@@ -29,6 +29,14 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"parent_call":`...)
 		b = appendString(b, e.ParentCall)
 	}
+	if e.Workflow != "" {
+		b = append(b, `,"workflow":`...)
+		b = appendString(b, e.Workflow)
+	}
+	if e.WorkflowStep != "" {
+		b = append(b, `,"workflow_step":`...)
+		b = appendString(b, e.WorkflowStep)
+	}
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(e.Step), 10)
 	if e.Phase != "" {

@@ -51,6 +51,11 @@ const (
 	// KindModelChanged: the session's next runs use another model (the
 	// person's choice, /model).
 	KindModelChanged Kind = "model_changed"
+	// Workflows (package workflow) frame a run that carries out a
+	// declared workflow: its start, each step's end, its end.
+	KindWorkflowStarted      Kind = "workflow_started"
+	KindWorkflowStepFinished Kind = "workflow_step_finished"
+	KindWorkflowFinished     Kind = "workflow_finished"
 	// KindNotice is not part of a run: the program tells of a problem
 	// around it (an MCP server that did not start).
 	KindNotice Kind = "notice"
@@ -76,17 +81,21 @@ const (
 // the run and the tool call that started it in ParentRun and ParentCall;
 // both are empty for a session's top-level runs.
 type Event struct {
-	V          int       `json:"v"`
-	Session    string    `json:"session"`
-	Run        string    `json:"run"`
-	Agent      string    `json:"agent,omitempty"`
-	ParentRun  string    `json:"parent_run,omitempty"`
-	ParentCall string    `json:"parent_call,omitempty"`
-	Step       int       `json:"step"`
-	Phase      Phase     `json:"phase,omitempty"`
-	Kind       Kind      `json:"kind"`
-	Time       time.Time `json:"time"`
-	Data       any       `json:"data,omitempty"`
+	V          int    `json:"v"`
+	Session    string `json:"session"`
+	Run        string `json:"run"`
+	Agent      string `json:"agent,omitempty"`
+	ParentRun  string `json:"parent_run,omitempty"`
+	ParentCall string `json:"parent_call,omitempty"`
+	// Workflow and WorkflowStep name the workflow a run carries out and,
+	// for a step's own events, the step.
+	Workflow     string    `json:"workflow,omitempty"`
+	WorkflowStep string    `json:"workflow_step,omitempty"`
+	Step         int       `json:"step"`
+	Phase        Phase     `json:"phase,omitempty"`
+	Kind         Kind      `json:"kind"`
+	Time         time.Time `json:"time"`
+	Data         any       `json:"data,omitempty"`
 }
 
 // RunStarted is the payload of run_started.
@@ -325,6 +334,32 @@ type ContextCompacted struct {
 	// FOCUS); Manual is set when they asked for the compaction.
 	Focus  string `json:"focus,omitempty"`
 	Manual bool   `json:"manual,omitempty"`
+}
+
+// WorkflowStarted is the payload of workflow_started.
+type WorkflowStarted struct {
+	Name   string            `json:"name"`
+	File   string            `json:"file,omitempty"`
+	Inputs map[string]string `json:"inputs,omitempty"`
+	Steps  []string          `json:"steps"`
+}
+
+// WorkflowStepFinished is the payload of workflow_step_finished. Status is
+// ok, error or skipped (its if was false).
+type WorkflowStepFinished struct {
+	Step     string `json:"step"`
+	Status   string `json:"status"`
+	Output   string `json:"output,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	Items    int    `json:"items,omitempty"` // calls of a foreach
+}
+
+// WorkflowFinished is the payload of workflow_finished.
+type WorkflowFinished struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // ModelChanged is the payload of model_changed.
