@@ -296,3 +296,99 @@ func TestConsoleDelegationInTmux(t *testing.T) {
 	tm.keys("C-c")
 	tm.waitGone()
 }
+
+// TestSlashCompactInTmux: /compact after a few offline turns: the offline
+// model summarises extractively, a compaction row appears in the Timeline,
+// the Chat keeps every message, and the journal has the compaction.
+func TestSlashCompactInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--model", "offline")
+	for i, task := range []string{"what is 17*23?", "remember that my name is Ada", "what is 2+2?"} {
+		tm.keys(task, "Enter")
+		tm.wait(fmt.Sprintf("run %d to end", i+1), func(s string) bool { return strings.Contains(s, fmt.Sprintf("step %d · idle", 2*(i+1))) })
+	}
+	tm.keys("/comp")
+	tm.wait("the list of commands", func(s string) bool { return strings.Contains(s, "Commands (tab completes") })
+	tm.keys("Tab")
+	tm.keys("my name", "Enter")
+	s := tm.wait("the compaction's row and note", func(s string) bool {
+		return strings.Contains(timelinePane(s), "⇊") && strings.Contains(chatPane(s), "summarised for the model") && strings.Contains(s, "idle")
+	})
+	for _, msg := range []string{"what is 17*23?", "17*23 = 391", "remember that my name is Ada", "2+2 = 4"} {
+		if !strings.Contains(chatPane(s), msg) {
+			t.Errorf("the Chat lost %q after the compaction:\n%s", msg, s)
+		}
+	}
+	tm.keys("C-d")
+	tm.waitGone()
+	entries, err := os.ReadDir(filepath.Join(home, "sessions"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("sessions: %v %v", entries, err)
+	}
+	b, err := os.ReadFile(filepath.Join(home, "sessions", entries[0].Name(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"kind":"context_compacted"`) || !strings.Contains(string(b), `"focus":"my name"`) {
+		t.Fatalf("the journal has no compaction with its focus:\n%s", b)
+	}
+}
+
+// TestSlashModelInTmux: /model offline on a session that ran a script
+// model: the status line says offline and the next run runs on it
+// (journaled: model_changed, then run_started naming offline); an unknown
+// model is one line and changes nothing; a resume keeps the model picked.
+func TestSlashModelInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	script := filepath.Join(home, "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"answer":"scripted answer"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func(args ...string) {
+		cmd := "OPENAI_API_KEY= OPENAI_BASE_URL= AGENTTY_MODEL= AGENTTY_HOME=" + home + " AGENTTY_CONFIG=" + home + "/no-config.json TERM=xterm-256color " +
+			binary + " " + strings.Join(args, " ")
+		tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45", cmd)
+		tm.wait("the console", func(s string) bool { return strings.Contains(s, "Input") })
+	}
+	start("--model", "script:"+script)
+	tm.keys("hello", "Enter")
+	tm.wait("the scripted answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "scripted answer") && strings.Contains(s, "idle · model script:")
+	})
+	tm.keys("/model nope", "Enter")
+	s := tm.wait("one line about the model", func(s string) bool { return strings.Contains(chatPane(s), `/model: model "nope"`) })
+	if !strings.Contains(s, "model script:") {
+		t.Fatalf("an unknown model changed the status line:\n%s", s)
+	}
+	tm.keys("/model offline", "Enter")
+	tm.wait("the status line on offline", func(s string) bool {
+		return strings.Contains(s, "idle · model offline") && strings.Contains(chatPane(s), "Model offline from the next run")
+	})
+	tm.keys("what is 6*7?", "Enter")
+	tm.wait("the offline answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle · model offline")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+
+	entries, err := os.ReadDir(filepath.Join(home, "sessions"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("sessions: %v %v", entries, err)
+	}
+	id := entries[0].Name()
+	b, err := os.ReadFile(filepath.Join(home, "sessions", id, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := string(b)
+	changed, second := strings.Index(j, `"kind":"model_changed"`), strings.LastIndex(j, `"model":"offline","max_steps"`)
+	if changed < 0 || second < changed || strings.Count(j, `"kind":"model_changed"`) != 1 {
+		t.Fatalf("the journal does not have one model_changed before a run on offline:\n%s", j)
+	}
+	start("--resume", id)
+	tm.wait("the resumed session on offline", func(s string) bool { return strings.Contains(s, "model offline") && strings.Contains(s, "session "+id) })
+	tm.keys("C-d")
+	tm.waitGone()
+}

@@ -144,7 +144,86 @@ func (b *fuzzBackend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error)
 func (b *fuzzBackend) SessionID() string { return b.id }
 func (b *fuzzBackend) Close() error      { return nil }
 
-var _ Backend = (*fuzzBackend)(nil)
+var (
+	_ Backend   = (*fuzzBackend)(nil)
+	_ Commander = (*fuzzBackend)(nil)
+)
+
+// The slash commands: a compaction goes as a run of its own (its events,
+// then the channel closes); the rest answer at once, as the real
+// backend's would, a read-only session refusing.
+func (b *fuzzBackend) Compact(ctx context.Context, focus string) <-chan engine.Event {
+	r := &fuzzRun{b: b, ch: make(chan engine.Event, 1), ctx: ctx, compact: true}
+	ev := engine.Event{V: engine.SchemaVersion, Session: b.id, Run: b.s.LastRun().ID, Step: b.s.Steps, Phase: engine.Perceive, Time: time.Now()}
+	if n := len(b.s.History); n > 1 && b.readOnly == "" {
+		ev.Kind, ev.Data = engine.KindContextCompacted, &engine.ContextCompacted{Summary: b.h.text(), Upto: n - 1, Messages: n - 1,
+			TokensBefore: 9100, TokensAfter: 2300, Model: "fuzz", Focus: focus, Manual: true}
+	} else {
+		ev.Kind, ev.Data = engine.KindNotice, &engine.Notice{Level: "warning", Message: "/compact: nothing to compact"}
+	}
+	r.queue = append(r.queue, ev)
+	if b.h.run != nil && !b.h.run.closed {
+		b.h.t.Fatalf("a compaction started while a run is going")
+	}
+	b.h.run = r
+	b.h.trace("backend starts a compaction")
+	return r.ch
+}
+
+func (b *fuzzBackend) sink() engine.Sink {
+	return engine.SinkFunc(func(ev engine.Event) error {
+		var err error
+		if b.journal, err = ev.AppendJSON(b.journal); err != nil {
+			return err
+		}
+		b.journal = append(b.journal, '\n')
+		b.n++
+		return nil
+	})
+}
+
+func (b *fuzzBackend) SetModel(name string) (engine.Event, error) {
+	if b.readOnly != "" || name != "offline" {
+		return engine.Event{}, fmt.Errorf("model %q needs OPENAI_API_KEY", name)
+	}
+	return b.s.ChangeModel(name, b.sink())
+}
+
+func (b *fuzzBackend) SetAgent(name string) (engine.Event, error) {
+	if b.readOnly != "" || name != "critic" {
+		return engine.Event{}, fmt.Errorf("no agent %q: the agents are critic", name)
+	}
+	return b.s.SwitchAgent(name, b.sink())
+}
+
+// Fork opens a session whose journal is this one's, up to step.
+func (b *fuzzBackend) Fork(step int) (Backend, []engine.Event, error) {
+	events, _, err := readJournal(b.journal, b.id, b.id)
+	if err != nil || b.readOnly != "" {
+		return nil, nil, errors.New("cannot fork a damaged session")
+	}
+	var kept []engine.Event
+	for _, ev := range events {
+		if ev.Step > step || ev.Step == step && ev.Kind == engine.KindRunStarted {
+			break
+		}
+		kept = append(kept, ev)
+	}
+	id := fmt.Sprintf("0mx2fork%04d", len(b.h.backends))
+	return b.h.newBackend(id, journal{name: id, events: kept}, len(kept)), kept, nil
+}
+
+func (b *fuzzBackend) Clear() (Backend, []engine.Event, error) {
+	return b.h.newBackend(fmt.Sprintf("0mx2new0%04d", len(b.h.backends)), journal{}, 0), nil, nil
+}
+
+func (b *fuzzBackend) Export(format, file string) (string, error) {
+	return "/tmp/" + b.id + "." + format, nil
+}
+
+func (b *fuzzBackend) Trust() (string, error) { return "", errors.New("/ws has no .agentty.json") }
+
+func (b *fuzzBackend) ModelName() string { return b.s.Model }
 
 // fuzzRun is a run the harness plays: the events of a journal, then
 // run_finished, then the channel closes. A cancelled run finishes at once.
@@ -158,6 +237,7 @@ type fuzzRun struct {
 	finished bool           // run_finished sent
 	closed   bool
 	gate     *gateRequest // a pause the person has not answered
+	compact  bool         // a compaction (/compact): its events, then the channel closes
 }
 
 // fuzzSessions is the picker's store: listings chosen by the input, and
@@ -340,6 +420,7 @@ const (
 	opJournal     // runs play another journal from its start
 	opPause       // the gate pauses the run
 	opOther       // messages of the terminal and the timers
+	opSlash       // a slash command typed, then a key
 	opCount
 )
 
@@ -481,6 +562,15 @@ func (h *harness) step() {
 		}
 	case opPause:
 		h.pause()
+	case opSlash:
+		line := fuzzSlash[h.pick(len(fuzzSlash))]
+		h.trace("slash %q", line)
+		h.typeIn(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(line)})
+		k := []string{"enter", "tab", "esc", "down", "up", ""}[h.pick(6)]
+		if k != "" {
+			h.trace("key %s", k)
+			h.update(keyNamed(k))
+		}
 	case opOther:
 		msgs := []tea.Msg{tea.FocusMsg{}, tea.BlurMsg{}, h.m.spin.Tick(), struct{}{}, tea.QuitMsg{}, nil}
 		msg := msgs[h.pick(len(msgs))]
@@ -490,6 +580,11 @@ func (h *harness) step() {
 	h.answered()
 	h.check(h.log[len(h.log)-1])
 }
+
+// fuzzSlash are the command lines opSlash types.
+var fuzzSlash = []string{"/", "/c", "/compact", "/compact keep the names", "/clear", "/model offline", "/model nope", "/model",
+	"/agent critic", "/agent nobody", "/agent", "/fork", "/fork 1", "/fork x", "/export", "/export json out.json", "/memory",
+	"/trust", "/help", "/nope", "//not a command", "/m", "/model a b"}
 
 // maxTyped bounds the text typed and pasted into one input's console: the
 // input box re-wraps all of its text on every frame (bubbles' textarea), so
@@ -589,7 +684,7 @@ func (h *harness) engineStep() {
 		return
 	}
 	switch {
-	case r.finished:
+	case r.finished || r.compact && (len(r.queue) == 0 || r.ctx.Err() != nil):
 		h.trace("engine: run closes")
 		h.closeRun()
 	case r.ctx.Err() != nil:
@@ -647,7 +742,16 @@ func (h *harness) finish(d engine.RunFinished) {
 func (h *harness) madeUpEvent() {
 	step := h.pick(5)
 	ev := engine.Event{V: engine.SchemaVersion, Session: "0mx2fuzz0001", Run: "run-9", Step: step, Time: time.Now()}
-	switch h.pick(11) {
+	switch h.pick(13) {
+	case 11:
+		upTo := 0
+		if b, ok := h.m.backend.(*fuzzBackend); ok {
+			upTo = h.pick(len(b.s.History) + 1)
+		}
+		ev.Phase, ev.Kind, ev.Data = engine.Perceive, engine.KindContextCompacted, &engine.ContextCompacted{Summary: h.text(), Upto: upTo,
+			Messages: upTo, TokensBefore: h.pick(200) * 1000, TokensAfter: h.pick(50) * 100, Model: h.text(), Focus: h.text(), Manual: h.pick(2) == 0}
+	case 12:
+		ev.Kind, ev.Data = engine.KindModelChanged, &engine.ModelChanged{Model: h.text()}
 	case 9:
 		h.subEvent()
 		return
@@ -786,7 +890,7 @@ func (h *harness) subEvent() {
 func (h *harness) pause() {
 	r := h.run
 	kind := h.pick(3)
-	if r == nil || r.finished || r.gate != nil || r.ctx.Err() != nil {
+	if r == nil || r.finished || r.gate != nil || r.ctx.Err() != nil || r.compact {
 		h.trace("gate: no run to pause")
 		return
 	}
@@ -967,6 +1071,12 @@ func consoleStates(m *Model) []string {
 		add(d.trimmed != nil, "trimmed")
 	}
 	add(len(m.sess.Memory()) > 0, "memory")
+	_, slash := m.completions()
+	add(slash, "slash list")
+	add(m.state == "compacting", "compacting")
+	for _, r := range m.tl.rows {
+		add(r.compact != nil, "compacted")
+	}
 	add(len(m.tl.subs) > 0, "sub-run")
 	for _, r := range m.tl.rows {
 		add(r.folded, "folded")
@@ -982,7 +1092,8 @@ func consoleStates(m *Model) []string {
 var seedStates = []string{"empty", "streaming", "reasoning", "paused at decide", "paused at act", "asking approval",
 	"editor", "memory form", "picker", "picker filtered", "details", "help", "scrolled up", "expanded", "narrow",
 	"wide", "20x8", "memory focus", "timeline focus", "cancelling", "interrupted", "read-only", "damaged",
-	"cut off", "retried", "trimmed", "memory", "sub-run", "folded", "unfolded", "delegation expanded"}
+	"cut off", "retried", "trimmed", "memory", "sub-run", "folded", "unfolded", "delegation expanded", "slash list", "compacting",
+	"compacted"}
 
 // TestConsoleSeeds plays the committed seeds (as go test does) and checks
 // that between them they reach every state the fuzzer should start from.
@@ -1228,6 +1339,13 @@ func consoleSeeds(js []journal) map[string][]byte {
 			subNew(0, -1).sub(0, 0).sub(0, 0).sub(0, 0).subNew(1, 0).sub(1, 0).sub(0, 0).sub(1, 0).sub(0, 0).
 			sub(0, 2).sub(1, 0).sub(0, 1).sub(1, 0).sub(0, 2).sub(1, 0).sub(0, 0).sub(1, 2).sub(0, 3).
 			keys("tab", "tab", "tab").resize(120, 40).keys("ctrl+x").sub(0, 1).sub(0, 2).sub(0, 0).sub(0, 3)
+	})
+	add("slash-commands", func(s *seedBuilder) {
+		s.start(startNew, "offline-calc.jsonl", 1, 0, 120, 40).typed("what is 17*23?").keys("enter").engine(40).
+			typed("/").keys("down", "down", "esc").typed("m").keys("tab").resize(80, 24).keys("backspace", "backspace", "esc", "ctrl+u", "esc").
+			typed("/compact names").keys("enter").steps(1).steps(1).typed("/model offline").keys("enter").typed("/nope").keys("enter").
+			op(opEvent, 1, 11, 3, 0, 9, 23, 0, 0, 0).op(opEvent, 1, 12, 0).op(opSlash, 8, 0).op(opSlash, 11, 5).
+			keys("tab", "tab").resize(120, 40).keys("enter", "esc").op(opSlash, 4, 0).op(opSlash, 20, 0).engine(5)
 	})
 	add("step-limit-error", func(s *seedBuilder) {
 		s.start(startNew, "step-limit.jsonl", 0, 0, 120, 40).typed("loop").keys("enter").engine(40).
