@@ -54,6 +54,8 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return agentsCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "replay":
 			return replayCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "eval":
+			return evalCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -79,6 +81,8 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty replay ID [--until STEP [--model M]] [--json]
                                      re-run a session with its recorded decisions (no model
                                      call), the tools for real; exit 1 if a result differs
+  agentty eval [flags] FILE.yaml    run a suite of agent test cases (exit 1 if any failed);
+                                     --junit FILE, --record DIR / --replay DIR, --from-session ID
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 

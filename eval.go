@@ -1,0 +1,768 @@
+package main
+
+// Suite files of agentty eval: parsing (every error names file, line and
+// field, all found before anything runs) and the assertions.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+// evalSuite is one suite file.
+type evalSuite struct {
+	File        string
+	Name        string // the file's name without its extension
+	Description string
+	Model       string
+	Agent       string
+	MaxSteps    int
+	Cases       []*evalCase
+}
+
+// evalCase is one case of a suite: one task or several turns in one
+// session, checked by its assertions after the run; with Repeat, run that
+// many times and passing when at least MinPass of the runs pass.
+type evalCase struct {
+	Name    string
+	Line    int
+	Turns   []string
+	Memory  []kv // facts to start with, in file order
+	Asserts []*assertion
+	Repeat  int
+	MinPass float64
+	// stopAsserted: an assertion (or a negated one) looks at the stop
+	// reason; otherwise a run must answer to pass.
+	stopAsserted bool
+}
+
+type kv struct{ Key, Value string }
+
+// assertKinds are the assertions a case may make, in the order the errors
+// list them.
+var assertKinds = []string{"answer_contains", "answer_equals", "answer_matches", "answer_json_schema",
+	"tool_called", "tool_not_called", "tool_order", "max_steps", "stop_reason", "memory",
+	"max_tokens", "max_duration", "judge", "not"}
+
+// assertion is one check of a case's outcome.
+type assertion struct {
+	Kind  string
+	Line  int
+	Field string // where it is in the file, for messages: cases[0].assert[2]
+	Text  string // the assertion as written, one line
+
+	str    string
+	re     *regexp.Regexp
+	schema *jsonschema.Schema
+	tool   toolMatch
+	names  []string
+	n      int
+	dur    time.Duration
+	facts  []kv
+	not    *assertion
+}
+
+// toolMatch is a tool_called (or tool_not_called) condition: the tool's
+// name, arguments the call must include (a subset match), and how many
+// calls must match (-1: at least one).
+type toolMatch struct {
+	Name  string
+	Args  map[string]any
+	Times int
+}
+
+// fileError is an error in a suite file at a line and field.
+type fileError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e fileError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// suiteErrors are every error found in a suite file.
+type suiteErrors []fileError
+
+func (es suiteErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// loadSuite reads and checks a suite file.
+func loadSuite(path string) (*evalSuite, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseSuite(path, b)
+}
+
+// suiteParser collects a suite's errors as it reads it.
+type suiteParser struct {
+	file string
+	errs suiteErrors
+}
+
+func (p *suiteParser) fail(n *yaml.Node, field, format string, a ...any) {
+	line := 1
+	if n != nil && n.Line > 0 {
+		line = n.Line
+	}
+	p.errs = append(p.errs, fileError{p.file, line, field, fmt.Sprintf(format, a...)})
+}
+
+// parseSuite reads a suite from b, read from file.
+func parseSuite(file string, b []byte) (*evalSuite, error) {
+	p := &suiteParser{file: file}
+	s := &evalSuite{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		line, msg := yamlErrorLine(err)
+		return nil, suiteErrors{{file, line, "", msg}}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, suiteErrors{{file, 1, "", "the file is empty: a suite has cases (see agentty eval -h)"}}
+	}
+	top := deref(doc.Content[0])
+	if top.Kind != yaml.MappingNode {
+		return nil, suiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", kindName(top))}}
+	}
+	var casesNode *yaml.Node
+	p.fields(top, "", []string{"description", "model", "agent", "max_steps", "cases"}, func(k string, kn, v *yaml.Node) {
+		switch k {
+		case "description":
+			s.Description, _ = p.str(v, k)
+		case "model":
+			s.Model, _ = p.str(v, k)
+		case "agent":
+			s.Agent, _ = p.str(v, k)
+		case "max_steps":
+			s.MaxSteps, _ = p.posInt(v, k)
+		case "cases":
+			casesNode = v
+		}
+	})
+	switch {
+	case casesNode == nil:
+		p.fail(top, "cases", "missing: a suite needs a list of cases")
+	case casesNode.Kind != yaml.SequenceNode:
+		p.fail(casesNode, "cases", "want a list of cases, got %s", kindName(casesNode))
+	case len(casesNode.Content) == 0:
+		p.fail(casesNode, "cases", "the list is empty")
+	default:
+		names := map[string]int{}
+		for i, cn := range casesNode.Content {
+			c := p.parseCase(deref(cn), fmt.Sprintf("cases[%d]", i))
+			if c == nil {
+				continue
+			}
+			if first, dup := names[c.Name]; dup {
+				p.fail(cn, fmt.Sprintf("cases[%d].name", i), "%q is the name of another case (line %d): names must be unique", c.Name, first)
+				continue
+			}
+			names[c.Name] = c.Line
+			s.Cases = append(s.Cases, c)
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// fields calls each for each key of mapping m, in order, after refusing
+// keys not in known and keys given twice.
+func (p *suiteParser) fields(m *yaml.Node, at string, known []string, each func(key string, k, v *yaml.Node)) {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := deref(m.Content[i]), deref(m.Content[i+1])
+		field := join(at, k.Value)
+		if !slices.Contains(known, k.Value) {
+			p.fail(k, field, "unknown field (known: %s)", strings.Join(known, ", "))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.fail(k, field, "given twice (first on line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		each(k.Value, k, v)
+	}
+}
+
+func join(at, field string) string {
+	if at == "" {
+		return field
+	}
+	return at + "." + field
+}
+
+func (p *suiteParser) str(v *yaml.Node, field string) (string, bool) {
+	s, ok := scalar(v)
+	if !ok || v.ShortTag() == "!!null" {
+		p.fail(v, field, "want a string, got %s", kindName(v))
+		return "", false
+	}
+	return s, true
+}
+
+func (p *suiteParser) posInt(v *yaml.Node, field string) (int, bool) {
+	n, err := strconv.Atoi(v.Value)
+	if v.Kind != yaml.ScalarNode || err != nil || n < 1 {
+		p.fail(v, field, "want a whole number of at least 1, got %s", kindName(v))
+		return 0, false
+	}
+	return n, true
+}
+
+func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, at, "want a case (name, task, assert: …), got %s", kindName(n))
+		return nil
+	}
+	before := len(p.errs)
+	c := &evalCase{Line: n.Line, Repeat: 1, MinPass: 1}
+	var task, turns, name *yaml.Node
+	p.fields(n, at, []string{"name", "task", "turns", "memory", "assert", "repeat", "min_pass"}, func(k string, kn, v *yaml.Node) {
+		field := join(at, k)
+		switch k {
+		case "name":
+			name = v
+			c.Name, _ = p.str(v, field)
+		case "task":
+			task = kn
+			if s, ok := p.str(v, field); ok {
+				if strings.TrimSpace(s) == "" {
+					p.fail(v, field, "the task is empty")
+				}
+				c.Turns = []string{s}
+			}
+		case "turns":
+			turns = kn
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				p.fail(v, field, "want a list of tasks, run one after another in one session, got %s", kindName(v))
+				return
+			}
+			for i, t := range v.Content {
+				if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+					c.Turns = append(c.Turns, s)
+				}
+			}
+		case "memory":
+			c.Memory = p.facts(v, field)
+		case "assert":
+			if v.Kind != yaml.SequenceNode {
+				p.fail(v, field, "want a list of assertions, got %s", kindName(v))
+				return
+			}
+			for i, an := range v.Content {
+				if a := p.parseAssertion(deref(an), fmt.Sprintf("%s[%d]", field, i)); a != nil {
+					c.Asserts = append(c.Asserts, a)
+				}
+			}
+		case "repeat":
+			c.Repeat, _ = p.posInt(v, field)
+		case "min_pass":
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if v.Kind != yaml.ScalarNode || err != nil || f <= 0 || f > 1 {
+				p.fail(v, field, "want a fraction of the runs above 0 and at most 1 (0.8 for 80 %%), got %s", kindName(v))
+				return
+			}
+			c.MinPass = f
+		}
+	})
+	switch {
+	case name == nil:
+		p.fail(n, join(at, "name"), "missing: every case has a name")
+	case c.Name == "" && len(p.errs) == before:
+		p.fail(name, join(at, "name"), "the name is empty")
+	}
+	switch {
+	case task == nil && turns == nil:
+		p.fail(n, join(at, "task"), "missing: a case has a task, or turns (several tasks in one session)")
+	case task != nil && turns != nil:
+		p.fail(turns, join(at, "turns"), "a case has a task or turns, not both")
+	}
+	for _, a := range c.Asserts {
+		for x := a; x != nil; x = x.not {
+			if x.Kind == "stop_reason" {
+				c.stopAsserted = true
+			}
+		}
+	}
+	if len(p.errs) > before {
+		return nil
+	}
+	return c
+}
+
+// facts reads a mapping of memory facts.
+func (p *suiteParser) facts(v *yaml.Node, field string) []kv {
+	if v.Kind != yaml.MappingNode {
+		p.fail(v, field, "want facts (key: value), got %s", kindName(v))
+		return nil
+	}
+	var out []kv
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := deref(v.Content[i]), deref(v.Content[i+1])
+		if k.Value == "" {
+			p.fail(k, field, "a fact with no key")
+			continue
+		}
+		s, ok := p.str(val, field+"."+k.Value)
+		if ok {
+			out = append(out, kv{k.Value, s})
+		}
+	}
+	return out
+}
+
+// parseAssertion reads one assertion: a mapping of one key, its kind.
+func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		what := kindName(n)
+		if n.Kind == yaml.MappingNode {
+			var keys []string
+			for i := 0; i < len(n.Content); i += 2 {
+				keys = append(keys, n.Content[i].Value)
+			}
+			what = fmt.Sprintf("%d keys (%s)", len(keys), strings.Join(keys, ", "))
+		}
+		p.fail(n, at, "an assertion is one key and its value (answer_contains: \"391\"), got %s", what)
+		return nil
+	}
+	k, v := deref(n.Content[0]), deref(n.Content[1])
+	field := join(at, k.Value)
+	a := &assertion{Kind: k.Value, Line: k.Line, Field: at, Text: yamlOneLine(n)}
+	before := len(p.errs)
+	switch k.Value {
+	case "answer_contains", "answer_equals", "judge":
+		a.str, _ = p.str(v, field)
+		if k.Value == "judge" && strings.TrimSpace(a.str) == "" && len(p.errs) == before {
+			p.fail(v, field, "the rubric is empty")
+		}
+	case "answer_matches":
+		if s, ok := p.str(v, field); ok {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				p.fail(v, field, "bad regexp: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+			a.re = re
+		}
+	case "answer_json_schema":
+		a.schema = p.schema(v, field)
+	case "tool_called", "tool_not_called":
+		a.tool = p.toolMatch(v, field, k.Value == "tool_called")
+	case "tool_order":
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			p.fail(v, field, "want a list of tool names, got %s", kindName(v))
+			break
+		}
+		for i, t := range v.Content {
+			if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+				a.names = append(a.names, s)
+			}
+		}
+	case "max_steps", "max_tokens":
+		a.n, _ = p.posInt(v, field)
+	case "stop_reason":
+		if s, ok := p.str(v, field); ok {
+			reasons := []string{string(engine.StopAnswered), string(engine.StopStepLimit), string(engine.StopCancelled), string(engine.StopError)}
+			if !slices.Contains(reasons, s) {
+				p.fail(v, field, "want one of %s, got %q", strings.Join(reasons, ", "), s)
+			}
+			a.str = s
+		}
+	case "memory":
+		a.facts = p.facts(v, field)
+		if len(a.facts) == 0 && len(p.errs) == before {
+			p.fail(v, field, "no facts given")
+		}
+	case "max_duration":
+		if s, ok := p.str(v, field); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				p.fail(v, field, "want a duration such as 30s or 2m, got %q", s)
+			}
+			a.dur = d
+		}
+	case "not":
+		a.not = p.parseAssertion(v, field)
+	default:
+		p.fail(k, field, "unknown assertion (known: %s)", strings.Join(assertKinds, ", "))
+	}
+	if len(p.errs) > before {
+		return nil
+	}
+	return a
+}
+
+// toolMatch reads a tool name, or {name, args, times}.
+func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatch {
+	m := toolMatch{Times: -1}
+	if v.Kind == yaml.ScalarNode {
+		m.Name, _ = p.str(v, field)
+		return m
+	}
+	if v.Kind != yaml.MappingNode {
+		p.fail(v, field, "want a tool name, or {name: …, args: {…}}, got %s", kindName(v))
+		return m
+	}
+	known := []string{"name", "args"}
+	if times {
+		known = append(known, "times")
+	}
+	var hasName bool
+	p.fields(v, field, known, func(k string, kn, val *yaml.Node) {
+		switch k {
+		case "name":
+			hasName = true
+			m.Name, _ = p.str(val, field+".name")
+		case "args":
+			if val.Kind != yaml.MappingNode {
+				p.fail(val, field+".args", "want the arguments to look for (a mapping), got %s", kindName(val))
+				return
+			}
+			var raw any
+			if err := val.Decode(&raw); err != nil {
+				p.fail(val, field+".args", "%v", err)
+				return
+			}
+			m.Args, _ = normalizeJSON(raw).(map[string]any)
+		case "times":
+			n, err := strconv.Atoi(val.Value)
+			if val.Kind != yaml.ScalarNode || err != nil || n < 0 {
+				p.fail(val, field+".times", "want a whole number of calls, got %s", kindName(val))
+				return
+			}
+			m.Times = n
+		}
+	})
+	if !hasName {
+		p.fail(v, field+".name", "missing: the tool's name")
+	}
+	return m
+}
+
+// schema compiles a JSON Schema given as YAML, or as JSON text.
+func (p *suiteParser) schema(v *yaml.Node, field string) *jsonschema.Schema {
+	var raw any
+	if v.Kind == yaml.ScalarNode {
+		if err := json.Unmarshal([]byte(v.Value), &raw); err != nil {
+			p.fail(v, field, "want a JSON Schema (a mapping, or JSON text): %v", err)
+			return nil
+		}
+	} else if err := v.Decode(&raw); err != nil {
+		p.fail(v, field, "%v", err)
+		return nil
+	}
+	b, err := json.Marshal(normalizeJSON(raw))
+	if err != nil {
+		p.fail(v, field, "%v", err)
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		p.fail(v, field, "bad JSON schema: %v", err)
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	url := fmt.Sprintf("eval:%s:%d", p.file, v.Line)
+	if err := c.AddResource(url, doc); err != nil {
+		p.fail(v, field, "bad JSON schema: %v", err)
+		return nil
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		p.fail(v, field, "bad JSON schema: %s", oneLineErr(err))
+		return nil
+	}
+	return sch
+}
+
+func oneLineErr(err error) string { return engine.OneLine(err.Error(), 300) }
+
+// normalizeJSON makes what YAML decoded into what JSON would have: maps
+// keyed by strings, numbers as float64.
+func normalizeJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalizeJSON(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalizeJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalizeJSON(e)
+		}
+		return out
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return v
+}
+
+// yamlOneLine is a node written back as one line of flow YAML.
+func yamlOneLine(n *yaml.Node) string {
+	c := *n
+	c.Style = yaml.FlowStyle
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	if err := enc.Encode(&c); err != nil {
+		return n.Content[0].Value
+	}
+	enc.Close()
+	return engine.OneLine(b.String(), 120)
+}
+
+// outcome is what a case's run (all its turns) did, as the assertions see
+// it.
+type outcome struct {
+	Session  string
+	Task     string // the last turn
+	Answer   string // the last run's answer
+	Stop     engine.StopReason
+	Err      string
+	Steps    int // steps of all turns
+	Calls    []engine.ToolCall
+	Memory   []engine.Fact
+	Tokens   int // the session's usage, prompt and completion
+	Duration time.Duration
+}
+
+// judgeFunc grades an answer against a rubric: pass or fail with the
+// judge's reason.
+type judgeFunc func(ctx context.Context, o *outcome, rubric string) (bool, string, error)
+
+// clip shortens a text for a reason.
+func clip(s string) string { return strconv.Quote(engine.OneLine(s, 80)) }
+
+// check reports whether o meets a, and why not ("" when it does; when
+// negated, why it does). err is a failure to check (the judge failed).
+func (a *assertion) check(ctx context.Context, o *outcome, judge judgeFunc) (ok bool, why string, err error) {
+	switch a.Kind {
+	case "answer_contains":
+		return strings.Contains(o.Answer, a.str), fmt.Sprintf("the answer does not contain %s; got %s", clip(a.str), clip(o.Answer)), nil
+	case "answer_equals":
+		return strings.TrimSpace(o.Answer) == strings.TrimSpace(a.str), fmt.Sprintf("the answer is not %s; got %s", clip(a.str), clip(o.Answer)), nil
+	case "answer_matches":
+		return a.re.MatchString(o.Answer), fmt.Sprintf("the answer does not match /%s/; got %s", a.re, clip(o.Answer)), nil
+	case "answer_json_schema":
+		var v any
+		if err := json.Unmarshal([]byte(unfence(o.Answer)), &v); err != nil {
+			return false, fmt.Sprintf("the answer is not JSON (%v); got %s", err, clip(o.Answer)), nil
+		}
+		if err := a.schema.Validate(v); err != nil {
+			return false, fmt.Sprintf("the answer does not fit the schema: %s; got %s", oneLineErr(err), clip(o.Answer)), nil
+		}
+		return true, "", nil
+	case "tool_called", "tool_not_called":
+		n := a.tool.count(o.Calls)
+		called := n > 0
+		if a.tool.Times >= 0 {
+			called = n == a.tool.Times
+		}
+		want := a.tool.String()
+		if a.Kind == "tool_not_called" {
+			return n == 0, fmt.Sprintf("%s was called %d %s; calls: %s", want, n, plural(n, "time"), callList(o.Calls)), nil
+		}
+		if a.tool.Times >= 0 {
+			return called, fmt.Sprintf("want %s called %d %s, got %d; calls: %s", want, a.tool.Times, plural(a.tool.Times, "time"), n, callList(o.Calls)), nil
+		}
+		return called, fmt.Sprintf("%s was not called; calls: %s", want, callList(o.Calls)), nil
+	case "tool_order":
+		names := make([]string, len(o.Calls))
+		for i, c := range o.Calls {
+			names[i] = c.Name
+		}
+		return isSubsequence(a.names, names), fmt.Sprintf("the calls do not include %s in that order; got %s", strings.Join(a.names, " → "), orNone(strings.Join(names, " → "))), nil
+	case "max_steps":
+		return o.Steps <= a.n, fmt.Sprintf("want at most %d steps, took %d", a.n, o.Steps), nil
+	case "stop_reason":
+		got := string(o.Stop)
+		if o.Err != "" {
+			got += " (" + engine.OneLine(o.Err, 120) + ")"
+		}
+		return string(o.Stop) == a.str, fmt.Sprintf("want stop reason %s, got %s", a.str, got), nil
+	case "memory":
+		for _, f := range a.facts {
+			v, found := recall(o.Memory, f.Key)
+			if !found {
+				return false, fmt.Sprintf("memory has no %q (want %s); memory: %s", f.Key, clip(f.Value), factList(o.Memory)), nil
+			}
+			if v != f.Value {
+				return false, fmt.Sprintf("memory %q is %s, want %s", f.Key, clip(v), clip(f.Value)), nil
+			}
+		}
+		return true, "", nil
+	case "max_tokens":
+		return o.Tokens <= a.n, fmt.Sprintf("want at most %d tokens, used %d", a.n, o.Tokens), nil
+	case "max_duration":
+		return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond)), nil
+	case "judge":
+		if judge == nil {
+			return false, "", errors.New("judge needs --judge-model")
+		}
+		pass, reason, err := judge(ctx, o, a.str)
+		if err != nil {
+			return false, "", err
+		}
+		return pass, "the judge says FAIL: " + engine.OneLine(reason, 200), nil
+	case "not":
+		ok, _, err := a.not.check(ctx, o, judge)
+		if err != nil {
+			return false, "", err
+		}
+		return !ok, fmt.Sprintf("want not %s, and it held", a.not.Text), nil
+	}
+	return false, "", fmt.Errorf("unknown assertion %s", a.Kind)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func (m toolMatch) String() string {
+	if len(m.Args) == 0 {
+		return m.Name
+	}
+	b, _ := json.Marshal(m.Args)
+	return m.Name + " " + string(b)
+}
+
+// count counts the calls that match.
+func (m toolMatch) count(calls []engine.ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		if c.Name != m.Name {
+			continue
+		}
+		if len(m.Args) > 0 {
+			var got any
+			if json.Unmarshal(c.Args, &got) != nil || !subset(m.Args, got) {
+				continue
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// subset reports whether got has everything want has: every key of a
+// mapping (recursively), lists and other values equal.
+func subset(want, got any) bool {
+	if w, ok := want.(map[string]any); ok {
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || !subset(wv, gv) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, got)
+}
+
+func isSubsequence(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+func callList(calls []engine.ToolCall) string {
+	if len(calls) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, c := range calls {
+		parts = append(parts, c.Name+" "+engine.OneLine(string(c.Args), 60))
+	}
+	return engine.OneLine(strings.Join(parts, ", "), 200)
+}
+
+func recall(facts []engine.Fact, key string) (string, bool) {
+	for _, f := range facts {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+func factList(facts []engine.Fact) string {
+	if len(facts) == 0 {
+		return "empty"
+	}
+	var parts []string
+	for _, f := range facts {
+		parts = append(parts, f.Key+"="+f.Value)
+	}
+	return engine.OneLine(strings.Join(parts, ", "), 160)
+}
+
+// unfence takes the JSON out of a Markdown code fence, if the answer is
+// one.
+func unfence(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	s = strings.TrimPrefix(s, "```")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:] // the fence's language
+	}
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
+}
