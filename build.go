@@ -36,6 +36,10 @@ type setup struct {
 	// agents are the agents of the workspace's and the user's agent
 	// files, and the files that failed to load (agents.go).
 	agents agentSet
+	// instructions are the project instructions (AGENTS.md), read again
+	// when they change; limits the model's context window as known.
+	instructions *projectInstructions
+	limits       modelLimits
 }
 
 func (s *setup) Close() {
@@ -190,17 +194,44 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.Close()
 		return nil, err
 	}
+	// The budget: --context-budget or context_budget, else the model's
+	// window less its output (models.go), else the engine's default.
+	st.limits = lookupLimits(name, cfg.Models)
+	budget := contextBudget(cmp.Or(o.budget, cfg.ContextBudget), st.limits)
+	if n := budgetNotice(name, budget, st.limits); n != "" {
+		st.notices = append(st.notices, n)
+	}
+	compact, err := compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if st.instructions, err = newProjectInstructions(wsDir, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	in, problems := st.instructions.Load()
+	st.notices = append(st.notices, problems...)
+	if n := instructionsNotice(in); n != "" {
+		st.notices = append(st.notices, n)
+	}
 	st.engine = engine.New(engine.Config{
 		Model:     m,
 		ModelName: name,
 		Tools:     st.registry,
 		MaxSteps:  maxSteps,
-		Budget:    cmp.Or(o.budget, cfg.ContextBudget),
+		Budget:    budget,
+		Window:    st.limits.Window,
+		Compact:   compact,
 		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
 		Gate:      gate,
 		Agents:    agents,
 		Agent:     o.agent,
 		MaxDepth:  cfg.MaxDepth,
+		Instructions: func() engine.Instructions {
+			in, _ := st.instructions.Load() // its problems were told at start
+			return in
+		},
 	})
 	if err := st.engine.Err(); err != nil {
 		st.Close()

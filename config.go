@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type config struct {
 	// ShellEnv names variables of agentty's environment that run_shell
 	// commands get, beyond the minimal set (tools.ChildEnv).
 	ShellEnv []string `json:"shell_env,omitempty"`
+	// Models gives models' context windows and most output by name
+	// (models.go); Compact sets compaction.
+	Models  map[string]modelConfig `json:"models,omitempty"`
+	Compact compactConfig          `json:"compact"`
 }
 
 type toolConfig struct {
@@ -139,7 +144,55 @@ func parseConfig(path string, b []byte) (*config, error) {
 			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s: give either command (stdio) or url (streamable HTTP)", path, lineOf(b, `"`+name+`"`), name)
 		}
 	}
+	if err := checkModels(path, b, c.Models); err != nil {
+		return nil, err
+	}
+	if err := checkCompact(path, b, &c.Compact); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkModels validates the models key: positive numbers, and room for
+// input in the window (max_output less than context_window).
+func checkModels(path string, b []byte, models map[string]modelConfig) error {
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		mc := models[name]
+		line := lineAfter(b, `"models"`, `"`+name+`"`)
+		field := func(f string, n *int) error {
+			if n != nil && *n <= 0 {
+				return fmt.Errorf("config %s:%d: field models.%s.%s: want a positive number of tokens, got %d", path, lineAfter(b, `"`+name+`"`, `"`+f+`"`), name, f, *n)
+			}
+			return nil
+		}
+		if err := field("context_window", mc.ContextWindow); err != nil {
+			return err
+		}
+		if err := field("max_output", mc.MaxOutput); err != nil {
+			return err
+		}
+		switch {
+		case mc.ContextWindow == nil && mc.MaxOutput == nil:
+			return fmt.Errorf("config %s:%d: field models.%s: give context_window (and max_output), in tokens", path, line, name)
+		case mc.ContextWindow != nil && mc.MaxOutput != nil && *mc.MaxOutput >= *mc.ContextWindow:
+			return fmt.Errorf("config %s:%d: field models.%s.max_output: %d leaves no room for input in the context window of %d; want less than context_window", path, lineAfter(b, `"`+name+`"`, `"max_output"`), name, *mc.MaxOutput, *mc.ContextWindow)
+		}
+	}
+	return nil
+}
+
+// checkCompact validates the compact key and parses its trigger.
+func checkCompact(path string, b []byte, c *compactConfig) error {
+	if c.Trigger != nil {
+		var err error
+		if c.trigger, c.triggerPct, err = parseTrigger(c.Trigger); err != nil {
+			return fmt.Errorf("config %s:%d: field compact.trigger: %v", path, lineAfter(b, `"compact"`, `"trigger"`), err)
+		}
+	}
+	if c.KeepTurns != nil && *c.KeepTurns <= 0 {
+		return fmt.Errorf("config %s:%d: field compact.keep_turns: want a positive number of user turns to keep verbatim, got %d", path, lineAfter(b, `"compact"`, `"keep_turns"`), *c.KeepTurns)
+	}
+	return nil
 }
 
 func lineAt(b []byte, off int64) int {
@@ -152,6 +205,20 @@ func lineOf(b []byte, s string) int {
 		return 1
 	}
 	return lineAt(b, int64(i))
+}
+
+// lineAfter is the line of s after the first after (the line of after when
+// s does not follow it): a nested field's line.
+func lineAfter(b []byte, after, s string) int {
+	i := bytes.Index(b, []byte(after))
+	if i < 0 {
+		return lineOf(b, s)
+	}
+	j := bytes.Index(b[i:], []byte(s))
+	if j < 0 {
+		return lineAt(b, int64(i))
+	}
+	return lineAt(b, int64(i+j))
 }
 
 // merge lays o over c: what o sets wins; maps are merged by key.
@@ -204,5 +271,30 @@ func (c *config) merge(o *config) {
 			c.MCPServers = map[string]tools.MCPServer{}
 		}
 		maps.Copy(c.MCPServers, o.MCPServers)
+	}
+	for name, mc := range o.Models { // field by field, as tools
+		if c.Models == nil {
+			c.Models = map[string]modelConfig{}
+		}
+		base := c.Models[name]
+		if mc.ContextWindow != nil {
+			base.ContextWindow = mc.ContextWindow
+		}
+		if mc.MaxOutput != nil {
+			base.MaxOutput = mc.MaxOutput
+		}
+		c.Models[name] = base
+	}
+	if o.Compact.Auto != nil {
+		c.Compact.Auto = o.Compact.Auto
+	}
+	if o.Compact.Trigger != nil {
+		c.Compact.Trigger, c.Compact.trigger, c.Compact.triggerPct = o.Compact.Trigger, o.Compact.trigger, o.Compact.triggerPct
+	}
+	if o.Compact.KeepTurns != nil {
+		c.Compact.KeepTurns = o.Compact.KeepTurns
+	}
+	if o.Compact.Model != "" {
+		c.Compact.Model = o.Compact.Model
 	}
 }

@@ -28,8 +28,8 @@ import (
 // risky until someone decides otherwise.
 
 // safeKeys are the top-level keys an untrusted workspace may set. "model",
-// "allow_shell", "tools" and "max_depth" are judged by their values
-// (riskyKeys).
+// "allow_shell", "tools", "max_depth", "models" and "compact" are judged by
+// their values (riskyKeys).
 var safeKeys = map[string]bool{
 	"system_prompt":  true,
 	"max_steps":      true,
@@ -96,24 +96,38 @@ const maxConfig = 1 << 20
 // readSmallFile reads a regular file of at most maxConfig bytes: a FIFO or a
 // device would hang or never end.
 func readSmallFile(path string) ([]byte, error) {
+	b, more, err := readAtMost(path, maxConfig)
+	if err == nil && more {
+		err = fmt.Errorf("larger than %d bytes", maxConfig)
+	}
+	return b, err
+}
+
+// readAtMost reads the first n bytes of a regular file, and says whether
+// there was more; a FIFO or a device is an error (it would hang or never
+// end).
+func readAtMost(path string, n int) ([]byte, bool, error) {
 	// O_NONBLOCK: opening a FIFO must not wait for a writer.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
+		return nil, false, errors.New("not a regular file")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
-	if err == nil && len(b) > maxConfig {
-		err = fmt.Errorf("larger than %d bytes", maxConfig)
+	b, err := io.ReadAll(io.LimitReader(f, int64(n)+1))
+	if err != nil {
+		return nil, false, err
 	}
-	return b, err
+	if len(b) > n {
+		return b[:n], true, nil
+	}
+	return b, false, nil
 }
 
 // riskyKeys lists what an untrusted workspace config c may not set, each
@@ -150,19 +164,43 @@ func riskyKeys(c, user *config) map[string]string {
 	if c.HTTP.AllowHosts != nil {
 		add("http.allow_hosts", c.HTTP.AllowHosts)
 	}
-	judged := map[string]bool{"model": true, "allow_shell": true, "tools": true, "mcpServers": true, "http": true, "max_depth": true}
-	v := reflect.ValueOf(c).Elem()
+	if c.Compact.Model != "" && c.Compact.Model != offline.Name {
+		add("compact.model", c.Compact.Model) // another model may reach another host
+	}
+	// Models' numbers and compaction's auto, trigger and keep_turns only
+	// size requests (as context_budget does); their fields added later
+	// are risky.
+	riskyFields("compact.", &c.Compact, safeCompactKeys, add)
+	for name, mc := range c.Models {
+		riskyFields("models."+name+".", &mc, safeModelKeys, add)
+	}
+	judged := map[string]bool{"model": true, "allow_shell": true, "tools": true, "mcpServers": true, "http": true, "max_depth": true,
+		"models": true, "compact": true}
+	riskyFields("", c, judged, add)
+	return risky
+}
+
+// safeCompactKeys and safeModelKeys are the fields of compact and of a
+// models entry that are not risky ("model" of compact is judged by value).
+var (
+	safeCompactKeys = map[string]bool{"auto": true, "trigger": true, "keep_turns": true, "model": true}
+	safeModelKeys   = map[string]bool{"context_window": true, "max_output": true}
+)
+
+// riskyFields adds every field of the struct *ptr that is set and is
+// neither in skip nor in safeKeys (for the top level), named prefix+tag.
+func riskyFields(prefix string, ptr any, skip map[string]bool, add func(string, any)) {
+	v := reflect.ValueOf(ptr).Elem()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || tag == "" || tag == "-" || judged[tag] || safeKeys[tag] {
+		if !f.IsExported() || tag == "" || tag == "-" || skip[tag] || prefix == "" && safeKeys[tag] {
 			continue
 		}
 		if !v.Field(i).IsZero() {
-			add(tag, v.Field(i).Interface())
+			add(prefix+tag, v.Field(i).Interface())
 		}
 	}
-	return risky
 }
 
 // policyRank orders policies from the loosest to the strictest.
@@ -188,6 +226,17 @@ func stricter(p, base engine.Policy) bool {
 func (w *wsConfig) safe() *config {
 	c := w.cfg
 	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	s.Compact = compactConfig{Auto: c.Compact.Auto, Trigger: c.Compact.Trigger, KeepTurns: c.Compact.KeepTurns,
+		trigger: c.Compact.trigger, triggerPct: c.Compact.triggerPct}
+	if c.Compact.Model == offline.Name {
+		s.Compact.Model = c.Compact.Model
+	}
+	for name, mc := range c.Models {
+		if s.Models == nil {
+			s.Models = map[string]modelConfig{}
+		}
+		s.Models[name] = modelConfig{ContextWindow: mc.ContextWindow, MaxOutput: mc.MaxOutput}
+	}
 	if _, risky := w.risky["max_depth"]; !risky {
 		s.MaxDepth = c.MaxDepth
 	}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Project instructions are Markdown files the model is given with the
+// system prompt: the user's AGENTS.md beside their config, then the
+// workspace's AGENTS.md (or CLAUDE.md when there is no AGENTS.md). They are
+// text, not settings: they load in an untrusted workspace too (they cannot
+// start a process or reach a host), and agentty says which it gives.
+
+// maxInstructions bounds one instructions file; the rest of a longer one is
+// cut off, and the model and the person are told so.
+const maxInstructions = 256 << 10
+
+// instructionFile is a file instructions may come from.
+type instructionFile struct {
+	path string // to open
+	show string // as shown: relative to the workspace, or ~-shortened
+	// root, for a workspace's file, is the workspace (absolute, symlinks
+	// resolved): the file must not lead out of it.
+	root string
+}
+
+// projectInstructions reads the instructions files, again only when one
+// changed (its size, modification time or identity). It is safe for
+// concurrent use.
+type projectInstructions struct {
+	user instructionFile
+	// workspace are AGENTS.md then CLAUDE.md: the first that exists is
+	// read.
+	workspace []instructionFile
+	// read reads a file: its first n bytes, and whether there was more
+	// (readAtMost; a seam for tests).
+	read func(path string, n int) ([]byte, bool, error)
+
+	mu    sync.Mutex
+	cache map[string]readInstructions // by path; guarded by mu
+}
+
+// readInstructions is one file as last read.
+type readInstructions struct {
+	fi      fs.FileInfo
+	text    string // "" when the file failed to read or is empty
+	problem string
+}
+
+// newProjectInstructions finds the instructions files of the workspace
+// wsDir and of the user: AGENTS.md beside the user's config file
+// ($AGENTTY_CONFIG's folder, else $XDG_CONFIG_HOME/agentty, else
+// ~/.config/agentty).
+func newProjectInstructions(wsDir string, getenv func(string) string) (*projectInstructions, error) {
+	root, err := filepath.Abs(wsDir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", wsDir, err)
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	userPath := filepath.Join(filepath.Dir(configPath(getenv)), "AGENTS.md")
+	p := &projectInstructions{
+		user: instructionFile{path: userPath, show: homeShort(userPath, getenv("HOME"))},
+		read: readAtMost,
+	}
+	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
+		p.workspace = append(p.workspace, instructionFile{path: filepath.Join(wsDir, name), show: name, root: root})
+	}
+	return p, nil
+}
+
+// homeShort writes path under home as ~/…; others as they are.
+func homeShort(path, home string) string {
+	if home == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(filepath.Clean(home), path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "." {
+		return "~" + string(filepath.Separator) + rel
+	}
+	return path
+}
+
+// Load returns the instructions to give the model (the user's first, then
+// the project's, each under a heading naming its file) and the problems
+// found: a file that could not be read (it is left out) or was cut.
+func (p *projectInstructions) Load() (engine.Instructions, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var files []instructionFile
+	var ws *instructionFile
+	for i, f := range p.workspace {
+		if present(f.path) {
+			ws = &p.workspace[i] // CLAUDE.md only when there is no AGENTS.md
+			break
+		}
+	}
+	// The user's, unless the workspace is the config's folder: then it is
+	// read once, as the workspace's.
+	if present(p.user.path) && (ws == nil || !sameFile(filepath.Dir(p.user.path), filepath.Dir(ws.path))) {
+		files = append(files, p.user)
+	}
+	if ws != nil {
+		files = append(files, *ws)
+	}
+	var in engine.Instructions
+	var parts, problems []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		r := p.file(f)
+		seen[f.path] = true
+		if r.problem != "" {
+			problems = append(problems, r.problem)
+		}
+		if r.text == "" {
+			continue
+		}
+		in.Sources = append(in.Sources, f.show)
+		parts = append(parts, "# Instructions from "+f.show+"\n\n"+r.text)
+	}
+	for path := range p.cache {
+		if !seen[path] {
+			delete(p.cache, path) // a file no longer used is read afresh if it comes back
+		}
+	}
+	in.Text = strings.Join(parts, "\n\n")
+	return in, problems
+}
+
+// file reads f unless it is unchanged since it was last read. p.mu is held.
+func (p *projectInstructions) file(f instructionFile) readInstructions {
+	fail := func(format string, a ...any) readInstructions {
+		return readInstructions{problem: f.show + ": " + fmt.Sprintf(format, a...) + "; it is not given to the model"}
+	}
+	path := f.path
+	if f.root != "" {
+		// Someone else's folder: a symlink must not lead out of it (and
+		// what is read is where it led).
+		real, err := filepath.Abs(f.path)
+		if err == nil {
+			real, err = filepath.EvalSymlinks(real)
+		}
+		if err != nil {
+			return fail("a symlink that cannot be followed: %v", err)
+		}
+		if rel, err := filepath.Rel(f.root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fail("leads to %s, outside the workspace; refusing to read it", real)
+		}
+		path = real
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail("not a regular file")
+	}
+	if old, ok := p.cache[f.path]; ok && unchanged(old.fi, fi) {
+		return old
+	}
+	r := readInstructions{fi: fi}
+	b, more, err := p.read(path, maxInstructions)
+	if err != nil {
+		r = fail("%v", err)
+		r.fi = fi
+	} else {
+		r.text = strings.TrimSpace(strings.ToValidUTF8(string(b[:runeStart(b)]), "\uFFFD"))
+		if more && r.text != "" {
+			r.text += fmt.Sprintf("\n\n[%s is longer than %d KiB: the rest is cut off]", f.show, maxInstructions>>10)
+			r.problem = fmt.Sprintf("%s is longer than %d KiB: only its first %d KiB are given to the model", f.show, maxInstructions>>10, maxInstructions>>10)
+		}
+	}
+	if p.cache == nil {
+		p.cache = map[string]readInstructions{}
+	}
+	p.cache[f.path] = r
+	return r
+}
+
+// runeStart is where the trailing incomplete UTF-8 sequence of b begins, if
+// b was cut in the middle of one; len(b) otherwise.
+func runeStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// unchanged reports whether b is the file a was, as it was.
+func unchanged(a, b fs.FileInfo) bool {
+	return a != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// instructionsNotice names the instructions given to the model, for the
+// person; "" when there are none.
+func instructionsNotice(in engine.Instructions) string {
+	if len(in.Sources) == 0 {
+		return ""
+	}
+	return "project instructions given to the model: " + strings.Join(in.Sources, ", ")
+}
+
+// present reports whether there is something at path (a file that cannot
+// be read is present: Load says why it is not used).
+func present(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
