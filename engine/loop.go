@@ -341,7 +341,8 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	sysT, memT, toolT := EstimateTokens(r.prof.system), estimateFacts(mem), r.prof.tools.Tokens()
 	fixed := sysT + r.instT + memT + toolT
 	n := len(s.History)
-	if trigger := r.trigger(); trigger > 0 && fixed+s.summaryTokens+s.tokensOf(s.upto, n) > trigger {
+	full := wantsFullHistory(r.prof.model)
+	if trigger := r.trigger(); trigger > 0 && !full && fixed+s.summaryTokens+s.tokensOf(s.upto, n) > trigger {
 		if err := r.autoCompact(ctx, fixed); err != nil {
 			return nil, err
 		}
@@ -350,6 +351,9 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	base, sumT := s.upto, s.summaryTokens
 	budget := max(cfg.Budget-fixed-sumT, 0)
 	cut := max(s.trimStart(budget), base)
+	if full {
+		cut, base, sumT = 0, 0, 0
+	}
 	if cut != r.cut {
 		if cut > base {
 			d := &ContextTrimmed{Dropped: cut - base, DroppedTokens: s.tokensOf(base, cut), Kept: n - cut, KeptTokens: s.tokensOf(cut, n), Budget: cfg.Budget}
@@ -496,4 +500,17 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 		v.Action = Proceed
 	}
 	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args})
+}
+
+// FullHistory is a Model that reads what it needs from the run's whole
+// history (a workflow's planner): its requests are never trimmed or
+// compacted. Such a model sends its requests nowhere.
+type FullHistory interface {
+	Model
+	FullHistory() bool
+}
+
+func wantsFullHistory(m Model) bool {
+	f, ok := m.(FullHistory)
+	return ok && f.FullHistory()
 }

@@ -1,0 +1,294 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Planner is the model of a workflow's run: each decision calls the steps
+// that are ready, and the last one answers with the workflow's output. It
+// keeps no state: what is done is read from the run's history, so a run
+// continued after a crash goes on where it was.
+type Planner struct {
+	W      *Workflow
+	Inputs map[string]string
+}
+
+var _ engine.Model = Planner{}
+
+// FullHistory asks the engine for the run's whole history, never trimmed
+// or compacted: the planner reads what is done from it, and sends nothing
+// anywhere.
+func (Planner) FullHistory() bool { return true }
+
+// TaskAgent is the agent a task step runs as (a step with a task and a
+// model of its own, but no agent).
+func TaskAgent(step string) string { return "wf-task-" + step }
+
+// CallID names the call of a step's attempt (and foreach item).
+func CallID(step string, attempt, item int) string {
+	id := "wf-" + step + "-" + strconv.Itoa(attempt)
+	if item >= 0 {
+		id += "-" + strconv.Itoa(item)
+	}
+	return id
+}
+
+// ParseCallID reads a step's call id: its step, attempt and item (-1
+// when none); ok is false for a call that is not a step's.
+func ParseCallID(id string) (step string, attempt, item int, ok bool) {
+	rest, found := strings.CutPrefix(id, "wf-")
+	if !found {
+		return "", 0, 0, false
+	}
+	parts := strings.Split(rest, "-")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", 0, 0, false
+	}
+	a, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return "", 0, 0, false
+	}
+	item = -1
+	if len(parts) == 3 {
+		if item, err = strconv.Atoi(parts[2]); err != nil {
+			return "", 0, 0, false
+		}
+	}
+	return parts[0], a, item, true
+}
+
+// stepState is what the history says of a step.
+type stepState struct {
+	attempt int            // the last attempt called (0: never)
+	items   int            // calls of the last attempt
+	results map[int]string // the last attempt's results, by item (-1: no foreach)
+	skipped bool
+}
+
+func (st *stepState) done() bool { return st.attempt > 0 && len(st.results) == st.items }
+
+func (st *stepState) failed() bool {
+	for _, r := range st.results {
+		if isError(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isError(result string) bool { return strings.HasPrefix(result, "error:") }
+
+// output is the step's output: its result, or a foreach's results as a
+// JSON list.
+func (st *stepState) output() string {
+	if st.skipped || st.attempt == 0 {
+		return ""
+	}
+	if r, ok := st.results[-1]; ok {
+		return r
+	}
+	keys := make([]int, 0, len(st.results))
+	for k := range st.results {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = st.results[k]
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// State reads the steps' state from a run's history.
+func (p Planner) State(msgs []engine.Message) map[string]*stepState {
+	states := map[string]*stepState{}
+	for _, s := range p.W.Steps {
+		states[s.ID] = &stepState{results: map[int]string{}}
+	}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			step, attempt, _, ok := ParseCallID(c.ID)
+			st := states[step]
+			if !ok || st == nil {
+				continue
+			}
+			if attempt > st.attempt {
+				st.attempt, st.items, st.results = attempt, 0, map[int]string{}
+			}
+			if attempt == st.attempt {
+				st.items++
+			}
+		}
+		if m.Role == engine.RoleTool {
+			step, attempt, item, ok := ParseCallID(m.ToolCallID)
+			if st := states[step]; ok && st != nil && attempt == st.attempt {
+				st.results[item] = m.Content
+			}
+		}
+	}
+	return states
+}
+
+// data is what templates see.
+func (p Planner) data(states map[string]*stepState, item any) map[string]any {
+	steps := map[string]any{}
+	for id, st := range states {
+		out := st.output()
+		var js any
+		if json.Unmarshal([]byte(out), &js) != nil {
+			js = nil
+		}
+		status := "pending"
+		switch {
+		case st.skipped:
+			status = "skipped"
+		case st.done() && st.failed():
+			status = "error"
+		case st.done():
+			status = "ok"
+		}
+		steps[id] = map[string]any{"output": out, "json": js, "status": status}
+	}
+	d := map[string]any{"inputs": p.Inputs, "steps": steps}
+	if item != nil {
+		d["item"] = item
+	}
+	return d
+}
+
+// Decide implements engine.Model.
+func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision, error) {
+	states := p.State(req.Messages)
+	var calls []engine.ToolCall
+	for changed := true; changed; {
+		changed = false
+		for _, s := range p.W.Steps {
+			st := states[s.ID]
+			if st.skipped || (st.done() && !(st.failed() && st.attempt <= s.Retry)) || (st.attempt > 0 && !st.done()) {
+				continue // done (or retried below), skipped, or called in this decision
+			}
+			ready := true
+			for _, n := range s.Needs {
+				ns := states[n]
+				if !ns.skipped && !(ns.done() && !ns.failed()) {
+					ready = false
+				}
+			}
+			if !ready {
+				continue
+			}
+			data := p.data(states, nil)
+			if st.attempt == 0 && s.If != nil {
+				v, err := execute(s.If, data)
+				if err != nil {
+					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: if: %w", p.W.Name, s.ID, err))
+				}
+				if !truthy(v) {
+					st.skipped, changed = true, true
+					continue
+				}
+			}
+			items := []any{nil}
+			if s.Foreach != nil {
+				v, err := execute(s.Foreach, data)
+				if err != nil {
+					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: %w", p.W.Name, s.ID, err))
+				}
+				var list []any
+				if err := json.Unmarshal([]byte(v), &list); err != nil {
+					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120)))
+				}
+				items = list
+			}
+			attempt := st.attempt + 1
+			st.attempt, st.items, st.results = attempt, len(items), map[int]string{}
+			for i, it := range items {
+				idx := i
+				if s.Foreach == nil {
+					idx = -1
+				}
+				c, err := p.call(s, attempt, idx, p.data(states, it))
+				if err != nil {
+					return engine.Decision{}, engine.Permanent(err)
+				}
+				calls = append(calls, c)
+			}
+			if len(items) == 0 { // an empty foreach is done at once
+				st.items = 0
+			}
+			changed = true
+		}
+	}
+	if len(calls) > 0 {
+		return engine.Decision{ToolCalls: calls}, nil
+	}
+	for _, s := range p.W.Steps {
+		st := states[s.ID]
+		if st.done() && st.failed() {
+			return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s: step %s failed after %d attempts: %s", p.W.Name, s.ID, st.attempt, firstError(st)))
+		}
+	}
+	out := ""
+	if p.W.Output != nil {
+		v, err := execute(p.W.Output, p.data(states, nil))
+		if err != nil {
+			return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s: output: %w", p.W.Name, err))
+		}
+		out = v
+	} else {
+		out = states[p.W.Steps[len(p.W.Steps)-1].ID].output()
+	}
+	if strings.TrimSpace(out) == "" {
+		out = "(workflow " + p.W.Name + " finished with an empty output)"
+	}
+	return engine.Decision{Text: out}, nil
+}
+
+func firstError(st *stepState) string {
+	for _, r := range st.results {
+		if isError(r) {
+			return strings.TrimSpace(strings.TrimPrefix(r, "error:"))
+		}
+	}
+	return ""
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "0", "no", "<no value>":
+		return false
+	}
+	return true
+}
+
+// call is the tool call of a step's attempt (and item).
+func (p Planner) call(s *Step, attempt, item int, data map[string]any) (engine.ToolCall, error) {
+	id := CallID(s.ID, attempt, item)
+	switch s.Kind {
+	case "tool":
+		args, err := s.renderArgs(data)
+		if err != nil {
+			return engine.ToolCall{}, fmt.Errorf("workflow %s, step %s: args: %w", p.W.Name, s.ID, err)
+		}
+		return engine.ToolCall{ID: id, Name: s.Tool, Args: args}, nil
+	default:
+		task, err := execute(s.Task, data)
+		if err != nil {
+			return engine.ToolCall{}, fmt.Errorf("workflow %s, step %s: task: %w", p.W.Name, s.ID, err)
+		}
+		agent := s.Agent
+		if s.Kind == "task" {
+			agent = TaskAgent(s.ID)
+		}
+		args, _ := json.Marshal(map[string]string{"agent": agent, "task": task})
+		return engine.ToolCall{ID: id, Name: engine.AgentTool, Args: args}, nil
+	}
+}
