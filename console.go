@@ -82,8 +82,8 @@ func (c *console) open(j *sessions.Journal, s *engine.Session) *backend {
 }
 
 // engineFor returns an engine set up as the setup's, deciding with the
-// model name: the model is made as --model NAME would make it, with the
-// config read again (the trust of its workspace part as it stands, never
+// model name: the model, its window, budget and compaction are made as
+// --model NAME would make them, with the config read again (the trust of its workspace part as it stands, never
 // asked again).
 func (c *console) engineFor(name string) (*engine.Engine, error) {
 	if name == c.setup.modelName {
@@ -114,6 +114,13 @@ func (c *console) engineFor(name string) (*engine.Engine, error) {
 	}
 	ec := c.setup.engine.Config()
 	ec.Model, ec.ModelName = m, name
+	// The new model's window makes the budget and the trigger, as build
+	// makes them (models.go).
+	limits := lookupLimits(name, cfg.Models)
+	ec.Window, ec.Budget = limits.Window, cmp.Or(contextBudget(cmp.Or(o.budget, cfg.ContextBudget), limits), engine.DefaultBudget)
+	if ec.Compact, err = compaction(o, cfg, ec.Budget, c.getenv); err != nil {
+		return nil, err
+	}
 	e := engine.New(ec)
 	return e, e.Err()
 }
