@@ -353,7 +353,10 @@ func TestRunWithInstructions(t *testing.T) {
 		t.Errorf("run_started.instructions = %q, want [AGENTS.md]", started.Instructions)
 	}
 	if !slices.ContainsFunc(requests, func(r *engine.ModelRequest) bool { return r.InstructionTokens > 0 }) {
-		t.Skip("the engine does not yet count the instructions in model_request.instruction_tokens")
+		// The engine counts them (model_request.tokens grows), but its
+		// hand-written encoder (engine/encode.go, ModelRequest.appendJSON)
+		// does not yet write instruction_tokens.
+		t.Skip("model_request as JSON carries no instruction_tokens yet (engine/encode.go's ModelRequest.appendJSON omits it)")
 	}
 	for i, r := range requests {
 		if r.InstructionTokens <= 0 {
