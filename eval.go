@@ -356,7 +356,7 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 	}
 	k, v := deref(n.Content[0]), deref(n.Content[1])
 	field := join(at, k.Value)
-	a := &assertion{Kind: k.Value, Line: k.Line, Field: at, Text: yamlOneLine(n)}
+	a := &assertion{Kind: k.Value, Line: k.Line, Field: field, Text: yamlOneLine(n)}
 	before := len(p.errs)
 	switch k.Value {
 	case "answer_contains", "answer_equals", "judge":
@@ -547,7 +547,11 @@ func yamlOneLine(n *yaml.Node) string {
 		return n.Content[0].Value
 	}
 	enc.Close()
-	return engine.OneLine(b.String(), 120)
+	text := strings.TrimSpace(b.String())
+	if strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}") {
+		text = text[1 : len(text)-1] // one key: no braces needed
+	}
+	return engine.OneLine(text, 120)
 }
 
 // outcome is what a case's run (all its turns) did, as the assertions see
