@@ -116,9 +116,21 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 	b = appendIntField(append(b, ','), "tools", int64(p.Tools))
 	b = appendIntField(append(b, ','), "tokens", int64(p.Tokens))
 	b = appendIntField(append(b, ','), "system_tokens", int64(p.SystemTokens))
+	if p.InstructionTokens != 0 {
+		b = appendIntField(append(b, ','), "instruction_tokens", int64(p.InstructionTokens))
+	}
+	if p.SummaryTokens != 0 {
+		b = appendIntField(append(b, ','), "summary_tokens", int64(p.SummaryTokens))
+	}
 	b = appendIntField(append(b, ','), "memory_tokens", int64(p.MemoryTokens))
 	b = appendIntField(append(b, ','), "tool_tokens", int64(p.ToolTokens))
 	b = appendIntField(append(b, ','), "budget", int64(p.Budget))
+	if p.Trigger != 0 {
+		b = appendIntField(append(b, ','), "trigger", int64(p.Trigger))
+	}
+	if p.Window != 0 {
+		b = appendIntField(append(b, ','), "window", int64(p.Window))
+	}
 	return append(b, '}')
 }
 

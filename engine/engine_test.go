@@ -777,6 +777,8 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		{Kind: engine.KindStepStarted, Data: &engine.StepStarted{Turn: 7}},
 		{Kind: engine.KindStepFinished, Data: &engine.StepFinished{ToolCalls: 3}},
 		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, MemoryFacts: 2, Tools: 3, Tokens: 4, SystemTokens: 5, MemoryTokens: 6, ToolTokens: 7, Budget: 8}},
+		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, Tokens: 4, InstructionTokens: 9, SummaryTokens: 10, Budget: 8, Trigger: 6, Window: 12},
+			Agent: "a \" é", ParentRun: "run-1", ParentCall: "c", Workflow: "w", WorkflowStep: "s"},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10}}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{Index: 1, ID: "c" + tricky, Name: "echo", Args: json.RawMessage("{\n  \"text\": \"a\\nb\"\n}")}},
@@ -808,6 +810,9 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Data, want) {
 			t.Errorf("%s:\n ours %+v\n json %+v\n line %s", ev.Kind, got.Data, want, line)
+		}
+		if got.Agent != ev.Agent || got.ParentRun != ev.ParentRun || got.ParentCall != ev.ParentCall || got.Workflow != ev.Workflow || got.WorkflowStep != ev.WorkflowStep {
+			t.Errorf("%s: the envelope did not round-trip: %s", ev.Kind, line)
 		}
 	}
 }
