@@ -22,6 +22,7 @@ import (
 	"github.com/agentty/agentty/engine/replay"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/ui"
+	"golang.org/x/term"
 )
 
 // Run and case statuses.
@@ -547,7 +548,13 @@ type liveRun struct {
 }
 
 func newLiveReporter(w io.Writer) *liveReporter {
-	return &liveReporter{w: w, width: 80, running: map[string]*liveRun{}}
+	l := &liveReporter{w: w, width: 80, running: map[string]*liveRun{}}
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+			l.width = cols - 1
+		}
+	}
+	return l
 }
 
 func (l *liveReporter) start(total int) {
