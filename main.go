@@ -54,6 +54,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return agentsCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "replay":
 			return replayCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "workflow":
+			return workflowCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "workflows":
+			return workflowsCmd(args[1:], stdout, stderr, getenv)
 		case "eval":
 			return evalCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
@@ -83,6 +87,9 @@ const usage = `agentty: a terminal console for running LLM agents
                                      call), the tools for real; exit 1 if a result differs
   agentty eval [flags] FILE.yaml    run a suite of agent test cases (exit 1 if any failed);
                                      --junit FILE, --record DIR / --replay DIR, --from-session ID
+  agentty workflow run NAME|FILE [--input K=V]… [--json]
+                                     carry out a workflow (.agentty/workflows/NAME.yaml)
+  agentty workflows [--json]         every workflow and the files that failed to load
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 

@@ -114,4 +114,3 @@ func TestReplayRefusesAChangedRequest(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
-

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/workflow"
 )
 
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -126,7 +127,20 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 			fmt.Fprintf(stderr, "agentty run: tool call %s %s (%s) was interrupted before it finished; %s\n", c.Name, c.Args, c.ID, verb)
 		}
-		res = st.engine.Continue(ctx, s, sinks)
+		eng := st.engine
+		w, in, err := workflowOf(past, s.LastRun().ID, cmpOr(o.workspace, "."), getenv)
+		if err != nil {
+			return fail(exitError, "%v", err)
+		}
+		if w != nil { // the run carries out a workflow: its planner goes on
+			if eng, err = workflowEngine(st, o, w, in, getenv); err != nil {
+				return fail(exitError, "%v", err)
+			}
+			sink := &workflow.Sink{W: w, Inputs: in, Next: journal}
+			sink.Prime(past)
+			sinks[0] = sink
+		}
+		res = eng.Continue(ctx, s, sinks)
 	} else {
 		if o.agent != "" && s.Agent != "" && s.Agent != o.agent {
 			// The session ran as another agent: --agent picks this one, journaled.
