@@ -323,6 +323,7 @@ func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
 		return failed(evalFail, "%v", err)
 	}
 	res.Session = journal.ID
+	journal.SetTitle(fmt.Sprintf("eval: %s / %s", r.suite.Name, j.label()))
 	s := engine.NewSession(journal.ID)
 	col := &evalCollector{job: j, report: r.report}
 	sinks := engine.Sinks{journal, col}
@@ -340,10 +341,6 @@ func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
 		}
 	}
 	closeErr := journal.Close()
-	title := fmt.Sprintf("eval: %s / %s", r.suite.Name, j.label())
-	if err := r.store.Rename(journal.ID, title); err != nil && closeErr == nil && !errors.Is(err, sessions.ErrNotFound) {
-		closeErr = err
-	}
 	o := &outcome{
 		Session: journal.ID, Task: j.c.Turns[len(j.c.Turns)-1], Answer: last.Answer, Stop: last.StopReason,
 		Steps: s.Steps, Calls: col.calls, Memory: s.Memory(), Tokens: s.Usage.PromptTokens + s.Usage.CompletionTokens,

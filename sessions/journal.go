@@ -436,6 +436,15 @@ func (j *Journal) Syncs() (int, time.Duration) {
 	return j.syncs, j.syncTime
 }
 
+// SetTitle names the session (in meta.json, written when the journal is
+// next saved or closed); the title its first task would give it is not
+// used then.
+func (j *Journal) SetTitle(title string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.meta.Title = Title(title)
+}
+
 // Meta returns the session's meta as the journal has seen it.
 func (j *Journal) Meta() Meta {
 	j.mu.Lock()
