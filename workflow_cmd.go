@@ -72,6 +72,9 @@ func loadWorkflows(wsDir string, getenv func(string) string) ([]workflowFile, []
 // (a FIFO cannot hang it), and, in the workspace, not a symlink leading out
 // of it.
 func readWorkflow(path string, inWorkspace bool, wsDir string) (*workflow.Workflow, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // named absolutely in the workflow_started event, for --continue from anywhere
+	}
 	if inWorkspace {
 		root, _ := filepath.Abs(wsDir)
 		if r, err := filepath.EvalSymlinks(root); err == nil {
@@ -148,8 +151,7 @@ func workflowEngine(st *setup, o options, w *workflow.Workflow, inputs map[strin
 		}
 		a := engine.Agent{Name: workflow.TaskAgent(s.ID), Description: "the task of workflow step " + s.ID, Model: session, ModelName: sessionName}
 		if s.Model != "" {
-			fromWorkspace := strings.Contains(w.File, string(os.PathSeparator)+".agentty"+string(os.PathSeparator))
-			if trusted, _ := workspaceTrusted(o, absDir(cmpOr(o.workspace, ".")), ws, getenv); fromWorkspace && !trusted && s.Model != "offline" {
+			if trusted, _ := workspaceTrusted(o, absDir(cmpOr(o.workspace, ".")), ws, getenv); inside(w.File, cmpOr(o.workspace, ".")) && !trusted && s.Model != "offline" {
 				st.notices = append(st.notices, fmt.Sprintf("%s:%d: steps.%s.model: refused %q: the workspace is not trusted; the step uses the session's model (agentty trust)", w.File, s.Line, s.ID, s.Model))
 			} else {
 				mo := o
@@ -164,6 +166,14 @@ func workflowEngine(st *setup, o options, w *workflow.Workflow, inputs map[strin
 	cfg.MaxSteps = max(cfg.MaxSteps, most+2)
 	e := engine.New(cfg)
 	return e, e.Err()
+}
+
+// inside reports whether file (symlinks resolved) is in the folder dir:
+// a workflow someone else's folder supplies.
+func inside(file, dir string) bool {
+	f := absDir(file)
+	rel, err := filepath.Rel(absDir(dir), f)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func absDir(dir string) string {

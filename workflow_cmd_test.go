@@ -166,3 +166,24 @@ output: "{{ .steps.two.output }}{{ .steps.three.output }}"
 		t.Errorf("only %d of %d kills landed mid-workflow", continued, points)
 	}
 }
+
+// TestWorkflowsInTheCurrentFolder: with no --workspace, the current
+// folder's workflows are found (a relative path is no way out of it), and
+// an untrusted folder's task step may not pick its own model, however the
+// file is named.
+func TestWorkflowsInTheCurrentFolder(t *testing.T) {
+	env := agentEnv(t)
+	ws := t.TempDir()
+	writeAgent(t, filepath.Join(ws, ".agentty", "workflows"), "w.yaml", "name: w\nsteps:\n  - id: s\n    task: what is 2+2?\n    model: gpt-4-expensive\n")
+	t.Chdir(ws)
+	code, out, errs := runCLI(t, context.Background(), env, "workflows")
+	if code != 0 || !strings.Contains(out, "w ") {
+		t.Fatalf("workflows: exit %d\n%s%s", code, out, errs)
+	}
+	for _, target := range []string{"w", ".agentty/workflows/w.yaml", filepath.Join(ws, ".agentty", "workflows", "w.yaml")} {
+		code, out, errs = runCLI(t, context.Background(), env, "workflow", "run", target, "--model", "offline")
+		if code != 0 || !strings.Contains(out, "2+2 = 4") || !strings.Contains(errs, `refused "gpt-4-expensive": the workspace is not trusted`) {
+			t.Errorf("workflow run %s: exit %d\n%s%s", target, code, out, errs)
+		}
+	}
+}

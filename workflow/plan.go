@@ -11,6 +11,10 @@ import (
 	"github.com/agentty/agentty/engine"
 )
 
+// MaxItems bounds a foreach's fan-out: its list may come from a step's
+// output, which is someone else's text.
+const MaxItems = 100
+
 // Planner is the model of a workflow's run: each decision calls the steps
 // that are ready, and the last one answers with the workflow's output. It
 // keeps no state: what is done is read from the run's history, so a run
@@ -205,6 +209,9 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 				var list []any
 				if err := json.Unmarshal([]byte(v), &list); err != nil {
 					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120)))
+				}
+				if len(list) > MaxItems {
+					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: %d items, more than %d", p.W.Name, s.ID, len(list), MaxItems))
 				}
 				items = list
 			}

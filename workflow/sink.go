@@ -154,7 +154,7 @@ func (k *Sink) after(ev engine.Event) []engine.Event {
 		step, attempt, item, ok := ParseCallID(d.ID)
 		if st := k.steps[step]; ok && st != nil && attempt == st.attempt {
 			st.results[item] = d.Result
-			st.failed = st.failed || d.Status != engine.ToolOK
+			st.failed = st.failed || isError(d.Result) // as the planner judges it
 		}
 	case *engine.StepFinished:
 		for _, s := range k.W.Steps {

@@ -167,7 +167,61 @@ func Parse(file string, b []byte) (*Workflow, error) {
 	if cyc := w.cycle(); cyc != nil {
 		return nil, &Error{File: file, Line: w.byID[cyc[0]].Line, Field: "steps." + cyc[0] + ".needs", Msg: "a cycle: " + strings.Join(cyc, " → ")}
 	}
+	for _, st := range w.Steps {
+		before := w.before(st.ID)
+		for _, ref := range st.refs() {
+			if w.byID[ref] == nil {
+				return nil, &Error{File: file, Line: st.Line, Field: "steps." + st.ID, Msg: fmt.Sprintf("a template refers to step %s, and there is none", ref)}
+			}
+			if !before[ref] {
+				// Its output would be read before it exists, and an if could
+				// change its mind later.
+				return nil, &Error{File: file, Line: st.Line, Field: "steps." + st.ID + ".needs",
+					Msg: fmt.Sprintf("a template refers to step %s, which this step does not need: add it to needs", ref)}
+			}
+		}
+	}
 	return w, nil
+}
+
+var stepRef = regexp.MustCompile(`\.steps\.([A-Za-z][A-Za-z0-9_]*)`)
+
+// refs are the steps the step's templates read.
+func (st *Step) refs() []string {
+	var srcs []string
+	for _, t := range []*template.Template{st.Task, st.If, st.Foreach} {
+		if t != nil && t.Tree != nil {
+			srcs = append(srcs, t.Tree.Root.String())
+		}
+	}
+	for _, t := range st.argTmpl {
+		if t.Tree != nil {
+			srcs = append(srcs, t.Tree.Root.String())
+		}
+	}
+	var out []string
+	for _, src := range srcs {
+		for _, m := range stepRef.FindAllStringSubmatch(src, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// before is the set of steps id needs, directly or not.
+func (w *Workflow) before(id string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(s string) {
+		for _, n := range w.byID[s].Needs {
+			if !seen[n] {
+				seen[n] = true
+				walk(n)
+			}
+		}
+	}
+	walk(id)
+	return seen
 }
 
 // cycle returns the steps of a cycle of needs, or nil.

@@ -213,6 +213,8 @@ func TestBadWorkflowFiles(t *testing.T) {
 		"steps:\n  - id: a\n    task: hi\n":                           `name: required`,
 		"name: x\nsteps:\n  - id: 9a\n    task: hi\n":                 `want an id of letters`,
 		"name: x\nsteps:\n  - id: a\n    task: hi\n    retry: many\n": `wf.yaml:5: steps[0].retry: want a number of retries`,
+		"name: x\nsteps:\n  - id: a\n    task: hi\n  - id: b\n    needs: []\n    task: hi\n  - id: c\n    needs: [a]\n    if: '{{ .steps.b.output }}'\n    task: hi\n": `wf.yaml:8: steps.c.needs: a template refers to step b, which this step does not need`,
+		"name: x\nsteps:\n  - id: a\n    task: '{{ .steps.zz.output }}'\n":                                                                                             `a template refers to step zz, and there is none`,
 	} {
 		_, err := workflow.Parse("wf.yaml", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
