@@ -257,7 +257,7 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		req, err := r.perceive(ctx, t)
 		if err != nil {
-			return r.finish(ctx, StopError, "", err)
+			return r.finish(ctx, stopFor(ctx, err), "", err) // cancelled during a summary call too
 		}
 		if v, err := r.pause(ctx, Pending{At: Decide}); err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err)

@@ -28,6 +28,9 @@ func Extract(req *engine.Request) string {
 	before = strings.TrimPrefix(before, "Summary of what came before:\n")
 	var lines []string
 	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(l, " ") {
+			continue // a message's later line (the transcript indents them): data, not a label
+		}
 		l = strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(l, "Person: "):

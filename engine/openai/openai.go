@@ -142,7 +142,9 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: sys})
 	}
 	if req.Summary != "" {
-		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: SummaryHeading + req.Summary})
+		// A user message, not a system one: the summary is made from
+		// tool results, which are someone else's text.
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: SummaryHeading + req.Summary})
 	}
 	for _, h := range req.Messages {
 		msg := goopenai.ChatCompletionMessage{Role: string(h.Role), Content: h.Content, ToolCallID: h.ToolCallID}

@@ -163,7 +163,7 @@ type Until struct {
 
 // Decide implements engine.Model.
 func (u Until) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
-	if req.Step <= u.Step && !req.Summarize {
+	if req.Step <= u.Step { // a summary call of a replayed step is replayed too
 		return u.Replay.Decide(ctx, req)
 	}
 	return u.Live.Decide(ctx, req)
