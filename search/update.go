@@ -1,0 +1,433 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
+)
+
+// batchFiles is how many changed files one transaction writes: progress
+// is told, and a cancelled update keeps what it had done, per batch.
+const batchFiles = 500
+
+// Update brings the index up to date: files added, changed or removed
+// since the last update, and sessions with new events or removed, are
+// indexed again; nothing else is read. It returns the index's stats with
+// what it changed.
+func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var st Stats
+	if ix.root != "" {
+		if err := ix.updateFiles(ctx, &st); err != nil {
+			return st, err
+		}
+	}
+	if ix.cfg.Sessions != nil {
+		if err := ix.updateSessions(ctx, &st); err != nil {
+			return st, err
+		}
+	}
+	if _, err := ix.db.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`,
+		"updated:"+ix.root, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		return st, fmt.Errorf("search: update: %w", err)
+	}
+	full, err := ix.Stats()
+	full.Added, full.Removed, full.SessionsUpdated, full.SessionsRemoved = st.Added, st.Removed, st.SessionsUpdated, st.SessionsRemoved
+	return full, err
+}
+
+type fileRow struct {
+	size, mtime int64
+	hash        string
+}
+
+func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
+	known := map[string]fileRow{}
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime, hash FROM files WHERE root = ?`, ix.root)
+	if err != nil {
+		return fmt.Errorf("search: files: %w", err)
+	}
+	for rows.Next() {
+		var p string
+		var r fileRow
+		if err := rows.Scan(&p, &r.size, &r.mtime, &r.hash); err != nil {
+			rows.Close()
+			return fmt.Errorf("search: files: %w", err)
+		}
+		known[p] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("search: files: %w", err)
+	}
+
+	maxBytes := ix.cfg.MaxFileBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 20
+	}
+	type change struct {
+		path string
+		row  fileRow
+		data []byte // nil: only size and mtime changed
+	}
+	var batch []change
+	var prog Progress
+	seen := map[string]bool{}
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		tx, err := ix.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("search: files: %w", err)
+		}
+		defer tx.Rollback()
+		w, err := newWriter(tx)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		for _, c := range batch {
+			if c.data != nil {
+				if err := w.deleteFile(ix.root, c.path); err != nil {
+					return err
+				}
+				for _, p := range chunk(string(c.data), ix.cfg.ChunkLines, ix.cfg.ChunkBytes, ix.cfg.Overlap) {
+					if err := w.add(chunkRow{source: ScopeWorkspace, kind: KindFile, root: ix.root, path: c.path, start: p.Start, end: p.End}, p.Text); err != nil {
+						return err
+					}
+				}
+			}
+			if _, err := tx.Exec(`INSERT OR REPLACE INTO files(root, path, size, mtime, hash) VALUES (?, ?, ?, ?, ?)`,
+				ix.root, c.path, c.row.size, c.row.mtime, c.row.hash); err != nil {
+				return fmt.Errorf("search: file %s: %w", c.path, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("search: files: %w", err)
+		}
+		prog.FilesIndexed += len(batch)
+		batch = batch[:0]
+		if ix.cfg.Progress != nil {
+			ix.cfg.Progress(prog)
+		}
+		return nil
+	}
+	fsys := os.DirFS(ix.root)
+	err = tools.WalkText(ctx, fsys, func(p string, d fs.DirEntry) error {
+		prog.FilesSeen++
+		fi, err := d.Info()
+		if err != nil || fi.Size() > maxBytes {
+			return nil
+		}
+		row := fileRow{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+		old, ok := known[p]
+		if ok && old.size == row.size && old.mtime == row.mtime {
+			seen[p] = true
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil || tools.IsBinary(b) {
+			return nil // unreadable or binary: not indexed (and dropped if it was)
+		}
+		seen[p] = true
+		sum := sha256.Sum256(b)
+		row.hash = hex.EncodeToString(sum[:])
+		c := change{path: p, row: row}
+		if !ok || old.hash != row.hash {
+			c.data = b
+			st.Added++
+		}
+		batch = append(batch, c)
+		if len(batch) >= batchFiles {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("search: walk %s: %w", ix.root, err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	var gone []string
+	for p := range known {
+		if !seen[p] {
+			gone = append(gone, p)
+		}
+	}
+	if len(gone) > 0 {
+		tx, err := ix.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("search: files: %w", err)
+		}
+		defer tx.Rollback()
+		w, err := newWriter(tx)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		for _, p := range gone {
+			if err := w.deleteFile(ix.root, p); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`DELETE FROM files WHERE root = ? AND path = ?`, ix.root, p); err != nil {
+				return fmt.Errorf("search: file %s: %w", p, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("search: files: %w", err)
+		}
+		st.Removed += len(gone)
+	}
+	if ix.cfg.Progress != nil {
+		prog.Done = true
+		ix.cfg.Progress(prog)
+	}
+	return nil
+}
+
+type sessionRow struct {
+	size   int64
+	events int
+}
+
+func (ix *Index) updateSessions(ctx context.Context, st *Stats) error {
+	known := map[string]sessionRow{}
+	rows, err := ix.db.QueryContext(ctx, `SELECT id, size, events FROM sessions`)
+	if err != nil {
+		return fmt.Errorf("search: sessions: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var r sessionRow
+		if err := rows.Scan(&id, &r.size, &r.events); err != nil {
+			rows.Close()
+			return fmt.Errorf("search: sessions: %w", err)
+		}
+		known[id] = r
+	}
+	rows.Close()
+	list, err := ix.cfg.Sessions.List()
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, l := range list {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		id := l.ID
+		if id == "" {
+			continue
+		}
+		seen[id] = true
+		fi, err := os.Stat(ix.cfg.Sessions.JournalPath(id))
+		if err != nil {
+			continue
+		}
+		old, ok := known[id]
+		if ok && old.size == fi.Size() {
+			continue
+		}
+		loaded, err := ix.cfg.Sessions.Load(id)
+		if loaded == nil {
+			continue // unreadable: tried again next time
+		}
+		_ = err // a corrupt line: what came before it is indexed
+		if err := ix.indexSession(ctx, id, loaded, fi.Size(), old, ok); err != nil {
+			return err
+		}
+		st.SessionsUpdated++
+	}
+	for id := range known {
+		if seen[id] {
+			continue
+		}
+		if err := ix.dropSession(ctx, id); err != nil {
+			return err
+		}
+		st.SessionsRemoved++
+	}
+	return nil
+}
+
+// indexSession indexes the session's events after the ones indexed
+// before; a journal that shrank (rewritten) is indexed anew.
+func (ix *Index) indexSession(ctx context.Context, id string, l *sessions.Loaded, size int64, old sessionRow, known bool) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	w, err := newWriter(tx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	from := old.events
+	if !known || size < old.size || len(l.Events) < old.events {
+		if err := w.deleteSession(id); err != nil {
+			return err
+		}
+		from = 0
+	}
+	for _, ev := range l.Events[from:] {
+		kind, tool, text := eventText(ev)
+		if text == "" {
+			continue
+		}
+		for _, p := range chunk(text, ix.cfg.ChunkLines, ix.cfg.ChunkBytes, ix.cfg.Overlap) {
+			if err := w.add(chunkRow{source: ScopeSessions, kind: kind, session: id, run: ev.Run, step: ev.Step, tool: tool}, p.Text); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.Exec(`INSERT OR REPLACE INTO sessions(id, size, events, title) VALUES (?, ?, ?, ?)`,
+		id, size, len(l.Events), l.Meta.Title); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	return nil
+}
+
+// eventText is what of an event is searchable: the task of a run (what
+// the user asked), its answer, a tool's result and a memory fact set.
+func eventText(ev engine.Event) (kind, tool, text string) {
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		if ev.ParentRun == "" {
+			return KindUser, "", d.Task
+		}
+		return KindUser, "agent " + ev.Agent, d.Task
+	case *engine.RunFinished:
+		return KindAnswer, "", d.Answer
+	case *engine.ToolFinished:
+		if d.Status != engine.ToolOK || memoryTools[d.Name] {
+			return "", "", ""
+		}
+		return KindTool, d.Name, d.Result
+	case *engine.MemoryChanged:
+		if d.Op == engine.MemorySet {
+			return KindMemory, "", d.Key + ": " + d.Value
+		}
+	}
+	return "", "", ""
+}
+
+// memoryTools' results only echo memory facts, which are indexed from
+// memory_changed.
+var memoryTools = map[string]bool{"remember": true, "recall": true, "forget": true}
+
+func (ix *Index) dropSession(ctx context.Context, id string) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	w, err := newWriter(tx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	if err := w.deleteSession(id); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`DELETE FROM sessions WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	return tx.Commit()
+}
+
+// chunkRow is where a chunk came from.
+type chunkRow struct {
+	source, kind, root, path string
+	start, end               int
+	session, run             string
+	step                     int
+	tool                     string
+}
+
+// writer adds and deletes chunks in one transaction.
+type writer struct {
+	tx                        *sql.Tx
+	addChunk, addText         *sql.Stmt
+	delFileFTS, delFileChunks *sql.Stmt
+	delSessFTS, delSessChunks *sql.Stmt
+}
+
+func newWriter(tx *sql.Tx) (*writer, error) {
+	w := &writer{tx: tx}
+	var err error
+	prep := func(dst **sql.Stmt, q string) {
+		if err == nil {
+			*dst, err = tx.Prepare(q)
+		}
+	}
+	prep(&w.addChunk, `INSERT INTO chunks(source, kind, root, path, start_line, end_line, session, run, step, tool) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	prep(&w.addText, `INSERT INTO fts(rowid, text) VALUES (?, ?)`)
+	prep(&w.delFileFTS, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE root = ? AND path = ?)`)
+	prep(&w.delFileChunks, `DELETE FROM chunks WHERE root = ? AND path = ?`)
+	prep(&w.delSessFTS, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE session = ?)`)
+	prep(&w.delSessChunks, `DELETE FROM chunks WHERE session = ?`)
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("search: prepare: %w", err)
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, s := range []*sql.Stmt{w.addChunk, w.addText, w.delFileFTS, w.delFileChunks, w.delSessFTS, w.delSessChunks} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+func (w *writer) add(r chunkRow, text string) error {
+	res, err := w.addChunk.Exec(r.source, r.kind, r.root, r.path, r.start, r.end, r.session, r.run, r.step, r.tool)
+	if err != nil {
+		return fmt.Errorf("search: add chunk: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("search: add chunk: %w", err)
+	}
+	if _, err := w.addText.Exec(id, text); err != nil {
+		return fmt.Errorf("search: add chunk: %w", err)
+	}
+	return nil
+}
+
+func (w *writer) deleteFile(root, path string) error {
+	if _, err := w.delFileFTS.Exec(root, path); err != nil {
+		return fmt.Errorf("search: file %s: %w", path, err)
+	}
+	if _, err := w.delFileChunks.Exec(root, path); err != nil {
+		return fmt.Errorf("search: file %s: %w", path, err)
+	}
+	return nil
+}
+
+func (w *writer) deleteSession(id string) error {
+	if _, err := w.delSessFTS.Exec(id); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	if _, err := w.delSessChunks.Exec(id); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
+	return nil
+}
