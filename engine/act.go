@@ -389,7 +389,7 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 	}
 	a.view = MemoryView{base: r.memory()}
 	jb.view = &a.view
-	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view}
+	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view, turn: r.s.run.Turn}
 	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
 	r.outstanding++
 	go a.run()

@@ -20,7 +20,7 @@ import (
 // with a history that starts from the task, its own step limit and tools,
 // and the session's memory; its answer is the call's result. The calls of
 // one decision run in parallel. A sub-run's events carry its own run id
-// (the parent's id, "/", the call's id), the agent's name, and the parent's
+// (the parent's id, the parent's turn and the call's id: run-1/3/call_0), the agent's name, and the parent's
 // run and call.
 //
 // Handoff: an agent with Handoff set is offered to runs of the other agents
@@ -318,7 +318,9 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	if a == nil || a.Handoff {
 		return "", fmt.Errorf("there is no agent %q to delegate to", args.Agent)
 	}
-	id := r.id + "/" + strconv.Itoa(c.Step) + "/" + c.ID
+	// The parent's turn, not its step: step numbers are the session's and
+	// parallel sub-runs take them in any order, a run's turns are its own.
+	id := r.id + "/" + strconv.Itoa(c.turn) + "/" + c.ID
 	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: c.Step, compactedTurn: -1,
 		instructions: r.instructions, instT: r.instT,
 		depth: r.depth + 1, parent: r.id, parentCall: c.ID, parentBase: r.prof.base}

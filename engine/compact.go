@@ -103,7 +103,7 @@ func (r *run) compact(ctx context.Context, focus string, manual bool, before int
 		sys += "\n\nThe person asks the summary to keep in particular: " + focus
 	}
 	req := &Request{System: sys, Messages: []Message{{Role: RoleUser, Content: s.transcript(upto)}}, Options: cfg.Options,
-		Session: r.root.ID, Run: r.id, Step: r.step, Summarize: true}
+		Session: r.root.ID, Run: r.id, Step: r.step, Turn: s.run.Turn, Summarize: true}
 	dec, err := r.ask(ctx, model, req, "compact")
 	if err != nil {
 		return nil, err

@@ -58,6 +58,8 @@ type Call struct {
 	Step    int
 	Session string
 	Memory  *MemoryView
+
+	turn int // the decisions of the run that made the call, when it did
 }
 
 // Bind decodes the call's arguments into v.

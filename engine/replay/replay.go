@@ -18,7 +18,7 @@ import (
 // and what its request looked like, by run and turn.
 type Recording struct {
 	decisions map[key]recorded
-	summaries map[key]string    // compactions' summaries, by run and step
+	summaries map[key]string    // compactions' summaries, by run and turn
 	tasks     map[string]string // run → its task
 	// Results are the recorded tool results, by run and call id.
 	Results map[Call]Result
@@ -75,7 +75,7 @@ func FromEvents(events []engine.Event) *Recording {
 			}
 		case *engine.ContextCompacted:
 			if !d.Manual {
-				rec.summaries[key{ev.Run, ev.Step}] = strings.TrimSuffix(d.Summary, requestNoteOf(d.Summary))
+				rec.summaries[key{ev.Run, turn[ev.Run]}] = strings.TrimSuffix(d.Summary, requestNoteOf(d.Summary))
 			}
 		case *engine.ToolFinished:
 			rec.Results[Call{ev.Run, d.ID}] = Result{Step: ev.Step, Name: d.Name, Status: d.Status, Text: d.Result}
@@ -114,10 +114,10 @@ var ErrChanged = fmt.Errorf("the request changed since it was recorded")
 // Decide implements engine.Model.
 func (m Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, error) {
 	if req.Summarize {
-		if sum, ok := m.rec.summaries[key{req.Run, req.Step}]; ok {
+		if sum, ok := m.rec.summaries[key{req.Run, req.Turn}]; ok {
 			return engine.Decision{Text: sum}, nil
 		}
-		return engine.Decision{}, engine.Permanent(fmt.Errorf("replay: run %s has no recorded summary at step %d", req.Run, req.Step))
+		return engine.Decision{}, engine.Permanent(fmt.Errorf("replay: run %s has no recorded summary before decision %d", req.Run, req.Turn+1))
 	}
 	r, ok := m.rec.decisions[key{req.Run, req.Turn}]
 	if !ok {
