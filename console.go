@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/ui"
+	"github.com/agentty/agentty/workflow"
 )
 
 // backend runs agents on one journaled session for the console, and
@@ -29,11 +32,26 @@ type backend struct {
 
 	mu     sync.Mutex     // guards engine, which /model replaces from a command's goroutine
 	engine *engine.Engine // runs on the session: the setup's, or one for the session's model
+
+	// The workflow an interrupted last run carries out, which ctrl+r
+	// continues with its planner (made when the session is opened), or
+	// why it cannot. Only the Bubble Tea loop reads them, after open.
+	resume    *workflowRun
+	resumeErr error
+}
+
+// workflowRun is an engine made to carry out a workflow and the sink that
+// frames its run, around the journal.
+type workflowRun struct {
+	eng   *engine.Engine
+	sink  engine.Sink    // frame, then the trace sink if any
+	frame *workflow.Sink // around the journal
 }
 
 var (
 	_ ui.Backend   = (*backend)(nil)
 	_ ui.Commander = (*backend)(nil)
+	_ ui.Workflows = (*backend)(nil)
 )
 
 // eng returns the engine the session's next run runs on.
@@ -48,7 +66,77 @@ func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
 }
 
 func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
+	if b.resumeErr != nil {
+		ch := make(chan engine.Event, 1)
+		ch <- engine.Refusal(b.journal.ID, b.resumeErr)
+		close(ch)
+		return ch
+	}
+	if w := b.resume; w != nil { // a workflow's run: its planner goes on
+		return w.eng.StartContinue(ctx, b.session, w.sink)
+	}
 	return b.eng().StartContinue(ctx, b.session, b.sink)
+}
+
+// Workflows lists the workflows of the workspace and the person's config
+// (/workflow).
+func (b *backend) Workflows() ([]ui.WorkflowInfo, error) {
+	files, errs := loadWorkflows(cmp.Or(b.con.opts.workspace, "."), b.con.getenv)
+	out := make([]ui.WorkflowInfo, 0, len(files))
+	for _, f := range files {
+		wi := ui.WorkflowInfo{Name: f.W.Name, Description: f.W.Description}
+		for _, in := range f.W.Inputs {
+			n := in.Name
+			if in.Required {
+				n += " (required)"
+			}
+			wi.Inputs = append(wi.Inputs, n)
+		}
+		out = append(out, wi)
+	}
+	slices.SortFunc(out, func(a, b ui.WorkflowInfo) int { return cmp.Compare(a.Name, b.Name) })
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// PrepareWorkflow finds the workflow, checks its inputs and makes its
+// engine (on the session's model), as `agentty workflow run` does; the run
+// it starts is framed by a workflow.Sink around the journal.
+func (b *backend) PrepareWorkflow(name string, inputs map[string]string) (func(context.Context) <-chan engine.Event, string, error) {
+	ws := cmp.Or(b.con.opts.workspace, ".")
+	w, err := findWorkflow(name, ws, b.con.getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	in, err := w.CheckInputs(inputs)
+	if err != nil {
+		return nil, "", err
+	}
+	run, notices, err := b.con.workflowRun(b.eng(), w, in, b.journal)
+	if err != nil {
+		return nil, "", err
+	}
+	task := workflowTask(w, in)
+	return func(ctx context.Context) <-chan engine.Event {
+		return run.eng.Start(ctx, b.session, task, run.sink)
+	}, strings.Join(notices, "\n"), nil
+}
+
+// workflowRun makes the engine that carries out w on the session's engine
+// (its model and tools), and the sink that frames its run around the
+// journal; notices are what the setup had to say of it.
+func (c *console) workflowRun(session *engine.Engine, w *workflow.Workflow, in map[string]string, j *sessions.Journal) (*workflowRun, []string, error) {
+	// workflowEngine reads the setup's engine and adds to its notices: a
+	// setup of the session's engine, with notices of its own.
+	st := &setup{modelName: c.setup.modelName, engine: session}
+	eng, err := workflowEngine(st, c.opts, w, in, c.getenv)
+	if err != nil {
+		return nil, st.notices, err
+	}
+	frame := &workflow.Sink{W: w, Inputs: in, Next: j}
+	return &workflowRun{eng: eng, sink: c.setup.withTrace(frame), frame: frame}, st.notices, nil
 }
 
 func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
@@ -71,14 +159,45 @@ type console struct {
 // open makes the backend of a session open for writing: on the setup's
 // engine, or on one for the model the person picked for the session
 // (/model), when that one can be made.
-func (c *console) open(j *sessions.Journal, s *engine.Session) *backend {
+func (c *console) open(j *sessions.Journal, s *engine.Session) *backend { return c.openWith(j, s, nil) }
+
+// openWith is open with the session's journaled events: when its last run
+// was interrupted carrying out a workflow, ctrl+r continues it with the
+// workflow's planner, whose engine and sink are made here, the sink told
+// of what the run did.
+func (c *console) openWith(j *sessions.Journal, s *engine.Session, events []engine.Event) *backend {
 	b := &backend{con: c, session: s, journal: j, sink: c.setup.withTrace(j), engine: c.setup.engine}
 	if s.Model != "" && s.Model != c.setup.modelName {
 		if e, err := c.engineFor(s.Model); err == nil {
 			b.engine = e
 		}
 	}
+	if s.Interrupted() {
+		b.resume, b.resumeErr = c.resumeWorkflow(b, events)
+	}
 	return b
+}
+
+// resumeWorkflow makes what continues the workflow the session's
+// interrupted last run carries out: nil when it carries out none.
+func (c *console) resumeWorkflow(b *backend, events []engine.Event) (*workflowRun, error) {
+	last := b.session.LastRun().ID
+	w, in, err := workflowOf(events, last, cmp.Or(c.opts.workspace, "."), c.getenv)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	run, _, err := c.workflowRun(b.engine, w, in, b.journal)
+	if err != nil {
+		return nil, fmt.Errorf("the session's workflow %s: %w", w.Name, err)
+	}
+	var past []engine.Event // the run's own events: the sink knows what its steps did
+	for _, ev := range events {
+		if ev.Run == last {
+			past = append(past, ev)
+		}
+	}
+	run.frame.Prime(past)
+	return run, nil
 }
 
 // engineFor returns an engine set up as the setup's, deciding with the
@@ -184,11 +303,17 @@ func (b *backend) Fork(step int) (ui.Backend, []engine.Event, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The store cuts the fork's title to 60 characters, "(fork of ID at
+	// step N)" with it when the title is long: the parent is kept whole,
+	// for the picker (forkOf), and the title cut before it. A title that
+	// cannot be written leaves the store's.
+	suffix := fmt.Sprintf(" (fork of %s at step %d)", b.journal.ID, step)
+	_ = b.con.store.Rename(id, engine.OneLine(cmp.Or(b.journal.Meta().Title, "untitled"), max(60-len(suffix), 12))+suffix)
 	j, l, err := b.con.store.OpenWriter(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.con.open(j, l.Session), l.Events, nil
+	return b.con.openWith(j, l.Session, l.Events), l.Events, nil
 }
 
 // Clear opens a new, empty session with the same settings (/clear), on
@@ -287,8 +412,28 @@ func (p picker) List() ([]ui.SessionInfo, error) {
 	for i, l := range ls {
 		out[i] = ui.SessionInfo{ID: l.ID, Title: l.Title, Model: l.Model, Updated: l.Updated,
 			Steps: l.LastStep, Interrupted: l.Interrupted, Err: l.Err}
+		out[i].ForkOf, out[i].ForkStep = forkOf(l.Title)
 	}
 	return out, nil
+}
+
+// forkTitle is what sessions.Store.Fork writes at the end of a fork's title.
+var forkTitle = regexp.MustCompile(`\(fork of ([0-9a-z]+) at step (\d+)\)`)
+
+// forkOf reads the session a fork was forked from, and the step, from its
+// title (the meta has no field for them); "" when the title says none (or
+// was cut before it).
+func forkOf(title string) (string, int) {
+	ms := forkTitle.FindAllStringSubmatch(title, -1)
+	if len(ms) == 0 {
+		return "", 0
+	}
+	m := ms[len(ms)-1] // a fork of a fork: the last is its own
+	n, err := strconv.Atoi(m[2])
+	if err != nil {
+		return "", 0
+	}
+	return m[1], n
 }
 
 func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
@@ -299,7 +444,7 @@ func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	case j == nil:
 		return &readOnlyBackend{id: id, why: why}, l.Events, nil
 	}
-	return p.con.open(j, l.Session), l.Events, nil
+	return p.con.openWith(j, l.Session, l.Events), l.Events, nil
 }
 
 // splitResume takes --resume [ID] out of args: the flag package has no flag
@@ -416,7 +561,7 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	cfg.Sessions = picker{store: store, setup: st, con: con}
 	cfg.Events = events
 	if journal != nil {
-		cfg.Backend = con.open(journal, session)
+		cfg.Backend = con.openWith(journal, session, events)
 		if o.agent != "" && session.Agent != "" && session.Agent != o.agent {
 			// The session ran as another agent: --agent picks this one, journaled.
 			if ev, err := session.SwitchAgent(o.agent, journal); err != nil {

@@ -95,3 +95,109 @@ func TestConsoleCommands(t *testing.T) {
 		t.Fatalf("/trust recorded nothing: %v", err)
 	}
 }
+
+// TestConsoleWorkflow: the session backend carries out a workflow of the
+// user's workflows folder (/workflow): an unknown name or a missing
+// required input is an error naming what is wrong, and nothing runs; the
+// offline example answers 391, its run framed by workflow_started and
+// workflow_finished in the journal; a fork of it after its first step,
+// opened, continues with the workflow's planner (ctrl+r), running none of
+// the steps done before the fork again.
+func TestConsoleWorkflow(t *testing.T) {
+	env := agentEnv(t)
+	getenv := func(k string) string { return env[k] }
+	dir := filepath.Join(filepath.Dir(env["AGENTTY_CONFIG"]), "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("examples", "workflows", "arithmetic.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needy := "name: needy\ninputs:\n  pr: {required: true}\nsteps:\n  - id: one\n    tool: calculator\n    args: {expression: \"1+1\"}\n"
+	for name, body := range map[string]string{"arithmetic.yaml": string(src), "needy.yaml": needy} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := options{model: "offline", maxSteps: 5, workspace: t.TempDir()}
+	st, err := build(context.Background(), o, nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	store, err := sessions.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	con := &console{store: store, setup: st, opts: o, getenv: getenv}
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := con.open(j, engine.NewSession(j.ID))
+	defer b.Close()
+
+	ls, err := b.Workflows()
+	if err != nil || len(ls) != 2 || ls[0].Name != "arithmetic" || ls[1].Inputs[0] != "pr (required)" {
+		t.Fatalf("workflows: %+v, %v", ls, err)
+	}
+	if _, _, err := b.PrepareWorkflow("nope", nil); err == nil || !strings.Contains(err.Error(), `no workflow is called "nope"`) || !strings.Contains(err.Error(), "arithmetic") {
+		t.Errorf("an unknown workflow: %v", err)
+	}
+	if _, _, err := b.PrepareWorkflow("needy", nil); err == nil || !strings.Contains(err.Error(), "pr") {
+		t.Errorf("a missing input: %v", err)
+	}
+	if len(b.session.History) != 0 {
+		t.Fatal("a refused workflow ran")
+	}
+	start, _, err := b.PrepareWorkflow("arithmetic", map[string]string{"a": "17"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer string
+	kinds := map[engine.Kind]int{}
+	for ev := range start(context.Background()) {
+		kinds[ev.Kind]++
+		if d, ok := ev.Data.(*engine.RunFinished); ok && ev.ParentRun == "" {
+			answer = d.Answer
+		}
+		if ev.Workflow != "arithmetic" {
+			t.Errorf("%s of %s does not name the workflow", ev.Kind, ev.Run)
+		}
+	}
+	if !strings.Contains(answer, "391") || kinds[engine.KindWorkflowStarted] != 1 || kinds[engine.KindWorkflowStepFinished] != 4 || kinds[engine.KindWorkflowFinished] != 1 {
+		t.Fatalf("the workflow answered %q with events %v", answer, kinds)
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A fork after the first step (product): the run is interrupted there,
+	// and opened, it continues with the planner.
+	fb, events, err := b.Fork(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	f := fb.(*backend)
+	if !f.session.Interrupted() || f.resume == nil || f.resumeErr != nil {
+		t.Fatalf("the fork at step 1 (%d events): interrupted %v, workflow %v (%v)", len(events), f.session.Interrupted(), f.resume, f.resumeErr)
+	}
+	var steps []string
+	answer = ""
+	for ev := range f.Continue(context.Background()) {
+		if d, ok := ev.Data.(*engine.ToolStarted); ok && ev.ParentRun == "" {
+			steps = append(steps, ev.WorkflowStep)
+			if ev.WorkflowStep == "product" {
+				t.Errorf("the step done before the fork ran again: %s", d.ID)
+			}
+		}
+		if d, ok := ev.Data.(*engine.RunFinished); ok && ev.ParentRun == "" {
+			answer = d.Answer
+		}
+	}
+	if !strings.Contains(answer, "391") || len(steps) != 3 {
+		t.Errorf("the continued workflow ran steps %v and answered %q", steps, answer)
+	}
+}

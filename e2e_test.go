@@ -392,3 +392,66 @@ func TestSlashModelInTmux(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestWorkflowInTmux: /workflow arithmetic (the offline example, in the
+// user's workflows folder): its steps appear in the Timeline, each with a
+// row, and the answer has 391; f on the row of the first step's observe
+// forks the session there and opens the fork, whose workflow ctrl+r
+// continues to the same answer; the picker shows the fork's parent.
+func TestWorkflowInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("examples", "workflows", "arithmetic.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "workflows"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "workflows", "arithmetic.yaml"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm.start(home, "--model", "offline")
+	tm.keys("/workflow nope", "Enter")
+	tm.wait("one line for an unknown workflow", func(s string) bool {
+		return strings.Contains(chatPane(s), `no workflow is called "nope"`)
+	})
+	tm.keys("/workflow arith", "Tab")
+	tm.wait("the name completed", func(s string) bool { return strings.Contains(s, "/workflow arithmetic ") })
+	tm.keys("Enter")
+	s := tm.wait("the steps and the answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "remembered: product is 17*23 = 391") && strings.Contains(s, "idle")
+	})
+	for _, step := range []string{"step product", "step check", "step remember", "step recall"} {
+		if !strings.Contains(timelinePane(s), step) {
+			t.Errorf("no row of %s in the Timeline:\n%s", step, s)
+		}
+		if !strings.Contains(chatPane(s), "▣ "+step+":") {
+			t.Errorf("no line of %s in the Chat:\n%s", step, s)
+		}
+	}
+	// To the Timeline, and up from the end (■ answered) to the observe
+	// row of step 1: the rows of steps 8, 5 and 2 are 14.
+	tm.keys("Tab", "Tab")
+	for range 15 {
+		tm.keys("Up")
+	}
+	tm.keys("f")
+	tm.wait("the fork open", func(s string) bool {
+		return strings.Contains(chatPane(s), "A fork of") && strings.Contains(chatPane(s), "at step 1.") &&
+			strings.Contains(chatPane(s), "ctrl+r to continue")
+	})
+	tm.keys("C-r")
+	s = tm.wait("the fork's workflow to go on to its answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "remembered: product is 17*23 = 391") && strings.Contains(s, "idle")
+	})
+	if !strings.Contains(timelinePane(s), "step recall") {
+		t.Errorf("the continued workflow's steps are not in the Timeline:\n%s", s)
+	}
+	tm.keys("C-o")
+	tm.wait("the picker showing the fork's parent", func(s string) bool { return strings.Contains(s, "fork of ") && strings.Contains(s, "at step 1 ·") })
+	tm.keys("Escape")
+	tm.wait("the picker closed", func(s string) bool { return !strings.Contains(s, "Sessions — enter opens") })
+	tm.keys("C-d")
+	tm.waitGone()
+}

@@ -21,6 +21,7 @@ const (
 	itemAssistant
 	itemTool
 	itemNote
+	itemStep // a workflow step: its calls and its output
 )
 
 // chatItem is one entry of the chat. Its rendered lines are cached for the
@@ -39,6 +40,8 @@ type chatItem struct {
 	agent, task string
 	sub         *subChat
 	parent      *chatItem
+	// a workflow step (itemStep)
+	step *stepChat
 	// streaming assistant text, kept in buf until the decision replaces it
 	streaming bool
 	buf       strings.Builder
@@ -111,6 +114,14 @@ type subChat struct {
 	answer, err  string
 }
 
+// stepChat is what the Chat keeps of a workflow step: its calls (each
+// attempt's, each item's) and how it ended (nil while it runs).
+type stepChat struct {
+	name  string
+	calls []*chatItem
+	end   *engine.WorkflowStepFinished
+}
+
 var streamHeader = styleAgent.Render("▍agentty") + styleDim.Render(" …")
 
 // markdownMargin is glamour's margin on each side of a rendered message.
@@ -124,6 +135,7 @@ type chat struct {
 	byCall    map[callKey]*chatItem
 	calls     map[callRef]*chatItem // each run's newest agent call with an id
 	subs      map[string]*chatItem  // the delegation of each sub-run, by its id
+	steps     map[string]*chatItem  // the steps of the workflow the last run carries out
 	expanded  bool
 	follow    bool
 	topItem   int
@@ -136,7 +148,7 @@ type chat struct {
 
 func newChat(style string) chat {
 	return chat{follow: true, byCall: map[callKey]*chatItem{}, calls: map[callRef]*chatItem{}, subs: map[string]*chatItem{},
-		renderers: map[int]*glamour.TermRenderer{}, style: style}
+		steps: map[string]*chatItem{}, renderers: map[int]*glamour.TermRenderer{}, style: style}
 }
 
 func (c *chat) add(it *chatItem) {
@@ -296,18 +308,42 @@ func (c *chat) apply(ev engine.Event) {
 			c.add(&chatItem{kind: itemAssistant, text: d.Text})
 		}
 		for _, tc := range d.ToolCalls {
-			c.add(c.newCall(ev, tc))
+			call := c.newCall(ev, tc)
+			name := ""
+			if ev.Workflow != "" {
+				name = stepOfCall(tc.ID)
+			}
+			if name == "" {
+				c.add(call)
+				continue
+			}
+			// A workflow step's call is drawn in the step's line.
+			st := c.stepItem(name)
+			call.parent = st
+			st.step.calls = append(st.step.calls, call)
+			c.byCall[call.call] = call
+			changed(st)
+		}
+	case *engine.WorkflowStarted:
+		c.steps = map[string]*chatItem{}
+	case *engine.WorkflowStepFinished:
+		if d.Step != "" {
+			st := c.stepItem(d.Step)
+			st.step.end = d
+			changed(st)
 		}
 	case *engine.ToolStarted:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
-			it.status, it.args, it.lines = "running", string(d.Args), nil
+			it.status, it.args = "running", string(d.Args)
 			if it.name == agentTool { // the arguments as run, edited at the gate or not
 				it.agent, it.task = delegation(d.Args)
 			}
+			changed(it)
 		}
 	case *engine.ToolFinished:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
-			it.status, it.result, it.truncated, it.lines = string(d.Status), d.Result, d.Truncated, nil
+			it.status, it.result, it.truncated = string(d.Status), d.Result, d.Truncated
+			changed(it)
 		}
 	case *engine.RunFinished:
 		cut := d.StopReason == engine.StopCancelled && c.keepStreaming()
@@ -373,6 +409,8 @@ func (c *chat) linesOf(it *chatItem) []string {
 		} else {
 			lines = toolLines(it, w, c.expanded)
 		}
+	case itemStep:
+		lines = stepItemLines(it, w, c.expanded)
 	case itemNote:
 		for _, l := range wrapRows(it.text, w) {
 			lines = append(lines, styleNote.Render(l))
@@ -389,7 +427,7 @@ func (c *chat) linesOf(it *chatItem) []string {
 // statusMark is the mark of a tool call's status.
 func statusMark(status string) string {
 	return map[string]string{"ok": styleOK.Render("✓"), "error": styleErr.Render("✗"), "denied": styleErr.Render("⊘"),
-		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·")}[status]
+		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·"), "not run": styleDim.Render("–")}[status]
 }
 
 // delegationLines draws a call of the tool agent: one line, the agent, its
@@ -629,4 +667,94 @@ func (c *chat) scroll(n int) {
 	if below <= c.height {
 		c.follow = true
 	}
+}
+
+// stepItem returns the Chat's item of a workflow step, adding it when the
+// step has none yet.
+func (c *chat) stepItem(name string) *chatItem {
+	if it := c.steps[name]; it != nil {
+		return it
+	}
+	it := &chatItem{kind: itemStep, step: &stepChat{name: flatten(name)}}
+	c.steps[name] = it
+	c.add(it)
+	return it
+}
+
+// stepItemLines draws a workflow step: one line, its name, how it is going
+// and its output (cut to fit),
+//
+//	▣ step check: 23*17 = 391 ✓
+//
+// and, expanded (ctrl+x, as every tool call), its calls, a delegation with
+// what its sub-run did, then its whole output.
+func stepItemLines(it *chatItem, w int, expanded bool) []string {
+	st := it.step
+	status := "pending" // decided, not yet called
+	if len(st.calls) > 0 {
+		status = "running"
+	}
+	head := "▣ step " + st.name
+	out := ""
+	if e := st.end; e != nil {
+		status = e.Status
+		if e.Attempts > 1 {
+			head += fmt.Sprintf(" (%d attempts)", e.Attempts)
+		}
+		if e.Items > 0 {
+			head += " · " + count(e.Items, "item")
+		}
+		switch status {
+		case "skipped":
+			out = "skipped (its if was false)"
+		case "not run":
+			out = "not run"
+		default:
+			out = flatten(strings.TrimSpace(e.Output))
+		}
+	} else if len(st.calls) > 0 {
+		var names []string
+		for _, c := range st.calls {
+			n := flatten(c.name)
+			if c.name == agentTool && c.agent != "" {
+				n += " " + c.agent
+			}
+			names = append(names, n)
+		}
+		out = "calling " + strings.Join(names, ", ")
+	}
+	tail := " " + statusMark(status)
+	if out != "" {
+		room := max(w-ansi.StringWidth(head)-2-ansi.StringWidth(tail), 12)
+		head += ": " + ansi.Truncate(out, room, "…")
+	}
+	lines := []string{ansi.Truncate(styleTool.Render(head+tail), w, "…")}
+	if !expanded {
+		return lines
+	}
+	inner := max(w-2, 10)
+	var body []string
+	for _, c := range st.calls {
+		if c.name == agentTool {
+			body = append(body, delegationLines(c, inner, true)...)
+		} else {
+			body = append(body, toolLines(c, inner, false)...)
+		}
+	}
+	if e := st.end; e != nil && e.Output != "" {
+		label, style := "output:", styleDim
+		if e.Status == "error" {
+			label, style = "error:", styleErr
+		}
+		body = append(body, style.Render(label))
+		for _, l := range strings.Split(e.Output, "\n") {
+			for _, r := range hangRows(l, inner-2) {
+				body = append(body, "  "+r)
+			}
+		}
+	}
+	for _, l := range body {
+		lines = append(lines, "  "+l)
+	}
+	return lines
 }

@@ -33,6 +33,9 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 	if ev.Agent != "" || ev.ParentRun != "" || ev.ParentCall != "" {
 		ev.Agent, ev.ParentRun, ev.ParentCall = flatten(Sanitize(ev.Agent)), Sanitize(ev.ParentRun), Sanitize(ev.ParentCall)
 	}
+	if ev.Workflow != "" || ev.WorkflowStep != "" {
+		ev.Workflow, ev.WorkflowStep = flatten(Sanitize(ev.Workflow)), flatten(Sanitize(ev.WorkflowStep))
+	}
 	if ev.ParentRun != "" {
 		c = &eventCleaner{} // its resets below change nothing of the top-level stream's
 	}
@@ -154,6 +157,37 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.Answer, cp.Error, cp.Partial = answer, msg, partial
+			ev.Data = &cp
+		}
+	case *engine.WorkflowStarted:
+		name, ok1 := sanitized(d.Name)
+		file, ok2 := sanitized(d.File)
+		steps, ok3 := sanitizeAll(d.Steps)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Name, cp.File, cp.Steps = flatten(name), file, make([]string, len(steps))
+			for i := range steps {
+				cp.Steps[i] = flatten(steps[i])
+			}
+			ev.Data = &cp
+		}
+	case *engine.WorkflowStepFinished:
+		step, ok1 := sanitized(d.Step)
+		status, ok2 := sanitized(d.Status)
+		out, ok3 := sanitized(d.Output)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Step, cp.Status, cp.Output = flatten(step), flatten(status), out
+			ev.Data = &cp
+		}
+	case *engine.WorkflowFinished:
+		name, ok1 := sanitized(d.Name)
+		status, ok2 := sanitized(d.Status)
+		out, ok3 := sanitized(d.Output)
+		msg, ok4 := sanitized(d.Error)
+		if ok1 || ok2 || ok3 || ok4 {
+			cp := *d
+			cp.Name, cp.Status, cp.Output, cp.Error = flatten(name), flatten(status), out, msg
 			ev.Data = &cp
 		}
 	case *engine.Notice:

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
@@ -38,6 +40,8 @@ type (
 		events []engine.Event // open's journaled events
 		note   string
 		err    error
+		// run starts a run on the session it ran on (/workflow).
+		run func(context.Context) <-chan engine.Event
 	}
 )
 

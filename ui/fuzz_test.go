@@ -225,6 +225,30 @@ func (b *fuzzBackend) Trust() (string, error) { return "", errors.New("/ws has n
 
 func (b *fuzzBackend) ModelName() string { return b.s.Model }
 
+func (b *fuzzBackend) Workflows() ([]WorkflowInfo, error) {
+	return []WorkflowInfo{{Name: "release", Description: "a product, checked", Inputs: []string{"a", "b"}}}, nil
+}
+
+// PrepareWorkflow starts a run that plays the journal of the workflow
+// release (a real one's events); "nope" is no workflow, and a missing
+// input b is refused.
+func (b *fuzzBackend) PrepareWorkflow(name string, in map[string]string) (func(context.Context) <-chan engine.Event, string, error) {
+	switch {
+	case b.readOnly != "":
+		return nil, "", errors.New("this session is read-only: " + b.readOnly)
+	case name != "release":
+		return nil, "", fmt.Errorf("no workflow is called %q; the workflows are: release", name)
+	case in["b"] == "x":
+		return nil, "", errors.New("release.yaml:4: inputs.b: not a whole number")
+	}
+	for i, j := range b.h.journals {
+		if j.name == "workflow.jsonl" {
+			b.h.playing = i
+		}
+	}
+	return func(ctx context.Context) <-chan engine.Event { return b.Start(ctx, "workflow release") }, "", nil
+}
+
 // fuzzRun is a run the harness plays: the events of a journal, then
 // run_finished, then the channel closes. A cancelled run finishes at once.
 type fuzzRun struct {
@@ -584,7 +608,8 @@ func (h *harness) step() {
 // fuzzSlash are the command lines opSlash types.
 var fuzzSlash = []string{"/", "/c", "/compact", "/compact keep the names", "/clear", "/model offline", "/model nope", "/model",
 	"/agent critic", "/agent nobody", "/agent", "/fork", "/fork 1", "/fork x", "/export", "/export json out.json", "/memory",
-	"/trust", "/help", "/nope", "//not a command", "/m", "/model a b"}
+	"/trust", "/help", "/nope", "//not a command", "/m", "/model a b",
+	"/workflow", "/workflow release a=1", "/workflow nope", `/workflow release a="x`, "/workflow re", "/workflow release b=x", "/w"}
 
 // maxTyped bounds the text typed and pasted into one input's console: the
 // input box re-wraps all of its text on every frame (bubbles' textarea), so
@@ -742,7 +767,10 @@ func (h *harness) finish(d engine.RunFinished) {
 func (h *harness) madeUpEvent() {
 	step := h.pick(5)
 	ev := engine.Event{V: engine.SchemaVersion, Session: "0mx2fuzz0001", Run: "run-9", Step: step, Time: time.Now()}
-	switch h.pick(13) {
+	switch h.pick(14) {
+	case 13:
+		h.workflowEvent(ev)
+		return
 	case 11:
 		upTo := 0
 		if b, ok := h.m.backend.(*fuzzBackend); ok {
@@ -783,6 +811,31 @@ func (h *harness) madeUpEvent() {
 	if len(h.subs) > 0 && h.pick(4) == 0 { // as a sub-run's
 		sub := h.subs[h.pick(len(h.subs))]
 		ev.Run, ev.Agent, ev.ParentRun, ev.ParentCall = sub.run, sub.agent, sub.parent, sub.call
+	}
+	h.madeUp(ev)
+}
+
+// workflowEvent makes up an event of a workflow: its start, a step's end
+// (any status, any output), a step's tool call, its end.
+func (h *harness) workflowEvent(ev engine.Event) {
+	steps := []string{"draft", "check", h.text()}
+	ev.Workflow = []string{"release", h.text()}[h.pick(2)]
+	switch h.pick(4) {
+	case 0:
+		ev.Phase, ev.Kind, ev.Data = engine.Observe, engine.KindWorkflowStarted, &engine.WorkflowStarted{Name: ev.Workflow, File: h.text(), Steps: steps}
+	case 1:
+		step := steps[h.pick(3)]
+		ev.WorkflowStep = step
+		ev.Phase, ev.Kind, ev.Data = engine.Observe, engine.KindWorkflowStepFinished, &engine.WorkflowStepFinished{Step: step,
+			Status: []string{"ok", "error", "skipped", "not run", h.text()}[h.pick(5)], Output: h.text(), Attempts: h.pick(4), Items: h.pick(3)}
+	case 2:
+		step := steps[h.pick(2)]
+		c := engine.ToolCall{ID: fmt.Sprintf("wf-%s-%d", step, h.pick(3)+1), Name: []string{"calculator", agentTool}[h.pick(2)], Args: json.RawMessage(`{"agent":"w","task":"t"}`)}
+		ev.WorkflowStep = step
+		ev.Phase, ev.Kind, ev.Data = engine.Act, engine.KindToolStarted, &engine.ToolStarted{ID: c.ID, Name: c.Name, Args: c.Args}
+	case 3:
+		ev.Phase, ev.Kind, ev.Data = engine.Observe, engine.KindWorkflowFinished, &engine.WorkflowFinished{Name: ev.Workflow,
+			Status: []string{"ok", "error", h.text()}[h.pick(3)], Output: h.text(), Error: h.text()}
 	}
 	h.madeUp(ev)
 }
@@ -903,6 +956,10 @@ func (h *harness) pause() {
 	if kind > 0 {
 		p.At, p.Approval = engine.Act, kind == 2
 		p.ToolCall = &engine.ToolCall{ID: "call_9", Name: "write_file", Args: json.RawMessage(`{"path":"a.txt","content":"` + strings.Repeat("x", h.pick(300)) + `"}`)}
+		if strings.HasPrefix(h.journals[h.playing].name, "workflow") { // a workflow's run pauses before a step's call
+			p.ToolCall.ID, p.ToolCall.Name = "wf-check-9", agentTool
+			p.ToolCall.Args = json.RawMessage(`{"agent":"wf-task-check","task":"` + strings.Repeat("y", len(p.ToolCall.Args)%40) + `"}`)
+		}
 	}
 	h.trace("gate: pause %s", p.At)
 	h.send(engine.Event{V: engine.SchemaVersion, Session: r.b.id, Run: p.Run, Agent: p.Agent, ParentRun: p.ParentRun, ParentCall: parentCall, Step: p.Step, Phase: p.At, Kind: engine.KindGatePaused,
@@ -1084,7 +1141,13 @@ func consoleStates(m *Model) []string {
 	}
 	for _, it := range m.chat.items {
 		add(it.sub != nil && m.chat.expanded, "delegation expanded")
+		add(it.kind == itemStep, "workflow step")
 	}
+	for i, r := range m.tl.rows {
+		add(r.wf != nil && len(m.tl.children[i]) > 0 && r.status == "running", "workflow running")
+	}
+	add(m.pause != nil && m.pause.step != "", "paused at a workflow step")
+	add(m.backend != nil && strings.HasPrefix(m.backend.SessionID(), "0mx2fork"), "forked")
 	return out
 }
 
@@ -1093,7 +1156,7 @@ var seedStates = []string{"empty", "streaming", "reasoning", "paused at decide",
 	"editor", "memory form", "picker", "picker filtered", "details", "help", "scrolled up", "expanded", "narrow",
 	"wide", "20x8", "memory focus", "timeline focus", "cancelling", "interrupted", "read-only", "damaged",
 	"cut off", "retried", "trimmed", "memory", "sub-run", "folded", "unfolded", "delegation expanded", "slash list", "compacting",
-	"compacted"}
+	"compacted", "workflow step", "workflow running", "paused at a workflow step", "forked"}
 
 // TestConsoleSeeds plays the committed seeds (as go test does) and checks
 // that between them they reach every state the fuzzer should start from.
@@ -1351,6 +1414,13 @@ func consoleSeeds(js []journal) map[string][]byte {
 		s.start(startNew, "step-limit.jsonl", 0, 0, 120, 40).typed("loop").keys("enter").engine(40).
 			op(opJournal, s.journal("model-error.jsonl")).typed("fail").keys("enter").engine(10).paste(3).paste(1).keys("enter").
 			op(opJournal, s.journal("offline-remember.jsonl")).engine(40).keys("up", "up", "down")
+	})
+	add("workflow-fork", func(s *seedBuilder) {
+		s.start(startStep, "offline-calc.jsonl", 0, 0, 120, 40).typed("/workflow nope").keys("enter").
+			typed("/workflow re").keys("tab").typed("a=17").keys("enter").steps(3).pause(0, 0).keys("enter").steps(4).
+			pause(1, 30).keys("e", "esc", "enter").steps(12).keys("c").engine(60).resize(80, 24).
+			keys("ctrl+x", "tab", "tab", "up", "up", "enter", "esc", "up", "up", "up", "f").
+			op(opEvent, 1, 13, 0, 1, 0).op(opEvent, 1, 13, 0, 1, 1, 3).keys("tab", "tab", "f")
 	})
 	return seeds
 }

@@ -26,6 +26,7 @@ var _ engine.Gate = (*Gate)(nil)
 type gateRequest struct {
 	pending engine.Pending
 	reply   chan engine.Verdict
+	step    string // the workflow step it holds back ("" for none), set by the console
 }
 
 // NewGate returns a gate, in step mode when step is set.

@@ -8,7 +8,7 @@ import "github.com/charmbracelet/bubbles/key"
 // listed in the help.
 type keyMap struct {
 	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
-	Fold                                                   key.Binding
+	Fold, Fork                                             key.Binding
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
@@ -57,6 +57,7 @@ func newKeyMap() keyMap {
 		Expand:    b([]string{"ctrl+x"}, "ctrl+x", "expand tool calls"),
 		Detail:    b([]string{"enter"}, "enter", "step details (timeline)"),
 		Fold:      b([]string{" ", "z"}, "space/z", "fold agent (timeline)"),
+		Fork:      b([]string{"f"}, "f", "fork here (timeline)"),
 		StepMode:  b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
 		Sessions:  b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
 		Continue:  b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
@@ -135,7 +136,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	}
 	switch h.focus {
 	case focusTimeline:
-		return []key.Binding{h.k.Detail, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
+		return []key.Binding{h.k.Detail, h.k.Fork, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
 	case focusMemory:
 		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Help}
 	}
@@ -145,7 +146,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 func (h helpKeys) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
-		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Sessions, h.k.Continue},
+		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.Sessions, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
 	}

@@ -62,10 +62,16 @@ func (p *gateRequest) bar(w int, stepping bool) []string {
 		}
 		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
 	}
-	if a := flatten(Sanitize(p.pending.Agent)); a != "" {
-		// Cut the call's arguments, not the agent's name: the name says
-		// which of the parallel runs waits.
-		tag := " · agent " + a
+	tag := ""
+	if a := flatten(Sanitize(p.pending.Agent)); a != "" && p.step == "" {
+		tag = " · agent " + a
+	}
+	if p.step != "" { // a workflow's step: its name says more than its task agent's
+		tag = " · step " + p.step
+	}
+	if tag != "" {
+		// Cut the call's arguments, not the agent's or step's name: the
+		// name says which of the parallel runs waits.
 		what = ansi.Truncate(what, max(w-4-ansi.StringWidth(tag), 10), "…") + tag
 	}
 	return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(pauseKeys[kindOf(p, stepping)])}, false)

@@ -32,7 +32,11 @@ func (p pickItem) Description() string {
 	if model == "" {
 		model = "-"
 	}
-	return fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.Steps, "step"))
+	d := fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.Steps, "step"))
+	if p.ForkOf != "" { // the parent, first: the title may be cut before it says so
+		d = fmt.Sprintf("fork of %s at step %d · %s", p.ForkOf, p.ForkStep, d)
+	}
+	return d
 }
 
 // FilterValue is what / filters on: the title and the id.
@@ -118,6 +122,7 @@ func (m *Model) openPicker(list []SessionInfo, err error) {
 	}
 	for i := range list { // titles and models come from the sessions' files
 		list[i].Title, list[i].Model = flatten(Sanitize(list[i].Title)), flatten(Sanitize(list[i].Model))
+		list[i].ForkOf = flatten(Sanitize(list[i].ForkOf))
 	}
 	m.picker = newPicker(list, m.width, m.height)
 }

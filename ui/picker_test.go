@@ -30,6 +30,7 @@ var instantCmds = []string{
 	".closeBackend.func",
 	".changeMemory.func",
 	".doCommand.func",
+	".listWorkflows.func",
 }
 
 func cmdName(c tea.Cmd) string { return runtime.FuncForPC(reflect.ValueOf(c).Pointer()).Name() }

@@ -61,6 +61,7 @@ var commands = []command{
 	{name: "model", args: "NAME", help: "the model of the next runs", needsArg: true},
 	{name: "agent", args: "NAME", help: "the agent of the next runs", needsArg: true},
 	{name: "fork", args: "[STEP]", help: "a new session up to STEP (the last)"},
+	{name: "workflow", args: "[NAME K=V…]", help: "carry out a workflow (none: list them)"},
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
 	{name: "memory", help: "the Memory pane"},
 	{name: "trust", help: "trust this workspace's config"},
@@ -237,6 +238,8 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 	switch name {
 	case "compact":
 		return m.startCompact(c, arg)
+	case "workflow":
+		return m.workflowCommand(arg)
 	case "clear":
 		last := m.backend.SessionID()
 		return m.runCommand(name, func() commandDoneMsg {
@@ -359,6 +362,19 @@ func (m *Model) commandDone(msg commandDoneMsg) tea.Cmd {
 		m.setBackend(msg.open, msg.events)
 	case msg.ev != nil && msg.on == m.backend:
 		m.applyEvent(*msg.ev)
+	case msg.run != nil:
+		if why := m.busy(); why != "" || msg.on != m.backend {
+			if why == "" {
+				why = "the session changed meanwhile"
+			}
+			m.notify("/" + msg.name + ": " + why + "; nothing was run")
+			return nil
+		}
+		if msg.note != "" {
+			m.notify(msg.note)
+		}
+		m.chat.follow = true
+		return m.startRun(msg.run)
 	}
 	if msg.note != "" {
 		m.notify(msg.note)
@@ -378,4 +394,15 @@ func (m *Model) startCompact(c Commander, focus string) tea.Cmd {
 	cmd := m.startRun(func(ctx context.Context) <-chan engine.Event { return c.Compact(ctx, focus) })
 	m.state = "compacting"
 	return cmd
+}
+
+// forkHere forks the session at the step of the Timeline's row under the
+// cursor (f), as /fork STEP does, and opens the fork.
+func (m *Model) forkHere() tea.Cmd {
+	r, ok := m.tl.selected()
+	if !ok {
+		m.note = "no step to fork at yet"
+		return nil
+	}
+	return m.slashCommand(fmt.Sprintf("/fork %d", r.step))
 }

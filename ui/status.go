@@ -26,6 +26,9 @@ func (m *Model) statusLine() string {
 		cut  bool // it may be cut short rather than left out
 	}
 	segs := []seg{{"agentty", 8, false}, {fmt.Sprintf("step %d", m.sess.Steps), 3, false}, {state, 0, false}}
+	if m.running && m.wf.active { // the workflow the run carries out: steps done of all
+		segs = append(segs, seg{fmt.Sprintf("workflow %s · step %d/%d", m.wf.name, m.wf.done, m.wf.total), 5, true})
+	}
 	if a := flatten(Sanitize(m.sess.Agent)); a != "" { // the active agent, as the last run_started or handoff said
 		segs = append(segs, seg{"agent " + a, 5, true})
 	}

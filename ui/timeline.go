@@ -37,6 +37,15 @@ type row struct {
 	toggled bool
 	// compact is the compaction a row stands for (its details show it).
 	compact *engine.ContextCompacted
+	// wf is set on the row of a workflow step, which its calls hang under.
+	wf *wfStep
+}
+
+// wfStep is what a workflow step's row knows of it: its name, and how it
+// ended (nil while it runs).
+type wfStep struct {
+	name string
+	end  *engine.WorkflowStepFinished
 }
 
 // subRun is what the Timeline knows of a sub-run: the row it hangs under
@@ -117,6 +126,7 @@ type timeline struct {
 	order    []int
 	posOf    []int
 	ordered  bool
+	steps    map[string]int // the row of each step of the workflow the last run carries out
 
 	// The lines view drew, reused until something changes.
 	cache    []string
@@ -127,7 +137,7 @@ type timeline struct {
 func newTimeline() timeline {
 	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[callKey]int{}, ordered: true,
 		calls: map[callRef]int{}, agents: map[callKey]string{}, subs: map[string]*subRun{}, children: map[int][]int{},
-		newest: map[int]int{}}
+		newest: map[int]int{}, steps: map[string]int{}}
 }
 
 func (t *timeline) detail(ev engine.Event) *stepDetail {
@@ -150,6 +160,10 @@ func (t *timeline) add(ev engine.Event, r row) int {
 		} else if p, ok := t.calls[parentOf(ev)]; ok { // no run_started seen
 			r.parent = p
 		}
+	} else if ev.WorkflowStep != "" && r.call.id != "" {
+		// A workflow step's call hangs under the step's row.
+		r.parent = t.stepRow(ev)
+		i = len(t.rows)
 	}
 	if r.parent >= 0 {
 		r.depth = t.rows[r.parent].depth + 1
@@ -177,6 +191,27 @@ func (t *timeline) addCall(ev engine.Event, r row) {
 	i := t.add(ev, r)
 	t.byCall[r.call] = i
 	t.calls[callRef{ev.Run, r.call.id}] = i
+}
+
+// stepRow returns the row of ev's workflow step, adding it (running) when
+// the step has none yet.
+func (t *timeline) stepRow(ev engine.Event) int {
+	if i, ok := t.steps[ev.WorkflowStep]; ok && i < len(t.rows) {
+		return i
+	}
+	name := flatten(ev.WorkflowStep)
+	i := t.add(engine.Event{Run: ev.Run, Step: ev.Step}, row{step: ev.Step, text: name, status: "running", started: ev.Time, wf: &wfStep{name: name}})
+	t.steps[ev.WorkflowStep] = i
+	return i
+}
+
+// selected returns the row under the cursor; ok is false when there is
+// none.
+func (t *timeline) selected() (r row, ok bool) {
+	if len(t.shown()) == 0 || t.sel < 0 || t.sel >= len(t.rows) {
+		return row{}, false
+	}
+	return t.rows[t.sel], true
 }
 
 // last returns the newest row of a step and phase.
@@ -210,6 +245,19 @@ func (t *timeline) apply(ev engine.Event) {
 		t.add(ev, row{step: ev.Step, text: text, status: "run"})
 	case *engine.Handoff:
 		t.add(ev, row{step: ev.Step, text: "⇄ handed off to " + d.To, status: "handoff"})
+	case *engine.WorkflowStarted:
+		t.steps = map[string]int{}
+	case *engine.WorkflowStepFinished:
+		if ev.ParentRun != "" || d.Step == "" {
+			break
+		}
+		ev.WorkflowStep = d.Step
+		_, had := t.steps[ev.WorkflowStep]
+		r := &t.rows[t.stepRow(ev)]
+		r.wf.end, r.status = d, d.Status
+		if had {
+			r.dur = since(r.started, ev.Time)
+		}
 	case *engine.StepStarted:
 		if sub != nil {
 			sub.steps++
@@ -516,6 +564,14 @@ func (t *timeline) render(width int, focused bool) []string {
 		var line string
 		if r.compact != nil {
 			line = compactRow(indent, r.step, r.compact, width)
+		} else if r.wf != nil {
+			extra := ""
+			if r.dur > 0 {
+				extra = " " + fmtDur(r.dur)
+			}
+			right := extra + " " + statusStyle(r.status).Render(r.status)
+			room := max(width-ansi.StringWidth(right), 0)
+			line = padRight(ansi.Truncate(indent+styleRun.Render("▣ "+t.label(i)), room, "…"), room) + right
 		} else if r.phase == "" {
 			line = indent + styleRun.Render(ansi.Truncate(r.text, max(width-len(indent), 0), "…"))
 		} else {
@@ -551,6 +607,23 @@ func (t *timeline) render(width int, focused bool) []string {
 // (▾).
 func (t *timeline) label(i int) string {
 	r := &t.rows[i]
+	if r.wf != nil {
+		s := "step " + r.wf.name
+		if e := r.wf.end; e != nil && e.Attempts > 1 {
+			s += fmt.Sprintf(" (%d attempts)", e.Attempts)
+		}
+		if e := r.wf.end; e != nil && e.Items > 0 {
+			s += " · " + count(e.Items, "item")
+		}
+		switch n := len(t.children[i]); {
+		case n == 0:
+			return s
+		case !r.folded:
+			return "▾ " + s
+		default:
+			return "▸ " + s + "  " + count(n, "call")
+		}
+	}
 	if r.agent == "" {
 		return r.text
 	}
@@ -574,6 +647,9 @@ func (t *timeline) detailLines(width int) []string {
 	sel := t.rows[t.sel]
 	if sel.compact != nil {
 		return compactLines(sel.step, sel.compact, width)
+	}
+	if sel.wf != nil {
+		return stepLines(sel, width)
 	}
 	step := sel.step
 	if sel.status == "run" { // a run's first row: its first step
@@ -753,4 +829,41 @@ func kTok(n int) string {
 		return strings.Replace(fmt.Sprintf("%.1fk", float64(n)/1000), ".0k", "k", 1)
 	}
 	return fmt.Sprintf("%dk", (n+500)/1000)
+}
+
+// stepLines are the details of a workflow step: how it ended, its
+// attempts and items, and its output.
+func stepLines(r row, width int) []string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workflow step %s: %s", r.wf.name, r.status)
+	if r.dur > 0 {
+		fmt.Fprintf(&b, " in %s", fmtDur(r.dur))
+	}
+	b.WriteString("\n")
+	if e := r.wf.end; e != nil {
+		if e.Attempts > 0 {
+			fmt.Fprintf(&b, "Attempts: %d\n", e.Attempts)
+		}
+		if e.Items > 0 {
+			fmt.Fprintf(&b, "Items: %d (foreach)\n", e.Items)
+		}
+		switch {
+		case e.Status == "skipped":
+			b.WriteString("\nSkipped: its if was false.\n")
+		case e.Status == "not run":
+			b.WriteString("\nNot run: the workflow stopped before it.\n")
+		default:
+			b.WriteString("\nOutput:\n")
+			for _, l := range strings.Split(e.Output, "\n") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	} else {
+		b.WriteString("\nIts calls are under its row; the output comes when they are done.\n")
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		out = append(out, hangRows(l, width)...)
+	}
+	return out
 }

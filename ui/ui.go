@@ -47,6 +47,10 @@ type SessionInfo struct {
 	Steps            int   // the last step's number
 	Interrupted      bool  // its last run has no run_finished
 	Err              error // why it cannot be read in full (damaged)
+	// ForkOf and ForkStep name the session it was forked from and the
+	// step ("" when it is no fork).
+	ForkOf   string
+	ForkStep int
 }
 
 // Config sets up the console.
@@ -116,10 +120,12 @@ type Model struct {
 	picker     *picker
 	note       string
 	quitting   bool
-	opening    bool      // a session is being opened from the picker
-	saving     int       // memory edits sent to the backend and not back yet
-	commanding int       // slash commands sent to the backend and not back yet
-	model      string    // the model of the next runs, as the status line says
+	opening    bool   // a session is being opened from the picker
+	saving     int    // memory edits sent to the backend and not back yet
+	commanding int    // slash commands sent to the backend and not back yet
+	model      string // the model of the next runs, as the status line says
+	wf         workflowState
+	wfNames    []string  // the workflows, for completing /workflow NAME
 	retired    []Backend // sessions switched away from, closed by a command
 
 	// Caches of what View drew, for the parts that change rarely.
@@ -174,6 +180,7 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 	m.tl = newTimeline()
 	m.mem = memory{sess: m.sess}
 	m.clean.reset()
+	m.wf = workflowState{}
 	for _, ev := range events {
 		m.applyEvent(ev)
 	}
@@ -202,6 +209,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{textarea.Blink, waitForGate(m.gate)}
 	if m.backend == nil {
 		cmds = append(cmds, m.listSessions())
+	}
+	if w, ok := m.backend.(Workflows); ok {
+		cmds = append(cmds, listWorkflows(w))
 	}
 	return tea.Batch(cmds...)
 }
@@ -232,6 +242,7 @@ func (m *Model) applyEvent(ev engine.Event) {
 	m.chat.apply(ev)
 	m.tl.apply(ev)
 	m.mem.apply(ev)
+	m.wf.apply(ev)
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
 		m.state = "thinking"
@@ -328,6 +339,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case gateMsg:
 		req := msg.req
+		if m.wf.active {
+			req.step = flatten(Sanitize(stepOfPending(req.pending)))
+		}
 		if m.pause != nil {
 			// Parallel sub-runs may pause at once: each waits its turn.
 			m.pauses = append(m.pauses, req)
@@ -339,6 +353,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitForGate(m.gate)
 	case listedMsg:
 		m.openPicker(msg.list, msg.err)
+		return m, nil
+	case workflowsListedMsg:
+		m.wfNames = msg.names
 		return m, nil
 	case openedMsg:
 		m.opening = false
@@ -434,6 +451,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
+	if m.completeWorkflow(msg) { // tab after /workflow completes its name
+		return m, nil
+	}
 	if cmd, ok := m.slashKey(msg); ok { // the list of commands, open over the input
 		return m, cmd
 	}
@@ -456,6 +476,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
+		if key.Matches(msg, k.Fork) {
+			return m, m.forkHere()
+		}
 		if m.tl.update(msg, k) {
 			if lines := m.tl.detailLines(m.width - 4); lines != nil {
 				m.detail = &details{lines: lines}
