@@ -13,6 +13,7 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
 )
@@ -40,10 +41,16 @@ type setup struct {
 	// when they change; limits the model's context window as known.
 	instructions *projectInstructions
 	limits       modelLimits
+	// knowledge is the search index search_knowledge asks, opened on
+	// its first search (search_cmd.go).
+	knowledge *knowledge
 }
 
 func (s *setup) Close() {
 	s.closeTraces()
+	if s.knowledge != nil {
+		s.knowledge.Close()
+	}
 	if s.mcp != nil {
 		s.mcp.Close()
 	}
@@ -135,6 +142,8 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	}
 	add("builtin", tools.Builtins()...)
 	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
+	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.store(getenv) }, wsDir)
+	add("search", tools.SearchKnowledge(st.knowledge))
 	if o.allowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
 		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
 	}

@@ -60,6 +60,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return workflowsCmd(args[1:], stdout, stderr, getenv)
 		case "eval":
 			return evalCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "search":
+			return searchCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "index":
+			return indexCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -90,6 +94,10 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty workflow run NAME|FILE [--input K=V]… [--json]
                                      carry out a workflow (.agentty/workflows/NAME.yaml)
   agentty workflows [--json]         every workflow and the files that failed to load
+  agentty search QUERY [--scope workspace|sessions|all] [-k N] [--json]
+                                     the best chunks of the workspace's files and the past
+                                     sessions (BM25; the index is brought up to date first)
+  agentty index [--rebuild] [--json] bring the search index up to date; what it holds
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 
