@@ -256,7 +256,7 @@ func derive(base *toolSet, keep func(string) bool, extra []*registered) *Registr
 			set.put(*t)
 		}
 	}
-	set.toolTokens = estimateTools(set.schemas)
+	set.toolTokens, set.toolsHash = estimateTools(set.schemas), hashTools(set.schemas)
 	r := &Registry{}
 	r.snap.Store(set)
 	return r

@@ -131,6 +131,10 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 	if p.Window != 0 {
 		b = appendIntField(append(b, ','), "window", int64(p.Window))
 	}
+	if p.PromptHash != 0 {
+		b = append(b, `,"prompt_hash":`...)
+		b = strconv.AppendUint(b, p.PromptHash, 10)
+	}
 	return append(b, '}')
 }
 

@@ -135,6 +135,9 @@ type ModelRequest struct {
 	Budget            int `json:"budget"`
 	Trigger           int `json:"trigger,omitempty"`
 	Window            int `json:"window,omitempty"`
+	// PromptHash is PromptHash of the request's system prompt,
+	// instructions and tools.
+	PromptHash uint64 `json:"prompt_hash,omitempty"`
 }
 
 // TextDelta is the payload of text_delta: a piece of streamed model output.

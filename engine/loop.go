@@ -80,6 +80,10 @@ type run struct {
 	// of the run.
 	compactedTurn int
 	noCompact     bool
+	// The prompt hash of the last request, and what it was made of.
+	hash               uint64
+	hashSet            *toolSet
+	hashSys, hashInstr string
 }
 
 // newRun makes the top-level run id on s, running as the session's agent.
@@ -337,7 +341,8 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	cfg := &r.e.cfg
 	s := r.s
 	mem := r.memory()
-	tools := r.prof.tools.Schemas()
+	set := r.prof.tools.set()
+	tools := set.schemas
 	sysT, memT, toolT := EstimateTokens(r.prof.system), estimateFacts(mem), r.prof.tools.Tokens()
 	fixed := sysT + r.instT + memT + toolT
 	n := len(s.History)
@@ -383,7 +388,8 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	r.reqTokens = fixed + sumT + s.tokensOf(cut, n)
 	mr := &r.payloads.request
 	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT,
-		InstructionTokens: r.instT, SummaryTokens: sumT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget, Trigger: r.trigger(), Window: cfg.Window}
+		InstructionTokens: r.instT, SummaryTokens: sumT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget, Trigger: r.trigger(), Window: cfg.Window,
+		PromptHash: r.promptHash(set)}
 	return req, r.emitAt(t, Perceive, KindModelRequest, mr)
 }
 

@@ -137,7 +137,8 @@ type toolSet struct {
 	tools      []registered
 	byName     map[string]int
 	schemas    []ToolSchema
-	toolTokens int // estimated tokens of schemas
+	toolTokens int    // estimated tokens of schemas
+	toolsHash  uint64 // of the schemas, for PromptHash
 }
 
 type registered struct {
@@ -165,7 +166,7 @@ func (r *Registry) Replace(tools ...Tool) error {
 			return err
 		}
 	}
-	set.toolTokens = estimateTools(set.schemas)
+	set.toolTokens, set.toolsHash = estimateTools(set.schemas), hashTools(set.schemas)
 	r.snap.Store(set)
 	return nil
 }

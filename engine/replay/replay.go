@@ -147,6 +147,9 @@ func (r *Recording) check(req *engine.Request, rec recorded) error {
 	if t := engine.EstimateTools(req.Tools); t != mr.ToolTokens {
 		return fmt.Errorf("%w: run %s, decision %d: the tools' schemas are about %d tokens, %d when recorded", ErrChanged, req.Run, req.Turn+1, t, mr.ToolTokens)
 	}
+	if mr.PromptHash != 0 && engine.PromptHash(req.System, req.Instructions, req.Tools) != mr.PromptHash {
+		return fmt.Errorf("%w: run %s, decision %d: the system prompt, the project instructions or the tools' schemas are not those recorded", ErrChanged, req.Run, req.Turn+1)
+	}
 	if t := engine.EstimateTokens(req.System); t != mr.SystemTokens {
 		return fmt.Errorf("%w: run %s, decision %d: the system prompt is about %d tokens, %d when recorded", ErrChanged, req.Run, req.Turn+1, t, mr.SystemTokens)
 	}

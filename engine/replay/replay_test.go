@@ -56,6 +56,10 @@ func TestReplayRefusesChangedRequests(t *testing.T) {
 		"task":   {cfg, "another"},
 		"system": {engine.Config{Tools: cfg.Tools, System: "be brief, and much more than that"}, "first"},
 		"tools":  {engine.Config{System: "be brief"}, "first"},
+		// The same length, other words: only the prompt hash tells.
+		"system prompt, the project instructions": {engine.Config{Tools: cfg.Tools, System: "be terse"}, "first"},
+		"instructions": {engine.Config{Tools: cfg.Tools, System: "be brief",
+			Instructions: func() engine.Instructions { return engine.Instructions{Text: "Never delete files."} }}, "first"},
 	} {
 		c.cfg.Model = replay.NewModel(rec)
 		res := engine.New(c.cfg).Run(context.Background(), engine.NewSession("s"), c.task, nil)
