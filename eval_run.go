@@ -242,11 +242,12 @@ func (m recordingModel) Decide(ctx context.Context, req *engine.Request) (engine
 }
 
 // recordingPath is where a case's run is recorded: DIR/CASE.jsonl, and
-// DIR/CASE-N.jsonl for the Nth repeat after the first.
+// DIR/CASE~N.jsonl for the Nth repeat after the first ('~' is in no
+// case's file name, so no repeat can take another case's recording).
 func recordingPath(dir string, j evalJob) string {
 	name := safeFileName(j.c.Name)
 	if j.rep > 1 {
-		name += fmt.Sprintf("-%d", j.rep)
+		name += fmt.Sprintf("~%d", j.rep)
 	}
 	return filepath.Join(dir, name+".jsonl")
 }
