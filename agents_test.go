@@ -295,7 +295,7 @@ func TestAgentsCommand(t *testing.T) {
 	}
 	want := []agentRow{
 		{Name: "billing", Description: "the billing agent", Mode: "handoff", Model: "offline", Source: filepath.Join(dir, "billing.md"), Scope: "workspace"},
-		{Name: "researcher", Description: "the researcher agent", Mode: "delegate", Model: "inherit", Tools: []string{"read_file", "search_files"}, MaxSteps: 8, Source: filepath.Join(dir, "researcher.md"), Scope: "workspace"},
+		{Name: "researcher", Description: "the researcher agent", Mode: "delegate", Model: "inherit", Tools: []string{"read_file", "search_files", "search_knowledge"}, MaxSteps: 8, Source: filepath.Join(dir, "researcher.md"), Scope: "workspace"},
 		{Name: "mine", Description: "the mine agent", Mode: "delegate", Model: "inherit", Source: filepath.Join(userDir, "mine.md"), Scope: "user"},
 	}
 	if g, w := mustJSON(t, got.Agents), mustJSON(t, want); g != w {
@@ -310,7 +310,7 @@ func TestAgentsCommand(t *testing.T) {
 
 	// The text listing says the same.
 	code, out, _ = runCLI(t, context.Background(), env, "agents", "--workspace", ws)
-	for _, want := range []string{"researcher  delegate, model inherit, max 8 steps", "tools: read_file, search_files", "billing  handoff, model offline", "tools: all the session's", "Failed to load (1):", bad + `:4: max_steps: want a positive integer, got "many"`} {
+	for _, want := range []string{"researcher  delegate, model inherit, max 8 steps", "tools: read_file, search_files, search_knowledge", "billing  handoff, model offline", "tools: all the session's", "Failed to load (1):", bad + `:4: max_steps: want a positive integer, got "many"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

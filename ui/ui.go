@@ -339,9 +339,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case gateMsg:
 		req := msg.req
-		if m.wf.active {
-			req.step = flatten(Sanitize(stepOfPending(req.pending)))
-		}
+		// Only a workflow's calls have wf- ids; the pause may come before
+		// the console has read the run's workflow_started.
+		req.step = flatten(Sanitize(stepOfPending(req.pending)))
 		if m.pause != nil {
 			// Parallel sub-runs may pause at once: each waits its turn.
 			m.pauses = append(m.pauses, req)
