@@ -19,32 +19,30 @@ func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit,
 	if k <= 0 {
 		k = DefaultK
 	}
-	var where string
-	args := []any{}
 	match := matchExpr(query)
 	if match == "" {
 		return nil, nil
 	}
-	args = append(args, match)
+	var where string
+	args := []any{match}
 	switch scope {
 	case ScopeWorkspace:
-		where = `c.source = 'workspace' AND c.root = ?`
-		args = append(args, ix.root)
+		where, args = `scope = ?`, append(args, ix.root)
 	case ScopeSessions:
-		where = `c.source = 'sessions'`
+		where, args = `scope = ?`, append(args, ScopeSessions)
 	case ScopeAll, "":
-		where = `(c.source = 'sessions' OR c.root = ?)`
-		args = append(args, ix.root)
+		where, args = `scope IN (?, ?)`, append(args, ScopeSessions, ix.root)
 	default:
 		return nil, fmt.Errorf("search: scope %q: want workspace, sessions or all", scope)
 	}
 	args = append(args, k)
+	// FTS5's rank is bm25() by default: lower is better.
 	rows, err := ix.db.QueryContext(ctx, `
 SELECT c.source, c.kind, c.path, c.start_line, c.end_line, c.session, coalesce(s.title, ''), c.run, c.step, c.tool,
-	fts.text, bm25(fts)
-FROM fts JOIN chunks c ON c.id = fts.rowid LEFT JOIN sessions s ON s.id = c.session
-WHERE fts MATCH ? AND `+where+`
-ORDER BY bm25(fts) LIMIT ?`, args...)
+	f.text, f.score
+FROM (SELECT rowid AS id, text, rank AS score FROM fts WHERE fts MATCH ? AND `+where+` ORDER BY rank LIMIT ?) f
+JOIN chunks c ON c.id = f.id LEFT JOIN sessions s ON s.id = c.session
+ORDER BY f.score`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %q: %w", query, err)
 	}

@@ -49,7 +49,11 @@ const (
 
 // schemaVersion changes when the tables do; an index of another version
 // is rebuilt.
-const schemaVersion = "1"
+//
+// fts.scope is "sessions" for a session's chunk and the workspace's
+// absolute path for a file's, so that a search is filtered and ranked in
+// the full-text table alone, and only the k best are joined with chunks.
+const schemaVersion = "2"
 
 // Config says what to index. Its zero value indexes nothing.
 type Config struct {
@@ -60,7 +64,8 @@ type Config struct {
 	// Sessions is the store whose sessions are indexed (nil for none).
 	Sessions *sessions.Store
 	// ChunkLines, ChunkBytes and Overlap shape the chunks (defaults
-	// DefaultChunkLines, DefaultChunkBytes, DefaultOverlap).
+	// DefaultChunkLines, DefaultChunkBytes, DefaultOverlap; a negative
+	// Overlap is none).
 	ChunkLines, ChunkBytes, Overlap int
 	// MaxFileBytes: larger files are not indexed (default 1 MiB).
 	MaxFileBytes int64
@@ -143,6 +148,12 @@ func Open(cfg Config) (ix *Index, notices []string, err error) {
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	switch {
+	case cfg.Overlap == 0:
+		cfg.Overlap = DefaultOverlap
+	case cfg.Overlap < 0:
+		cfg.Overlap = 0
 	}
 	ix = &Index{cfg: cfg, path: filepath.Join(cfg.Dir, "index.db")}
 	if cfg.Workspace != "" {
@@ -228,7 +239,7 @@ CREATE TABLE chunks(id INTEGER PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT 
 	session TEXT NOT NULL DEFAULT '', run TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, tool TEXT NOT NULL DEFAULT '');
 CREATE INDEX chunks_file ON chunks(root, path);
 CREATE INDEX chunks_session ON chunks(session);
-CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE fts USING fts5(text, scope UNINDEXED, tokenize = 'porter unicode61');
 INSERT INTO meta(key, value) VALUES ('version', '` + schemaVersion + `');
 `
 

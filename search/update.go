@@ -41,6 +41,12 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		"updated:"+ix.root, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return st, fmt.Errorf("search: update: %w", err)
 	}
+	if st.Added+st.Removed+st.SessionsUpdated+st.SessionsRemoved > 0 {
+		// Fold the write-ahead log into the database, so that it does not
+		// hold a second copy of what changed (best effort: a reader in
+		// another process may keep it).
+		ix.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
 	full, err := ix.Stats()
 	full.Added, full.Removed, full.SessionsUpdated, full.SessionsRemoved = st.Added, st.Removed, st.SessionsUpdated, st.SessionsRemoved
 	return full, err
@@ -377,7 +383,7 @@ func newWriter(tx *sql.Tx) (*writer, error) {
 		}
 	}
 	prep(&w.addChunk, `INSERT INTO chunks(source, kind, root, path, start_line, end_line, session, run, step, tool) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	prep(&w.addText, `INSERT INTO fts(rowid, text) VALUES (?, ?)`)
+	prep(&w.addText, `INSERT INTO fts(rowid, text, scope) VALUES (?, ?, ?)`)
 	prep(&w.delFileFTS, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE root = ? AND path = ?)`)
 	prep(&w.delFileChunks, `DELETE FROM chunks WHERE root = ? AND path = ?`)
 	prep(&w.delSessFTS, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE session = ?)`)
@@ -406,7 +412,11 @@ func (w *writer) add(r chunkRow, text string) error {
 	if err != nil {
 		return fmt.Errorf("search: add chunk: %w", err)
 	}
-	if _, err := w.addText.Exec(id, text); err != nil {
+	scope := r.root
+	if r.source == ScopeSessions {
+		scope = ScopeSessions
+	}
+	if _, err := w.addText.Exec(id, text, scope); err != nil {
 		return fmt.Errorf("search: add chunk: %w", err)
 	}
 	return nil
