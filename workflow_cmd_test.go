@@ -41,7 +41,7 @@ func TestOfflineWorkflowExample(t *testing.T) {
 		}
 	}
 	if fmt.Sprint(steps) != "map[check:ok product:ok recall:ok remember:ok]" || final == nil || final.Status != "ok" ||
-		!strings.Contains(final.Output, "17*23 = 391; checked: 23*17 = 391") || !strings.Contains(final.Output, "product is 17*23 = 391") {
+		!strings.Contains(final.Output, "- product: 17*23 = 391\n- checked: 23*17 = 391") || !strings.Contains(final.Output, "product is 17*23 = 391") {
 		t.Errorf("steps %v, finished %+v", steps, final)
 	}
 	code, _, errs = runCLI(t, context.Background(), env, "workflow", "run", filepath.Join("examples", "workflows", "arithmetic.yaml"), "--input", "c=1")
