@@ -13,53 +13,114 @@ const DefaultK = 10
 // Search returns the k best chunks for query within scope (workspace,
 // sessions or all), best first. The query's words are matched in any
 // order, any one of them enough (BM25 ranks the chunks with more and
-// rarer ones higher); words are stemmed, so "retries" finds "retry". It
-// searches the index as it is: call Update first for fresh results.
+// rarer ones higher); words are stemmed, so "retries" finds "retry". With
+// an Embedder, the BM25 ranking and the chunks nearest the query's vector
+// are fused by reciprocal rank fusion (and a query the embedder cannot
+// embed is searched by BM25 alone). It searches the index as it is: call
+// Update first for fresh results.
 func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit, error) {
 	if k <= 0 {
 		k = DefaultK
 	}
-	match := matchExpr(query)
-	if match == "" {
-		return nil, nil
-	}
 	var where string
-	args := []any{match}
+	var args []any
 	switch scope {
 	case ScopeWorkspace:
-		where, args = `scope = ?`, append(args, ix.root)
+		where, args = `scope = ?`, []any{ix.root}
 	case ScopeSessions:
-		where, args = `scope = ?`, append(args, ScopeSessions)
+		where, args = `scope = ?`, []any{ScopeSessions}
 	case ScopeAll, "":
-		where, args = `scope IN (?, ?)`, append(args, ScopeSessions, ix.root)
+		where, args = `scope IN (?, ?)`, []any{ScopeSessions, ix.root}
 	default:
 		return nil, fmt.Errorf("search: scope %q: want workspace, sessions or all", scope)
 	}
-	args = append(args, k)
-	// FTS5's rank is bm25() by default: lower is better.
-	rows, err := ix.db.QueryContext(ctx, `
-SELECT c.source, c.kind, c.path, c.start_line, c.end_line, c.session, coalesce(s.title, ''), c.run, c.step, c.tool,
-	f.text, f.score
-FROM (SELECT rowid AS id, text, rank AS score FROM fts WHERE fts MATCH ? AND `+where+` ORDER BY rank LIMIT ?) f
-JOIN chunks c ON c.id = f.id LEFT JOIN sessions s ON s.id = c.session
-ORDER BY f.score`, args...)
+	match := matchExpr(query)
+	n := k
+	if ix.cfg.Embedder != nil {
+		n = max(4*k, 50) // fusion looks further down each list
+	}
+	var lex []scored
+	if match != "" {
+		var err error
+		if lex, err = ix.lexical(ctx, match, where, args, n); err != nil {
+			return nil, fmt.Errorf("search: %q: %w", query, err)
+		}
+	}
+	best := lex[:min(k, len(lex))]
+	if ix.cfg.Embedder != nil {
+		if qv, err := ix.cfg.Embedder.Embed(ctx, []string{query}); err == nil && len(qv) == 1 {
+			vec, err := ix.nearest(ctx, qv[0], where, args, n)
+			if err != nil {
+				return nil, fmt.Errorf("search: %q: %w", query, err)
+			}
+			best = fuse(k, lex, vec)
+		}
+	}
+	hits, err := ix.hits(ctx, best)
 	if err != nil {
 		return nil, fmt.Errorf("search: %q: %w", query, err)
 	}
+	return hits, nil
+}
+
+// lexical is the BM25 ranking: the n best chunks within the filter.
+func (ix *Index) lexical(ctx context.Context, match, where string, args []any, n int) ([]scored, error) {
+	// FTS5's rank is bm25(): lower is better.
+	rows, err := ix.db.QueryContext(ctx, `SELECT rowid, rank FROM fts WHERE fts MATCH ? AND `+where+` ORDER BY rank LIMIT ?`,
+		append(append([]any{match}, args...), n)...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	var hits []Hit
+	var out []scored
 	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.Source, &h.Kind, &h.Path, &h.StartLine, &h.EndLine, &h.Session, &h.Title, &h.Run, &h.Step, &h.Tool, &h.Text, &h.Score); err != nil {
-			return nil, fmt.Errorf("search: %q: %w", query, err)
+		var s scored
+		if err := rows.Scan(&s.id, &s.score); err != nil {
+			return nil, err
 		}
-		h.Score = -h.Score // FTS5's bm25 is lower for better matches
-		hits = append(hits, h)
+		s.score = -s.score
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// hits reads the chunks of a ranking, in its order, with its scores.
+func (ix *Index) hits(ctx context.Context, ranked []scored) ([]Hit, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(ranked))
+	for i, s := range ranked {
+		ids[i] = s.id
+	}
+	rows, err := ix.db.QueryContext(ctx, `
+SELECT c.id, c.source, c.kind, c.path, c.start_line, c.end_line, c.session, coalesce(s.title, ''), c.run, c.step, c.tool, f.text
+FROM chunks c JOIN fts f ON f.rowid = c.id LEFT JOIN sessions s ON s.id = c.session
+WHERE c.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[int64]Hit{}
+	for rows.Next() {
+		var id int64
+		var h Hit
+		if err := rows.Scan(&id, &h.Source, &h.Kind, &h.Path, &h.StartLine, &h.EndLine, &h.Session, &h.Title, &h.Run, &h.Step, &h.Tool, &h.Text); err != nil {
+			return nil, err
+		}
+		byID[id] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search: %q: %w", query, err)
+		return nil, err
 	}
-	return hits, nil
+	out := make([]Hit, 0, len(ranked))
+	for _, s := range ranked {
+		if h, ok := byID[s.id]; ok {
+			h.Score = s.score
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // matchExpr turns free text into an FTS5 query: each word quoted (so that

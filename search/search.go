@@ -53,7 +53,7 @@ const (
 // fts.scope is "sessions" for a session's chunk and the workspace's
 // absolute path for a file's, so that a search is filtered and ranked in
 // the full-text table alone, and only the k best are joined with chunks.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 // Config says what to index. Its zero value indexes nothing.
 type Config struct {
@@ -69,6 +69,12 @@ type Config struct {
 	ChunkLines, ChunkBytes, Overlap int
 	// MaxFileBytes: larger files are not indexed (default 1 MiB).
 	MaxFileBytes int64
+	// Embedder, when set, gives every chunk a vector (EmbeddingModel
+	// names it: vectors of another model are thrown away), and searches
+	// fuse the BM25 ranking with the nearest vectors by reciprocal rank
+	// fusion.
+	Embedder       Embedder
+	EmbeddingModel string
 	// Progress, if set, is told how an update goes: after every batch of
 	// files and once at the end. It is called on the updating goroutine.
 	Progress func(Progress)
@@ -124,6 +130,11 @@ type Stats struct {
 	FileChunk int       `json:"file_chunks"`
 	Updated   time.Time `json:"updated,omitzero"`
 	Bytes     int64     `json:"bytes"`
+	// Vectors counts the chunks with a vector; EmbedError says why the
+	// last update could not embed them all (the search is then lexical
+	// for the rest).
+	Vectors    int    `json:"vectors"`
+	EmbedError string `json:"embed_error,omitempty"`
 	// Changed counts what the last update read again: files added or
 	// changed, files removed, sessions with new events, sessions removed.
 	Added, Removed, SessionsUpdated, SessionsRemoved int `json:"-"`
@@ -172,6 +183,12 @@ func Open(cfg Config) (ix *Index, notices []string, err error) {
 		}
 	}
 	ix.db = db
+	if cfg.Embedder != nil {
+		if err := ix.checkModel(); err != nil {
+			db.Close()
+			return nil, notices, fmt.Errorf("search: %s: %w", ix.path, err)
+		}
+	}
 	return ix, notices, nil
 }
 
@@ -221,7 +238,7 @@ func check(db *sql.DB) error {
 		return fmt.Errorf("schema version %s, want %s", v, schemaVersion)
 	}
 	// Touch every table, so that a damaged one shows now.
-	for _, t := range []string{"files", "sessions", "chunks", "fts"} {
+	for _, t := range []string{"files", "sessions", "chunks", "fts", "vectors"} {
 		if err := db.QueryRow(`SELECT count(*) FROM ` + t).Scan(&n); err != nil {
 			return fmt.Errorf("table %s: %w", t, err)
 		}
@@ -240,6 +257,8 @@ CREATE TABLE chunks(id INTEGER PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT 
 CREATE INDEX chunks_file ON chunks(root, path);
 CREATE INDEX chunks_session ON chunks(session);
 CREATE VIRTUAL TABLE fts USING fts5(text, scope UNINDEXED, tokenize = 'porter unicode61');
+CREATE TABLE vectors(id INTEGER PRIMARY KEY, scope TEXT NOT NULL, v BLOB NOT NULL);
+CREATE INDEX vectors_scope ON vectors(scope);
 INSERT INTO meta(key, value) VALUES ('version', '` + schemaVersion + `');
 `
 
@@ -295,6 +314,7 @@ func (ix *Index) Stats() (Stats, error) {
 		q(&st.FileChunk, `SELECT count(*) FROM chunks WHERE source = 'workspace' AND root = ?`, ix.root),
 		q(&st.Sessions, `SELECT count(*) FROM sessions`),
 		q(&st.Chunks, `SELECT count(*) FROM chunks WHERE source = 'sessions' OR root = ?`, ix.root),
+		q(&st.Vectors, `SELECT count(*) FROM vectors WHERE scope IN (?, ?)`, ScopeSessions, ix.root),
 	} {
 		if e != nil {
 			return st, fmt.Errorf("search: stats: %w", e)

@@ -37,6 +37,15 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 	}
+	embedErr := ""
+	if ix.cfg.Embedder != nil {
+		if err := ix.embedMissing(ctx); err != nil {
+			if ctx.Err() != nil {
+				return st, err
+			}
+			embedErr = err.Error()
+		}
+	}
 	if _, err := ix.db.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`,
 		"updated:"+ix.root, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return st, fmt.Errorf("search: update: %w", err)
@@ -48,6 +57,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		ix.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	}
 	full, err := ix.Stats()
+	full.EmbedError = embedErr
 	full.Added, full.Removed, full.SessionsUpdated, full.SessionsRemoved = st.Added, st.Removed, st.SessionsUpdated, st.SessionsRemoved
 	return full, err
 }
@@ -372,6 +382,7 @@ type writer struct {
 	addChunk, addText         *sql.Stmt
 	delFileFTS, delFileChunks *sql.Stmt
 	delSessFTS, delSessChunks *sql.Stmt
+	delFileVecs, delSessVecs  *sql.Stmt
 }
 
 func newWriter(tx *sql.Tx) (*writer, error) {
@@ -388,6 +399,8 @@ func newWriter(tx *sql.Tx) (*writer, error) {
 	prep(&w.delFileChunks, `DELETE FROM chunks WHERE root = ? AND path = ?`)
 	prep(&w.delSessFTS, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE session = ?)`)
 	prep(&w.delSessChunks, `DELETE FROM chunks WHERE session = ?`)
+	prep(&w.delFileVecs, `DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE root = ? AND path = ?)`)
+	prep(&w.delSessVecs, `DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE session = ?)`)
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("search: prepare: %w", err)
@@ -396,7 +409,7 @@ func newWriter(tx *sql.Tx) (*writer, error) {
 }
 
 func (w *writer) close() {
-	for _, s := range []*sql.Stmt{w.addChunk, w.addText, w.delFileFTS, w.delFileChunks, w.delSessFTS, w.delSessChunks} {
+	for _, s := range []*sql.Stmt{w.addChunk, w.addText, w.delFileFTS, w.delFileChunks, w.delSessFTS, w.delSessChunks, w.delFileVecs, w.delSessVecs} {
 		if s != nil {
 			s.Close()
 		}
@@ -423,6 +436,9 @@ func (w *writer) add(r chunkRow, text string) error {
 }
 
 func (w *writer) deleteFile(root, path string) error {
+	if _, err := w.delFileVecs.Exec(root, path); err != nil {
+		return fmt.Errorf("search: file %s: %w", path, err)
+	}
 	if _, err := w.delFileFTS.Exec(root, path); err != nil {
 		return fmt.Errorf("search: file %s: %w", path, err)
 	}
@@ -433,6 +449,9 @@ func (w *writer) deleteFile(root, path string) error {
 }
 
 func (w *writer) deleteSession(id string) error {
+	if _, err := w.delSessVecs.Exec(id); err != nil {
+		return fmt.Errorf("search: session %s: %w", id, err)
+	}
 	if _, err := w.delSessFTS.Exec(id); err != nil {
 		return fmt.Errorf("search: session %s: %w", id, err)
 	}
