@@ -45,6 +45,9 @@ type config struct {
 	// (models.go); Compact sets compaction.
 	Models  map[string]modelConfig `json:"models,omitempty"`
 	Compact compactConfig          `json:"compact"`
+	// EmbeddingModel, when set, gives the search index vectors from this
+	// model on the same OpenAI-compatible server (search_cmd.go).
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
 type toolConfig struct {
@@ -249,6 +252,9 @@ func (c *config) merge(o *config) {
 	}
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts
+	}
+	if o.EmbeddingModel != "" {
+		c.EmbeddingModel = o.EmbeddingModel
 	}
 	for name, tc := range o.Tools { // field by field: a policy keeps the timeout beneath it
 		if c.Tools == nil {

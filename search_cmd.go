@@ -31,11 +31,21 @@ const progressEvery = 1000
 // openIndex opens the index of store and the workspace; what was wrong
 // with an index that had to be rebuilt goes to stderr. Progress of a big
 // update goes there too.
-func openIndex(store *sessions.Store, wsDir string, stderr io.Writer) (*search.Index, error) {
+func openIndex(o options, store *sessions.Store, stderr io.Writer, getenv func(string) string) (*search.Index, error) {
+	cfg, err := searchConfig(o, stderr, getenv)
+	if err != nil {
+		return nil, err
+	}
+	emb := embedding(o, cfg, getenv)
+	if emb.err != nil {
+		return nil, emb.err
+	}
 	ix, notices, err := search.Open(search.Config{
-		Dir:       indexDir(store),
-		Workspace: cmp.Or(wsDir, "."),
-		Sessions:  store,
+		Dir:            indexDir(store),
+		Workspace:      cmp.Or(o.workspace, "."),
+		Sessions:       store,
+		Embedder:       emb.e,
+		EmbeddingModel: emb.model,
 		Progress: func(p search.Progress) {
 			if !p.Done && p.FilesIndexed >= progressEvery {
 				fmt.Fprintf(stderr, "indexing: %d files indexed, %d seen…\n", p.FilesIndexed, p.FilesSeen)
@@ -46,6 +56,56 @@ func openIndex(store *sessions.Store, wsDir string, stderr io.Writer) (*search.I
 		fmt.Fprintln(stderr, "agentty: "+n)
 	}
 	return ix, err
+}
+
+// searchConfig is the config as a run would see it: the user's, with what
+// trust allows of the workspace's (never asking; a notice says what was
+// left out).
+func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*config, error) {
+	cfg, ws, err := loadConfig(getenv, cmp.Or(o.workspace, "."))
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		trusted, notice, err := decideTrust(o, ws, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if trusted {
+			cfg.merge(ws.cfg)
+		} else {
+			cfg.merge(ws.safe())
+			if notice != "" {
+				fmt.Fprintln(stderr, "agentty: "+notice)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// embedder is the embedding model the config names, if any, or why it
+// cannot be used.
+type embedder struct {
+	e     search.Embedder
+	model string
+	err   error
+}
+
+// embedding returns the embedder of the config's embedding_model, through
+// the same OpenAI-compatible server as the model (--base-url,
+// OPENAI_BASE_URL or base_url, and OPENAI_API_KEY); none when it is not
+// set.
+func embedding(o options, cfg *config, getenv func(string) string) embedder {
+	if cfg.EmbeddingModel == "" {
+		return embedder{}
+	}
+	key := getenv("OPENAI_API_KEY")
+	base := cmp.Or(o.baseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
+	if key == "" && base == "" {
+		return embedder{err: fmt.Errorf("embedding_model %q needs OPENAI_API_KEY, or OPENAI_BASE_URL (or base_url) for a local server", cfg.EmbeddingModel)}
+	}
+	e := search.NewOpenAIEmbedder(search.OpenAIConfig{BaseURL: base, APIKey: key, Model: cfg.EmbeddingModel})
+	return embedder{e: e, model: cfg.EmbeddingModel}
 }
 
 // searchCmd runs `agentty search QUERY [--scope workspace|sessions|all]
@@ -79,7 +139,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if err != nil {
 		return fail(exitError, err)
 	}
-	ix, err := openIndex(store, o.workspace, stderr)
+	ix, err := openIndex(o, store, stderr, getenv)
 	if err != nil {
 		return fail(exitError, err)
 	}
@@ -160,7 +220,7 @@ func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return fail(exitError, err)
 	}
-	ix, err := openIndex(store, o.workspace, stderr)
+	ix, err := openIndex(o, store, stderr, getenv)
 	if err != nil {
 		return fail(exitError, err)
 	}
@@ -213,6 +273,7 @@ func sizeWords(n int64) string {
 type knowledge struct {
 	store func() (*sessions.Store, error)
 	ws    string
+	emb   embedder
 
 	mu sync.Mutex // guards ix
 	ix *search.Index
@@ -220,8 +281,8 @@ type knowledge struct {
 
 var _ tools.Knowledge = (*knowledge)(nil)
 
-func newKnowledge(store func() (*sessions.Store, error), wsDir string) *knowledge {
-	return &knowledge{store: store, ws: cmp.Or(wsDir, ".")}
+func newKnowledge(store func() (*sessions.Store, error), wsDir string, emb embedder) *knowledge {
+	return &knowledge{store: store, ws: cmp.Or(wsDir, "."), emb: emb}
 }
 
 // index returns the open index, opening it the first time. An index that
@@ -237,7 +298,10 @@ func (k *knowledge) index() (*search.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, _, err := search.Open(search.Config{Dir: indexDir(store), Workspace: k.ws, Sessions: store})
+	if k.emb.err != nil {
+		return nil, k.emb.err
+	}
+	ix, _, err := search.Open(search.Config{Dir: indexDir(store), Workspace: k.ws, Sessions: store, Embedder: k.emb.e, EmbeddingModel: k.emb.model})
 	if err != nil {
 		return nil, err
 	}

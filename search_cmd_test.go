@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentty/agentty/engine"
@@ -178,5 +181,67 @@ func TestSearchAndIndexCommands(t *testing.T) {
 	code, out, _ = runCLI(t, context.Background(), env, "index", "--rebuild", "--workspace", ws)
 	if code != 0 || !strings.Contains(out, "2 files added or changed") {
 		t.Fatalf("index --rebuild: exit %d:\n%s", code, out)
+	}
+}
+
+// TestSearchWithEmbeddingModel: embedding_model in the config gives the
+// index vectors from the same OpenAI-compatible server, and the search
+// fuses them with BM25.
+func TestSearchWithEmbeddingModel(t *testing.T) {
+	var mu sync.Mutex
+	var models []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+			Model string   `json:"model"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		models = append(models, r.URL.Path+" "+req.Model)
+		mu.Unlock()
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, in := range req.Input {
+			// Two dimensions: about cars (car, automobile) or not.
+			v := []float32{0, 1}
+			if strings.Contains(in, "car") || strings.Contains(in, "automobile") {
+				v = []float32{1, 0}
+			}
+			data = append(data, item{i, v})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	}))
+	defer srv.Close()
+
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "garage.md"), []byte("the car needs tyres\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "kitchen.md"), []byte("bread and tea\n"), 0o644)
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(cfgPath, []byte(`{"embedding_model": "test-embed"}`), 0o600)
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": cfgPath, "OPENAI_BASE_URL": srv.URL + "/v1"}
+
+	code, out, errs := runCLI(t, context.Background(), env, "index", "--workspace", ws, "--json")
+	var st search.Stats
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Vectors != 2 || st.EmbedError != "" {
+		t.Fatalf("index: exit %d, stderr %q:\n%s", code, errs, out)
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "search", "--workspace", ws, "--scope", "workspace", "automobile")
+	if code != 0 || !strings.HasPrefix(out, "1. garage.md:1-1") {
+		t.Fatalf("search automobile: exit %d, stderr %q:\n%s", code, errs, out)
+	}
+	mu.Lock()
+	if len(models) == 0 || models[0] != "/v1/embeddings test-embed" {
+		t.Errorf("requests: %q", models)
+	}
+	mu.Unlock()
+
+	// No server to ask: a clear error.
+	delete(env, "OPENAI_BASE_URL")
+	code, _, errs = runCLI(t, context.Background(), env, "search", "--workspace", ws, "car")
+	if code != exitError || !strings.Contains(errs, `embedding_model "test-embed" needs OPENAI_API_KEY`) {
+		t.Fatalf("no server: exit %d, stderr %q", code, errs)
 	}
 }
