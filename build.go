@@ -3,12 +3,14 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
@@ -34,6 +36,9 @@ type setup struct {
 	// asks for it; nil otherwise (nothing is made when tracing is off).
 	tracing *traces.Tracing
 	trace   *traces.Sink // the run's trace sink, nil when not tracing
+	// bus publishes every event on NATS when --nats or AGENTTY_NATS_URL
+	// names a server; nil otherwise (nothing connects).
+	bus *bus.Sink
 	// agents are the agents of the workspace's and the user's agent
 	// files, and the files that failed to load (agents.go).
 	agents agentSet
@@ -48,6 +53,7 @@ type setup struct {
 
 func (s *setup) Close() {
 	s.closeTraces()
+	s.closeBus()
 	if s.knowledge != nil {
 		s.knowledge.Close()
 	}
@@ -250,7 +256,48 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.Close()
 		return nil, err
 	}
+	if err := st.startBus(o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return st, nil
+}
+
+// startBus connects to the NATS server of --nats or AGENTTY_NATS_URL, once
+// for every run of the setup. A server that cannot be reached is a notice,
+// not an error: the runs go on, journaled, unpublished.
+func (s *setup) startBus(o options, getenv func(string) string) error {
+	url := o.natsURL(getenv)
+	if url == "" {
+		if o.natsCreds != "" {
+			return errUsage{fmt.Errorf("--nats-creds needs --nats URL (or AGENTTY_NATS_URL)")}
+		}
+		return nil
+	}
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty " + s.modelName})
+	if errors.As(err, new(bus.UsageError)) {
+		return errUsage{err}
+	}
+	if err != nil {
+		s.notices = append(s.notices, err.Error()+"; events are not published (the journal has them)")
+		return nil
+	}
+	s.bus = bus.NewSink(nc)
+	return nil
+}
+
+// closeBus sends what is still buffered (waiting a bounded time) and says,
+// once, what could not be published; "" when everything was.
+func (s *setup) closeBus() string {
+	if s.bus == nil {
+		return ""
+	}
+	err := s.bus.Close(2 * time.Second)
+	s.bus = nil
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // startTraces sets up the OTLP pipeline when it is asked for.
@@ -268,13 +315,20 @@ func (s *setup) startTraces(ctx context.Context, o options, getenv func(string) 
 	return nil
 }
 
-// withTrace is journal followed by the trace sink, if the setup traces: the
-// journal sees every event first.
+// withTrace is journal followed by the trace sink, if the setup traces,
+// and the NATS sink, if it publishes: the journal sees every event first.
 func (s *setup) withTrace(journal engine.Sink) engine.Sink {
-	if s.trace == nil {
+	sinks := engine.Sinks{journal}
+	if s.trace != nil {
+		sinks = append(sinks, s.trace)
+	}
+	if s.bus != nil {
+		sinks = append(sinks, s.bus)
+	}
+	if len(sinks) == 1 {
 		return journal
 	}
-	return engine.Sinks{journal, s.trace}
+	return sinks
 }
 
 // closeTraces sends the spans still queued (waiting a bounded time) and

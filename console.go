@@ -28,7 +28,7 @@ type backend struct {
 	con     *console
 	session *engine.Session
 	journal *sessions.Journal
-	sink    engine.Sink // the journal, then the trace sink if any
+	sink    engine.Sink // the journal, then the trace and NATS sinks if any
 
 	mu     sync.Mutex     // guards engine, which /model replaces from a command's goroutine
 	engine *engine.Engine // runs on the session: the setup's, or one for the session's model
@@ -44,7 +44,7 @@ type backend struct {
 // frames its run, around the journal.
 type workflowRun struct {
 	eng   *engine.Engine
-	sink  engine.Sink    // frame, then the trace sink if any
+	sink  engine.Sink    // frame, then the trace and NATS sinks if any
 	frame *workflow.Sink // around the journal
 }
 
@@ -589,6 +589,9 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 	if why := st.closeTraces(); why != "" {
+		fmt.Fprintln(stderr, "agentty: warning:", why)
+	}
+	if why := st.closeBus(); why != "" {
 		fmt.Fprintln(stderr, "agentty: warning:", why)
 	}
 	if pe, ok := errors.AsType[*ui.PanicError](err); ok {

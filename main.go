@@ -64,6 +64,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return searchCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "index":
 			return indexCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "serve":
+			return serveCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "watch":
+			return watchCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -98,6 +102,10 @@ const usage = `agentty: a terminal console for running LLM agents
                                      the best chunks of the workspace's files and the past
                                      sessions (BM25; the index is brought up to date first)
   agentty index [--rebuild] [--json] bring the search index up to date; what it holds
+  agentty serve [--listen HOST:PORT] a NATS server with JetStream for live events (default
+                                     127.0.0.1:4222, its store in the data folder's nats/)
+  agentty watch [SESSION] [--json]   follow a session (or all) live over NATS: what its journal
+                                     holds, then each event as it happens; Ctrl+C ends it
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
   agentty trust --list | --revoke DIR  the trusted folders; stop trusting one
 
@@ -124,6 +132,10 @@ flags:
                       $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set)
   --trace-content     put tasks, answers, tool arguments and results in the traces (or
                       AGENTTY_TRACE_CONTENT=1; off by default)
+  --nats URL          publish every event on NATS, agentty.events.SESSION.RUN.KIND, e.g.
+                      nats://127.0.0.1:4222 or tls://host:4222 (default $AGENTTY_NATS_URL;
+                      off when neither is set)
+  --nats-creds FILE   a NATS credentials file (user JWT and seed) for --nats
 config: $AGENTTY_CONFIG, else $XDG_CONFIG_HOME/agentty/config.json, else
 ~/.config/agentty/config.json, with the workspace's .agentty.json over it; until you
 trust the folder (agentty trust), its settings that can run programs, reach hosts or

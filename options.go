@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -38,6 +39,11 @@ type options struct {
 	// traceContent (--trace-content) puts what was said in them.
 	otlp         string
 	traceContent bool
+	// nats (--nats URL, default $AGENTTY_NATS_URL) publishes every event
+	// of the runs on NATS; natsCreds (--nats-creds FILE) is the
+	// credentials file for it.
+	nats      string
+	natsCreds string
 	// askTrust, when set, asks the person about a workspace config with
 	// risky keys and no trust (the console); nil never asks (run, tools).
 	askTrust func(w *wsConfig, changed []string) (trustChoice, error)
@@ -56,6 +62,21 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.agent, "agent", "", "run as this agent (see agentty agents)")
 	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
 	o.registerTraces(fs)
+	o.registerNATS(fs)
+}
+
+// registerNATS adds --nats and --nats-creds.
+func (o *options) registerNATS(fs *flag.FlagSet) {
+	fs.StringVar(&o.nats, "nats", "", "publish every event on this NATS server, e.g. nats://127.0.0.1:4222 or tls://host:4222 (default $AGENTTY_NATS_URL)")
+	fs.StringVar(&o.natsCreds, "nats-creds", "", "a NATS credentials file (a user JWT and its seed) for --nats")
+}
+
+// natsURL is --nats, else $AGENTTY_NATS_URL; "" when neither is set.
+func (o *options) natsURL(getenv func(string) string) string {
+	if o.nats != "" {
+		return o.nats
+	}
+	return strings.TrimSpace(getenv("AGENTTY_NATS_URL"))
 }
 
 // registerTraces adds --otlp and --trace-content.

@@ -109,8 +109,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			primeTrace(st.trace, past, s.LastRun().ID)
 		}
 	}
+	if st.bus != nil { // after the journal too: published once written
+		sinks = append(sinks, st.bus)
+	}
 	defer func() {
 		if why := st.closeTraces(); why != "" {
+			fmt.Fprintln(stderr, "agentty run: warning:", why)
+		}
+		if why := st.closeBus(); why != "" {
 			fmt.Fprintln(stderr, "agentty run: warning:", why)
 		}
 	}()

@@ -262,7 +262,13 @@ func workflowCmd(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		enc := json.NewEncoder(stdout)
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
+	if st.bus != nil { // after the journal: published once written
+		sinks = append(sinks, st.bus)
+	}
 	res := eng.Run(ctx, s, workflowTask(w, in), sinks)
+	if why := st.closeBus(); why != "" {
+		fmt.Fprintln(stderr, "agentty workflow: warning:", why)
+	}
 	return finishWorkflow(res, o, s, stdout, fail)
 }
 

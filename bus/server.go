@@ -1,0 +1,147 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// DefaultListen is where `agentty serve` listens unless told otherwise.
+const DefaultListen = "127.0.0.1:4222"
+
+// ServerConfig says how to run an embedded NATS server.
+type ServerConfig struct {
+	// Listen is HOST:PORT; port 0 picks a free one. "" is DefaultListen.
+	Listen string
+	// StoreDir is JetStream's store; it is made if missing.
+	StoreDir string
+	// Log, when set, receives the server's notices, warnings and errors,
+	// one line each; nil keeps them quiet (errors that stop the server
+	// are returned by StartServer all the same).
+	Log io.Writer
+	// StartTimeout bounds the wait for the server to accept connections
+	// (default 10 s).
+	StartTimeout time.Duration
+}
+
+// Server is an embedded nats-server with JetStream, its store synced on
+// every write: one node has no replicas to trust with what a crash would
+// lose (JetStream's default syncs every two minutes).
+type Server struct {
+	ns  *server.Server
+	log *serverLog
+}
+
+// StartServer starts a server and waits until it accepts connections. It
+// installs no signal handlers: the caller stops it with Shutdown.
+func StartServer(cfg ServerConfig) (*Server, error) {
+	listen := cfg.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	host, portText, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("nats-server: --listen %q: want HOST:PORT (%v)", listen, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("nats-server: --listen %q: the port must be a number from 0 to 65535", listen)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default port
+	}
+	if cfg.StoreDir == "" {
+		return nil, errors.New("nats-server: no store folder for JetStream")
+	}
+	opts := &server.Options{
+		ServerName:             "agentty",
+		Host:                   host,
+		Port:                   port,
+		JetStream:              true,
+		StoreDir:               cfg.StoreDir,
+		SyncAlways:             true,
+		NoSigs:                 true,
+		DisableJetStreamBanner: true,
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("nats-server: %w", err)
+	}
+	lg := &serverLog{w: cfg.Log, fatal: make(chan string, 1)}
+	ns.SetLoggerV2(lg, false, false, false)
+	go ns.Start()
+	wait := cfg.StartTimeout
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for !ns.ReadyForConnections(50 * time.Millisecond) {
+		select {
+		case why := <-lg.fatal:
+			ns.Shutdown()
+			return nil, fmt.Errorf("nats-server on %s: %s", listen, why)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ns.Shutdown()
+			return nil, fmt.Errorf("nats-server on %s: not accepting connections after %v", listen, wait)
+		}
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		return nil, fmt.Errorf("nats-server: JetStream did not start (store %s)", cfg.StoreDir)
+	}
+	return &Server{ns: ns, log: lg}, nil
+}
+
+// URL is the URL clients connect to, nats://HOST:PORT with the port it
+// listens on.
+func (s *Server) URL() string { return s.ns.ClientURL() }
+
+// NATS is the nats-server itself, for what this type does not wrap
+// (monitoring figures, in tests).
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// Shutdown closes every connection, stops JetStream (its store synced) and
+// returns when the server has stopped.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// serverLog is nats-server's logger: lines to w, and the fatal error that
+// stops the server (which must not exit the process) to fatal.
+type serverLog struct {
+	mu    sync.Mutex // guards w
+	w     io.Writer
+	fatal chan string
+}
+
+func (l *serverLog) line(level, format string, v []any) {
+	if l.w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "nats-server: %s%s\n", level, fmt.Sprintf(format, v...))
+}
+
+func (l *serverLog) Noticef(format string, v ...any) { l.line("", format, v) }
+func (l *serverLog) Warnf(format string, v ...any)   { l.line("warning: ", format, v) }
+func (l *serverLog) Errorf(format string, v ...any)  { l.line("error: ", format, v) }
+func (l *serverLog) Debugf(string, ...any)           {}
+func (l *serverLog) Tracef(string, ...any)           {}
+
+func (l *serverLog) Fatalf(format string, v ...any) {
+	l.line("fatal: ", format, v)
+	select {
+	case l.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}

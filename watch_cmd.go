@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// watchCmd is `agentty watch [SESSION] [--json]`: one session's events (or
+// every session's) as they happen, from NATS. For a session whose journal
+// is on this machine it first prints what the journal holds, then the live
+// events after it, with no gap and none twice: it subscribes first, reads
+// the journal, and drops the live events the journal already had
+// (watchMerge). Ctrl+C ends it.
+func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("watch", stderr)
+	var o options
+	o.registerNATS(fs)
+	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+	fs.BoolVar(&o.json, "json", false, "print every event as one JSON line")
+	if err := parseInterspersed(fs, args); err != nil {
+		return parseFailed(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty watch: "+format+"\n", a...)
+		return code
+	}
+	if fs.NArg() > 1 {
+		return fail(exitUsage, "one session at most (usage: agentty watch [SESSION] [--json])")
+	}
+	id := fs.Arg(0)
+	url := o.natsURL(getenv)
+	if url == "" {
+		return fail(exitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
+	}
+	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "agentty watch: warning: "+format+"\n", a...) }
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty watch"},
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			warn("%v (some events were missed; the journal has them)", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				warn("disconnected from %s (%v); reconnecting — events published meanwhile are missed", bus.Redact(url), err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { warn("reconnected to %s", bus.Redact(url)) }),
+	)
+	if errors.As(err, new(bus.UsageError)) {
+		return fail(exitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer nc.Close()
+	// Subscribe before reading the journal, and make sure the server has
+	// the subscription: every event published from now on reaches us.
+	sub, err := nc.SubscribeSync(bus.Filter(id))
+	if err == nil {
+		err = sub.SetPendingLimits(-1, 256<<20) // held while the journal is read
+	}
+	if err == nil {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = nc.FlushWithContext(fctx)
+		cancel()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0
+		}
+		return fail(exitError, "subscribe: %v", err)
+	}
+	p := &watchPrinter{w: stdout, json: o.json, all: id == ""}
+	var past []engine.Event
+	if id == "" {
+		fmt.Fprintf(stderr, "agentty watch: following every session live on %s; Ctrl+C ends it\n", bus.Redact(url))
+	} else {
+		past = watchJournal(id, o, getenv, warn)
+		fmt.Fprintf(stderr, "agentty watch: session %s: %d events from its journal, then live on %s; Ctrl+C ends it\n", id, len(past), bus.Redact(url))
+	}
+	for _, ev := range past {
+		p.print(ev, nil)
+	}
+	merge := newWatchMerge(past)
+	for {
+		msg, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			return fail(exitError, "%v", err)
+		}
+		ev, err := engine.DecodeEvent(msg.Data)
+		if err != nil {
+			warn("%s: not an event (%v)", msg.Subject, err)
+			continue
+		}
+		for _, it := range merge.add(ev, msg.Data) {
+			p.print(it.ev, it.raw)
+		}
+	}
+}
+
+// watchJournal reads what the local journal holds of session id: nothing
+// when the session is not on this machine (it is followed live only).
+func watchJournal(id string, o options, getenv func(string) string, warn func(string, ...any)) []engine.Event {
+	store, err := o.store(getenv)
+	if err != nil {
+		warn("%v; following live events only", err)
+		return nil
+	}
+	l, err := store.Load(id)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		warn("session %s is not in %s; following its live events only", id, store.Dir())
+		return nil
+	case l == nil:
+		warn("%v; following live events only", err)
+		return nil
+	case err != nil: // corrupt: what came before the damage, then live
+		warn("%v", err)
+	}
+	for _, w := range l.Warnings {
+		warn("%s", w)
+	}
+	return l.Events
+}
+
+// watchKey is what tells one event from another across the journal and
+// the bus: its run, step, kind and time (and session, for watch of all).
+type watchKey struct {
+	session, run string
+	step         int
+	kind         engine.Kind
+	time         int64
+}
+
+func keyOf(ev engine.Event) watchKey {
+	return watchKey{ev.Session, ev.Run, ev.Step, ev.Kind, ev.Time.UnixNano()}
+}
+
+// watchItem is an event to print; raw is its JSON as it came, nil when it
+// came from the journal.
+type watchItem struct {
+	ev  engine.Event
+	raw []byte
+}
+
+// watchMerge drops the live events that the journal read at start already
+// held. Events are published in the journal's order, after they are
+// written, so the live stream's journaled events (all but text deltas) are
+// the journal from some point on, then what is newer: a live event is old
+// while it is one of the journal's, and from the first that is not, or
+// once the journal's last has come by, everything is new. Text deltas are
+// never journaled: those that come before a journaled event belong to a
+// decision the journal has, and are dropped with it; while that is not yet
+// known they are held.
+type watchMerge struct {
+	left    map[watchKey]int // the journal's events not yet seen live
+	last    watchKey         // the journal's last event
+	overlap bool             // live events may still be the journal's
+	held    []watchItem      // text deltas waiting to learn which they are
+}
+
+func newWatchMerge(past []engine.Event) *watchMerge {
+	m := &watchMerge{left: map[watchKey]int{}}
+	for _, ev := range past {
+		if ev.Kind == engine.KindTextDelta {
+			continue
+		}
+		k := keyOf(ev)
+		m.left[k]++
+		m.last, m.overlap = k, true
+	}
+	return m
+}
+
+// add takes the next live event and returns what to print now.
+func (m *watchMerge) add(ev engine.Event, raw []byte) []watchItem {
+	it := watchItem{ev, raw}
+	if !m.overlap {
+		return []watchItem{it}
+	}
+	if ev.Kind == engine.KindTextDelta {
+		m.held = append(m.held, it)
+		return nil
+	}
+	k := keyOf(ev)
+	if m.left[k] > 0 { // the journal had it
+		m.left[k]--
+		m.held = m.held[:0]
+		if k == m.last && m.left[k] == 0 {
+			m.overlap, m.left = false, nil
+		}
+		return nil
+	}
+	m.overlap, m.left = false, nil
+	out := append(m.held, it)
+	m.held = nil
+	return out
+}
+
+// watchPrinter writes events as JSON lines, or one readable line each.
+type watchPrinter struct {
+	w    io.Writer
+	json bool
+	all  bool // every session: each line names its session
+	buf  []byte
+}
+
+func (p *watchPrinter) print(ev engine.Event, raw []byte) {
+	if p.json {
+		if raw == nil {
+			var err error
+			if raw, err = ev.AppendJSON(p.buf[:0]); err != nil {
+				return
+			}
+			p.buf = raw
+		}
+		p.w.Write(append(raw, '\n'))
+		return
+	}
+	if ev.Kind == engine.KindTextDelta {
+		return // its decision says it all, on one line
+	}
+	var b strings.Builder
+	b.WriteString(ev.Time.Local().Format("15:04:05.000"))
+	if p.all {
+		b.WriteString(" " + ev.Session)
+	}
+	fmt.Fprintf(&b, " %s #%d %s", ev.Run, ev.Step, ev.Kind)
+	if s := summary(ev); s != "" {
+		b.WriteString(" " + s)
+	}
+	b.WriteByte('\n')
+	io.WriteString(p.w, b.String())
+}
+
+// summary is a short account of an event's payload, on one line.
+func summary(ev engine.Event) string {
+	one := func(s string) string { return engine.OneLine(s, 100) }
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		s := one(d.Task)
+		if ev.Agent != "" {
+			s = "as " + ev.Agent + ": " + s
+		}
+		return s
+	case *engine.StepStarted:
+		return fmt.Sprintf("turn %d", d.Turn)
+	case *engine.ModelRequest:
+		return fmt.Sprintf("%d messages, %d tokens", d.Messages, d.Tokens)
+	case *engine.Decided:
+		if len(d.ToolCalls) > 0 {
+			names := make([]string, len(d.ToolCalls))
+			for i, c := range d.ToolCalls {
+				names[i] = c.Name
+			}
+			return "calls " + one(strings.Join(names, ", "))
+		}
+		return "answer: " + one(d.Text)
+	case *engine.ToolStarted:
+		return one(d.Name + " " + string(d.Args))
+	case *engine.ToolFinished:
+		s := d.Name + " " + string(d.Status)
+		if d.Error != "" {
+			return one(s + ": " + d.Error)
+		}
+		return one(s + ": " + d.Result)
+	case *engine.RetryScheduled:
+		return one(fmt.Sprintf("%s attempt %d in %v: %s", d.Op, d.Attempt, time.Duration(d.DelayMS)*time.Millisecond, d.Cause))
+	case *engine.MemoryChanged:
+		if d.Op == engine.MemoryDelete {
+			return one("delete " + d.Key)
+		}
+		return one("set " + d.Key + " = " + d.Value)
+	case *engine.ContextTrimmed:
+		return fmt.Sprintf("dropped %d messages (%d tokens)", d.Dropped, d.DroppedTokens)
+	case *engine.ContextCompacted:
+		return fmt.Sprintf("summarised %d messages (%d → %d tokens)", d.Messages, d.TokensBefore, d.TokensAfter)
+	case *engine.GatePaused:
+		s := "at " + string(d.At)
+		if d.ToolCall != nil {
+			s += " " + d.ToolCall.Name
+		}
+		return one(s)
+	case *engine.GateResumed:
+		return string(d.Action)
+	case *engine.UsageRecorded:
+		return fmt.Sprintf("%d prompt + %d completion tokens", d.PromptTokens, d.CompletionTokens)
+	case *engine.StepFinished:
+		return fmt.Sprintf("%d tool calls", d.ToolCalls)
+	case *engine.RunFinished:
+		switch {
+		case d.Error != "":
+			return one(string(d.StopReason) + ": " + d.Error)
+		case d.Answer != "":
+			return one(string(d.StopReason) + ": " + d.Answer)
+		}
+		return string(d.StopReason)
+	case *engine.Handoff:
+		return one(d.From + " → " + d.To)
+	case *engine.ModelChanged:
+		return one(d.Model)
+	case *engine.WorkflowStarted:
+		return one(d.Name)
+	case *engine.WorkflowStepFinished:
+		return one(d.Step + " " + d.Status + ": " + d.Output)
+	case *engine.WorkflowFinished:
+		return one(d.Name + " " + d.Status + ": " + d.Output + d.Error)
+	case *engine.Notice:
+		return one(d.Level + ": " + d.Message)
+	}
+	return ""
+}
