@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/search"
@@ -173,26 +174,47 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintf(stdout, "%d. %s  (score %.2f)\n", i+1, h.Where(), h.Score)
-		for _, line := range preview(h.Text, 3) {
+		for _, line := range preview(h.Text, query, 3) {
 			fmt.Fprintf(stdout, "   %s\n", line)
 		}
 	}
 	return 0
 }
 
-// preview is a chunk's first n lines that are not blank, each on one
-// line and cut to fit.
-func preview(text string, n int) []string {
-	var out []string
+// preview is up to n lines of a chunk to show under a hit: the lines
+// that hold a word of the query (by its first five letters, a crude stem),
+// else the first lines that are not blank; each on one line, cut to fit,
+// "…" after them when lines were left out.
+func preview(text, query string, n int) []string {
+	var stems []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) >= 4 {
+			stems = append(stems, w[:min(len(w), 5)])
+		}
+	}
+	var lines, hits []string
 	for _, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if len(out) == n {
-			out = append(out, "…")
-			break
+		lines = append(lines, line)
+		lower := strings.ToLower(line)
+		for _, st := range stems {
+			if strings.Contains(lower, st) {
+				hits = append(hits, line)
+				break
+			}
 		}
+	}
+	if len(hits) == 0 {
+		hits = lines
+	}
+	var out []string
+	for _, line := range hits[:min(n, len(hits))] {
 		out = append(out, engine.OneLine(line, 100))
+	}
+	if len(lines) > len(out) {
+		out = append(out, "…")
 	}
 	return out
 }

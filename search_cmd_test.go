@@ -245,3 +245,22 @@ func TestSearchWithEmbeddingModel(t *testing.T) {
 		t.Fatalf("no server: exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestPreview(t *testing.T) {
+	text := "package retry\n\nimport \"time\"\n\n// Backoff doubles the delay.\nfunc Backoff() {}\n// Jitter spreads retries.\n"
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"backoff jitter", []string{"// Backoff doubles the delay.", "func Backoff() {}", "// Jitter spreads retries.", "…"}},
+		{"zebra", []string{"package retry", `import "time"`, "// Backoff doubles the delay.", "…"}},
+		{"retries", []string{"// Jitter spreads retries.", "…"}},
+	} {
+		if got := preview(text, c.query, 3); !slices.Equal(got, c.want) {
+			t.Errorf("preview for %q: %q, want %q", c.query, got, c.want)
+		}
+	}
+	if got := preview("one line", "x", 3); !slices.Equal(got, []string{"one line"}) {
+		t.Errorf("one line: %q", got)
+	}
+}
