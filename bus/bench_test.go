@@ -1,0 +1,86 @@
+package bus_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// BenchmarkPublishPerStep is the cost of publishing a run's events on NATS:
+// one run of 1,000 steps (an instant model and tool) journaled to a file,
+// with and without the NATS sink after the journal, the server embedded and
+// reached over loopback TCP; "watched" adds a subscriber reading every
+// event. ns/step is the whole run's time per step, journal included.
+func BenchmarkPublishPerStep(b *testing.B) {
+	const steps = 1000
+	args := json.RawMessage(`{"text":"x"}`)
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		u := engine.Usage{PromptTokens: 10, CompletionTokens: 1}
+		if req.Turn+1 >= steps {
+			return engine.Decision{Text: "done", Usage: u}, nil
+		}
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: u}, nil
+	})
+	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
+	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
+	srv := startServer(b)
+	for _, v := range []string{"journal", "journal+nats", "journal+nats/watched"} {
+		b.Run(v, func(b *testing.B) {
+			store, err := sessions.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sink *bus.Sink
+			if v != "journal" {
+				nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = bus.NewSink(nc)
+				defer sink.Close(10 * time.Second)
+			}
+			var got int
+			if v == "journal+nats/watched" {
+				w, err := nats.Connect(srv.URL())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				if _, err := w.Subscribe(bus.Filter(""), func(*nats.Msg) { got++ }); err != nil {
+					b.Fatal(err)
+				}
+				w.Flush()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				j, err := store.Create()
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := engine.NewSession(j.ID)
+				sinks := engine.Sinks{j}
+				if sink != nil {
+					sinks = append(sinks, sink)
+				}
+				if res := e.Run(context.Background(), s, "go", sinks); res.StopReason != engine.StopAnswered {
+					b.Fatalf("run: %s %v", res.StopReason, res.Err)
+				}
+				j.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+			if sink != nil {
+				if err := sink.Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
