@@ -346,7 +346,7 @@ func (k *knowledge) Search(ctx context.Context, query, scope string, n int) ([]t
 	}
 	out := make([]tools.KnowledgeHit, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, tools.KnowledgeHit{Source: h.Source, Where: h.Where(), Score: h.Score, Text: h.Text})
+		out = append(out, tools.KnowledgeHit{Source: h.Source, Where: h.Where(), Score: h.Score, Text: h.Text, Session: h.Session, Run: h.Run})
 	}
 	return out, nil
 }

@@ -326,7 +326,7 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		jb.active = true
 		r.view = MemoryView{base: r.memory()}
 		jb.view = &r.view
-		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view}
+		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view}
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
 		end := time.Now()
 		if err == nil && end.Sub(start) > jb.tool.Timeout {
@@ -389,7 +389,7 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 	}
 	a.view = MemoryView{base: r.memory()}
 	jb.view = &a.view
-	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Memory: jb.view, turn: r.s.run.Turn}
+	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view, turn: r.s.run.Turn}
 	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
 	r.outstanding++
 	go a.run()

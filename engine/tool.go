@@ -53,11 +53,12 @@ type Tool struct {
 
 // Call is one tool call as a tool's Func sees it.
 type Call struct {
-	ID      string
-	Args    json.RawMessage
-	Step    int
-	Session string
-	Memory  *MemoryView
+	ID   string
+	Args json.RawMessage
+	Step int
+	// Session and Run are the session and the run that made the call.
+	Session, Run string
+	Memory       *MemoryView
 
 	turn int // the decisions of the run that made the call, when it did
 }

@@ -331,7 +331,7 @@ func eventText(ev engine.Event) (kind, tool, text string) {
 	case *engine.RunFinished:
 		return KindAnswer, "", d.Answer
 	case *engine.ToolFinished:
-		if d.Status != engine.ToolOK || memoryTools[d.Name] {
+		if d.Status != engine.ToolOK || memoryTools[d.Name] || d.Name == "search_knowledge" {
 			return "", "", ""
 		}
 		return KindTool, d.Name, d.Result
@@ -344,7 +344,7 @@ func eventText(ev engine.Event) (kind, tool, text string) {
 }
 
 // memoryTools' results only echo memory facts, which are indexed from
-// memory_changed.
+// memory_changed; search_knowledge's only echo other chunks.
 var memoryTools = map[string]bool{"remember": true, "recall": true, "forget": true}
 
 func (ix *Index) dropSession(ctx context.Context, id string) error {

@@ -25,6 +25,8 @@ type KnowledgeHit struct {
 	Where  string
 	Score  float64
 	Text   string
+	// Session and Run are a session chunk's (empty for a file's).
+	Session, Run string
 }
 
 // Limits of search_knowledge: k at most maxKnowledgeK, each chunk's text
@@ -73,9 +75,17 @@ func SearchKnowledge(k Knowledge) engine.Tool {
 				in.K = defaultKnowledgeK
 			}
 			in.K = min(in.K, maxKnowledgeK)
-			hits, err := k.Search(ctx, in.Query, in.Scope, in.K)
+			found, err := k.Search(ctx, in.Query, in.Scope, in.K+8)
 			if err != nil {
 				return "", err
+			}
+			// The run searching is not its own past: its task (the query,
+			// often) and its results would only echo the question.
+			var hits []KnowledgeHit
+			for _, h := range found {
+				if (h.Session != c.Session || h.Run != c.Run || h.Session == "") && len(hits) < in.K {
+					hits = append(hits, h)
+				}
 			}
 			if len(hits) == 0 {
 				return fmt.Sprintf("nothing found for %q in %s", in.Query, scopeWords(in.Scope)), nil

@@ -50,6 +50,10 @@ func TestSearchKnowledge(t *testing.T) {
 		{name: "nothing in sessions", args: `{"query":"x","scope":"sessions"}`, wantScope: "sessions", wantK: 5, want: []string{`nothing found for "x" in the past sessions`}},
 		{name: "long chunk clipped", args: `{"query":"word"}`, wantScope: "all", wantK: 5,
 			hits: []tools.KnowledgeHit{{Source: "workspace", Where: "big.txt:1-40", Text: long}}},
+		{name: "not the run itself", args: `{"query":"x","k":1}`, wantScope: "all", wantK: 1,
+			hits: []tools.KnowledgeHit{{Source: "sessions", Where: "session s, run-2, step 5, user", Text: "x?", Session: "s", Run: "run-2"},
+				{Source: "sessions", Where: "session s, run-1, step 1, answer", Text: "x is 1", Session: "s", Run: "run-1"}},
+			want: []string{"[1] sessions session s, run-1, step 1, answer (score 0.00)\nx is 1"}},
 		{name: "blank query", args: `{"query":"   "}`, wantErr: "query: empty"},
 		{name: "bad scope", args: `{"query":"x","scope":"web"}`, wantErr: `scope: "web" is not workspace, sessions or all`},
 		{name: "index error", args: `{"query":"x"}`, err: errors.New("search: disk full"), wantErr: "search: disk full"},
@@ -57,7 +61,7 @@ func TestSearchKnowledge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeKnowledge{hits: c.hits, err: c.err}
 			tool := tools.SearchKnowledge(f)
-			out, err := tool.Func(context.Background(), &engine.Call{Args: []byte(c.args)})
+			out, err := tool.Func(context.Background(), &engine.Call{Args: []byte(c.args), Session: "s", Run: "run-2"})
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("args %s: err %v, want %q", c.args, err, c.wantErr)
@@ -67,8 +71,9 @@ func TestSearchKnowledge(t *testing.T) {
 			if err != nil {
 				t.Fatalf("args %s: %v", c.args, err)
 			}
-			if f.scope != c.wantScope || f.k != c.wantK {
-				t.Errorf("args %s: asked scope %q k %d, want %q %d", c.args, f.scope, f.k, c.wantScope, c.wantK)
+			// It asks for 8 more than it gives, for those of the run itself.
+			if f.scope != c.wantScope || f.k != c.wantK+8 {
+				t.Errorf("args %s: asked scope %q k %d, want %q %d", c.args, f.scope, f.k, c.wantScope, c.wantK+8)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(out, w) {

@@ -27,7 +27,8 @@ const Help = "I am agentty's built-in **offline** model: a small rule-based plan
 	"(\"remember that my name is Ada\"), answering from memory (\"what is my name?\"), forgetting " +
 	"(\"forget my name\"), telling the time (\"what time is it?\"), looking at files " +
 	"(\"list files\", \"read README.md\"), and, where agents are defined, delegating to them " +
-	"(\"ask the researcher agent to …\") or handing off to them (\"transfer to billing\").\n\n" +
+	"(\"ask the researcher agent to …\") or handing off to them (\"transfer to billing\"), and searching " +
+	"the workspace and past sessions (\"search for retry policy\", \"what did we say about the cache?\").\n\n" +
 	"To use a real model, set `OPENAI_API_KEY` (and `--model`, default gpt-4o-mini), or point " +
 	"`--base-url` (or `OPENAI_BASE_URL`) at a local OpenAI-compatible server such as Ollama " +
 	"(`http://localhost:11434/v1`), llama.cpp server or vLLM."
@@ -92,6 +93,9 @@ func plan(task string, req *engine.Request) engine.Decision {
 		return d
 	}
 	if d, ok := transfer(t, req); ok {
+		return d
+	}
+	if d, ok := knowledge(t, req); ok {
 		return d
 	}
 	if m := rememberRe.FindStringSubmatch(t); m != nil {
@@ -187,6 +191,8 @@ func summarize(task string, msgs []engine.Message) string {
 			parts = append(parts, recallAnswer(task, r))
 		case "clock":
 			parts = append(parts, "It is "+r+".")
+		case searchTool:
+			parts = append(parts, knowledgeAnswer(r))
 		case "list_dir", "read_file":
 			head, body, _ := strings.Cut(r, "\n")
 			parts = append(parts, fmt.Sprintf("%s:\n\n```\n%s\n```", head, body))
