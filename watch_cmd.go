@@ -256,7 +256,7 @@ func summary(ev engine.Event) string {
 	case *engine.StepStarted:
 		return fmt.Sprintf("turn %d", d.Turn)
 	case *engine.ModelRequest:
-		return fmt.Sprintf("%d messages, %d tokens", d.Messages, d.Tokens)
+		return fmt.Sprintf("%d %s, %d tokens", d.Messages, plural(d.Messages, "message"), d.Tokens)
 	case *engine.Decided:
 		if len(d.ToolCalls) > 0 {
 			names := make([]string, len(d.ToolCalls))
@@ -282,9 +282,9 @@ func summary(ev engine.Event) string {
 		}
 		return one("set " + d.Key + " = " + d.Value)
 	case *engine.ContextTrimmed:
-		return fmt.Sprintf("dropped %d messages (%d tokens)", d.Dropped, d.DroppedTokens)
+		return fmt.Sprintf("dropped %d %s (%d tokens)", d.Dropped, plural(d.Dropped, "message"), d.DroppedTokens)
 	case *engine.ContextCompacted:
-		return fmt.Sprintf("summarised %d messages (%d → %d tokens)", d.Messages, d.TokensBefore, d.TokensAfter)
+		return fmt.Sprintf("summarised %d %s (%d → %d tokens)", d.Messages, plural(d.Messages, "message"), d.TokensBefore, d.TokensAfter)
 	case *engine.GatePaused:
 		s := "at " + string(d.At)
 		if d.ToolCall != nil {
@@ -296,7 +296,7 @@ func summary(ev engine.Event) string {
 	case *engine.UsageRecorded:
 		return fmt.Sprintf("%d prompt + %d completion tokens", d.PromptTokens, d.CompletionTokens)
 	case *engine.StepFinished:
-		return fmt.Sprintf("%d tool calls", d.ToolCalls)
+		return fmt.Sprintf("%d tool %s", d.ToolCalls, plural(d.ToolCalls, "call"))
 	case *engine.RunFinished:
 		switch {
 		case d.Error != "":

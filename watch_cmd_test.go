@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
 	"github.com/nats-io/nats.go"
 )
 
@@ -487,5 +488,74 @@ func TestNATSOnlyWhenAsked(t *testing.T) {
 	code, _, errs = runCLI(t, context.Background(), testEnv(t), "run", "--nats", srv.URL(), "--nats-creds", "/nonexistent.creds", "--model", "offline", "hi")
 	if code != 2 || !strings.Contains(errs, "/nonexistent.creds") {
 		t.Errorf("missing creds file: exit %d, %q", code, errs)
+	}
+}
+
+// collect reads the next n journaled events (text deltas left out) of
+// session id from sub, as they came.
+func collect(t *testing.T, sub *nats.Subscription, id string, n int) []string {
+	t.Helper()
+	var got []string
+	for len(got) < n {
+		m, ev := nextEvent(t, sub)
+		if ev.Session != id {
+			t.Fatalf("an event of session %s, want %s", ev.Session, id)
+		}
+		if ev.Kind != engine.KindTextDelta {
+			got = append(got, string(m.Data))
+		}
+	}
+	return got
+}
+
+// TestConsoleAndWorkflowPublish: the console's runs (its backend's sink)
+// and a workflow run publish what they journal, in order.
+func TestConsoleAndWorkflowPublish(t *testing.T) {
+	srv := natsServer(t)
+	sub := subscribe(t, srv.URL())
+	env := agentEnv(t)
+	env["AGENTTY_NATS_URL"] = srv.URL()
+	getenv := func(k string) string { return env[k] }
+
+	o := options{model: "offline", maxSteps: 5, workspace: t.TempDir()}
+	st, err := build(context.Background(), o, nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.bus == nil {
+		t.Fatalf("no NATS sink with AGENTTY_NATS_URL set; notices %v", st.notices)
+	}
+	home := t.TempDir()
+	store, err := sessions.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	con := &console{store: store, setup: st, opts: o, getenv: getenv}
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := con.open(j, engine.NewSession(j.ID))
+	for range b.Start(context.Background(), "what is 17*23?") {
+	}
+	b.Close()
+	st.Close()
+	want := journalLines(t, home, j.ID)
+	if got := collect(t, sub, j.ID, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the console published:\n%s\nit journaled:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	code, _, errs := runCLI(t, context.Background(), env, "workflow", "run", filepath.Join("examples", "workflows", "arithmetic.yaml"), "--model", "offline")
+	if code != 0 {
+		t.Fatalf("workflow: exit %d: %s", code, errs)
+	}
+	id := sessionOf(t, errs)
+	want = journalLines(t, env["AGENTTY_HOME"], id)
+	got := collect(t, sub, id, len(want))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the workflow published:\n%s\nit journaled:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(strings.Join(got, "\n"), `"kind":"workflow_finished"`) {
+		t.Errorf("no workflow_finished published")
 	}
 }
