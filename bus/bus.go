@@ -137,6 +137,11 @@ func Connect(cfg Config, opts ...nats.Option) (*nats.Conn, error) {
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.Timeout(5 * time.Second),
+		// A server that stops reading (hung, or a network that drops
+		// packets silently) would hold a publish for the client's default
+		// minute; after 2 s the connection is dropped and reconnected, and
+		// what is published meanwhile waits in the reconnect buffer.
+		nats.FlusherTimeout(2 * time.Second),
 	}
 	if cfg.Creds != "" {
 		if _, err := os.Stat(cfg.Creds); err != nil {

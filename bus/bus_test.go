@@ -211,9 +211,26 @@ func TestServerBadListen(t *testing.T) {
 			t.Errorf("--listen %s: %v", l, err)
 		}
 	}
-	s := startServer(t)
+	dir := t.TempDir()
+	s, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
 	busy := strings.TrimPrefix(s.URL(), "nats://")
-	if _, err := bus.StartServer(bus.ServerConfig{Listen: busy, StoreDir: t.TempDir()}); err == nil {
+	if s2, err := bus.StartServer(bus.ServerConfig{Listen: busy, StoreDir: t.TempDir()}); err == nil {
+		s2.Shutdown()
 		t.Errorf("a second server on %s started", busy)
 	}
+	if s2, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir}); err == nil || !strings.Contains(err.Error(), "in use by another server") {
+		if s2 != nil {
+			s2.Shutdown()
+		}
+		t.Errorf("a second server on the same store: %v", err)
+	}
+	s.Shutdown()
+	s3, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir})
+	if err != nil {
+		t.Fatalf("the store after its server stopped: %v", err)
+	}
+	s3.Shutdown()
 }

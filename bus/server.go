@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -34,8 +37,9 @@ type ServerConfig struct {
 // every write: one node has no replicas to trust with what a crash would
 // lose (JetStream's default syncs every two minutes).
 type Server struct {
-	ns  *server.Server
-	log *serverLog
+	ns   *server.Server
+	log  *serverLog
+	lock *os.File // the store's lock, held until Shutdown
 }
 
 // StartServer starts a server and waits until it accepts connections. It
@@ -59,6 +63,21 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("nats-server: no store folder for JetStream")
 	}
+	// nats-server does not stop a second server from opening the same
+	// store, and two would corrupt it: a lock file says whose it is.
+	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("nats-server: the store: %w", err)
+	}
+	lock, err := lockStore(cfg.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			lock.Close()
+		}
+	}()
 	opts := &server.Options{
 		ServerName:             "agentty",
 		Host:                   host,
@@ -97,7 +116,26 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("nats-server: JetStream did not start (store %s)", cfg.StoreDir)
 	}
-	return &Server{ns: ns, log: lg}, nil
+	started = true
+	return &Server{ns: ns, log: lg, lock: lock}, nil
+}
+
+// lockStore takes the store's lock, without waiting; the kernel lets go
+// of it if the process dies.
+func lockStore(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "agentty.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("nats-server: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("nats-server: the store %s is in use by another server (an agentty serve?)", dir)
+		}
+		return nil, fmt.Errorf("nats-server: lock %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // URL is the URL clients connect to, nats://HOST:PORT with the port it
@@ -113,6 +151,7 @@ func (s *Server) NATS() *server.Server { return s.ns }
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	s.lock.Close()
 }
 
 // serverLog is nats-server's logger: lines to w, and the fatal error that
