@@ -9,11 +9,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// details is a step's details (enter on a Timeline row), drawn over the
-// whole terminal: lines and the first one shown.
+// details is a step's details (enter on a Timeline row), or a file's lines
+// found by the search, drawn over the whole terminal: lines and the first
+// one shown.
 type details struct {
 	lines []string
 	top   int
+	title string // "" for a step's details
 }
 
 // update scrolls the details; it reports whether the key closes them.
@@ -37,6 +39,10 @@ func (d *details) update(msg tea.KeyMsg, k keyMap) (closed bool) {
 // view draws the details in w×h cells.
 func (d *details) view(w, h int) string {
 	lines := d.lines[min(d.top, len(d.lines)):]
-	return strings.Join(box("Step details (esc closes, ↑/↓ scroll)", true, w, h-3, lines, false), "\n") + "\n" +
+	title := d.title
+	if title == "" {
+		title = "Step details (esc closes, ↑/↓ scroll)"
+	}
+	return strings.Join(box(title, true, w, h-3, lines, false), "\n") + "\n" +
 		styleDim.Render(ansi.Truncate(fmt.Sprintf("line %d of %d", d.top+1, len(d.lines)), w, "…"))
 }

@@ -274,6 +274,36 @@ type fuzzSessions struct {
 
 func (s *fuzzSessions) List() ([]SessionInfo, error) { return s.list, s.err }
 
+var (
+	_ Searcher      = (*fuzzSessions)(nil)
+	_ SearchIndexer = (*fuzzSessions)(nil)
+)
+
+// Search finds, whatever the query, hits of sessions (one that opens,
+// one that fails to) and of files, their text the fuzzer's worst; a query
+// with "fail" in it fails, and the scope filters as the index does.
+func (s *fuzzSessions) Search(_ context.Context, query, scope string, k int) ([]SearchHit, error) {
+	if strings.Contains(query, "fail") {
+		return nil, errors.New("search: index.db: database disk image is malformed\n(it is rebuilt)")
+	}
+	var hits []SearchHit
+	if scope != "workspace" {
+		for i, id := range []string{"0mx2list0001", "0mx2fuzz0001", "0mx2list0006"} {
+			hits = append(hits, SearchHit{Source: "sessions", Kind: []string{"user", "answer", "memory"}[i], Session: id,
+				Title: fuzzTexts[(i+3)%len(fuzzTexts)], Run: "run-1", Step: i + 1, Text: fuzzTexts[(i+4)%len(fuzzTexts)]})
+		}
+	}
+	if scope != "sessions" {
+		for i, text := range fuzzTexts {
+			hits = append(hits, SearchHit{Source: "workspace", Kind: "file", Path: fmt.Sprintf("dir/%d/\x1b[2J%s", i, text),
+				StartLine: i * 40, EndLine: i*40 + strings.Count(text, "\n"), Text: text})
+		}
+	}
+	return hits[:min(k, len(hits))], nil
+}
+
+func (s *fuzzSessions) UpdateIndex(context.Context) error { return nil }
+
 func (s *fuzzSessions) Open(id string) (Backend, []engine.Event, error) {
 	i := 0
 	for _, c := range id {
@@ -609,7 +639,8 @@ func (h *harness) step() {
 var fuzzSlash = []string{"/", "/c", "/compact", "/compact keep the names", "/clear", "/model offline", "/model nope", "/model",
 	"/agent critic", "/agent nobody", "/agent", "/fork", "/fork 1", "/fork x", "/export", "/export json out.json", "/memory",
 	"/trust", "/help", "/nope", "//not a command", "/m", "/model a b",
-	"/workflow", "/workflow release a=1", "/workflow nope", `/workflow release a="x`, "/workflow re", "/workflow release b=x", "/w"}
+	"/workflow", "/workflow release a=1", "/workflow nope", `/workflow release a="x`, "/workflow re", "/workflow release b=x", "/w",
+	"/search", "/search retry policy", "/search fail"}
 
 // maxTyped bounds the text typed and pasted into one input's console: the
 // input box re-wraps all of its text on every frame (bubbles' textarea), so
@@ -1148,6 +1179,10 @@ func consoleStates(m *Model) []string {
 	}
 	add(m.pause != nil && m.pause.step != "", "paused at a workflow step")
 	add(m.backend != nil && strings.HasPrefix(m.backend.SessionID(), "0mx2fork"), "forked")
+	add(m.search != nil, "search")
+	add(m.search != nil && len(m.search.hits) > 0, "search hits")
+	add(m.search != nil && m.search.err != "", "search error")
+	add(m.search != nil && m.detail != nil, "search file")
 	return out
 }
 
@@ -1156,7 +1191,8 @@ var seedStates = []string{"empty", "streaming", "reasoning", "paused at decide",
 	"editor", "memory form", "picker", "picker filtered", "details", "help", "scrolled up", "expanded", "narrow",
 	"wide", "20x8", "memory focus", "timeline focus", "cancelling", "interrupted", "read-only", "damaged",
 	"cut off", "retried", "trimmed", "memory", "sub-run", "folded", "unfolded", "delegation expanded", "slash list", "compacting",
-	"compacted", "workflow step", "workflow running", "paused at a workflow step", "forked"}
+	"compacted", "workflow step", "workflow running", "paused at a workflow step", "forked",
+	"search", "search hits", "search error", "search file"}
 
 // TestConsoleSeeds plays the committed seeds (as go test does) and checks
 // that between them they reach every state the fuzzer should start from.
@@ -1421,6 +1457,12 @@ func consoleSeeds(js []journal) map[string][]byte {
 			pause(1, 30).keys("e", "esc", "enter").steps(12).keys("c").engine(60).resize(80, 24).
 			keys("ctrl+x", "tab", "tab", "up", "up", "enter", "esc", "up", "up", "up", "f").
 			op(opEvent, 1, 13, 0, 1, 0).op(opEvent, 1, 13, 0, 1, 1, 3).keys("tab", "tab", "f")
+	})
+	add("search", func(s *seedBuilder) {
+		s.start(startResumed, "offline-remember.jsonl", 1, 200, 120, 40).keys("ctrl+f").typed("retry").keys("enter", "down").
+			resize(20, 8).keys("up", "tab", "down", "enter").resize(80, 24).keys("pgdown", "esc", "tab", "tab", "up", "up", "enter").
+			keys("ctrl+f", "enter").typed("fail").keys("enter").resize(300, 100).keys("esc").
+			op(opSlash, 32, 0).keys("tab", "esc").op(opSlash, 31, 0).keys("down", "enter", "ctrl+f").typed("x").keys("enter", "enter")
 	})
 	return seeds
 }

@@ -10,6 +10,7 @@ type keyMap struct {
 	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
 	Fold, Fork                                             key.Binding
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
+	Search, SearchScope                                    key.Binding // the search and its scope
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
 	Commands, Complete, Choose, RunCommand, CloseList      key.Binding // the slash commands and their list
@@ -60,6 +61,7 @@ func newKeyMap() keyMap {
 		Fork:      b([]string{"f"}, "f", "fork here (timeline)"),
 		StepMode:  b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
 		Sessions:  b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
+		Search:    b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
 		Continue:  b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
 		Cancel:    b([]string{"ctrl+c"}, "ctrl+c", "cancel run / quit"),
 		Quit:      b([]string{"ctrl+d"}, "ctrl+d", "quit"),
@@ -82,6 +84,8 @@ func newKeyMap() keyMap {
 		Choose:     b([]string{"up", "down"}, "↑/↓", "choose"),
 		RunCommand: b([]string{"enter"}, "enter", "run"),
 		CloseList:  b([]string{"esc"}, "esc", "close"),
+		// In the search, tab changes the scope (the input has no tab).
+		SearchScope: b([]string{"tab"}, "tab", "scope"),
 	}
 }
 
@@ -146,7 +150,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 func (h helpKeys) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
-		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.Sessions, h.k.Continue},
+		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.Sessions, h.k.Search, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
 	}

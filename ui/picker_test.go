@@ -31,6 +31,8 @@ var instantCmds = []string{
 	".changeMemory.func",
 	".doCommand.func",
 	".listWorkflows.func",
+	".updateIndex.func",
+	".searchFor.func",
 }
 
 func cmdName(c tea.Cmd) string { return runtime.FuncForPC(reflect.ValueOf(c).Pointer()).Name() }

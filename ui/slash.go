@@ -63,6 +63,7 @@ var commands = []command{
 	{name: "fork", args: "[STEP]", help: "a new session up to STEP (the last)"},
 	{name: "workflow", args: "[NAME K=V…]", help: "carry out a workflow (none: list them)"},
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
+	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
 	{name: "memory", help: "the Memory pane"},
 	{name: "trust", help: "trust this workspace's config"},
 	{name: "help", help: "all keys"},
@@ -225,6 +226,8 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		m.help.open = true
 		m.layout()
 		return nil
+	case "search":
+		return m.openSearch(arg)
 	}
 	if why := m.busy(); why != "" {
 		m.notify("/" + name + ": " + why)

@@ -504,6 +504,40 @@ func (t *timeline) move(n int) {
 	t.dirty = true
 }
 
+// selectStep puts the cursor on the row shown of run's step that holds
+// what a search found there (a user message: the run's row; an answer:
+// the decide row; a tool result or a memory fact: the act row), else the
+// step's first row, and stops following the end; run "" is any run. It
+// reports whether there was such a row.
+func (t *timeline) selectStep(run string, step int, kind string) bool {
+	order := t.shown()
+	first, best := -1, -1
+	for _, i := range order {
+		r := t.rows[i]
+		if r.step != step || r.run != run && run != "" {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if best < 0 && (kind == "user" && r.status == "run" || kind == "answer" && r.phase == engine.Decide ||
+			(kind == "tool" || kind == "memory") && r.phase == engine.Act) {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = first
+	}
+	if best < 0 && run != "" {
+		return t.selectStep("", step, kind)
+	}
+	if best < 0 {
+		return false
+	}
+	t.sel, t.follow, t.dirty = best, false, true
+	return true
+}
+
 // fold folds or unfolds the sub-run under the cursor's call row: the row's
 // own, or, on a sub-run's row, the one it is under (the cursor goes to its
 // call row).

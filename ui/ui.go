@@ -67,6 +67,9 @@ type Config struct {
 	Status string
 	// Style is glamour's style name: dark (default), light or notty.
 	Style string
+	// Search searches the sessions and the workspace's files (ctrl+f,
+	// /search); nil: Sessions, when it is a Searcher too, else none.
+	Search Searcher
 }
 
 type focus int
@@ -118,6 +121,9 @@ type Model struct {
 	memForm    *factForm
 	detail     *details // a step's details, over the rest
 	picker     *picker
+	search     *searchView // the search (ctrl+f), over the panes
+	jump       *searchJump // the step of the session being opened from the search
+	searchSeq  int         // numbers the search's commands, so that a late answer is known
 	note       string
 	quitting   bool
 	opening    bool   // a session is being opened from the picker
@@ -142,6 +148,9 @@ func New(cfg Config) *Model {
 	if cfg.Style == "" {
 		cfg.Style = "dark"
 	}
+	if s, ok := cfg.Sessions.(Searcher); ok && cfg.Search == nil {
+		cfg.Search = s
+	}
 	cfg.Notice, cfg.Status, cfg.Model = Sanitize(cfg.Notice), flatten(Sanitize(cfg.Status)), flatten(Sanitize(cfg.Model))
 	in := textarea.New()
 	in.Placeholder = "Ask the agent… (enter sends, alt+enter for a new line)"
@@ -151,6 +160,7 @@ func New(cfg Config) *Model {
 	in.CharLimit = 0
 	keys := newKeyMap()
 	in.KeyMap.InsertNewline = keys.Newline
+	in.KeyMap.CharacterForward = key.NewBinding(key.WithKeys("right")) // ctrl+f searches
 	in.Focus()
 	sp := spinner.New()
 	sp.Spinner = spinner.Dot
@@ -359,6 +369,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case openedMsg:
 		m.opening = false
+		jump := m.jump
+		m.jump = nil
 		if msg.err != nil {
 			m.note = msg.err.Error()
 			return m, nil
@@ -372,7 +384,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = m.retire(m.backend)
 		}
 		m.setBackend(msg.backend, msg.events)
+		if jump != nil && msg.backend != nil && msg.backend.SessionID() == jump.session {
+			m.jumpTo(jump.run, jump.step, jump.kind)
+		}
 		return m, cmd
+	case searchedMsg:
+		m.searched(msg)
+		return m, nil
+	case indexedMsg:
+		return m, m.indexed(msg)
 	case commandDoneMsg:
 		return m, m.commandDone(msg)
 	case closedMsg:
@@ -410,6 +430,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.key(msg)
 	}
+	if m.search != nil && m.picker == nil {
+		// The query's blink.
+		var cmd tea.Cmd
+		m.search.input, cmd = m.search.input.Update(msg)
+		return m, cmd
+	}
 	if m.picker != nil {
 		// The list's own messages (the filter's matches, its input's
 		// blink, its status timeout) come back to it.
@@ -437,6 +463,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.quitting = false
 	} else if m.picker == nil {
 		m.argsEditor, m.memForm, m.detail = nil, nil, nil
+		m.closeSearch()
 	}
 	switch { // what is in front of the panes has every key
 	case m.picker != nil:
@@ -445,11 +472,13 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.editorKey(msg)
 	case m.memForm != nil:
 		return m.memFormKey(msg)
-	case m.detail != nil:
+	case m.detail != nil: // a step's details, or a file's lines over the search
 		if m.detail.update(msg, k) {
 			m.detail = nil
 		}
 		return m, nil
+	case m.search != nil:
+		return m.searchKey(msg)
 	}
 	if m.completeWorkflow(msg) { // tab after /workflow completes its name
 		return m, nil
@@ -521,6 +550,8 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 			return nil, true
 		}
 		return m.listSessions(), true
+	case key.Matches(msg, k.Search):
+		return m.openSearch(""), true
 	case key.Matches(msg, k.Continue):
 		return m.continueRun(), true
 	case key.Matches(msg, k.Expand):

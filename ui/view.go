@@ -76,6 +76,8 @@ func (m *Model) View() string {
 		return m.editorView()
 	case m.detail != nil:
 		return m.detail.view(m.width, m.height)
+	case m.search != nil:
+		return m.search.view(m.width, m.height)
 	}
 	var b strings.Builder
 	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
