@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/ui"
 )
 
 // TestConsoleCommands: the session backend's slash commands on a real
@@ -200,4 +201,75 @@ func TestConsoleWorkflow(t *testing.T) {
 	if !strings.Contains(answer, "391") || len(steps) != 3 {
 		t.Errorf("the continued workflow ran steps %v and answered %q", steps, answer)
 	}
+}
+
+// TestConsoleSearch: the console's search (the picker as ui.Searcher) on a
+// real store and workspace: after a past offline session, the index is
+// built and finds the session's fact at its step and the workspace's file
+// at its lines; the scope filters; the hit's session opens.
+func TestConsoleSearch(t *testing.T) {
+	env := agentEnv(t)
+	getenv := func(k string) string { return env[k] }
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Client\n\nthe retry policy of the client: five attempts\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := options{model: "offline", maxSteps: 5, workspace: ws}
+	st, err := build(context.Background(), o, nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	store, err := o.store(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	con := &console{store: store, setup: st, opts: o, getenv: getenv}
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := con.open(j, engine.NewSession(j.ID))
+	for range b.Start(context.Background(), "remember that the retry policy is five attempts") {
+	}
+	b.Close()
+
+	p := picker{store: store, setup: st, con: con}
+	var s ui.Searcher = p // as ui.New takes it from Config.Sessions
+	if err := p.UpdateIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(context.Background(), "retry policy", "all", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fact, file *ui.SearchHit
+	for i, h := range hits {
+		switch {
+		case h.Session == j.ID && h.Kind == "memory":
+			fact = &hits[i]
+		case h.Path == "notes.md":
+			file = &hits[i]
+		}
+	}
+	if fact == nil || fact.Step != 1 || fact.Run == "" || !strings.Contains(fact.Text, "five attempts") {
+		t.Fatalf("no hit of the session's fact at step 1 in %+v", hits)
+	}
+	if file == nil || file.Source != "workspace" || file.StartLine != 1 || !strings.Contains(file.Where, "notes.md:1-") {
+		t.Fatalf("no hit of notes.md from line 1 in %+v", hits)
+	}
+	only, err := s.Search(context.Background(), "retry policy", "workspace", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range only {
+		if h.Session != "" {
+			t.Errorf("the workspace scope found a session's chunk: %+v", h)
+		}
+	}
+	ob, events, err := p.Open(fact.Session)
+	if err != nil || len(events) == 0 || ob.SessionID() != j.ID {
+		t.Fatalf("the hit's session does not open: %v, %d events", err, len(events))
+	}
+	ob.Close()
 }

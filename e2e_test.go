@@ -455,3 +455,39 @@ func TestWorkflowInTmux(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestSearchInTmux: in a home with one past offline session, ctrl+f and
+// "retry policy" list the session's hits; enter opens the first, the
+// Timeline's cursor on its step.
+func TestSearchInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home, ws := t.TempDir(), t.TempDir()
+	run := exec.Command(binary, "run", "--model", "offline", "--workspace", ws, "remember that the retry policy is five attempts")
+	run.Env = append(os.Environ(), "AGENTTY_HOME="+home, "AGENTTY_CONFIG="+home+"/no-config.json")
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("agentty run: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(filepath.Join(home, "sessions"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("sessions: %v %v", entries, err)
+	}
+	past := entries[0].Name()
+
+	tm.start(home, "--model", "offline", "--workspace", ws)
+	tm.keys("C-f")
+	tm.wait("the search", func(s string) bool { return strings.Contains(s, "Search sessions and files") })
+	tm.keys("retry policy", "Enter")
+	s := tm.wait("the session's hits", func(s string) bool {
+		return strings.Contains(s, "hits for \"retry policy\" in all") && strings.Contains(s, "› 1. session "+past+", step ")
+	})
+	if !strings.Contains(s, "remember that the retry policy is five attempts") {
+		t.Fatalf("the hits do not show the session's text:\n%s", s)
+	}
+	tm.keys("Enter")
+	tm.wait("the past session open at the hit's step", func(s string) bool {
+		return strings.Contains(s, "session "+past) && strings.Contains(chatPane(s), "remember that the retry policy is five attempts") &&
+			strings.Contains(s, "found") && !strings.Contains(s, "Search sessions and files")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+}
