@@ -189,7 +189,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		model = "replay of " + *replayDir
 	}
 	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), plural(len(cases), "case"), model, *concurrency)
-	r := &evalRunner{suite: suite, cases: cases, eng: st.engine, cfg: st.engine.Config(), store: store, judge: judge,
+	r := &evalRunner{around: st.withTrace, suite: suite, cases: cases, eng: st.engine, cfg: st.engine.Config(), store: store, judge: judge,
 		recordDir: *recordDir, replayDir: *replayDir, concurrency: *concurrency, failFast: *failFast, report: report}
 	began := time.Now()
 	results := r.run(ctx)

@@ -37,8 +37,11 @@ const (
 
 // evalRunner runs a suite's cases.
 type evalRunner struct {
-	suite *evalSuite
-	cases []*evalCase // those the filter kept
+	// around puts the trace and NATS sinks, if any, after a case's journal
+	// (setup.withTrace); nil: the journal alone.
+	around func(journal engine.Sink) engine.Sink
+	suite  *evalSuite
+	cases  []*evalCase // those the filter kept
 	// eng runs the cases live; replaying, each case gets an engine of cfg
 	// with its recording in place of the model.
 	eng         *engine.Engine
@@ -327,7 +330,11 @@ func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
 	journal.SetTitle(fmt.Sprintf("eval: %s / %s", r.suite.Name, j.label()))
 	s := engine.NewSession(journal.ID)
 	col := &evalCollector{job: j, report: r.report}
-	sinks := engine.Sinks{journal, col}
+	var first engine.Sink = journal
+	if r.around != nil {
+		first = r.around(journal)
+	}
+	sinks := engine.Sinks{first, col}
 	for _, f := range j.c.Memory {
 		if _, err := s.ChangeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: f.Key, Value: f.Value, Source: memorySourceEvals}, sinks); err != nil {
 			journal.Close()

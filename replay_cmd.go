@@ -92,7 +92,12 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	defer journal.Close()
 	s := engine.NewSession(journal.ID)
 	cmp := &resultCompare{rec: rec, until: *until}
-	sinks := engine.Sinks{journal, engine.SinkFunc(cmp.emit)}
+	defer func() {
+		if why := st.closeTraces(); why != "" {
+			fmt.Fprintln(stderr, "agentty replay: warning:", why)
+		}
+	}()
+	sinks := engine.Sinks{st.withTrace(journal), engine.SinkFunc(cmp.emit)} // traced and published as any run
 	var runErr error
 	for _, task := range rec.Tasks {
 		res := eng.Run(ctx, s, task, sinks)
