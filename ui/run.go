@@ -37,7 +37,7 @@ func Run(m *Model, opts ...tea.ProgramOption) error {
 	return err
 }
 
-// Cancel cancels the run going on, if any.
+// Cancel cancels the run going on, if any, and what the search is doing.
 func (m *Model) Cancel() { m.cancelWith(nil) }
 
 // cancelWith cancels the run going on, if any, with cause (nil:
@@ -45,6 +45,9 @@ func (m *Model) Cancel() { m.cancelWith(nil) }
 func (m *Model) cancelWith(cause error) {
 	if m.cancel != nil {
 		m.cancel(cause)
+	}
+	if m.search != nil { // and what the search does (indexing, searching)
+		m.search.cancel()
 	}
 }
 
