@@ -21,9 +21,10 @@ type piece struct {
 }
 
 // chunk cuts text into pieces on line boundaries: at most lines lines and
-// about maxBytes bytes each (a single longer line is a piece of its own,
-// cut at maxBytes on a rune boundary), each after the first beginning
-// overlap lines before its predecessor ended. Blank pieces are left out.
+// about maxBytes bytes each (a single longer line is cut into pieces of
+// maxBytes on rune boundaries, all of it indexed), each after the first
+// beginning overlap lines (at most half of its predecessor) before its
+// predecessor ended. Blank pieces are left out.
 func chunk(text string, lines, maxBytes, overlap int) []piece {
 	if lines <= 0 {
 		lines = DefaultChunkLines
@@ -45,16 +46,27 @@ func chunk(text string, lines, maxBytes, overlap int) []piece {
 			end++
 		}
 		body := strings.Join(ls[start:end], "\n")
-		if len(body) > maxBytes {
-			body = cut(body, maxBytes)
-		}
-		if strings.TrimSpace(body) != "" {
+		if len(body) > maxBytes { // one long line: every part of it, each a piece of that line
+			for rest := body; rest != ""; {
+				part := cut(rest, maxBytes)
+				if part == "" { // a rune longer than maxBytes: impossible, but never loop
+					part = rest
+				}
+				if strings.TrimSpace(part) != "" {
+					out = append(out, piece{Start: start + 1, End: end, Text: part})
+				}
+				rest = rest[len(part):]
+			}
+		} else if strings.TrimSpace(body) != "" {
 			out = append(out, piece{Start: start + 1, End: end, Text: body})
 		}
 		if end >= len(ls) {
 			break
 		}
-		next := end - overlap
+		// The next chunk overlaps this one by overlap lines, but by no more
+		// than half of it: long lines make short chunks, and an overlap as
+		// big as the chunk would index every line many times.
+		next := max(end-overlap, start+(end-start+1)/2)
 		if next <= start {
 			next = start + 1
 		}

@@ -172,6 +172,11 @@ func Open(cfg Config) (ix *Index, notices []string, err error) {
 			return nil, nil, fmt.Errorf("search: workspace: %w", err)
 		}
 	}
+	unlock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	db, err := ix.open()
 	if err != nil {
 		notices = append(notices, fmt.Sprintf("search: the index %s could not be read (%v); it is rebuilt", ix.path, err))
@@ -287,16 +292,22 @@ func (ix *Index) Close() error { return ix.db.Close() }
 
 // Rebuild empties the index and indexes everything again.
 func (ix *Index) Rebuild(ctx context.Context) (Stats, error) {
+	unlock, err := lockDir(ix.cfg.Dir)
+	if err != nil {
+		return Stats{}, err
+	}
 	ix.mu.Lock()
 	if err := ix.db.Close(); err != nil {
+		unlock()
 		ix.mu.Unlock()
 		return Stats{}, fmt.Errorf("search: rebuild: %w", err)
 	}
-	err := removeDB(ix.path)
+	err = removeDB(ix.path)
 	if err == nil {
 		ix.db, err = ix.open()
 	}
 	ix.mu.Unlock()
+	unlock()
 	if err != nil {
 		return Stats{}, fmt.Errorf("search: rebuild %s: %w", ix.path, err)
 	}

@@ -24,6 +24,11 @@ const batchFiles = 500
 // indexed again; nothing else is read. It returns the index's stats with
 // what it changed.
 func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	unlock, err := lockDir(ix.cfg.Dir)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var st Stats

@@ -1,0 +1,146 @@
+package search_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/search"
+	"github.com/agentty/agentty/sessions"
+)
+
+// Several processes opening a fresh index at once: one must not
+// take the other's half-made database for a corrupt one and delete it.
+func TestConcurrentFirstOpen(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		home := t.TempDir()
+		store, _ := sessions.Open(home)
+		dir := filepath.Join(home, "index")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var all []string
+		for i := 0; i < 4; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ix, notices, err := search.Open(search.Config{Dir: dir, Workspace: t.TempDir(), Sessions: store})
+				mu.Lock()
+				all = append(all, notices...)
+				if err != nil {
+					all = append(all, "ERR "+err.Error())
+				}
+				mu.Unlock()
+				if ix != nil {
+					ix.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(all) > 0 {
+			t.Fatalf("round %d: concurrent first opens: %q", round, all)
+		}
+	}
+}
+
+// Two processes updating the same index while a session grows:
+// no chunk is indexed twice.
+func TestConcurrentUpdates(t *testing.T) {
+	home := t.TempDir()
+	store, _ := sessions.Open(home)
+	dir := filepath.Join(home, "index")
+	id := newSession(t, store, run{task: "alpha task", result: "alpha result", answer: "alpha answer"})
+	a, _, err := search.Open(search.Config{Dir: dir, Sessions: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, _, err := search.Open(search.Config{Dir: dir, Sessions: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The session grows.
+	j, l, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, j, l.Session, run{task: "zeppelin task", result: "zeppelin result", answer: "zeppelin answer"})
+	j.Close()
+	// A third connection holds the write lock, so that both updaters read
+	// what is indexed before either writes (as two processes may).
+	lock, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "index.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	conn, err := lock.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, ix := range []*search.Index{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := ix.Update(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // repro only: both have read the sessions table
+	conn.ExecContext(context.Background(), "COMMIT")
+	conn.Close()
+	wg.Wait()
+	hits, err := a.Search(context.Background(), "zeppelin", search.ScopeSessions, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 {
+		var ws []string
+		for _, h := range hits {
+			ws = append(ws, h.Where())
+		}
+		t.Fatalf("zeppelin: %d hits, want 3 (task, result, answer):\n%s", len(hits), strings.Join(ws, "\n"))
+	}
+}
+
+// Lines of ~400 bytes make chunks of 5 lines; the overlap is at most half
+// of one, so a line is in at most two chunks (it was in five).
+func TestOverlapIsAtMostHalfAChunk(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "line%03d %s\n", i, strings.Repeat("x", 390))
+	}
+	e.write(t, "wide.txt", b.String())
+	st := e.update(t)
+	t.Logf("100 lines of 400 bytes (40 KB): %d chunks", st.FileChunk)
+	if st.FileChunk > 40 {
+		t.Errorf("%d chunks for 100 lines of ~400 bytes: the overlap (5 lines) is as big as a chunk, each advancing one line", st.FileChunk)
+	}
+	hits := e.search(t, "line050", search.ScopeWorkspace, 20)
+	if len(hits) > 2 {
+		t.Errorf("one line found in %d chunks", len(hits))
+	}
+}
+
+// A long line is indexed whole, in pieces (it was cut at 2,000 bytes).
+func TestLongLinesAreIndexedWhole(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "data.json", `{"items":[`+strings.Repeat(`"filler",`, 500)+`"needleword"]}`+"\n")
+	e.update(t)
+	if hits := e.search(t, "needleword", search.ScopeWorkspace, 5); len(hits) == 0 {
+		t.Errorf("a word after the first 2000 bytes of a line is never found")
+	}
+}
