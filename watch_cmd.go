@@ -217,14 +217,15 @@ type watchPrinter struct {
 
 func (p *watchPrinter) print(ev engine.Event, raw []byte) {
 	if p.json {
-		if raw == nil {
-			var err error
-			if raw, err = ev.AppendJSON(p.buf[:0]); err != nil {
-				return
-			}
-			p.buf = raw
+		// Written again from the decoded event, never as received: anyone
+		// on the bus can publish, and a payload with a raw newline would
+		// break one event per line.
+		out, err := ev.AppendJSON(p.buf[:0])
+		if err != nil {
+			return
 		}
-		p.w.Write(append(raw, '\n'))
+		p.buf = out
+		p.w.Write(append(out, '\n'))
 		return
 	}
 	if ev.Kind == engine.KindTextDelta {

@@ -15,6 +15,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"os"
 	"strings"
@@ -62,6 +63,9 @@ func Token(s string) string {
 	if s == "" {
 		return "_"
 	}
+	if len(s) > maxToken {
+		return string(appendToken(nil, s))
+	}
 	for _, r := range s {
 		if badRune(r) {
 			return string(appendToken(nil, s))
@@ -70,9 +74,21 @@ func Token(s string) string {
 	return s
 }
 
+// maxToken bounds a token: a run id holds a model's tool call ids, of any
+// length, and a subject past the server's limit (4 KiB) would have it drop
+// the connection, and with it every later event. A longer token keeps its
+// first bytes and ends with a hash of the whole.
+const maxToken = 200
+
 func appendToken(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, '_')
+	}
+	if len(s) > maxToken {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		b = appendToken(b, strings.ToValidUTF8(s[:maxToken-17], ""))
+		return fmt.Appendf(b, "~%016x", h.Sum64())
 	}
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
