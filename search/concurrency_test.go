@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,5 +144,26 @@ func TestLongLinesAreIndexedWhole(t *testing.T) {
 	e.update(t)
 	if hits := e.search(t, "needleword", search.ScopeWorkspace, 5); len(hits) == 0 {
 		t.Errorf("a word after the first 2000 bytes of a line is never found")
+	}
+}
+
+// Nothing outside the workspace is read, even through a symlink, and a
+// FIFO in it is passed over, never waited on.
+func TestOnlyTheWorkspacesRegularFiles(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("outsideword\n"), 0o600)
+	os.Symlink(outside, filepath.Join(e.ws, "link.txt"))
+	os.Symlink(filepath.Dir(outside), filepath.Join(e.ws, "linkdir"))
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "pipe.txt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, "inside.txt", "insideword\n")
+	e.update(t)
+	if hits := e.search(t, "outsideword", search.ScopeWorkspace, 5); len(hits) != 0 {
+		t.Errorf("a file outside the workspace was indexed: %+v", hits)
+	}
+	if hits := e.search(t, "insideword", search.ScopeWorkspace, 5); len(hits) != 1 {
+		t.Errorf("the workspace's own file: %d hits", len(hits))
 	}
 }

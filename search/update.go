@@ -6,8 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -144,7 +147,12 @@ func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
 		}
 		return nil
 	}
-	fsys := os.DirFS(ix.root)
+	root, err := os.OpenRoot(ix.root)
+	if err != nil {
+		return fmt.Errorf("search: workspace %s: %w", ix.root, err)
+	}
+	defer root.Close()
+	fsys := root.FS() // nothing outside the workspace, even through a symlink
 	err = tools.WalkText(ctx, fsys, func(p string, d fs.DirEntry) error {
 		prog.FilesSeen++
 		fi, err := d.Info()
@@ -157,7 +165,7 @@ func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
 			seen[p] = true
 			return nil
 		}
-		b, err := fs.ReadFile(fsys, p)
+		b, err := readRegular(root, p, maxBytes)
 		if err != nil || tools.IsBinary(b) {
 			return nil // unreadable or binary: not indexed (and dropped if it was)
 		}
@@ -464,4 +472,23 @@ func (w *writer) deleteSession(id string) error {
 		return fmt.Errorf("search: session %s: %w", id, err)
 	}
 	return nil
+}
+
+// readRegular reads the file at p in root if it is (still, when opened) a
+// regular file of at most limit bytes: one swapped for a FIFO or a device
+// since the walk saw it is refused, never waited on.
+func readRegular(root *os.Root, p string, limit int64) ([]byte, error) {
+	f, err := root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
