@@ -106,7 +106,23 @@ func embedding(o options, cfg *config, getenv func(string) string) embedder {
 		return embedder{err: fmt.Errorf("embedding_model %q needs OPENAI_API_KEY, or OPENAI_BASE_URL (or base_url) for a local server", cfg.EmbeddingModel)}
 	}
 	e := search.NewOpenAIEmbedder(search.OpenAIConfig{BaseURL: base, APIKey: key, Model: cfg.EmbeddingModel})
-	return embedder{e: e, model: cfg.EmbeddingModel}
+	return embedder{e: redactedEmbedder{e, newRedactor(getenv, cfg)}, model: cfg.EmbeddingModel}
+}
+
+// redactedEmbedder sends texts to the embedding server with the secrets
+// agentty holds replaced, as every tool result is before the model sees it:
+// the index embeds the workspace's files as they are.
+type redactedEmbedder struct {
+	e search.Embedder
+	r *redactor
+}
+
+func (x redactedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = x.r.redact(t)
+	}
+	return x.e.Embed(ctx, out)
 }
 
 // searchCmd runs `agentty search QUERY [--scope workspace|sessions|all]

@@ -189,7 +189,7 @@ func TestSearchAndIndexCommands(t *testing.T) {
 // fuses them with BM25.
 func TestSearchWithEmbeddingModel(t *testing.T) {
 	var mu sync.Mutex
-	var models []string
+	var models, inputs []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []string `json:"input"`
@@ -198,6 +198,7 @@ func TestSearchWithEmbeddingModel(t *testing.T) {
 		json.NewDecoder(r.Body).Decode(&req)
 		mu.Lock()
 		models = append(models, r.URL.Path+" "+req.Model)
+		inputs = append(inputs, req.Input...)
 		mu.Unlock()
 		type item struct {
 			Index     int       `json:"index"`
@@ -219,13 +220,15 @@ func TestSearchWithEmbeddingModel(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "garage.md"), []byte("the car needs tyres\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "kitchen.md"), []byte("bread and tea\n"), 0o644)
+	const key = "sk-test-embed-0123456789abcdef"
+	os.WriteFile(filepath.Join(ws, ".env.example"), []byte("OPENAI_API_KEY="+key+"\n"), 0o644)
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
 	os.WriteFile(cfgPath, []byte(`{"embedding_model": "test-embed"}`), 0o600)
-	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": cfgPath, "OPENAI_BASE_URL": srv.URL + "/v1"}
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": cfgPath, "OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": key}
 
 	code, out, errs := runCLI(t, context.Background(), env, "index", "--workspace", ws, "--json")
 	var st search.Stats
-	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Vectors != 2 || st.EmbedError != "" {
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Vectors != 3 || st.EmbedError != "" {
 		t.Fatalf("index: exit %d, stderr %q:\n%s", code, errs, out)
 	}
 	code, out, errs = runCLI(t, context.Background(), env, "search", "--workspace", ws, "--scope", "workspace", "automobile")
@@ -236,10 +239,16 @@ func TestSearchWithEmbeddingModel(t *testing.T) {
 	if len(models) == 0 || models[0] != "/v1/embeddings test-embed" {
 		t.Errorf("requests: %q", models)
 	}
+	for _, in := range inputs { // the key agentty holds never leaves in a text to embed
+		if strings.Contains(in, key) {
+			t.Errorf("a text sent to be embedded holds the API key: %q", in)
+		}
+	}
 	mu.Unlock()
 
 	// No server to ask: a clear error.
 	delete(env, "OPENAI_BASE_URL")
+	delete(env, "OPENAI_API_KEY")
 	code, _, errs = runCLI(t, context.Background(), env, "search", "--workspace", ws, "car")
 	if code != exitError || !strings.Contains(errs, `embedding_model "test-embed" needs OPENAI_API_KEY`) {
 		t.Fatalf("no server: exit %d, stderr %q", code, errs)
