@@ -3,11 +3,13 @@ package search_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -165,5 +167,40 @@ func TestOnlyTheWorkspacesRegularFiles(t *testing.T) {
 	}
 	if hits := e.search(t, "insideword", search.ScopeWorkspace, 5); len(hits) != 1 {
 		t.Errorf("the workspace's own file: %d hits", len(hits))
+	}
+}
+
+// downEmbedder fails every call, counting them.
+type downEmbedder struct{ calls atomic.Int32 }
+
+func (d *downEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	d.calls.Add(1)
+	return nil, errors.New("connection refused")
+}
+
+// An embedding server that is down is left alone for a while: the next
+// update and searches go on with BM25 alone, without calling it again, and
+// say why.
+func TestAnEmbeddingServerDownIsLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "notes.md", "the retry policy\n")
+	down := &downEmbedder{}
+	ix, _, err := search.Open(search.Config{Dir: e.dir, Workspace: e.ws, Sessions: e.store, Embedder: down, EmbeddingModel: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	st, err := ix.Update(context.Background())
+	if err != nil || st.EmbedError == "" {
+		t.Fatalf("first update: %v, embed error %q", err, st.EmbedError)
+	}
+	calls := down.calls.Load()
+	st, err = ix.Update(context.Background())
+	hits, serr := ix.Search(context.Background(), "retry", search.ScopeAll, 5)
+	if err != nil || serr != nil || len(hits) != 1 || !strings.Contains(st.EmbedError, "BM25 alone") {
+		t.Errorf("after: update %v %q, search %v, %d hits", err, st.EmbedError, serr, len(hits))
+	}
+	if n := down.calls.Load(); n != calls {
+		t.Errorf("the server that was down was called %d more times", n-calls)
 	}
 }

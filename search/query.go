@@ -47,8 +47,14 @@ func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit,
 		}
 	}
 	best := lex[:min(k, len(lex))]
-	if ix.cfg.Embedder != nil {
-		if qv, err := ix.cfg.Embedder.Embed(ctx, []string{query}); err == nil && len(qv) == 1 {
+	if ix.cfg.Embedder != nil && ix.embedAvailable() {
+		qctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
+		qv, err := ix.cfg.Embedder.Embed(qctx, []string{query})
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			ix.embedFailed(err) // BM25 alone for a while, not the server's retries at every search
+		}
+		if err == nil && len(qv) == 1 {
 			vec, err := ix.nearest(ctx, qv[0], where, args, n)
 			if err != nil {
 				return nil, fmt.Errorf("search: %q: %w", query, err)

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentty/agentty/sessions"
@@ -148,6 +149,28 @@ type Index struct {
 
 	mu sync.Mutex // serialises updates within this process
 	db *sql.DB
+
+	// embedDown is set when the embedding server failed: until then
+	// (UnixNano), search and update go on with BM25 alone instead of
+	// waiting through the server's retries again; embedWhy says why.
+	embedDown atomic.Int64
+	embedWhy  atomic.Pointer[string]
+}
+
+// embedPause is how long a failed embedding server is left alone.
+const embedPause = time.Minute
+
+// queryEmbedTimeout bounds embedding a query: a search waits no longer
+// for the server, and goes on with BM25.
+const queryEmbedTimeout = 10 * time.Second
+
+func (ix *Index) embedAvailable() bool { return time.Now().UnixNano() >= ix.embedDown.Load() }
+
+// embedFailed notes that the embedding server failed with err.
+func (ix *Index) embedFailed(err error) {
+	why := err.Error()
+	ix.embedWhy.Store(&why)
+	ix.embedDown.Store(time.Now().Add(embedPause).UnixNano())
 }
 
 // Open opens (or creates) the index in cfg.Dir. An index that cannot be

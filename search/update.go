@@ -46,11 +46,18 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		}
 	}
 	embedErr := ""
-	if ix.cfg.Embedder != nil {
+	switch {
+	case ix.cfg.Embedder == nil:
+	case !ix.embedAvailable():
+		if why := ix.embedWhy.Load(); why != nil {
+			embedErr = *why + " (BM25 alone for a minute)"
+		}
+	default:
 		if err := ix.embedMissing(ctx); err != nil {
 			if ctx.Err() != nil {
 				return st, err
 			}
+			ix.embedFailed(err)
 			embedErr = err.Error()
 		}
 	}
