@@ -204,3 +204,31 @@ func TestAnEmbeddingServerDownIsLeftAlone(t *testing.T) {
 		t.Errorf("the server that was down was called %d more times", n-calls)
 	}
 }
+
+// Two processes with different embedding models on one index: once the
+// second has taken it for its model, the first adds no vectors of its own
+// model to it (and searches it by BM25 alone).
+func TestAnotherModelsVectorsAreNotMixed(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.md", "alpha words here\n")
+	a := openWith(t, e, hashEmbedder{}, "model-a")
+	if _, err := a.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b := openWith(t, e, hashEmbedder{}, "model-b") // throws model-a's vectors away
+	e.write(t, "b.md", "beta words here\n")
+	if _, err := a.Update(context.Background()); err != nil { // a still runs: embeds with model-a
+		t.Fatal(err)
+	}
+	st, err := b.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model string
+	db, _ := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "index.db"))
+	defer db.Close()
+	db.QueryRow(`SELECT value FROM meta WHERE key='embedding_model'`).Scan(&model)
+	if st.Vectors > 0 && model == "model-b" {
+		t.Errorf("the index says its vectors are model-b's, and holds %d made by model-a", st.Vectors)
+	}
+}

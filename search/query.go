@@ -47,7 +47,7 @@ func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit,
 		}
 	}
 	best := lex[:min(k, len(lex))]
-	if ix.cfg.Embedder != nil && ix.embedAvailable() {
+	if ix.cfg.Embedder != nil && ix.embedAvailable() && ix.currentModel() {
 		qctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
 		qv, err := ix.cfg.Embedder.Embed(qctx, []string{query})
 		cancel()

@@ -52,6 +52,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		if why := ix.embedWhy.Load(); why != nil {
 			embedErr = *why + " (BM25 alone for a minute)"
 		}
+	case !ix.currentModel():
+		_, other := ix.modelCurrent()
+		embedErr = fmt.Sprintf("the index's vectors are now %s's (another agentty uses that model): BM25 alone here", other)
 	default:
 		if err := ix.embedMissing(ctx); err != nil {
 			if ctx.Err() != nil {

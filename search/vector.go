@@ -38,6 +38,23 @@ func (ix *Index) checkModel() error {
 	return tx.Commit()
 }
 
+// modelCurrent reports whether the index's vectors are (still) those of
+// the configured model: another process, configured with another model,
+// may have taken the index since this one opened it. Such an index is
+// searched by BM25 alone here, and this process adds no vectors to it.
+func (ix *Index) modelCurrent() (bool, string) {
+	var model string
+	if err := ix.db.QueryRow(`SELECT value FROM meta WHERE key = 'embedding_model'`).Scan(&model); err != nil {
+		return false, ""
+	}
+	return model == ix.cfg.EmbeddingModel, model
+}
+
+func (ix *Index) currentModel() bool {
+	ok, _ := ix.modelCurrent()
+	return ok
+}
+
 // embedMissing gives a vector to every chunk in this index's scope that
 // has none, a batch at a time; what was embedded before an error is kept.
 func (ix *Index) embedMissing(ctx context.Context) error {
