@@ -577,8 +577,9 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if st.modelName == offline.Name {
 		notices = append(notices, "Using the built-in offline model: no key and no server are configured. It can do arithmetic, "+
-			"remember and recall facts, and tell the time. For a real model set OPENAI_API_KEY, or --base-url for a local server "+
-			"(Ollama: --base-url http://localhost:11434/v1 --model llama3.1).")
+			"remember and recall facts, tell the time, read and search files and past sessions, delegate to the agents you "+
+			"define and run workflows (/workflow). For a real model set OPENAI_API_KEY, or point --base-url at a local server "+
+			"(Ollama: agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b).")
 	}
 	cfg.Notice = strings.Join(notices, "\n\n")
 	m := ui.New(cfg)

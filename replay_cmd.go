@@ -110,6 +110,11 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 	journal.Close()
+	if errors.Is(runErr, replay.ErrChanged) {
+		// Refused before anything was compared: no session of it is kept.
+		store.Remove(journal.ID)
+		return fail(exitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
+	}
 	if *asJSON {
 		out := struct {
 			Session     string       `json:"session"`
@@ -122,7 +127,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 	} else {
-		fmt.Fprintf(stdout, "replayed %s as %s: %d tool calls compared, %d differ\n", id, journal.ID, cmp.calls, len(cmp.diffs))
+		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, journal.ID, cmp.calls, plural(cmp.calls, "tool call"), len(cmp.diffs))
 		for _, d := range cmp.diffs {
 			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
 			for _, l := range d.Diff {
@@ -134,9 +139,6 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 	if runErr != nil {
-		if errors.Is(runErr, replay.ErrChanged) {
-			return fail(exitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
-		}
 		return fail(exitError, "%v", runErr)
 	}
 	if len(cmp.diffs) > 0 {

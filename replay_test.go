@@ -109,8 +109,12 @@ func TestReplayRefusesAChangedRequest(t *testing.T) {
 	ws := t.TempDir()
 	id := recordSession(t, env, ws, "what is 6*7?")
 	writeFile(t, env["AGENTTY_CONFIG"], `{"system_prompt": "You are a different agent now, with a much longer prompt than before."}`)
-	code, _, errs := runCLI(t, context.Background(), env, "replay", id, "--workspace", ws)
-	if code != 1 || !strings.Contains(errs, "changed since it was recorded") || !strings.Contains(errs, "system prompt") {
-		t.Errorf("exit %d: %s", code, errs)
+	code, out, errs := runCLI(t, context.Background(), env, "replay", id, "--workspace", ws)
+	if code != 1 || !strings.Contains(errs, "changed since it was recorded") || !strings.Contains(errs, "system prompt") || out != "" {
+		t.Errorf("exit %d: stdout %q, stderr %s", code, out, errs)
+	}
+	store, _ := sessions.Open(env["AGENTTY_HOME"])
+	if list, _ := store.List(); len(list) != 1 {
+		t.Errorf("a refused replay left %d sessions, want only the recording", len(list))
 	}
 }

@@ -66,7 +66,17 @@ func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit,
 	if err != nil {
 		return nil, fmt.Errorf("search: %q: %w", query, err)
 	}
-	return hits, nil
+	// The same text found again (an answer that repeats a tool result, a
+	// file copied) is shown once, at its best rank.
+	seen := make(map[string]bool, len(hits))
+	out := hits[:0]
+	for _, h := range hits {
+		if key := strings.TrimSpace(h.Text); !seen[key] {
+			seen[key] = true
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // lexical is the BM25 ranking: the n best chunks within the filter.

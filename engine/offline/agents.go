@@ -162,7 +162,8 @@ func noSuchAgent(unknown, offered []string, hasTool bool, handoff []string, sub 
 	case sub:
 		b.WriteString(" I am an agent that was delegated to, at the delegation depth limit (max_depth), so I cannot delegate further.")
 	default:
-		b.WriteString(" This session has no agents to delegate to (an agent is defined in a file .agentty/agents/NAME.md).")
+		b.WriteString(" This session has no agents to delegate to (an agent is defined in a file .agentty/agents/NAME.md; " +
+			"agents are read when agentty starts, so start it again after adding one).")
 	}
 	for _, u := range unknown {
 		if n := lookup(handoff, u); n != "" {
