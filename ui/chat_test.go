@@ -646,3 +646,25 @@ func TestYourMessageIsShownAsTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestTypingOnAPaneGoesToTheInput: letters typed while the Timeline or the
+// Chat has the focus, that none of its keys takes, go to the input (they
+// were lost); the pane's own keys still work.
+func TestTypingOnAPaneGoesToTheInput(t *testing.T) {
+	for _, f := range []focus{focusTimeline, focusChat} {
+		m := New(Config{Style: "notty"})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		m.setFocus(f)
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("hi")})
+		if m.focus != focusInput || m.input.Value() != "hi" {
+			t.Errorf("focus %v: typed text went to %v, input %q", f, m.focus, m.input.Value())
+		}
+	}
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.setFocus(focusTimeline)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k")}) // the Timeline's up
+	if m.focus != focusTimeline || m.input.Value() != "" {
+		t.Errorf("a Timeline key left the Timeline: focus %v, input %q", m.focus, m.input.Value())
+	}
+}

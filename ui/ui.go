@@ -502,9 +502,17 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	switch m.focus {
 	case focusChat:
+		if typing(msg, k.Up, k.Down, k.Top, k.Bottom) {
+			m.setFocus(focusInput) // a letter no Chat key takes: the person is typing
+			return m.inputKey(msg)
+		}
 		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
+		if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork) {
+			m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
+			return m.inputKey(msg)
+		}
 		if key.Matches(msg, k.Fork) {
 			return m, m.forkHere()
 		}
@@ -518,6 +526,21 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.memoryKey(msg)
 	}
 	return m.inputKey(msg)
+}
+
+// typing reports whether msg is text typed (letters, not a key with
+// Ctrl or Alt) that none of a pane's bindings takes: it goes to the input,
+// rather than being lost on a pane that has no use for it.
+func typing(msg tea.KeyMsg, bindings ...key.Binding) bool {
+	if msg.Type != tea.KeyRunes || msg.Alt || msg.Paste {
+		return false
+	}
+	for _, b := range bindings {
+		if key.Matches(msg, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // globalKey handles the keys that mean the same whatever has the focus
