@@ -64,19 +64,9 @@ func TestContinueAfterATransferKeepsTheDecidingAgent(t *testing.T) {
 	if res.Answer != "b answers" || secretRuns.Load() != 0 {
 		t.Fatalf("live: %+v; secret ran %d", res, secretRuns.Load())
 	}
-	var cut []engine.Event
-	for _, ev := range rec.Events() {
-		if d, ok := ev.Data.(*engine.ToolFinished); ok && d.Name == "slow" {
-			break // killed while slow ran, after the transfer's result
-		}
-		cut = append(cut, ev)
-	}
-	s := engine.NewSession("s1")
-	for _, ev := range cut {
-		if err := s.Apply(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Killed while slow ran, after the transfer's result.
+	cut := upTo(rec.Events(), startedTool("slow"))
+	s := replayed(t, cut)
 	if s.Agent != "a" {
 		t.Fatalf("the cut journal's agent is %q", s.Agent)
 	}
@@ -224,13 +214,7 @@ func TestReplayOfSubRunsIsExact(t *testing.T) {
 // Continue at depth 2: a journal cut inside a grandchild's tool call.
 func TestContinueAtDepthTwo(t *testing.T) {
 	var runs sync.Map
-	count := func(name string) engine.Tool {
-		return engine.Tool{Name: name, Func: func(context.Context, *engine.Call) (string, error) {
-			n, _ := runs.LoadOrStore(name, new(atomic.Int32))
-			n.(*atomic.Int32).Add(1)
-			return name + " done", nil
-		}}
-	}
+	count := func(name string) engine.Tool { return countedTool(&runs, name) }
 	worker := turnModel(
 		calls(engine.ToolCall{ID: "w1", Name: "first", Args: json.RawMessage(`{}`)}),
 		calls(engine.ToolCall{ID: "w2", Name: "second", Args: json.RawMessage(`{}`)}),
@@ -246,20 +230,9 @@ func TestContinueAtDepthTwo(t *testing.T) {
 	if res.StopReason != engine.StopAnswered || res.Answer != "second done" {
 		t.Fatalf("%+v", res)
 	}
-	var cut []engine.Event
-	for _, ev := range rec.Events() {
-		cut = append(cut, ev)
-		if d, ok := ev.Data.(*engine.ToolStarted); ok && d.Name == "second" {
-			break
-		}
-	}
+	cut := upTo(rec.Events(), startedTool("second"))
 	runs.Clear()
-	s := engine.NewSession("s1")
-	for _, ev := range cut {
-		if err := s.Apply(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := replayed(t, cut)
 	rec2 := &enginetest.Recorder{}
 	res = engine.New(cfg).Continue(context.Background(), s, rec2)
 	if res.StopReason != engine.StopAnswered || res.Answer != "second done" {

@@ -366,13 +366,7 @@ func TestSubAgentsShareMemoryAndSignTheirFacts(t *testing.T) {
 // re-run (a nil gate approves), and the sub-run and its parent finish.
 func TestContinueInTheMiddleOfASubRun(t *testing.T) {
 	var runs sync.Map
-	count := func(name string) engine.Tool {
-		return engine.Tool{Name: name, Func: func(context.Context, *engine.Call) (string, error) {
-			n, _ := runs.LoadOrStore(name, new(atomic.Int32))
-			n.(*atomic.Int32).Add(1)
-			return name + " done", nil
-		}}
-	}
+	count := func(name string) engine.Tool { return countedTool(&runs, name) }
 	worker := turnModel(
 		calls(engine.ToolCall{ID: "w1", Name: "first", Args: json.RawMessage(`{}`)}),
 		calls(engine.ToolCall{ID: "w2", Name: "second", Args: json.RawMessage(`{}`)}),
@@ -387,20 +381,9 @@ func TestContinueInTheMiddleOfASubRun(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	// The journal as a kill left it: up to the sub-run's second tool_started.
-	var cut []engine.Event
-	for _, ev := range rec.Events() {
-		cut = append(cut, ev)
-		if d, ok := ev.Data.(*engine.ToolStarted); ok && d.Name == "second" {
-			break
-		}
-	}
+	cut := upTo(rec.Events(), startedTool("second"))
 	runs.Clear()
-	s := engine.NewSession("s1")
-	for _, ev := range cut {
-		if err := s.Apply(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := replayed(t, cut)
 	if !s.Interrupted() {
 		t.Fatal("the cut journal is not interrupted")
 	}
@@ -445,4 +428,45 @@ func TestAgentConfigErrors(t *testing.T) {
 			t.Errorf("%s: run error %v", name, res.Err)
 		}
 	}
+}
+
+// countedTool is a tool named name that answers "NAME done" and counts
+// its calls in runs.
+func countedTool(runs *sync.Map, name string) engine.Tool {
+	return engine.Tool{Name: name, Func: func(context.Context, *engine.Call) (string, error) {
+		n, _ := runs.LoadOrStore(name, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		return name + " done", nil
+	}}
+}
+
+// upTo is events up to and including the first that stop holds for: the
+// journal as a kill left it.
+func upTo(events []engine.Event, stop func(engine.Event) bool) []engine.Event {
+	for i, ev := range events {
+		if stop(ev) {
+			return events[:i+1]
+		}
+	}
+	return events
+}
+
+// startedTool holds for the tool_started of the tool called name.
+func startedTool(name string) func(engine.Event) bool {
+	return func(ev engine.Event) bool {
+		d, ok := ev.Data.(*engine.ToolStarted)
+		return ok && d.Name == name
+	}
+}
+
+// replayed is a new session that the events rebuild.
+func replayed(t *testing.T, events []engine.Event) *engine.Session {
+	t.Helper()
+	s := engine.NewSession("s1")
+	for _, ev := range events {
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
