@@ -2,12 +2,8 @@ package sessions
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -55,34 +51,21 @@ func (s *Store) Load(id string) (*Loaded, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	l, err := load(s.path(id, "events.jsonl"), id)
+	raw, err := s.b.ReadJournal(id)
 	if err != nil {
 		return nil, err
 	}
-	if b, err := os.ReadFile(s.path(id, "meta.json")); err == nil {
-		var m Meta
-		if json.Unmarshal(b, &m) == nil && m.ID == id && m.Title != "" {
-			l.Meta.Title = m.Title
-		}
+	name := s.JournalPath(id)
+	if name == "" {
+		name = "session " + id
+	}
+	l := Read(raw, name, id)
+	if m, ok, _ := s.b.ReadMeta(id); ok && m.Title != "" {
+		l.Meta.Title = m.Title
 	}
 	if l.Corrupt != nil {
 		return l, l.Corrupt
 	}
-	return l, nil
-}
-
-func load(path, id string) (*Loaded, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(filepath.Dir(path)); serr != nil {
-			return nil, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
-		}
-		b, err = nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sessions: %w", err)
-	}
-	l := Read(b, path, id)
 	return l, nil
 }
 
@@ -209,51 +192,30 @@ type Journal struct {
 	ID string
 
 	mu sync.Mutex // guards everything below
-	// create is set for a new session whose folder is not made yet: it is
+	// create is set for a new session not yet in the backend: it is
 	// made, locked and opened when the first event is written, so a
 	// session no one used leaves nothing behind.
-	create   *Store
-	f        *os.File
-	lockf    *os.File
-	metaPath string
+	create   Backend
+	w        Writer
 	meta     Meta
 	buf      []byte         // encoded events not yet written
 	queue    []engine.Event // events not yet released
-	sync     bool           // the buffer ends a step or a run: fsync it
+	sync     bool           // the buffer ends a step or a run: make it durable
 	saveMeta bool
 	closed   bool
-	syncs    int           // fsyncs done
+	syncs    int           // syncs done
 	syncTime time.Duration // time spent in them
 }
 
 var _ engine.Releaser = (*Journal)(nil)
 
-// Create returns the journal of a new session. Nothing is on disk until its
+// Create returns the journal of a new session. Nothing is stored until its
 // first event is written: a session no one used is never listed, and there
 // is nothing to clean up.
 func (s *Store) Create() (*Journal, error) {
 	id := NewID()
 	now := time.Now()
-	return &Journal{ID: id, create: s, metaPath: s.path(id, "meta.json"), meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
-}
-
-// materialize makes a new session's folder, takes its lock and opens its
-// journal; j.mu is held.
-func (j *Journal) materialize() error {
-	s := j.create
-	dir := filepath.Join(s.dir, j.ID)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("sessions: create %s: %w", j.ID, err)
-	}
-	opened, err := s.openJournal(j.ID, j.meta, 0, os.O_EXCL)
-	if err != nil {
-		// The folder is this journal's alone (a new id): take it away,
-		// so that the next write can try again from the start.
-		os.RemoveAll(dir)
-		return err
-	}
-	j.create, j.f, j.lockf = nil, opened.f, opened.lockf
-	return nil
+	return &Journal{ID: id, create: s.b, meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
 }
 
 // Resume opens session id for appending, as OpenWriter does. When the
@@ -290,64 +252,26 @@ func (s *Store) OpenWriter(id string) (*Journal, *Loaded, error) {
 	if err := checkID(id); err != nil {
 		return nil, nil, err
 	}
-	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
-		return nil, nil, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
-	}
-	lf, err := lock(s.path(id, "lock"))
+	w, err := s.b.Lock(id, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sessions: open %s: %w", id, err)
+		return nil, nil, err
 	}
 	l, err := s.Load(id)
 	if err != nil {
-		lf.Close()
+		w.Close()
 		return nil, l, err
 	}
-	if len(l.torn) > 0 {
-		if err := os.WriteFile(s.path(id, "events.jsonl.torn"), l.torn, 0o600); err != nil {
-			lf.Close()
-			return nil, l, fmt.Errorf("sessions: open %s: keep torn line: %w", id, err)
+	if c, ok := w.(tailCutter); ok && len(l.torn) > 0 {
+		if err := c.cutTail(l.good, l.torn); err != nil {
+			w.Close()
+			return nil, l, err
 		}
 	}
-	j, err := s.openJournalLocked(id, l.Meta, l.good, 0, lf)
-	if err != nil {
+	if err := w.WriteMeta(l.Meta); err != nil {
+		w.Close()
 		return nil, l, err
 	}
-	return j, l, nil
-}
-
-func (s *Store) openJournal(id string, m Meta, size int64, flag int) (*Journal, error) {
-	lf, err := lock(s.path(id, "lock"))
-	if err != nil {
-		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
-	}
-	return s.openJournalLocked(id, m, size, flag, lf)
-}
-
-func (s *Store) openJournalLocked(id string, m Meta, size int64, flag int, lf *os.File) (*Journal, error) {
-	path := s.path(id, "events.jsonl")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
-	if err == nil {
-		// Cut a torn tail so that appends start on a fresh line.
-		if st, serr := f.Stat(); serr == nil && st.Size() > size {
-			err = f.Truncate(size)
-		}
-	}
-	if err == nil {
-		_, err = f.Seek(0, 2)
-	}
-	if err != nil {
-		lf.Close()
-		if f != nil {
-			f.Close()
-		}
-		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
-	}
-	j := &Journal{ID: id, f: f, lockf: lf, metaPath: s.path(id, "meta.json"), meta: m}
-	if err := writeMeta(j.metaPath, m); err != nil {
-		j.Close()
-		return nil, err
-	}
-	return j, nil
+	return &Journal{ID: id, w: w, meta: l.Meta}, l, nil
 }
 
 // Emit adds ev to the journal; it is written at the next Flush.
@@ -398,29 +322,28 @@ func (j *Journal) Release() ([]engine.Event, error) {
 
 func (j *Journal) release() ([]engine.Event, error) {
 	if len(j.buf) > 0 && j.create != nil {
-		if err := j.materialize(); err != nil {
+		w, err := j.create.Lock(j.ID, true)
+		if err != nil {
 			return nil, err
 		}
+		j.create, j.w = nil, w
 	}
-	if len(j.buf) > 0 {
-		if _, err := j.f.Write(j.buf); err != nil {
-			return nil, fmt.Errorf("sessions: %s: append: %w", j.ID, err)
+	if j.w != nil && (len(j.buf) > 0 || j.sync) {
+		start := time.Now()
+		err := j.w.Append(j.buf, j.sync)
+		if j.sync {
+			j.syncs++
+			j.syncTime += time.Since(start)
+		}
+		if err != nil {
+			return nil, err
 		}
 		j.buf = j.buf[:0]
-	}
-	if j.sync && j.f != nil {
-		j.syncs++
-		start := time.Now()
-		err := j.f.Sync()
-		j.syncTime += time.Since(start)
-		if err != nil {
-			return nil, fmt.Errorf("sessions: %s: sync: %w", j.ID, err)
-		}
 		j.sync = false
 	}
-	if j.saveMeta && j.f != nil {
+	if j.saveMeta && j.w != nil {
 		j.saveMeta = false
-		if err := writeMeta(j.metaPath, j.meta); err != nil {
+		if err := j.w.WriteMeta(j.meta); err != nil {
 			return nil, err
 		}
 	}
@@ -452,7 +375,7 @@ func (j *Journal) Meta() Meta {
 	return j.meta
 }
 
-// Close syncs the journal, writes meta.json and releases the lock.
+// Close makes the journal durable, writes the meta and releases the lock.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -461,19 +384,15 @@ func (j *Journal) Close() error {
 	}
 	_, err := j.release()
 	j.closed = true
-	if j.f == nil { // never written: nothing on disk
+	if j.w == nil { // never written: nothing stored
 		return err
 	}
-	if serr := j.f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := j.f.Close(); err == nil {
-		err = cerr
-	}
-	if merr := writeMeta(j.metaPath, j.meta); err == nil {
+	if merr := j.w.WriteMeta(j.meta); err == nil {
 		err = merr
 	}
-	j.lockf.Close()
+	if cerr := j.w.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fmt.Errorf("sessions: close %s: %w", j.ID, err)
 	}

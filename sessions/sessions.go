@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,10 +69,12 @@ type Meta struct {
 	Format int `json:"format"`
 }
 
-// Store is a folder of sessions. Its methods are safe for concurrent use;
-// a session's journal has one writer at a time, enforced by a lock file.
+// Store holds sessions: a folder of files (Open) or another Backend
+// (OpenWith). Its methods are safe for concurrent use; a session's journal
+// has one writer at a time, enforced by the backend.
 type Store struct {
-	dir string
+	dir string // the local folder (crash files, the search index sit beside it)
+	b   Backend
 }
 
 // Open returns the store under home, creating its folder if needed.
@@ -82,16 +83,36 @@ func Open(home string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, b: files{dir}}, nil
 }
 
-// Dir returns the folder holding the sessions.
+// OpenWith returns a store whose sessions are kept by b; home is still
+// the local data folder, for what stays on this machine.
+func OpenWith(home string, b Backend) *Store {
+	return &Store{dir: filepath.Join(home, "sessions"), b: b}
+}
+
+// Dir returns the local folder of sessions (under the data folder), even
+// when another backend holds them: Where says where they are.
 func (s *Store) Dir() string { return s.dir }
 
-func (s *Store) path(id string, file string) string { return filepath.Join(s.dir, id, file) }
+// Where says where the sessions are kept, for messages.
+func (s *Store) Where() string { return s.b.Where() }
 
-// JournalPath returns the path of a session's journal, for messages.
-func (s *Store) JournalPath(id string) string { return filepath.Join(s.dir, id, "events.jsonl") }
+// Local reports whether the sessions are the local folder's files.
+func (s *Store) Local() bool {
+	_, ok := s.b.(files)
+	return ok
+}
+
+// JournalPath returns the path of a session's journal, for messages; ""
+// when the sessions are not local files.
+func (s *Store) JournalPath(id string) string {
+	if !s.Local() {
+		return ""
+	}
+	return filepath.Join(s.dir, id, "events.jsonl")
+}
 
 // checkID refuses ids that could name something outside the store.
 func checkID(id string) error {
@@ -129,16 +150,16 @@ type Listing struct {
 // List returns every session, newest first. A session that cannot be read
 // is listed with its error; it never stops the others.
 func (s *Store) List() ([]Listing, error) {
-	entries, err := os.ReadDir(s.dir)
+	ids, err := s.b.IDs()
 	if err != nil {
-		return nil, fmt.Errorf("sessions: list: %w", err)
+		return nil, err
 	}
 	var out []Listing
-	for _, e := range entries {
-		if !e.IsDir() || checkID(e.Name()) != nil {
+	for _, id := range ids {
+		if checkID(id) != nil {
 			continue
 		}
-		m, err := s.Meta(e.Name())
+		m, err := s.Meta(id)
 		out = append(out, Listing{Meta: m, Err: err})
 	}
 	slices.SortFunc(out, func(a, b Listing) int {
@@ -150,20 +171,18 @@ func (s *Store) List() ([]Listing, error) {
 	return out, nil
 }
 
-// Meta returns a session's meta.json, rebuilding it from the journal when
+// Meta returns a session's stored meta, rebuilding it from the journal when
 // it is missing or unreadable.
 func (s *Store) Meta(id string) (Meta, error) {
 	if err := checkID(id); err != nil {
 		return Meta{}, err
 	}
-	b, err := os.ReadFile(s.path(id, "meta.json"))
-	if err == nil {
-		var m Meta
-		if json.Unmarshal(b, &m) == nil && m.ID == id {
-			return m, nil
-		}
-	} else if _, serr := os.Stat(filepath.Join(s.dir, id)); errors.Is(serr, fs.ErrNotExist) {
-		return Meta{ID: id}, fmt.Errorf("sessions: %s: %w", id, ErrNotFound)
+	m, ok, err := s.b.ReadMeta(id)
+	if ok {
+		return m, nil
+	}
+	if errors.Is(err, ErrNotFound) {
+		return Meta{ID: id}, err
 	}
 	r, err := s.Load(id)
 	if r == nil {
@@ -172,28 +191,26 @@ func (s *Store) Meta(id string) (Meta, error) {
 	return r.Meta, err
 }
 
+// decodeMeta reads a stored meta; ok is false when it is not id's.
+func decodeMeta(raw []byte, id string) (Meta, bool) {
+	var m Meta
+	if json.Unmarshal(raw, &m) != nil || m.ID != id {
+		return Meta{}, false
+	}
+	return m, true
+}
+
 // Remove deletes a session. It refuses one that is open in another agentty.
 func (s *Store) Remove(id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
-		return fmt.Errorf("sessions: rm %s: %w", id, ErrNotFound)
-	}
-	l, err := lock(s.path(id, "lock"))
-	if err != nil {
-		return fmt.Errorf("sessions: rm %s: %w", id, err)
-	}
-	defer l.Close()
-	if err := os.RemoveAll(filepath.Join(s.dir, id)); err != nil {
-		return fmt.Errorf("sessions: rm %s: %w", id, err)
-	}
-	return nil
+	return s.b.Remove(id)
 }
 
 // Rename sets a session's title. It takes the session's lock, as a writer
 // does, and so refuses (ErrLocked) a session open in another agentty: that
-// agentty's journal rewrites meta.json from what it holds, and would put
+// agentty's journal rewrites the meta from what it holds, and would put
 // the old title back.
 func (s *Store) Rename(id, title string) error {
 	title = strings.TrimSpace(title)
@@ -203,20 +220,22 @@ func (s *Store) Rename(id, title string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(s.dir, id)); err != nil {
-		return fmt.Errorf("sessions: rename %s: %w", id, ErrNotFound)
+	w, err := s.b.Lock(id, false)
+	for _, known := range []error{ErrLocked, ErrNotFound} {
+		if errors.Is(err, known) {
+			return fmt.Errorf("sessions: rename %s: %w", id, known)
+		}
 	}
-	l, err := lock(s.path(id, "lock"))
 	if err != nil {
-		return fmt.Errorf("sessions: rename %s: %w", id, err)
+		return err
 	}
-	defer l.Close()
+	defer w.Close()
 	m, err := s.Meta(id)
 	if err != nil {
 		return err
 	}
 	m.Title = title
-	return writeMeta(s.path(id, "meta.json"), m)
+	return w.WriteMeta(m)
 }
 
 // writeMeta replaces meta.json atomically: a temporary file, synced, then
