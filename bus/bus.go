@@ -1,7 +1,8 @@
 // Package bus puts agentty's event stream on NATS: a Sink that publishes
 // every event of a run on agentty.events.<session>.<run>.<kind> over core
 // NATS, the subjects a watcher subscribes to, and an embedded nats-server
-// with JetStream for `agentty serve` and for tests.
+// with JetStream for `agentty serve` and for tests; and Journals, the
+// sessions kept in JetStream (journal.go).
 //
 // The journal stays the truth. The Sink goes after the journal in
 // engine.Sinks, so an event is published only once it is written; publishing
@@ -9,7 +10,8 @@
 // the server's problem, not the publisher's) and never fails one: what could
 // not be published is counted and told once, as a notice.
 //
-// It imports engine and the NATS client and server only.
+// It imports engine, sessions (for Journals) and the NATS client and
+// server only.
 package bus
 
 import (

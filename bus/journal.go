@@ -1,0 +1,530 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The names Journals keeps sessions under.
+const (
+	// JournalStream is the stream of every session's journal.
+	JournalStream = "AGENTTY_JOURNAL"
+	// JournalPrefix is the first two tokens of a journal's subject,
+	// agentty.journal.<session>.
+	JournalPrefix = "agentty.journal"
+	// SessionsBucket is the KV bucket of the sessions' meta, by session id.
+	SessionsBucket = "AGENTTY_SESSIONS"
+)
+
+// retryFor bounds how long a request is retried while the server cannot
+// answer (restarting, a leader being elected, the connection
+// reconnecting); attemptTimeout bounds one try.
+const (
+	retryFor       = 30 * time.Second
+	attemptTimeout = 5 * time.Second
+)
+
+// Journals is a sessions.Backend that keeps sessions in NATS JetStream:
+// each session's journal is the subject agentty.journal.<session> of the
+// stream AGENTTY_JOURNAL, one message per event (its JSON line without the
+// newline), and its meta is the key <session> of the KV bucket
+// AGENTTY_SESSIONS, so any machine that reaches the server sees the same
+// sessions.
+//
+// One writer per session is enforced by the server, not by a lock: a
+// Writer knows the subject's last sequence and every publish says so
+// (Nats-Expected-Last-Subject-Sequence); when another writer wrote first
+// the publish is refused and Append returns sessions.ErrLocked. Two
+// writers may therefore both open a session: the first to write keeps it.
+//
+// Append returns once the server has acknowledged every line, which is
+// what makes a line durable (the server's store, synced as it is
+// configured: `agentty serve` syncs every write). Requests that fail
+// because the server cannot answer for now are retried for up to 30 s,
+// a publish safely: its message id (Nats-Msg-Id) is the session, the
+// line's index in the journal and a hash of the line, so a line the
+// server stored before its acknowledgement was lost is not stored twice.
+//
+// A Journals is safe for concurrent use; it uses the connection it was
+// given and does not close it.
+type Journals struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+}
+
+var _ sessions.Backend = (*Journals)(nil)
+
+// OpenJournals returns the sessions kept on nc's server, creating the
+// stream (file storage, one replica, no limits) and the bucket when they
+// are missing. Existing ones are used as they are: an operator may have
+// made them with three replicas, and they are not changed. A server
+// without JetStream is an error saying so.
+func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: NATS: %w", err)
+	}
+	j := &Journals{nc: nc, js: js}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return nil, fmt.Errorf("sessions: the NATS server at %s has no JetStream: start it with -js, or use agentty serve", j.url())
+		}
+		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
+	}
+	if j.stream, err = js.Stream(ctx, JournalStream); errors.Is(err, jetstream.ErrStreamNotFound) {
+		j.stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:              JournalStream,
+			Description:       "agentty's session journals: one message per event on " + JournalPrefix + ".<session>",
+			Subjects:          []string{JournalPrefix + ".>"},
+			Storage:           jetstream.FileStorage,
+			Replicas:          1,
+			Retention:         jetstream.LimitsPolicy,
+			MaxMsgs:           -1,
+			MaxBytes:          -1,
+			MaxMsgsPerSubject: -1,
+			AllowDirect:       true,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
+			j.stream, err = js.Stream(ctx, JournalStream)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessions: stream %s at %s: %w", JournalStream, j.url(), err)
+	}
+	if j.kv, err = js.KeyValue(ctx, SessionsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+		j.kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      SessionsBucket,
+			Description: "agentty's session meta, by session id",
+			Storage:     jetstream.FileStorage,
+			Replicas:    1,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			j.kv, err = js.KeyValue(ctx, SessionsBucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", SessionsBucket, j.url(), err)
+	}
+	return j, nil
+}
+
+// url is the server's URL for messages, without credentials.
+func (j *Journals) url() string {
+	u := j.nc.ConnectedUrl()
+	if u == "" {
+		u = j.nc.Opts.Url
+	}
+	return Redact(u)
+}
+
+// Where says where the sessions are, for messages.
+func (j *Journals) Where() string {
+	return "NATS JetStream stream " + JournalStream + " at " + j.url()
+}
+
+// subject is the subject of session id's journal.
+func subject(id string) string { return JournalPrefix + "." + id }
+
+// checkToken refuses an id that is not one safe subject token and KV key.
+func checkToken(id string) error {
+	if id == "" {
+		return errors.New("sessions: an empty session id")
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') {
+			return fmt.Errorf("sessions: %q is not a session id that NATS can hold (letters, digits, '_' and '-' only)", id)
+		}
+	}
+	return nil
+}
+
+// IDs lists the sessions: those with a meta and those with a journal (a
+// session whose meta was never written is listed all the same).
+func (j *Journals) IDs() ([]string, error) {
+	seen := map[string]bool{}
+	err := retry(func(ctx context.Context) error {
+		keys, err := j.kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for k := range keys.Keys() {
+			seen[k] = true
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, fmt.Errorf("sessions: list %s: %w", SessionsBucket, err)
+	}
+	err = retry(func(ctx context.Context) error {
+		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(JournalPrefix+".>"))
+		if err != nil {
+			return err
+		}
+		for subj := range info.State.Subjects {
+			seen[subj[len(JournalPrefix)+1:]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list %s: %w", JournalStream, err)
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		if checkToken(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// count returns the number of messages in session id's journal.
+func (j *Journals) count(id string) (uint64, error) {
+	var n uint64
+	err := retry(func(ctx context.Context) error {
+		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(subject(id)))
+		if err != nil {
+			return err
+		}
+		n = info.State.Subjects[subject(id)]
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sessions: %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// ReadMeta returns the meta stored for session id.
+func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
+	if err := checkToken(id); err != nil {
+		return sessions.Meta{}, false, err
+	}
+	var raw []byte
+	err := retry(func(ctx context.Context) error {
+		e, err := j.kv.Get(ctx, id)
+		if err == nil {
+			raw = e.Value()
+		}
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		n, cerr := j.count(id)
+		if cerr != nil {
+			return sessions.Meta{}, false, cerr
+		}
+		if n == 0 {
+			return sessions.Meta{}, false, fmt.Errorf("sessions: %s: %w", id, sessions.ErrNotFound)
+		}
+		return sessions.Meta{}, false, nil
+	}
+	if err != nil {
+		return sessions.Meta{}, false, fmt.Errorf("sessions: %s: meta: %w", id, err)
+	}
+	var m sessions.Meta
+	if json.Unmarshal(raw, &m) != nil || m.ID != id {
+		return sessions.Meta{}, false, nil // rebuilt from the journal
+	}
+	return m, true, nil
+}
+
+// ReadJournal returns every message of session id's journal, in order,
+// each followed by a newline; ErrNotFound when the session has neither a
+// journal nor a meta.
+func (j *Journals) ReadJournal(id string) ([]byte, error) {
+	if err := checkToken(id); err != nil {
+		return nil, err
+	}
+	n, err := j.count(id)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		if _, _, err := j.ReadMeta(id); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	var out []byte
+	err = retry(func(ctx context.Context) error {
+		out = out[:0]
+		return j.read(ctx, id, func(m jetstream.Msg) { out = append(append(out, m.Data()...), '\n') })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %s: read the journal: %w", id, err)
+	}
+	return out, nil
+}
+
+// read hands each message of session id's journal to f, in order, through
+// an ordered consumer, until the last one there is.
+func (j *Journals) read(ctx context.Context, id string, f func(jetstream.Msg)) error {
+	c, err := j.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{subject(id)},
+		InactiveThreshold: 30 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	it, err := c.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return err
+		}
+		f(m)
+		md, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		if md.NumPending == 0 {
+			return nil
+		}
+	}
+}
+
+// Lock returns session id's writer. Nothing is locked: the writer notes
+// the journal's last sequence, and the server refuses its publishes if
+// another writer has written since (see Journals). create asks for a new
+// session: an error if its journal has messages.
+func (j *Journals) Lock(id string, create bool) (sessions.Writer, error) {
+	if err := checkToken(id); err != nil {
+		return nil, err
+	}
+	var last uint64
+	err := retry(func(ctx context.Context) error {
+		m, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			last = 0
+			return nil
+		}
+		if err == nil {
+			last = m.Sequence
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
+	}
+	var n uint64
+	if last != 0 {
+		if create {
+			return nil, fmt.Errorf("sessions: create %s: the session already exists in %s", id, j.Where())
+		}
+		if n, err = j.count(id); err != nil {
+			return nil, err
+		}
+	} else if !create {
+		if _, _, err := j.ReadMeta(id); err != nil {
+			return nil, err
+		}
+	}
+	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n}, nil
+}
+
+// Remove purges session id's journal and deletes its meta. The server
+// cannot tell whether another agentty is writing the session: one that
+// is will find its next publish refused (its expected sequence is gone)
+// only if it had written before; a writer that opened the session and has
+// not written yet starts it again from nothing.
+func (j *Journals) Remove(id string) error {
+	if err := checkToken(id); err != nil {
+		return err
+	}
+	n, err := j.count(id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, _, err := j.ReadMeta(id); err != nil {
+			return fmt.Errorf("sessions: rm %s: %w", id, errors.Unwrap(err))
+		}
+	}
+	err = retry(func(ctx context.Context) error {
+		return j.stream.Purge(ctx, jetstream.WithPurgeSubject(subject(id)))
+	})
+	if err == nil {
+		err = retry(func(ctx context.Context) error { return j.kv.Purge(ctx, id) })
+	}
+	if err != nil {
+		return fmt.Errorf("sessions: rm %s: %w", id, err)
+	}
+	return nil
+}
+
+// journalWriter publishes one session's lines, each expecting the last
+// sequence the one before it got.
+type journalWriter struct {
+	j        *Journals
+	id, subj string
+
+	mu     sync.Mutex // guards the fields below
+	last   uint64     // the journal's last sequence, as this writer left it
+	next   uint64     // the index in the journal of the next line
+	acked  []byte     // the lines of a failed Append that the server has
+	err    error      // set once another writer wrote: every Append fails
+	closed bool
+}
+
+// Append publishes lines, one message each, in order, each once the one
+// before it is acknowledged. sync changes nothing: every line is
+// acknowledged, which is what durable means here. When it fails part way
+// the lines already published are remembered, and an Append that begins
+// with them again (the Journal retries what it could not write) does not
+// publish them twice.
+func (w *journalWriter) Append(lines []byte, sync bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("sessions: %s: append: the writer is closed", w.id)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	all, done := lines, 0
+	if len(w.acked) > 0 && bytes.HasPrefix(lines, w.acked) {
+		done = len(w.acked)
+	}
+	w.acked = w.acked[:0]
+	for done < len(all) {
+		end := bytes.IndexByte(all[done:], '\n')
+		if end < 0 {
+			end = len(all) - done
+		}
+		if err := w.publish(all[done : done+end]); err != nil {
+			w.acked = append(w.acked, all[:done]...)
+			return err
+		}
+		done += end + 1
+	}
+	return nil
+}
+
+// publish sends one line and waits for its acknowledgement, retrying
+// while the server cannot answer.
+func (w *journalWriter) publish(line []byte) error {
+	id := msgID(w.id, w.next, line)
+	var ack *jetstream.PubAck
+	err := retry(func(ctx context.Context) error {
+		var err error
+		m := &nats.Msg{Subject: w.subj, Data: line, Header: nats.Header{}}
+		ack, err = w.j.js.PublishMsg(ctx, m, jetstream.WithMsgID(id),
+			jetstream.WithExpectLastSequencePerSubject(w.last), jetstream.WithRetryAttempts(0))
+		if wrongLast(err) {
+			// Our own line, stored before its acknowledgement was lost and
+			// no longer de-duplicated (a restart, the window passed)?
+			if last, gerr := w.j.stream.GetLastMsgForSubject(ctx, w.subj); gerr == nil && last.Header.Get(jetstream.MsgIDHeader) == id {
+				ack = &jetstream.PubAck{Stream: JournalStream, Sequence: last.Sequence, Duplicate: true}
+				return nil
+			}
+		}
+		return err
+	})
+	if wrongLast(err) {
+		w.err = fmt.Errorf("sessions: session %s was written by another agentty since this one opened it: %w", w.id, sessions.ErrLocked)
+		return w.err
+	}
+	if err != nil {
+		return fmt.Errorf("sessions: %s: append to %s: %w", w.id, w.j.Where(), err)
+	}
+	w.last = ack.Sequence // a duplicate's is the sequence the line has
+	w.next++
+	return nil
+}
+
+// msgID identifies line number index of session id's journal for the
+// server's de-duplication. The hash matters: de-duplication comes before
+// the expected-sequence check, so a second writer's different line n must
+// not be taken for the first writer's and silently dropped.
+func msgID(id string, index uint64, line []byte) string {
+	h := fnv.New64a()
+	h.Write(line)
+	return id + "." + strconv.FormatUint(index, 10) + "." + strconv.FormatUint(h.Sum64(), 36)
+}
+
+// WriteMeta replaces the session's meta in the bucket. It is fenced only
+// as far as the writer knows: once a publish was refused its meta is
+// stale and is not written (the meta can always be rebuilt from the
+// journal).
+func (w *journalWriter) WriteMeta(m sessions.Meta) error {
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("sessions: %s: meta: %w", w.id, err)
+	}
+	if err := retry(func(ctx context.Context) error {
+		_, err := w.j.kv.Put(ctx, w.id, raw)
+		return err
+	}); err != nil {
+		return fmt.Errorf("sessions: %s: write meta to %s: %w", w.id, SessionsBucket, err)
+	}
+	return nil
+}
+
+// Close gives the writer up. There is nothing to sync: every line was
+// acknowledged when Append returned.
+func (w *journalWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	w.acked = nil
+	return nil
+}
+
+// wrongLast reports the server's refusal of a publish whose expected last
+// sequence is not the subject's.
+func wrongLast(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// transient reports an error that a later try may not have: the server
+// restarting or electing a leader, the connection reconnecting.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.As(err, &apiErr) && apiErr.Code == 503
+}
+
+// retry runs op, each try bounded by attemptTimeout, again after a
+// growing pause while it fails with a transient error, for up to
+// retryFor.
+func retry(op func(ctx context.Context) error) error {
+	deadline := time.Now().Add(retryFor)
+	pause := 20 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		err := op(ctx)
+		cancel()
+		if err == nil || !transient(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Second)
+	}
+}

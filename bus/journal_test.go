@@ -1,0 +1,414 @@
+package bus_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// openJournals connects to s and opens the sessions kept there.
+func openJournals(t testing.TB, s *bus.Server, opts ...nats.Option) (*bus.Journals, *nats.Conn) {
+	t.Helper()
+	nc, err := bus.Connect(bus.Config{URL: s.URL(), Name: "journal test"}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	j, err := bus.OpenJournals(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, nc
+}
+
+func scriptEngine(t testing.TB, turns string) *engine.Engine {
+	t.Helper()
+	m, err := script.Parse("test", []byte(`{"turns":[`+turns+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, tools.Builtins()...), ModelName: "script"})
+}
+
+const rememberTurns = `{"tool_calls":[{"name":"remember","arguments":{"key":"name","value":"Ada"}},{"name":"calculator","arguments":{"expression":"6*7"}}]},
+	{"tool_calls":[{"name":"clock"}]},{"answer":"done"}`
+
+// journaled runs task in a new session of store, and returns the session's
+// id and what the run emitted.
+func journaled(t *testing.T, store *sessions.Store, e *engine.Engine, task string) (string, *enginetest.Recorder) {
+	t.Helper()
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &enginetest.Recorder{}
+	if res := e.Run(context.Background(), engine.NewSession(j.ID), task, engine.Sinks{j, rec}); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return j.ID, rec
+}
+
+// sameEvents fails unless got holds the events of want that are journaled
+// (all but text deltas), encoded alike.
+func sameEvents(t *testing.T, got []engine.Event, want []engine.Event) {
+	t.Helper()
+	var g, w bytes.Buffer
+	for _, ev := range got {
+		b, _ := ev.AppendJSON(nil)
+		g.Write(append(b, '\n'))
+	}
+	for _, ev := range want {
+		if ev.Kind != engine.KindTextDelta {
+			b, _ := ev.AppendJSON(nil)
+			w.Write(append(b, '\n'))
+		}
+	}
+	if g.String() != w.String() {
+		t.Errorf("journal differs from the run:\n got %s\nwant %s", g.String(), w.String())
+	}
+}
+
+// TestJournalsStore: the Store's whole life on JetStream.
+func TestJournalsStore(t *testing.T) {
+	srv := startServer(t)
+	journals, nc := openJournals(t, srv)
+	if got := journals.Where(); got != "NATS JetStream stream AGENTTY_JOURNAL at "+srv.URL() {
+		t.Errorf("Where = %q", got)
+	}
+	store := sessions.OpenWith(t.TempDir(), journals)
+	id, rec := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
+
+	list, err := store.List()
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Title != "remember my name" || list[0].Err != nil || list[0].Runs != 1 || list[0].LastStep != 3 {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	m, err := store.Meta(id)
+	if err != nil || m.Model != "script" || m.Interrupted {
+		t.Errorf("Meta = %+v, %v", m, err)
+	}
+	l, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, l.Events, rec.Events())
+	if l.Session.Steps != 3 || len(l.Session.Memory()) != 1 || l.Session.Interrupted() {
+		t.Errorf("loaded: steps %d, memory %v, interrupted %v", l.Session.Steps, l.Session.Memory(), l.Session.Interrupted())
+	}
+
+	// Fork, and the fork continued.
+	fork, err := store.Fork(id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fj, fl, err := store.OpenWriter(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.Session.Steps != 1 || !fl.Session.Interrupted() || !strings.Contains(fl.Meta.Title, "fork of "+id) {
+		t.Errorf("fork: steps %d, interrupted %v, title %q", fl.Session.Steps, fl.Session.Interrupted(), fl.Meta.Title)
+	}
+	if res := scriptEngine(t, rememberTurns).Continue(context.Background(), fl.Session, fj); res.StopReason != engine.StopAnswered || res.Answer != "done" {
+		t.Errorf("continued fork: %+v", res)
+	}
+	fj.Close()
+	if l, err := store.Load(fork); err != nil || l.Session.Steps != 3 || l.Session.Interrupted() {
+		t.Errorf("fork after its run: %v", err)
+	}
+
+	var md bytes.Buffer
+	if err := store.Export(id, "md", &md); err != nil || !strings.Contains(md.String(), "`calculator` → ok: 6*7 = 42") {
+		t.Errorf("export: %v\n%s", err, md.String())
+	}
+	if err := store.Rename(id, "Ada's name"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := store.Meta(id); err != nil || m.Title != "Ada's name" {
+		t.Errorf("after rename: %+v, %v", m, err)
+	}
+
+	// A finished session takes a second run.
+	j, l, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := scriptEngine(t, `{"answer":"again"}`).Run(context.Background(), l.Session, "and again", j); res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := store.Load(id)
+	if err != nil || l2.Session.Runs != 2 || l2.Meta.Runs != 2 || l2.Meta.Title != "Ada's name" {
+		t.Errorf("after a second run: %v, runs %d, meta %+v", err, l2.Session.Runs, l2.Meta)
+	}
+	j, rl, readOnly, err := store.Resume(id)
+	if err != nil || j == nil || readOnly != "" || rl.Session.Runs != 2 {
+		t.Errorf("Resume: %v, %q", err, readOnly)
+	}
+	j.Close()
+
+	// A journal whose meta was never written is listed all the same.
+	js, _ := jetstream.New(nc)
+	first, _ := l.Events[0].AppendJSON(nil)
+	if _, err := js.Publish(context.Background(), "agentty.journal.nometa", first); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := store.List(); err != nil || len(list) != 3 {
+		t.Errorf("List with a session without meta: %+v, %v", list, err)
+	}
+
+	if err := store.Remove(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Load(id); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("Load after rm: %v, want ErrNotFound", err)
+	}
+	if err := store.Remove(id); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("rm twice: %v, want ErrNotFound", err)
+	}
+	if _, err := store.Meta("nope"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("Meta of nothing: %v", err)
+	}
+	if _, _, err := store.OpenWriter("nope"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("OpenWriter of nothing: %v", err)
+	}
+	if list, err := store.List(); err != nil || len(list) != 2 {
+		t.Errorf("List after rm: %+v, %v", list, err)
+	}
+	if _, err := journals.Lock("a b", true); err == nil || !strings.Contains(err.Error(), "letters, digits") {
+		t.Errorf("an id with a space: %v", err)
+	}
+	if _, err := journals.Lock(fork, true); err == nil {
+		t.Errorf("create with a taken id was accepted")
+	}
+}
+
+// TestJournalsOneWriter: two writers open one session; the first to write
+// keeps it, the second's write is refused and leaves nothing.
+func TestJournalsOneWriter(t *testing.T) {
+	srv := startServer(t)
+	journals, _ := openJournals(t, srv)
+	store := sessions.OpenWith(t.TempDir(), journals)
+	id, _ := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
+
+	j1, l1, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j1.Close()
+	j2, l2, err := store.OpenWriter(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	rec := &enginetest.Recorder{}
+	if res := scriptEngine(t, `{"answer":"first"}`).Run(context.Background(), l1.Session, "first", engine.Sinks{j1, rec}); res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	res := scriptEngine(t, `{"answer":"second"}`).Run(context.Background(), l2.Session, "second", j2)
+	if res.StopReason != engine.StopError || !errors.Is(res.Err, sessions.ErrLocked) || !strings.Contains(res.Err.Error(), "written by another agentty since this one opened it") {
+		t.Errorf("second writer: %s %v, want an error wrapping ErrLocked", res.StopReason, res.Err)
+	}
+	if err := j2.Flush(); !errors.Is(err, sessions.ErrLocked) {
+		t.Errorf("second writer, again: %v", err)
+	}
+	l, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(l1.Events, rec.Events()...)
+	sameEvents(t, l.Events, want)
+}
+
+// restartable is a server that a test stops and starts again on the same
+// port and store.
+type restartable struct {
+	t      *testing.T
+	listen string
+	dir    string
+	srv    *bus.Server
+}
+
+func newRestartable(t *testing.T) *restartable {
+	r := &restartable{t: t, listen: "127.0.0.1:0", dir: t.TempDir()}
+	r.start()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(r.srv.URL(), "nats://"))
+	r.listen = "127.0.0.1:" + port
+	t.Cleanup(func() {
+		if r.srv != nil {
+			r.srv.Shutdown()
+		}
+	})
+	return r
+}
+
+func (r *restartable) start() {
+	s, err := bus.StartServer(bus.ServerConfig{Listen: r.listen, StoreDir: r.dir})
+	if err != nil {
+		r.t.Error(err)
+		return
+	}
+	r.srv = s
+}
+
+// buffered is what nc holds for a server it is reconnecting to.
+func buffered(nc *nats.Conn) int {
+	n, _ := nc.Buffered()
+	return n
+}
+
+// TestJournalsSurviveARestart: the server is stopped while the model
+// decides and started again (same port, same store) once the journal is
+// waiting to write; the run completes and its journal is whole, with no
+// line twice.
+func TestJournalsSurviveARestart(t *testing.T) {
+	r := newRestartable(t)
+	down := make(chan struct{}, 1)
+	journals, nc := openJournals(t, r.srv, nats.ReconnectWait(20*time.Millisecond),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+			select {
+			case down <- struct{}{}:
+			default:
+			}
+		}))
+	store := sessions.OpenWith(t.TempDir(), journals)
+	restarted := make(chan struct{})
+	args := json.RawMessage(`{"text":"x"}`)
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		switch req.Turn {
+		case 2:
+			r.srv.Shutdown()
+			r.srv = nil
+			<-down
+			go func() {
+				// Started again only once the journal has a line waiting.
+				defer close(restarted)
+				for deadline := time.Now().Add(time.Minute); buffered(nc) == 0; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Error("the journal wrote nothing while the server was down")
+						return
+					}
+				}
+				r.start()
+			}()
+		case 4:
+			return engine.Decision{Text: "done"}, nil
+		}
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}}, nil
+	})
+	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(t, enginetest.EchoTool())})
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &enginetest.Recorder{}
+	res := e.Run(context.Background(), engine.NewSession(j.ID), "go", engine.Sinks{j, rec})
+	<-restarted
+	if res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := store.Load(j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, l.Events, rec.Events())
+}
+
+// TestJournalsCorruptMessage: garbage published on a journal's subject is
+// a CorruptError at its line, with what comes before it loaded.
+func TestJournalsCorruptMessage(t *testing.T) {
+	srv := startServer(t)
+	journals, nc := openJournals(t, srv)
+	store := sessions.OpenWith(t.TempDir(), journals)
+	id, rec := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
+	js, _ := jetstream.New(nc)
+	for _, data := range []string{"{not json", `{"v":1}`} {
+		if _, err := js.Publish(context.Background(), "agentty.journal."+id, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := store.Load(id)
+	var corrupt *sessions.CorruptError
+	if !errors.As(err, &corrupt) {
+		t.Fatalf("Load: %v, want a CorruptError", err)
+	}
+	n := len(l.Events)
+	if corrupt.Line != n+1 || !strings.Contains(corrupt.Error(), "session "+id) {
+		t.Errorf("corrupt at line %d (%v), want %d", corrupt.Line, corrupt, n+1)
+	}
+	sameEvents(t, l.Events, rec.Events())
+}
+
+// TestJournalsNeedJetStream: a server without JetStream is named, with
+// what to do.
+func TestJournalsNeedJetStream(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_, err = bus.OpenJournals(context.Background(), nc)
+	if err == nil || !strings.Contains(err.Error(), "the NATS server at "+ns.ClientURL()+" has no JetStream: start it with -js, or use agentty serve") {
+		t.Errorf("OpenJournals without JetStream: %v", err)
+	}
+}
+
+// TestJournalsKeepAnOperatorsStream: a stream made beforehand is used as
+// it is.
+func TestJournalsKeepAnOperatorsStream(t *testing.T) {
+	srv := startServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	cfg := jetstream.StreamConfig{Name: bus.JournalStream, Subjects: []string{"agentty.journal.>"}, Storage: jetstream.FileStorage, Description: "the operator's", MaxAge: time.Hour}
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	journals, _ := openJournals(t, srv)
+	store := sessions.OpenWith(t.TempDir(), journals)
+	id, _ := journaled(t, store, scriptEngine(t, `{"answer":"ok"}`), "hi")
+	if _, err := store.Load(id); err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, bus.JournalStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config; got.Description != "the operator's" || got.MaxAge != time.Hour || got.AllowDirect {
+		t.Errorf("the operator's stream was changed: %+v", got)
+	}
+}
