@@ -70,6 +70,9 @@ type Config struct {
 	// Search searches the sessions and the workspace's files (ctrl+f,
 	// /search); nil: Sessions, when it is a Searcher too, else none.
 	Search Searcher
+	// Follow, when set, makes the console follow a session read-only
+	// (Backend and Sessions are not used); Events are its journal so far.
+	Follow *Follow
 }
 
 type focus int
@@ -168,7 +171,10 @@ func New(cfg Config) *Model {
 		cfg: cfg, gate: cfg.Gate, input: input{Model: in}, keys: keys, help: helpBar{Model: help.New()}, spin: sp,
 		chat: newChat(cfg.Style), tl: newTimeline(), state: "idle", shown: focusChat, width: 120, height: 40,
 	}
-	m.setBackend(cfg.Backend, cfg.Events)
+	if cfg.Follow != nil {
+		m.setFollow(cfg.Follow)
+	}
+	m.setBackend(m.cfg.Backend, cfg.Events)
 	if cfg.Notice != "" {
 		m.chat.add(&chatItem{kind: itemNote, text: cfg.Notice})
 	}
@@ -199,7 +205,7 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 			m.model = name // the journal says what ran; the backend, what runs next
 		}
 	}
-	if m.sess.Interrupted() {
+	if m.sess.Interrupted() && !m.following() { // a followed run goes on elsewhere
 		m.tl.interrupt()
 		m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 	}
@@ -219,6 +225,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{textarea.Blink, waitForGate(m.gate)}
 	if m.backend == nil {
 		cmds = append(cmds, m.listSessions())
+	}
+	if m.following() {
+		cmds = append(cmds, waitForFollow(m.cfg.Follow.Events))
 	}
 	if w, ok := m.backend.(Workflows); ok {
 		cmds = append(cmds, listWorkflows(w))
@@ -316,7 +325,7 @@ func (m *Model) applySubEvent(ev engine.Event) {
 // Update handles one message. It never blocks and does no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
-	case engineEventMsg, spinner.TickMsg, runClosedMsg:
+	case engineEventMsg, spinner.TickMsg, runClosedMsg, followEventMsg:
 	default:
 		m.inputCache = nil // keys, blinks, sizes and pauses change the input box
 	}
@@ -334,6 +343,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, waitForEvent(m.events)
+	case followEventMsg, followEndedMsg:
+		return m, m.followed(msg)
 	case runClosedMsg:
 		if msg.ch == m.events {
 			m.running, m.events, m.pause, m.pauses, m.released = false, nil, nil, nil, false
@@ -488,6 +499,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
 		m.layout()
+		return m, nil
+	}
+	if m.readOnlyKey(msg) {
 		return m, nil
 	}
 	if cmd, ok := m.globalKey(msg); ok {
