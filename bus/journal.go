@@ -3,6 +3,8 @@ package bus
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +49,11 @@ const (
 // (Nats-Expected-Last-Subject-Sequence); when another writer wrote first
 // the publish is refused and Append returns sessions.ErrLocked. Two
 // writers may therefore both open a session: the first to write keeps it.
+// Lines are published one at a time, each once the one before it is
+// acknowledged; on a stream made with atomic batches allowed (an
+// operator's replicated one, say) the lines of one Append go as one
+// batch, stored whole or not at all, the first line carrying the
+// expected sequence.
 //
 // Append returns once the server has acknowledged every line, which is
 // what makes a line durable (the server's store, synced as it is
@@ -63,6 +70,7 @@ type Journals struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
+	atomic bool // the stream takes atomic batches
 }
 
 var _ sessions.Backend = (*Journals)(nil)
@@ -96,6 +104,9 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 			MaxBytes:          -1,
 			MaxMsgsPerSubject: -1,
 			AllowDirect:       true,
+			// No atomic batches: on one node each batch is staged in a
+			// store of its own, which costs more than the syncs it
+			// saves (BenchmarkJournalPerStep).
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
 			j.stream, err = js.Stream(ctx, JournalStream)
@@ -104,6 +115,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: stream %s at %s: %w", JournalStream, j.url(), err)
 	}
+	j.atomic = j.stream.CachedInfo().Config.AllowAtomicPublish
 	if j.kv, err = js.KeyValue(ctx, SessionsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
 		j.kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      SessionsBucket,
@@ -382,12 +394,19 @@ type journalWriter struct {
 	closed bool
 }
 
-// Append publishes lines, one message each, in order, each once the one
-// before it is acknowledged. sync changes nothing: every line is
-// acknowledged, which is what durable means here. When it fails part way
-// the lines already published are remembered, and an Append that begins
-// with them again (the Journal retries what it could not write) does not
-// publish them twice.
+// maxBatch bounds the lines of one atomic batch (the server's default
+// limit is 1,000).
+const maxBatch = 500
+
+// Append publishes lines, one message each, in order. On a stream that
+// allows atomic batches (the one OpenJournals makes) the lines of one
+// Append go as one batch, which the server stores whole or not at all and
+// acknowledges once (one sync of its store, not one per line); otherwise
+// each line is published once the one before it is acknowledged. sync
+// changes nothing: every line is acknowledged before Append returns, which
+// is what durable means here. When it fails part way the lines already
+// stored are remembered, and an Append that begins with them again (the
+// Journal retries what it could not write) does not publish them twice.
 func (w *journalWriter) Append(lines []byte, sync bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -397,21 +416,37 @@ func (w *journalWriter) Append(lines []byte, sync bool) error {
 	if w.err != nil {
 		return w.err
 	}
-	all, done := lines, 0
+	done := 0
 	if len(w.acked) > 0 && bytes.HasPrefix(lines, w.acked) {
 		done = len(w.acked)
 	}
 	w.acked = w.acked[:0]
-	for done < len(all) {
-		end := bytes.IndexByte(all[done:], '\n')
+	var split [][]byte
+	for rest := lines[done:]; len(rest) > 0; {
+		end := bytes.IndexByte(rest, '\n')
 		if end < 0 {
-			end = len(all) - done
+			end = len(rest) - 1
+			rest = append(rest[:len(rest):len(rest)], '\n')
 		}
-		if err := w.publish(all[done : done+end]); err != nil {
-			w.acked = append(w.acked, all[:done]...)
+		split = append(split, rest[:end])
+		rest = rest[end+1:]
+	}
+	for len(split) > 0 {
+		n := 1
+		var err error
+		if w.j.atomic && len(split) > 1 {
+			n, err = w.publishBatch(split[:min(len(split), maxBatch)])
+		} else {
+			err = w.publish(split[0])
+		}
+		for _, l := range split[:n] {
+			done += len(l) + 1
+		}
+		if err != nil {
+			w.acked = append(w.acked, lines[:min(done, len(lines))]...)
 			return err
 		}
-		done += end + 1
+		split = split[n:]
 	}
 	return nil
 }
@@ -429,23 +464,134 @@ func (w *journalWriter) publish(line []byte) error {
 		if wrongLast(err) {
 			// Our own line, stored before its acknowledgement was lost and
 			// no longer de-duplicated (a restart, the window passed)?
-			if last, gerr := w.j.stream.GetLastMsgForSubject(ctx, w.subj); gerr == nil && last.Header.Get(jetstream.MsgIDHeader) == id {
-				ack = &jetstream.PubAck{Stream: JournalStream, Sequence: last.Sequence, Duplicate: true}
+			if seq, k := w.stored(ctx, []string{id}); k == 0 {
+				ack = &jetstream.PubAck{Stream: JournalStream, Sequence: seq, Duplicate: true}
 				return nil
 			}
 		}
 		return err
 	})
-	if wrongLast(err) {
-		w.err = fmt.Errorf("sessions: session %s was written by another agentty since this one opened it: %w", w.id, sessions.ErrLocked)
-		return w.err
-	}
 	if err != nil {
-		return fmt.Errorf("sessions: %s: append to %s: %w", w.id, w.j.Where(), err)
+		return w.failed(err)
 	}
 	w.last = ack.Sequence // a duplicate's is the sequence the line has
 	w.next++
 	return nil
+}
+
+// The headers of an atomic batch.
+const (
+	batchIDHeader     = "Nats-Batch-Id"
+	batchSeqHeader    = "Nats-Batch-Sequence"
+	batchCommitHeader = "Nats-Batch-Commit"
+	// errBatchDuplicate is the server's refusal of a batch holding a
+	// message id it has seen.
+	errBatchDuplicate = 10201
+	// errBatchIncomplete is its refusal of a batch with a message
+	// missing (lost while the connection reconnected).
+	errBatchIncomplete = 10176
+)
+
+// publishBatch sends lines as one atomic batch, the first expecting the
+// journal's last sequence, and waits for the server to commit it. It
+// returns how many of the lines the journal holds: all of them, or, when
+// the server already had the first ones (a commit whose acknowledgement
+// was lost, retried), those.
+func (w *journalWriter) publishBatch(lines [][]byte) (int, error) {
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = msgID(w.id, w.next+uint64(i), l)
+	}
+	var seq uint64
+	n := 0
+	err := retry(func(ctx context.Context) error {
+		var b [16]byte
+		rand.Read(b[:])
+		batch := hex.EncodeToString(b[:]) // a new batch each try: a failed one is gone
+		var commit *nats.Msg
+		for i, l := range lines {
+			m := &nats.Msg{Subject: w.subj, Data: l, Header: nats.Header{
+				jetstream.MsgIDHeader: {ids[i]},
+				batchIDHeader:         {batch},
+				batchSeqHeader:        {strconv.Itoa(i + 1)},
+			}}
+			if i == 0 {
+				m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(w.last, 10))
+			}
+			if i == len(lines)-1 {
+				m.Header.Set(batchCommitHeader, "1")
+				commit = m
+				break
+			}
+			if err := w.j.nc.PublishMsg(m); err != nil {
+				return err
+			}
+		}
+		resp, err := w.j.nc.RequestMsgWithContext(ctx, commit)
+		if errors.Is(err, nats.ErrNoResponders) {
+			return jetstream.ErrNoStreamResponse
+		}
+		if err != nil {
+			return err
+		}
+		var ack struct {
+			Error  *jetstream.APIError `json:"error"`
+			Stream string              `json:"stream"`
+			Seq    uint64              `json:"seq"`
+		}
+		if err := json.Unmarshal(resp.Data, &ack); err != nil {
+			return fmt.Errorf("%w: %s", jetstream.ErrInvalidJSAck, resp.Data)
+		}
+		if ack.Error != nil {
+			if ack.Error.ErrorCode == errBatchDuplicate || wrongLast(ack.Error) {
+				// Lines stored by an earlier try whose acknowledgement
+				// was lost?
+				if last, k := w.stored(ctx, ids); k >= 0 {
+					seq, n = last, k+1
+					return nil
+				}
+			}
+			return ack.Error
+		}
+		if ack.Stream == "" {
+			return fmt.Errorf("%w: %s", jetstream.ErrInvalidJSAck, resp.Data)
+		}
+		seq, n = ack.Seq, len(lines)
+		return nil
+	})
+	if err != nil {
+		return 0, w.failed(err)
+	}
+	w.last = seq
+	w.next += uint64(n)
+	return n, nil
+}
+
+// stored looks at the journal's last message: when it is one of ids
+// (lines this writer sent, stored though no acknowledgement came back),
+// it returns its sequence and index in ids; otherwise k is -1.
+func (w *journalWriter) stored(ctx context.Context, ids []string) (seq uint64, k int) {
+	last, err := w.j.stream.GetLastMsgForSubject(ctx, w.subj)
+	if err != nil {
+		return 0, -1
+	}
+	id := last.Header.Get(jetstream.MsgIDHeader)
+	for i, want := range ids {
+		if id == want {
+			return last.Sequence, i
+		}
+	}
+	return 0, -1
+}
+
+// failed says why a publish failed: another writer wrote (ErrLocked, from
+// then on), or the server could not be reached in time.
+func (w *journalWriter) failed(err error) error {
+	if wrongLast(err) {
+		w.err = fmt.Errorf("sessions: session %s was written by another agentty since this one opened it: %w", w.id, sessions.ErrLocked)
+		return w.err
+	}
+	return fmt.Errorf("sessions: %s: append to %s: %w", w.id, w.j.Where(), err)
 }
 
 // msgID identifies line number index of session id's journal for the
@@ -501,14 +647,16 @@ func wrongLast(err error) bool {
 }
 
 // transient reports an error that a later try may not have: the server
-// restarting or electing a leader, the connection reconnecting.
+// restarting or electing a leader, the connection reconnecting, a batch
+// that lost messages on the way (nothing of it was stored) or had to wait
+// for others.
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-		errors.As(err, &apiErr) && apiErr.Code == 503
+		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 429 || apiErr.ErrorCode == errBatchIncomplete)
 }
 
 // retry runs op, each try bounded by attemptTimeout, again after a

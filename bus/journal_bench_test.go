@@ -10,6 +10,7 @@ import (
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // BenchmarkJournalPerStep is the journal's cost per step: one run of 1,000
@@ -17,6 +18,9 @@ import (
 // the local files ("file", fsynced at every step) or to JetStream on an
 // embedded server reached over loopback TCP, its store synced on every
 // write ("jetstream", every line acknowledged before the run goes on).
+// "jetstream-atomic" is the same on a stream that takes atomic batches (one
+// batch per flush); "jetstream-nosync" a server left to JetStream's default
+// (its store synced every two minutes), to tell the syncs from the rest.
 // ns/step is the run's wall time per step; cpu-ns/step the process's CPU
 // time per step (the embedded server's included).
 func BenchmarkJournalPerStep(b *testing.B) {
@@ -32,16 +36,25 @@ func BenchmarkJournalPerStep(b *testing.B) {
 	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
 		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
 	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
-	for _, v := range []string{"file", "jetstream"} {
+	for _, v := range []string{"file", "jetstream", "jetstream-atomic", "jetstream-nosync"} {
 		b.Run(v, func(b *testing.B) {
 			var store *sessions.Store
-			if v == "file" {
+			switch v {
+			case "file":
 				var err error
 				if store, err = sessions.Open(b.TempDir()); err != nil {
 					b.Fatal(err)
 				}
-			} else {
-				journals, _ := openJournals(b, startServer(b))
+			case "jetstream":
+				journals, _ := openJournals(b, startServer(b).URL())
+				store = sessions.OpenWith(b.TempDir(), journals)
+			case "jetstream-atomic":
+				srv := startServer(b)
+				preCreate(b, srv.URL(), true)
+				journals, _ := openJournals(b, srv.URL())
+				store = sessions.OpenWith(b.TempDir(), journals)
+			case "jetstream-nosync":
+				journals, _ := openJournals(b, startUnsynced(b))
 				store = sessions.OpenWith(b.TempDir(), journals)
 			}
 			cpu0 := cpuTime()
@@ -71,4 +84,21 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// startUnsynced runs a server with JetStream's default durability and
+// returns its URL, for comparison only: agentty's own server syncs every
+// write.
+func startUnsynced(b *testing.B) string {
+	b.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: b.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go ns.Start()
+	b.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		b.Fatal("server not ready")
+	}
+	return ns.ClientURL()
 }

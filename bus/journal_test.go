@@ -21,10 +21,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// openJournals connects to s and opens the sessions kept there.
-func openJournals(t testing.TB, s *bus.Server, opts ...nats.Option) (*bus.Journals, *nats.Conn) {
+// openJournals connects to the server at url and opens the sessions kept there.
+func openJournals(t testing.TB, url string, opts ...nats.Option) (*bus.Journals, *nats.Conn) {
 	t.Helper()
-	nc, err := bus.Connect(bus.Config{URL: s.URL(), Name: "journal test"}, opts...)
+	nc, err := bus.Connect(bus.Config{URL: url, Name: "journal test"}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,45 @@ func openJournals(t testing.TB, s *bus.Server, opts ...nats.Option) (*bus.Journa
 		t.Fatal(err)
 	}
 	return j, nc
+}
+
+// modes runs f on the stream OpenJournals makes ("per-line": each line
+// published once the one before it is acknowledged) and on one made
+// beforehand that takes atomic batches ("atomic": a flush's lines in one
+// batch).
+func modes(t *testing.T, f func(t *testing.T, atomic bool)) {
+	t.Run("per-line", func(t *testing.T) { f(t, false) })
+	t.Run("atomic", func(t *testing.T) { f(t, true) })
+}
+
+// journalServer starts a server; with atomic, its journal stream is made
+// beforehand, taking atomic batches.
+func journalServer(t testing.TB, atomic bool) *bus.Server {
+	t.Helper()
+	s := startServer(t)
+	preCreate(t, s.URL(), atomic)
+	return s
+}
+
+// preCreate makes the journal stream as an operator would, taking atomic
+// batches; without atomic it does nothing (OpenJournals makes it).
+func preCreate(t testing.TB, url string, atomic bool) {
+	t.Helper()
+	if !atomic {
+		return
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: bus.JournalStream, Subjects: []string{"agentty.journal.>"}, Storage: jetstream.FileStorage,
+		AllowDirect: true, AllowAtomicPublish: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func scriptEngine(t testing.TB, turns string) *engine.Engine {
@@ -87,9 +126,11 @@ func sameEvents(t *testing.T, got []engine.Event, want []engine.Event) {
 }
 
 // TestJournalsStore: the Store's whole life on JetStream.
-func TestJournalsStore(t *testing.T) {
-	srv := startServer(t)
-	journals, nc := openJournals(t, srv)
+func TestJournalsStore(t *testing.T) { modes(t, testJournalsStore) }
+
+func testJournalsStore(t *testing.T, atomic bool) {
+	srv := journalServer(t, atomic)
+	journals, nc := openJournals(t, srv.URL())
 	if got := journals.Where(); got != "NATS JetStream stream AGENTTY_JOURNAL at "+srv.URL() {
 		t.Errorf("Where = %q", got)
 	}
@@ -203,9 +244,11 @@ func TestJournalsStore(t *testing.T) {
 
 // TestJournalsOneWriter: two writers open one session; the first to write
 // keeps it, the second's write is refused and leaves nothing.
-func TestJournalsOneWriter(t *testing.T) {
-	srv := startServer(t)
-	journals, _ := openJournals(t, srv)
+func TestJournalsOneWriter(t *testing.T) { modes(t, testJournalsOneWriter) }
+
+func testJournalsOneWriter(t *testing.T, atomic bool) {
+	srv := journalServer(t, atomic)
+	journals, _ := openJournals(t, srv.URL())
 	store := sessions.OpenWith(t.TempDir(), journals)
 	id, _ := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
 
@@ -279,10 +322,13 @@ func buffered(nc *nats.Conn) int {
 // decides and started again (same port, same store) once the journal is
 // waiting to write; the run completes and its journal is whole, with no
 // line twice.
-func TestJournalsSurviveARestart(t *testing.T) {
+func TestJournalsSurviveARestart(t *testing.T) { modes(t, testJournalsSurviveARestart) }
+
+func testJournalsSurviveARestart(t *testing.T, atomic bool) {
 	r := newRestartable(t)
+	preCreate(t, r.srv.URL(), atomic)
 	down := make(chan struct{}, 1)
-	journals, nc := openJournals(t, r.srv, nats.ReconnectWait(20*time.Millisecond),
+	journals, nc := openJournals(t, r.srv.URL(), nats.ReconnectWait(20*time.Millisecond),
 		nats.DisconnectErrHandler(func(*nats.Conn, error) {
 			select {
 			case down <- struct{}{}:
@@ -337,9 +383,11 @@ func TestJournalsSurviveARestart(t *testing.T) {
 
 // TestJournalsCorruptMessage: garbage published on a journal's subject is
 // a CorruptError at its line, with what comes before it loaded.
-func TestJournalsCorruptMessage(t *testing.T) {
-	srv := startServer(t)
-	journals, nc := openJournals(t, srv)
+func TestJournalsCorruptMessage(t *testing.T) { modes(t, testJournalsCorruptMessage) }
+
+func testJournalsCorruptMessage(t *testing.T, atomic bool) {
+	srv := journalServer(t, atomic)
+	journals, nc := openJournals(t, srv.URL())
 	store := sessions.OpenWith(t.TempDir(), journals)
 	id, rec := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
 	js, _ := jetstream.New(nc)
@@ -398,7 +446,7 @@ func TestJournalsKeepAnOperatorsStream(t *testing.T) {
 	if _, err := js.CreateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	journals, _ := openJournals(t, srv)
+	journals, _ := openJournals(t, srv.URL())
 	store := sessions.OpenWith(t.TempDir(), journals)
 	id, _ := journaled(t, store, scriptEngine(t, `{"answer":"ok"}`), "hi")
 	if _, err := store.Load(id); err != nil {
