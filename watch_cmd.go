@@ -1,25 +1,31 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/ui"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/nats-io/nats.go"
 )
 
 // watchCmd is `agentty watch [SESSION] [--json]`: one session's events (or
 // every session's) as they happen, from NATS. For a session whose journal
-// is on this machine it first prints what the journal holds, then the live
+// the store holds it first shows what the journal holds, then the live
 // events after it, with no gap and none twice: it subscribes first, reads
 // the journal, and drops the live events the journal already had
-// (watchMerge). Ctrl+C ends it.
+// (watchMerge). One session on a terminal, without --json, opens the
+// console on it read-only (watchConsole); otherwise each event is printed
+// as a line. Ctrl+C ends it.
 func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlags("watch", stderr)
 	var o options
@@ -41,7 +47,9 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if url == "" {
 		return fail(exitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
 	}
-	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "agentty watch: warning: "+format+"\n", a...) }
+	errw := &holdWriter{w: stderr} // held while the console has the screen
+	stderr = errw
+	warn := func(format string, a ...any) { fmt.Fprintf(errw, "agentty watch: warning: "+format+"\n", a...) }
 	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty watch"},
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			warn("%v (some events were missed; the journal has them)", err)
@@ -77,6 +85,9 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		return fail(exitError, "subscribe: %v", err)
 	}
+	if id != "" && !o.json && onTerminal(stdout) {
+		return watchConsole(ctx, nc, sub, id, url, o, getenv, errw, warn)
+	}
 	p := &watchPrinter{w: stdout, json: o.json, all: id == ""}
 	var past []engine.Event
 	if id == "" {
@@ -105,6 +116,125 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		for _, it := range merge.add(ev, msg.Data) {
 			p.print(it.ev, it.raw)
 		}
+	}
+}
+
+// watchConsole follows session id in the console, read-only: the journal,
+// then the live events of sub (merged as watchMerge does), drawn as the
+// console draws its own runs. Its gate, in step mode, answers the pauses
+// that the session's runs ask for on NATS (bus.AnswerGate): a run submitted
+// with --step, and approvals. What is said on stderr meanwhile is held
+// until the console ends.
+func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id, url string, o options, getenv func(string) string, errw *holdWriter, warn func(string, ...any)) int {
+	var notes []string
+	past := watchJournal(id, o, getenv, func(format string, a ...any) {
+		notes = append(notes, "Warning: "+fmt.Sprintf(format, a...)+".")
+	})
+	gate := ui.NewGate(true)
+	stop, err := bus.AnswerGate(nc, id, gate)
+	if err != nil {
+		fmt.Fprintf(errw, "agentty watch: %v\n", err)
+		return exitError
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	why := "watching " + id + ": read-only"
+	notes = append([]string{fmt.Sprintf("Watching session %s live on %s: %d events from its journal, then its runs as they go. "+
+		"Nothing can be started here; the pauses of its runs (agentty submit --step, tools that ask) are answered here "+
+		"with the usual keys (enter, c, e, s, n, esc). ctrl+t turns step mode off: its runs then go on without pausing.",
+		id, bus.Redact(url), len(past))}, notes...)
+	cfg := ui.Config{
+		Events: past, Gate: gate, Model: "-", Style: "dark", Notice: strings.Join(notes, "\n\n"),
+		Follow: &ui.Follow{Session: id, Events: watchLive(ctx, sub, id, past, warn), Why: why},
+	}
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		cfg.Style = "notty"
+	}
+	errw.hold()
+	err = ui.Run(ui.New(cfg), tea.WithContext(ctx))
+	errw.release()
+	if err != nil && ctx.Err() == nil && !errors.Is(err, tea.ErrProgramKilled) {
+		fmt.Fprintf(errw, "agentty watch: %v\n", err)
+		return exitError
+	}
+	return 0
+}
+
+// onTerminal reports whether w is a terminal (termSafe wraps one).
+func onTerminal(w io.Writer) bool {
+	if s, ok := w.(*safeWriter); ok {
+		w = s.w
+	}
+	return isTerminal(w)
+}
+
+// watchLive sends the live events of session id on sub that are not among
+// past (the journal read after subscribing), in order; the channel is
+// closed when ctx is done or the subscription fails. Events of another
+// session (whose subject token is the same) are dropped.
+func watchLive(ctx context.Context, sub *nats.Subscription, id string, past []engine.Event, warn func(string, ...any)) <-chan engine.Event {
+	ch := make(chan engine.Event, 64)
+	merge := newWatchMerge(past)
+	go func() {
+		defer close(ch)
+		for {
+			msg, err := sub.NextMsgWithContext(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					warn("%v", err)
+				}
+				return
+			}
+			ev, err := engine.DecodeEvent(msg.Data)
+			if err != nil {
+				warn("%s: not an event (%v)", msg.Subject, err)
+				continue
+			}
+			if ev.Session != id {
+				continue
+			}
+			for _, it := range merge.add(ev, msg.Data) {
+				select {
+				case ch <- it.ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return ch
+}
+
+// holdWriter writes to w, or while held keeps what is written (the console
+// has the screen) and writes it when released.
+type holdWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held *bytes.Buffer
+}
+
+func (h *holdWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held != nil {
+		return h.held.Write(p)
+	}
+	return h.w.Write(p)
+}
+
+func (h *holdWriter) hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = new(bytes.Buffer)
+}
+
+func (h *holdWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held != nil {
+		h.w.Write(h.held.Bytes())
+		h.held = nil
 	}
 }
 

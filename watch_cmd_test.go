@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
 	"github.com/nats-io/nats.go"
 )
 
@@ -91,14 +93,37 @@ func testEnv(t *testing.T) map[string]string {
 	return map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": filepath.Join(t.TempDir(), "no-config.json")}
 }
 
-// journalLines is a session's journal, one event per line.
-func journalLines(t *testing.T, home, id string) []string {
+// journalLines is a session's journal, one event per line: in JetStream on
+// the server at url, or with url "" in the folder home.
+func journalLines(t *testing.T, home, id, url string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(home, "sessions", id, "events.jsonl"))
+	var b []byte
+	var err error
+	if url == "" {
+		b, err = os.ReadFile(filepath.Join(home, "sessions", id, "events.jsonl"))
+	} else {
+		b, err = natsJournal(url, id)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// natsJournal reads a session's journal from JetStream.
+func natsJournal(url, id string) ([]byte, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, err := bus.OpenJournals(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	return js.ReadJournal(id)
 }
 
 func sessionOf(t *testing.T, stderr string) string {
@@ -186,7 +211,7 @@ func TestRunPublishesEveryEvent(t *testing.T) {
 		t.Errorf("a notice about NATS: %s", errs)
 	}
 	id := sessionOf(t, errs)
-	journal := journalLines(t, env["AGENTTY_HOME"], id)
+	journal := journalLines(t, env["AGENTTY_HOME"], id, srv.URL())
 	var got []string
 	deltas, decided := 0, false
 	for {
@@ -250,7 +275,7 @@ func TestWatchAcrossTheBoundary(t *testing.T) {
 	if code := waitRun(); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, runErr)
 	}
-	journal := journalLines(t, env["AGENTTY_HOME"], id)
+	journal := journalLines(t, env["AGENTTY_HOME"], id, srv.URL())
 	var got []string
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	for i, ln := range lines {
@@ -437,7 +462,7 @@ func TestSlowWatcherDoesNotSlowARun(t *testing.T) {
 	mu.Lock()
 	n := taken
 	mu.Unlock()
-	journal := journalLines(t, env["AGENTTY_HOME"], sessionOf(t, errs))
+	journal := journalLines(t, env["AGENTTY_HOME"], sessionOf(t, errs), srv.URL())
 	if n != 1 || len(journal) < 5*steps || kindOf(t, journal[len(journal)-1]) != engine.KindRunFinished {
 		t.Errorf("the run finished with %d events journaled while the stuck subscriber had taken %d", len(journal), n)
 	}
@@ -540,7 +565,7 @@ func TestConsoleAndWorkflowPublish(t *testing.T) {
 	}
 	b.Close()
 	st.Close()
-	want := journalLines(t, home, j.ID)
+	want := journalLines(t, home, j.ID, "")
 	if got := collect(t, sub, j.ID, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the console published:\n%s\nit journaled:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -550,7 +575,7 @@ func TestConsoleAndWorkflowPublish(t *testing.T) {
 		t.Fatalf("workflow: exit %d: %s", code, errs)
 	}
 	id := sessionOf(t, errs)
-	want = journalLines(t, env["AGENTTY_HOME"], id)
+	want = journalLines(t, env["AGENTTY_HOME"], id, env["AGENTTY_NATS_URL"])
 	got := collect(t, sub, id, len(want))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the workflow published:\n%s\nit journaled:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -558,4 +583,113 @@ func TestConsoleAndWorkflowPublish(t *testing.T) {
 	if !strings.Contains(strings.Join(got, "\n"), `"kind":"workflow_finished"`) {
 		t.Errorf("no workflow_finished published")
 	}
+}
+
+// remoteRun is a session run as a worker runs one: journaled in JetStream,
+// each event published once written, its gate asking over NATS.
+type remoteRun struct {
+	nc      *nats.Conn
+	journal *sessions.Journal
+	sess    *engine.Session
+}
+
+func newRemoteRun(t *testing.T, url, home string) *remoteRun {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, err := bus.OpenJournals(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := sessions.OpenWith(home, js).Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return &remoteRun{nc: nc, journal: j, sess: engine.NewSession(j.ID)}
+}
+
+// start runs task with the offline model and the built-in tools, its gate
+// in step mode when step is set; the result comes on the channel.
+func (r *remoteRun) start(t *testing.T, task string, step bool) <-chan engine.Result {
+	t.Helper()
+	reg, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Model: offline.Model{}, ModelName: "offline", Tools: reg,
+		Gate: bus.NewRemoteGate(r.nc, r.journal.ID, step, 0)})
+	done := make(chan engine.Result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		done <- e.Run(ctx, r.sess, task, engine.Sinks{r.journal, bus.NewSink(r.nc)})
+	}()
+	return done
+}
+
+func result(t *testing.T, done <-chan engine.Result) engine.Result {
+	t.Helper()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end")
+		return engine.Result{}
+	}
+}
+
+// TestWatchConsoleInTmux: `agentty watch ID` opens the console on a
+// session whose runs go on elsewhere: its journal, then a run submitted in
+// step mode, whose pauses the console shows in the pause bar and answers
+// with enter (step) and esc (abort); a task typed is refused.
+func TestWatchConsoleInTmux(t *testing.T) {
+	tm := newTmux(t)
+	srv := natsServer(t)
+	home := t.TempDir()
+	r := newRemoteRun(t, srv.URL(), home)
+	if res := result(t, r.start(t, "what is 17*23?", false)); res.StopReason != engine.StopAnswered {
+		t.Fatalf("first run: %s (%v)", res.StopReason, res.Err)
+	}
+
+	tm.start(home, "watch", r.journal.ID, "--nats", srv.URL())
+	tm.wait("the journal's run and the read-only input", func(s string) bool {
+		return strings.Contains(chatPane(s), "17*23 = 391") && strings.Contains(s, "watching "+r.journal.ID+": read-only")
+	})
+	tm.keys("what is 2+2?", "Enter")
+	tm.wait("the task refused", func(s string) bool { return strings.Contains(s, "step mode · watching "+r.journal.ID+": read-only") })
+	tm.keys("C-u")
+
+	done := r.start(t, "what is 6*7?", true)
+	tm.wait("the pause before deciding", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 3)") })
+	tm.keys("Enter")
+	tm.wait("the pause before the call", func(s string) bool {
+		return strings.Contains(s, `Paused before calling calculator {"expression":"6*7"}`)
+	})
+	tm.keys("Enter")
+	tm.wait("the pause before the answer", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 4)") })
+	tm.keys("Enter")
+	if res := result(t, done); res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "42") {
+		t.Fatalf("stepped run: %s %q (%v)", res.StopReason, res.Answer, res.Err)
+	}
+	tm.wait("the answer in the watching console", func(s string) bool {
+		return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "step 4 · idle")
+	})
+
+	done = r.start(t, "what is 5*5?", true)
+	tm.wait("the next run's pause", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 5)") })
+	tm.keys("Escape")
+	if res := result(t, done); res.StopReason != engine.StopCancelled {
+		t.Fatalf("aborted run: %s (%v)", res.StopReason, res.Err)
+	}
+	tm.wait("the aborted run in the timeline", func(s string) bool {
+		return strings.Contains(timelinePane(s), "cancelled") && strings.Contains(s, "idle")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
 }
