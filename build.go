@@ -148,7 +148,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	}
 	add("builtin", tools.Builtins()...)
 	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
-	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.store(getenv) }, wsDir, embedding(o, cfg, getenv))
+	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.localStore(getenv) }, wsDir, embedding(o, cfg, getenv))
 	add("search", tools.SearchKnowledge(st.knowledge))
 	if o.allowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
 		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))

@@ -68,6 +68,10 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return serveCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "watch":
 			return watchCmd(ctx, args[1:], stdout, stderr, getenv)
+		case "submit":
+			return submitCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
+		case "worker":
+			return workerCmd(ctx, args[1:], stdout, stderr, getenv)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
@@ -102,8 +106,14 @@ const usage = `agentty: a terminal console for running LLM agents
                                      the best chunks of the workspace's files and the past
                                      sessions (BM25; the index is brought up to date first)
   agentty index [--rebuild] [--json] bring the search index up to date; what it holds
-  agentty serve [--listen HOST:PORT] a NATS server with JetStream for live events (default
-                                     127.0.0.1:4222, its store in the data folder's nats/)
+  agentty serve [--listen HOST:PORT] [--workers N]
+                                     a NATS server with JetStream (default 127.0.0.1:4222, its
+                                     store in the data folder's nats/) and N workers (default:
+                                     the cores); Ctrl+C drains them
+  agentty submit [--pool P] [--session ID] [--agent A] [--model M] [--step] [--wait] TASK
+                                     queue a run for a worker; prints its session id
+  agentty worker [--pool P] [--concurrency N] [flags]
+                                     take queued runs and carry them out; Ctrl+C drains
   agentty watch [SESSION] [--json]   follow a session (or all) live over NATS: what its journal
                                      holds, then each event as it happens; Ctrl+C ends it
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)

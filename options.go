@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
 )
 
 // options are the flags both the console and run take.
@@ -85,7 +88,9 @@ func (o *options) registerTraces(fs *flag.FlagSet) {
 	fs.BoolVar(&o.traceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
 }
 
-// store opens the session store named by --data-dir or the environment.
+// store opens the session store: with --nats (or AGENTTY_NATS_URL) the
+// server's JetStream, else the data folder (--data-dir or the
+// environment). Close it when done: it may hold a connection.
 func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
 	home := o.dataDir
 	if home == "" {
@@ -94,7 +99,56 @@ func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
 			return nil, err
 		}
 	}
-	return sessions.Open(home)
+	url := o.natsURL(getenv)
+	if url == "" {
+		return sessions.Open(home)
+	}
+	return natsStore(home, url, o.natsCreds)
+}
+
+// localStore opens the data folder's sessions, whatever --nats says: the
+// search index covers the sessions on this machine.
+func (o *options) localStore(getenv func(string) string) (*sessions.Store, error) {
+	l := *o
+	l.nats = ""
+	l.natsCreds = ""
+	return l.store(func(k string) string {
+		if k == "AGENTTY_NATS_URL" {
+			return ""
+		}
+		return getenv(k)
+	})
+}
+
+// natsStore opens the sessions kept in the JetStream of the server at url.
+func natsStore(home, url, creds string) (*sessions.Store, error) {
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: creds, Name: "agentty sessions"})
+	if errors.As(err, new(bus.UsageError)) {
+		return nil, errUsage{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := bus.OpenJournals(ctx, nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return sessions.OpenWith(home, natsJournals{js, nc}), nil
+}
+
+// natsJournals are the sessions in JetStream, with the connection they
+// own: the Store closes it.
+type natsJournals struct {
+	*bus.Journals
+	nc *nats.Conn
+}
+
+func (n natsJournals) Close() error {
+	n.nc.Close()
+	return nil
 }
 
 // flagSet reports whether the flag was given on the command line.

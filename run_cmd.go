@@ -47,9 +47,13 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fail(exitUsage, "no task given (usage: agentty run [flags] TASK)")
 	}
 	store, err := o.store(getenv)
+	if errors.As(err, new(errUsage)) {
+		return fail(exitUsage, "%v", err)
+	}
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
+	defer store.Close()
 	gate := headlessGate{yes: o.yes, stderr: stderr}
 	buildFailed := func(err error) int {
 		if errors.As(err, new(errUsage)) {

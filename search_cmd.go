@@ -152,7 +152,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	case *k <= 0:
 		return fail(exitUsage, fmt.Errorf("-k %d: want at least 1", *k))
 	}
-	store, err := o.store(getenv)
+	store, err := o.localStore(getenv)
 	if err != nil {
 		return fail(exitError, err)
 	}
@@ -254,7 +254,7 @@ func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if fs.NArg() > 0 {
 		return fail(exitUsage, fmt.Errorf("unexpected argument %q (agentty index [--rebuild] [--json])", fs.Arg(0)))
 	}
-	store, err := o.store(getenv)
+	store, err := o.localStore(getenv)
 	if err != nil {
 		return fail(exitError, err)
 	}

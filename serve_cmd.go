@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/sessions"
@@ -18,8 +19,12 @@ import (
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlags("serve", stderr)
 	listen := fs.String("listen", bus.DefaultListen, "HOST:PORT to listen on (port 0: a free one)")
-	dataDir := fs.String("data-dir", "", "the data folder; JetStream's store is its nats/ (default $AGENTTY_HOME …)")
-	workers := fs.Int("workers", 0, "local workers (not yet: the work queue is to come; only 0)")
+	var o options
+	o.register(fs)
+	var q queueFlags
+	q.register(fs, runtime.NumCPU())
+	workers := fs.Int("workers", runtime.NumCPU(), "runs at once by the server's own worker (0: none; workers elsewhere take the runs)")
+	fs.BoolVar(&o.yes, "yes", false, "the workers approve tools that ask")
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
@@ -30,10 +35,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	switch {
 	case fs.NArg() > 0:
 		return fail(exitUsage, "unexpected %q (usage: agentty serve [--listen HOST:PORT] [--data-dir DIR])", fs.Arg(0))
-	case *workers != 0:
-		return fail(exitUsage, "--workers %d: workers are not built yet (the work queue comes later); serve carries live events only", *workers)
+	case *workers < 0:
+		return fail(exitUsage, "--workers %d: want 0 or more", *workers)
 	}
-	home := *dataDir
+	o.maxStepsSet = flagSet(fs, "max-steps")
+	home := o.dataDir
 	if home == "" {
 		var err error
 		if home, err = sessions.Home(getenv); err != nil {
@@ -53,6 +59,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	fmt.Fprintf(stderr, "agentty serve: NATS with JetStream, its store in %s (synced on every write); Ctrl+C stops it\n", store)
 	fmt.Fprintln(stdout, srv.URL())
+	if *workers > 0 {
+		q.concurrency = *workers
+		o.dataDir = home
+		code, err := runWorker(ctx, o, q, srv.URL(), getenv, func(format string, a ...any) {
+			fmt.Fprintf(stderr, "agentty serve: worker: "+format+"\n", a...)
+		})
+		if err != nil {
+			srv.Shutdown()
+			return fail(code, "worker: %v", err)
+		}
+	}
 	<-ctx.Done()
 	srv.Shutdown()
 	fmt.Fprintln(stderr, "agentty serve: stopped")

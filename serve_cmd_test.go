@@ -45,6 +45,11 @@ func TestServe(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "nats", "jetstream")); err != nil {
 		t.Errorf("the store is not in the data folder: %v", err)
 	}
+	// Its worker (the offline model: no key here) takes a submitted run.
+	code, answer, serrs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", url, "--wait", "what is 2+2?")
+	if code != 0 || !strings.Contains(answer, "4") {
+		t.Errorf("submit --wait: exit %d, %q, %q", code, answer, serrs)
+	}
 	cancel()
 	if code := wait(); code != 0 {
 		t.Errorf("exit %d: %s", code, errs)
@@ -65,7 +70,7 @@ func TestServeUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"serve", "--workers", "2"}, 2, "not built yet"},
+		{[]string{"serve", "--workers", "-1"}, 2, "want 0 or more"},
 		{[]string{"serve", "extra"}, 2, "unexpected"},
 		{[]string{"serve", "--listen", "nowhere"}, 1, "want HOST:PORT"},
 	} {

@@ -34,6 +34,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	fs := newFlags("sessions "+sub, stderr)
 	var o options
 	fs.StringVar(&o.dataDir, "data-dir", "", "where sessions live")
+	o.registerNATS(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	format := fs.String("format", "md", "export format: md or json")
 	at := fs.Int("at", -1, "fork: the last step to keep")

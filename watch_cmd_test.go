@@ -495,15 +495,16 @@ func TestNATSOnlyWhenAsked(t *testing.T) {
 	if code, _, errs = runCLI(t, context.Background(), env, "run", "--model", "offline", "what is 2+2"); code != 0 {
 		t.Fatalf("with AGENTTY_NATS_URL: exit %d, %q", code, errs)
 	}
-	if n := conns(); n != 2 {
-		t.Errorf("%d connections, want the subscriber's and the run's", n)
+	if n := conns(); n != 3 {
+		t.Errorf("%d connections, want the subscriber's and the run's two (its journal in JetStream, its publisher)", n)
 	}
 	if _, ev := nextEvent(t, sub); ev.Kind != engine.KindRunStarted || ev.Session != sessionOf(t, errs) {
 		t.Errorf("first event published: %s of %s", ev.Kind, ev.Session)
 	}
-	// Not reachable: a notice, and the run answers all the same.
+	// Not reachable: with --nats the sessions live on the server, so
+	// nothing can be journaled: the run does not start, and says why.
 	code, out, errs = runCLI(t, context.Background(), env, "run", "--nats", "nats://127.0.0.1:1", "--model", "offline", "what is 2+2")
-	if code != 0 || !strings.Contains(out, "4") || !strings.Contains(errs, "events are not published") {
+	if code != 1 || out != "" || !strings.Contains(errs, "nats://127.0.0.1:1") {
 		t.Errorf("unreachable server: exit %d, %q, %q", code, out, errs)
 	}
 	code, _, errs = runCLI(t, context.Background(), testEnv(t), "run", "--nats-creds", "x.creds", "--model", "offline", "hi")

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// interruptedCall answers a call that a process started and died in, not
+// run again.
+const interruptedCall = "error: this tool call was interrupted (the process running it stopped before it finished) and was not run again; what it did is unknown"
+
 // toolJob is one tool call being run by act.
 type toolJob struct {
 	idx      int
@@ -101,7 +105,7 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 				var err error
 				// A sub-run is continued, not re-run: its own calls ask.
 				rerun := r.rerun[c.ID] && t.builtin != toolDelegate
-				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun}); err != nil {
+				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun, Rerun: rerun}); err != nil {
 					return stopFor(ctx, err), "", err
 				}
 			}
@@ -123,6 +127,9 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 				fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
 			case Deny:
 				fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
+				if r.rerun[c.ID] {
+					fin.Result = interruptedCall
+				}
 			default:
 				if v.Args != nil {
 					c.Args = v.Args

@@ -260,6 +260,28 @@ func (r *run) resume(ctx context.Context) Result {
 	return r.loop(ctx)
 }
 
+// GiveUp ends a run without carrying it on, journaling reason as its
+// error: the session's interrupted run if it has one, else a new run of
+// task that ends at once. A work queue uses it for a request it will not
+// hand out again.
+func (e *Engine) GiveUp(ctx context.Context, s *Session, task, reason string, sink Sink) Result {
+	if !s.busy.CompareAndSwap(false, true) {
+		return Result{StopReason: StopError, Err: ErrBusy}
+	}
+	defer s.busy.Store(false)
+	if s.Interrupted() {
+		r := e.newRun(s, sink, s.run.ID)
+		r.step = cmp.Or(s.run.Step, s.Steps)
+		return r.finish(ctx, StopError, "", errors.New(reason))
+	}
+	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
+	r.step = s.Steps
+	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps}); err != nil {
+		return r.finish(ctx, StopError, "", err)
+	}
+	return r.finish(ctx, StopError, "", errors.New(reason))
+}
+
 // Start runs task on s in a new goroutine and returns its events on a channel
 // that is closed after run_finished. sink, when not nil, sees each event
 // before the channel does (put the journal there). The caller must read the

@@ -912,7 +912,8 @@ func TestContinueAfterACrash(t *testing.T) {
 		}
 		for _, msg := range s.History {
 			if msg.Role == engine.RoleTool && msg.ToolCallID == waiting[0].ID {
-				if denied := strings.Contains(msg.Content, "denied"); denied != (approve == engine.Deny) {
+				// Denied, the model is told the call was interrupted and not run again.
+				if denied := strings.Contains(msg.Content, "interrupted") && strings.Contains(msg.Content, "not run again"); denied != (approve == engine.Deny) {
 					t.Errorf("%s: the re-run call's result is %q", approve, msg.Content)
 				}
 			}

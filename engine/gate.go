@@ -43,6 +43,10 @@ type Pending struct {
 	// Approval is set when the tool's policy is Ask: the gate must answer
 	// even if it would not stop otherwise.
 	Approval bool
+	// Rerun is set (with Approval) for a call that an earlier process
+	// started and left with no result: running it again may repeat what it
+	// did. Denied, the model is told the call was interrupted.
+	Rerun bool
 }
 
 // Verdict is a Gate's answer.

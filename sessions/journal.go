@@ -212,8 +212,15 @@ var _ engine.Releaser = (*Journal)(nil)
 // Create returns the journal of a new session. Nothing is stored until its
 // first event is written: a session no one used is never listed, and there
 // is nothing to clean up.
-func (s *Store) Create() (*Journal, error) {
-	id := NewID()
+func (s *Store) Create() (*Journal, error) { return s.CreateID(NewID()) }
+
+// CreateID is Create with the new session's id chosen by the caller (a
+// run submitted to a queue has its id before a worker makes it); writing
+// its first event fails if the id is taken.
+func (s *Store) CreateID(id string) (*Journal, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	return &Journal{ID: id, create: s.b, meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,15 @@ func Open(home string) (*Store, error) {
 // the local data folder, for what stays on this machine.
 func OpenWith(home string, b Backend) *Store {
 	return &Store{dir: filepath.Join(home, "sessions"), b: b}
+}
+
+// Close releases what the backend holds (a connection); a folder of files
+// holds nothing.
+func (s *Store) Close() error {
+	if c, ok := s.b.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Dir returns the local folder of sessions (under the data folder), even

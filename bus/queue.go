@@ -1,0 +1,230 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The work queue: run requests on the stream RunsStream, one subject per
+// pool (agentty.runs.<pool>), each taken by one worker of the pool.
+const (
+	RunsStream  = "AGENTTY_RUNS"
+	runsPrefix  = "agentty.runs"
+	DefaultPool = "default"
+)
+
+// RunRequest is a run to do: a task in a session, as `agentty submit` puts
+// it on the queue. The submitter picks the session's id, so that it can
+// follow the run before any worker has it.
+type RunRequest struct {
+	// ID names the request; a second submit with the same ID within the
+	// stream's de-duplication window is dropped by the server.
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Task    string `json:"task"`
+	Agent   string `json:"agent,omitempty"`
+	Model   string `json:"model,omitempty"`
+	// Step asks the worker to pause before each decide and tool call and
+	// ask a console watching the session (agentty.gate.<session>).
+	Step bool `json:"step,omitempty"`
+	// After is the number of top-level runs the session had when the
+	// request was made: a worker that finds After+1 runs, the last one
+	// finished, knows the request was done (by a worker that died before
+	// it could say so).
+	After     int       `json:"after"`
+	Submitted time.Time `json:"submitted"`
+}
+
+// RunSubject is the subject of pool's run requests.
+func RunSubject(pool string) string { return runsPrefix + "." + Token(pool) }
+
+// Queue is the work queue on a JetStream server.
+type Queue struct {
+	js     jetstream.JetStream
+	stream jetstream.Stream
+}
+
+// OpenQueue finds the stream RunsStream, or makes it: work-queue
+// retention (a request is removed once a worker acknowledges it), file
+// storage, one replica. A stream made beforehand (with three replicas, say)
+// is used as it is.
+func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	st, err := js.Stream(ctx, RunsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:        RunsStream,
+			Description: "agentty run requests (agentty submit), one subject per pool",
+			Subjects:    []string{runsPrefix + ".>"},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    1,
+			Duplicates:  10 * time.Minute,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = js.Stream(ctx, RunsStream) // another process made it first
+		}
+	}
+	if err != nil {
+		return nil, noJetStream(nc, fmt.Errorf("nats: the run queue %s: %w", RunsStream, err))
+	}
+	return &Queue{js: js, stream: st}, nil
+}
+
+// noJetStream says what to do when the server has no JetStream.
+func noJetStream(nc *nats.Conn, err error) error {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("the NATS server at %s has no JetStream: start it with -js, or use agentty serve (%w)", Redact(nc.ConnectedUrl()), err)
+	}
+	return err
+}
+
+// Submit puts req on pool's queue, with req.ID as the message id. dup is
+// set when the server had it already.
+func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bool, err error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return false, err
+	}
+	ack, err := q.js.Publish(ctx, RunSubject(pool), b, jetstream.WithMsgID(req.ID))
+	if err != nil {
+		return false, fmt.Errorf("nats: submit: %w", err)
+	}
+	return ack.Duplicate, nil
+}
+
+// Pending returns the number of requests waiting in pool's queue (those
+// taken but not yet acknowledged included).
+func (q *Queue) Pending(ctx context.Context, pool string) (uint64, error) {
+	info, err := q.stream.Info(ctx, jetstream.WithSubjectFilter(RunSubject(pool)))
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Subjects[RunSubject(pool)], nil
+}
+
+// WorkerConfig says how a pool's workers take requests.
+type WorkerConfig struct {
+	Pool string
+	// MaxDeliver is how many times a request is handed out before it is
+	// given up (default 5); the worker that gets it once more ends its
+	// run with the reason (Delivery.GiveUp).
+	MaxDeliver int
+	// AckWait is how long a worker may stay silent about a request before
+	// the server hands it to another (default 30 s; a Delivery signals
+	// progress every third of it while its run goes on).
+	AckWait time.Duration
+}
+
+// Consumer returns the pool's one durable consumer, shared by its workers:
+// each request goes to one of them at a time.
+func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, error) {
+	pool := cfg.Pool
+	if pool == "" {
+		pool = DefaultPool
+	}
+	if cfg.MaxDeliver <= 0 {
+		cfg.MaxDeliver = 5
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 30 * time.Second
+	}
+	c, err := q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       "workers-" + Token(pool),
+		Description:   "agentty workers of pool " + pool,
+		FilterSubject: RunSubject(pool),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		// One more than MaxDeliver: that delivery ends the run with why.
+		MaxDeliver:    cfg.MaxDeliver + 1,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
+	}
+	return &Consumer{c: c, cfg: cfg}, nil
+}
+
+// Consumer hands out a pool's requests.
+type Consumer struct {
+	c   jetstream.Consumer
+	cfg WorkerConfig
+}
+
+// Next waits for the next request, up to wait; nil, nil when none came.
+func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, error) {
+	m, err := c.c.Next(jetstream.FetchMaxWait(wait))
+	if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
+		return nil, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, err
+	}
+	d := &Delivery{msg: m, ackWait: c.cfg.AckWait}
+	md, err := m.Metadata()
+	if err == nil {
+		d.Attempt = int(md.NumDelivered)
+	}
+	if d.Attempt > c.cfg.MaxDeliver {
+		d.GiveUp = fmt.Sprintf("the request was handed to workers %d times and never finished (workers died or were stopped mid-run); given up", c.cfg.MaxDeliver)
+	}
+	if err := json.Unmarshal(m.Data(), &d.Req); err != nil || d.Req.Session == "" {
+		d.Bad = fmt.Sprintf("not a run request (%v): %.80q", err, m.Data())
+	}
+	return d, nil
+}
+
+// Delivery is a request handed to this worker.
+type Delivery struct {
+	Req RunRequest
+	// Attempt counts the times it was handed out, this one included.
+	Attempt int
+	// GiveUp is set, with why, when it was handed out too often: the run
+	// is ended with the reason, not tried again.
+	GiveUp string
+	// Bad says why the message is no run request (it is dropped).
+	Bad     string
+	msg     jetstream.Msg
+	ackWait time.Duration
+}
+
+// KeepAlive tells the server the request is being worked on, every third
+// of the ack wait, until the returned stop is called.
+func (d *Delivery) KeepAlive() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d.ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				d.msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// Done acknowledges the request, waiting for the server to confirm it: it
+// is off the queue for good.
+func (d *Delivery) Done(ctx context.Context) error { return d.msg.DoubleAck(ctx) }
+
+// Drop removes the request from the queue without doing it.
+func (d *Delivery) Drop(reason string) error { return d.msg.TermWithReason(reason) }
+
+// HandBack puts the request back on the queue for another worker, at once.
+func (d *Delivery) HandBack() error { return d.msg.Nak() }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// submitCmd is `agentty submit [flags] TASK`: put a run request on the
+// queue and print its session's id; with --wait, follow the run and exit as
+// `agentty run` would.
+func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("submit", stderr)
+	var o options
+	o.registerNATS(fs)
+	fs.StringVar(&o.dataDir, "data-dir", "", "the data folder (the sessions are the NATS server's)")
+	fs.StringVar(&o.agent, "agent", "", "run as this agent (one the worker knows)")
+	fs.StringVar(&o.model, "model", "", "the model (default: the worker's)")
+	fs.StringVar(&o.session, "session", "", "run in this session (default: a new one)")
+	pool := fs.String("pool", bus.DefaultPool, "the pool whose workers take it")
+	step := fs.Bool("step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
+	wait := fs.Bool("wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
+	fs.BoolVar(&o.json, "json", false, "with --wait, print every event as one JSON line")
+	if err := parseInterspersed(fs, args); err != nil {
+		return parseFailed(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty submit: "+format+"\n", a...)
+		return code
+	}
+	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if task == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return fail(exitError, "reading the task: %v", err)
+		}
+		task = strings.TrimSpace(string(b))
+	}
+	if task == "" {
+		return fail(exitUsage, "no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
+	}
+	url := o.natsURL(getenv)
+	if url == "" {
+		return fail(exitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
+	}
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty submit"})
+	if errors.As(err, new(bus.UsageError)) {
+		return fail(exitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer nc.Close()
+	store, err := o.store(getenv)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	defer store.Close()
+	req := bus.RunRequest{ID: sessions.NewID(), Session: o.session, Task: task, Agent: o.agent, Model: o.model, Step: *step, Submitted: time.Now().UTC()}
+	if req.Session == "" {
+		req.Session = sessions.NewID()
+	} else {
+		m, err := store.Meta(req.Session)
+		if err != nil {
+			return fail(exitError, "%v", err)
+		}
+		if m.Interrupted {
+			return fail(exitError, "session %s has an interrupted run; a worker continues it if its request is still queued (agentty run --continue --session %s finishes it here)", req.Session, req.Session)
+		}
+		req.After = m.Runs
+	}
+	var events *nats.Subscription
+	var ch chan *nats.Msg
+	if *wait { // subscribed before the request is out: nothing is missed
+		ch = make(chan *nats.Msg, 4096)
+		if events, err = nc.ChanSubscribe(bus.Filter(req.Session), ch); err == nil {
+			err = nc.Flush()
+		}
+		if err != nil {
+			return fail(exitError, "subscribe: %v", err)
+		}
+		defer events.Unsubscribe()
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	queue, err := bus.OpenQueue(sctx, nc)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	if _, err := queue.Submit(sctx, *pool, req); err != nil {
+		return fail(exitError, "%v", err)
+	}
+	fmt.Fprintln(stdout, req.Session)
+	if !*wait {
+		fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
+		return 0
+	}
+	return followRun(ctx, store, req, ch, o.json, stdout, stderr)
+}
+
+// followRun waits for the request's run to finish: its live events, and
+// the journal every few seconds in case they were missed (a reconnect).
+// It prints the answer (or every event with --json) and returns run's
+// exit code.
+func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, ch <-chan *nats.Msg, asJSON bool, stdout, stderr io.Writer) int {
+	run := "run-" + strconv.Itoa(req.After+1)
+	enc := json.NewEncoder(stdout)
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	seen := map[watchKey]bool{}
+	for {
+		var fin *engine.RunFinished
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "agentty submit: stopped waiting; the run goes on (agentty watch %s)\n", req.Session)
+			return exitCancelled
+		case m := <-ch:
+			ev, err := engine.DecodeEvent(m.Data)
+			if err != nil {
+				continue
+			}
+			if asJSON && !seen[keyOf(ev)] {
+				seen[keyOf(ev)] = true
+				enc.Encode(json.RawMessage(m.Data))
+			}
+			if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run {
+				fin = d
+			}
+		case <-tick.C:
+			l, _ := store.Load(req.Session)
+			if l == nil {
+				continue
+			}
+			for _, ev := range l.Events {
+				if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run {
+					fin = d
+				}
+			}
+		}
+		if fin == nil {
+			continue
+		}
+		switch fin.StopReason {
+		case engine.StopAnswered:
+			if !asJSON {
+				fmt.Fprintln(termSafe(stdout), fin.Answer)
+			}
+			return exitAnswered
+		case engine.StopStepLimit:
+			fmt.Fprintf(stderr, "agentty submit: stopped: step limit reached without an answer\n")
+			return exitStepLimit
+		case engine.StopCancelled:
+			fmt.Fprintf(stderr, "agentty submit: cancelled: %s\n", fin.Error)
+			return exitCancelled
+		}
+		fmt.Fprintf(stderr, "agentty submit: %s\n", fin.Error)
+		return exitError
+	}
+}

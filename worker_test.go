@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+)
+
+// queueScript is a run of turns steps, each reading a file (an isolated
+// tool: a call a dead worker started is not run again) after delay ms.
+func queueScript(t *testing.T, turns, delay int) string {
+	var sb strings.Builder
+	sb.WriteString(`{"turns":[`)
+	for i := range turns {
+		fmt.Fprintf(&sb, `{"delay_ms":%d,"tool_calls":[{"name":"read_file","arguments":{"path":"note.txt"}},{"name":"calculator","arguments":{"expression":"%d*2"}}]},`, delay, i)
+	}
+	sb.WriteString(`{"answer":"all done"}]}`)
+	return writeScript(t, sb.String())
+}
+
+// startWorker runs `agentty worker` as a child process.
+func startWorker(t *testing.T, url, script string, extra ...string) *exec.Cmd {
+	t.Helper()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "note.txt"), []byte("hello"), 0o600)
+	args := append([]string{"worker", "--nats", url, "--model", "script:" + script, "--workspace", ws,
+		"--data-dir", t.TempDir(), "--concurrency", "4", "--ack-wait", "2s"}, extra...)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"))
+	logf, _ := os.Create(filepath.Join(t.TempDir(), "worker.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("worker %d log:\n%s", cmd.Process.Pid, b)
+		}
+	})
+	return cmd
+}
+
+// submitN submits n runs through `agentty submit` and returns their
+// sessions.
+func submitN(t *testing.T, url string, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", url, fmt.Sprintf("task %d", i))
+		if code != 0 {
+			t.Fatalf("submit: exit %d: %s", code, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	return ids
+}
+
+// natsStoreAt opens the sessions in the server's JetStream.
+func natsStoreAt(t *testing.T, url string) *sessions.Store {
+	t.Helper()
+	store, err := natsStore(t.TempDir(), url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// waitAnswered waits until every session's first run has finished, and
+// returns them loaded.
+func waitAnswered(t *testing.T, store *sessions.Store, ids []string) map[string]*sessions.Loaded {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute) // a hang, not a speed limit
+	out := map[string]*sessions.Loaded{}
+	for len(out) < len(ids) {
+		for _, id := range ids {
+			if out[id] != nil {
+				continue
+			}
+			if l, err := store.Load(id); err == nil && l.Session.Runs > 0 && !l.Session.Interrupted() {
+				out[id] = l
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d runs finished", len(out), len(ids))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return out
+}
+
+// checkExactlyOnce checks a session's journal: one run, answered; every
+// tool call finished once; no call of an isolated tool started twice.
+func checkExactlyOnce(t *testing.T, id string, l *sessions.Loaded) (continued bool) {
+	t.Helper()
+	started, finished := map[string]int{}, map[string]int{}
+	runs, answers := 0, 0
+	for _, ev := range l.Events {
+		switch d := ev.Data.(type) {
+		case *engine.RunStarted:
+			runs++
+		case *engine.RunFinished:
+			if d.StopReason == engine.StopAnswered && d.Answer == "all done" {
+				answers++
+			} else {
+				t.Errorf("session %s: run ended %s: %s", id, d.StopReason, d.Error)
+			}
+		case *engine.ToolStarted:
+			started[d.ID]++
+			if started[d.ID] > 1 && d.Name != "calculator" {
+				t.Errorf("session %s: tool call %s (%s) started %d times", id, d.ID, d.Name, started[d.ID])
+			}
+		case *engine.ToolFinished:
+			finished[d.ID]++
+			if finished[d.ID] > 1 {
+				t.Errorf("session %s: tool call %s finished %d times", id, d.ID, finished[d.ID])
+			}
+			continued = continued || strings.Contains(d.Result, "interrupted")
+		}
+	}
+	if runs != 1 || answers != 1 {
+		t.Errorf("session %s: %d runs, %d answered, want 1 and 1", id, runs, answers)
+	}
+	for call, n := range started {
+		if finished[call] != 1 {
+			t.Errorf("session %s: tool call %s started %d times, finished %d", id, call, n, finished[call])
+		}
+	}
+	return continued
+}
+
+// TestQueueThreeWorkers: 50 runs submitted to 3 workers are each answered
+// exactly once.
+func TestQueueThreeWorkers(t *testing.T) {
+	srv := natsServer(t)
+	script := queueScript(t, 3, 5)
+	for range 3 {
+		startWorker(t, srv.URL(), script)
+	}
+	ids := submitN(t, srv.URL(), 50)
+	store := natsStoreAt(t, srv.URL())
+	for id, l := range waitAnswered(t, store, ids) {
+		checkExactlyOnce(t, id, l)
+	}
+	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	q, err := bus.OpenQueue(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged requests leave the work queue.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n, err := q.Pending(context.Background(), bus.DefaultPool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests still on the queue after every run answered", n)
+		}
+	}
+}
+
+// TestQueueWorkerKilled kills a worker with SIGKILL in the middle of its
+// runs: the server hands its requests to the others, which continue the
+// interrupted runs from the journal; every run is answered once and no
+// call of an isolated tool runs twice.
+func TestQueueWorkerKilled(t *testing.T) {
+	srv := natsServer(t)
+	script := queueScript(t, 6, 40)
+	victim := startWorker(t, srv.URL(), script)
+	ids := submitN(t, srv.URL(), 12)
+	store := natsStoreAt(t, srv.URL())
+	// Kill it once it is inside runs: some sessions have steps.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		busy := 0
+		for _, id := range ids {
+			if l, err := store.Load(id); err == nil && l.Session.Steps >= 2 && l.Session.Interrupted() {
+				busy++
+			}
+		}
+		if busy >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never got going")
+		}
+	}
+	victim.Process.Signal(syscall.SIGKILL)
+	victim.Wait()
+	interrupted := 0
+	for _, id := range ids {
+		if l, err := store.Load(id); err == nil && l.Session.Interrupted() {
+			interrupted++
+		}
+	}
+	if interrupted == 0 {
+		t.Fatal("the kill left no run interrupted: it proves nothing")
+	}
+	t.Logf("%d runs interrupted by the kill", interrupted)
+	for range 2 {
+		startWorker(t, srv.URL(), script)
+	}
+	for id, l := range waitAnswered(t, store, ids) {
+		checkExactlyOnce(t, id, l)
+	}
+}
+
+// TestQueueDrain: a worker told to stop (SIGINT) ends its runs at a step
+// boundary, unfinished, and hands them back; another worker continues
+// them, and no run is cancelled.
+func TestQueueDrain(t *testing.T) {
+	srv := natsServer(t)
+	script := queueScript(t, 6, 40)
+	first := startWorker(t, srv.URL(), script)
+	ids := submitN(t, srv.URL(), 4)
+	store := natsStoreAt(t, srv.URL())
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 2 && l.Session.Interrupted() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never got going")
+		}
+	}
+	first.Process.Signal(syscall.SIGINT)
+	if err := first.Wait(); err != nil {
+		t.Fatalf("the drained worker: %v", err)
+	}
+	handedBack := 0
+	for _, id := range ids {
+		if l, err := store.Load(id); err == nil && l.Session.Interrupted() {
+			handedBack++
+		}
+	}
+	if handedBack == 0 {
+		t.Fatal("the drain left no run unfinished: it proves nothing")
+	}
+	startWorker(t, srv.URL(), script)
+	for id, l := range waitAnswered(t, store, ids) {
+		if checkExactlyOnce(t, id, l) {
+			t.Errorf("session %s: a drain interrupted a tool call", id)
+		}
+	}
+}
+
+// TestQueueGivesUp: a request handed out more than --max-deliver times
+// ends its run with error, the reason journaled.
+func TestQueueGivesUp(t *testing.T) {
+	srv := natsServer(t)
+	script := queueScript(t, 40, 40)
+	ids := submitN(t, srv.URL(), 1)
+	store := natsStoreAt(t, srv.URL())
+	for i := range 2 { // --max-deliver 1: the first worker dies, the second gives up
+		w := startWorker(t, srv.URL(), script, "--max-deliver", "1")
+		if i == 1 {
+			break
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the worker never got going")
+			}
+		}
+		w.Process.Signal(syscall.SIGKILL)
+		w.Wait()
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		l, err := store.Load(ids[0])
+		if err == nil && l.Session.Runs == 1 && !l.Session.Interrupted() {
+			last := l.Events[len(l.Events)-1].Data.(*engine.RunFinished)
+			if last.StopReason != engine.StopError || !strings.Contains(last.Error, "handed to workers 1 times") {
+				t.Errorf("the run ended %s: %q", last.StopReason, last.Error)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never ended")
+		}
+	}
+}
