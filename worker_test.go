@@ -299,3 +299,36 @@ func TestQueueGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueServerRestart stops the NATS server in the middle of runs and
+// starts it again on the same store and port: the worker reconnects, the
+// runs complete, each answered once with no call run twice.
+func TestQueueServerRestart(t *testing.T) {
+	store := t.TempDir()
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := srv.URL()
+	defer func() { srv.Shutdown() }()
+	script := queueScript(t, 6, 60)
+	startWorker(t, url, script)
+	ids := submitN(t, url, 4)
+	sessions := natsStoreAt(t, url)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if l, err := sessions.Load(ids[0]); err == nil && l.Session.Steps >= 2 && l.Session.Interrupted() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never got going")
+		}
+	}
+	srv.Shutdown()
+	time.Sleep(500 * time.Millisecond) // the runs go on meanwhile, their journal writes waiting
+	if srv, err = bus.StartServer(bus.ServerConfig{Listen: strings.TrimPrefix(url, "nats://"), StoreDir: store}); err != nil {
+		t.Fatal(err)
+	}
+	for id, l := range waitAnswered(t, sessions, ids) {
+		checkExactlyOnce(t, id, l)
+	}
+}
