@@ -22,7 +22,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	var o options
 	o.register(fs)
 	var q queueFlags
-	q.register(fs, runtime.NumCPU())
+	q.register(fs, -1)
 	workers := fs.Int("workers", runtime.NumCPU(), "runs at once by the server's own worker (0: none; workers elsewhere take the runs)")
 	fs.BoolVar(&o.yes, "yes", false, "the workers approve tools that ask")
 	if err := fs.Parse(args); err != nil {
@@ -34,7 +34,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	switch {
 	case fs.NArg() > 0:
-		return fail(exitUsage, "unexpected %q (usage: agentty serve [--listen HOST:PORT] [--data-dir DIR])", fs.Arg(0))
+		return fail(exitUsage, "unexpected %q (usage: agentty serve [--listen HOST:PORT] [--workers N] [--data-dir DIR])", fs.Arg(0))
+	case o.nats != "":
+		return fail(exitUsage, "--nats: serve is the NATS server (its URL is the one it prints)")
 	case *workers < 0:
 		return fail(exitUsage, "--workers %d: want 0 or more", *workers)
 	}

@@ -65,9 +65,13 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return fail(exitUsage, fmt.Errorf("unknown format %q (md or json)", *format))
 	}
 	store, err := o.store(getenv)
+	if errors.As(err, new(errUsage)) {
+		return fail(exitUsage, err)
+	}
 	if err != nil {
 		return fail(exitError, err)
 	}
+	defer store.Close()
 	switch sub {
 	case "trace":
 		if err := traceSession(store, rest[0], *run, o, getenv, stdout); err != nil {
@@ -99,7 +103,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 			return printJSON(stdout, rows)
 		}
 		if len(list) == 0 {
-			fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Dir())
+			fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Where())
 			return 0
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,8 +45,13 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		task = strings.TrimSpace(string(b))
 	}
-	if task == "" {
+	switch {
+	case task == "":
 		return fail(exitUsage, "no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
+	case strings.TrimSpace(*pool) == "":
+		return fail(exitUsage, "--pool is empty (the default pool is %q)", bus.DefaultPool)
+	case o.json && !*wait:
+		return fail(exitUsage, "--json prints the run's events: it needs --wait")
 	}
 	url := o.natsURL(getenv)
 	if url == "" {
@@ -69,15 +73,8 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	req := bus.RunRequest{ID: sessions.NewID(), Session: o.session, Task: task, Agent: o.agent, Model: o.model, Step: *step, Submitted: time.Now().UTC()}
 	if req.Session == "" {
 		req.Session = sessions.NewID()
-	} else {
-		m, err := store.Meta(req.Session)
-		if err != nil {
-			return fail(exitError, "%v", err)
-		}
-		if m.Interrupted {
-			return fail(exitError, "session %s has an interrupted run; a worker continues it if its request is still queued (agentty run --continue --session %s finishes it here)", req.Session, req.Session)
-		}
-		req.After = m.Runs
+	} else if _, err := store.Meta(req.Session); err != nil {
+		return fail(exitError, "%v", err)
 	}
 	var events *nats.Subscription
 	var ch chan *nats.Msg
@@ -105,17 +102,20 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
 		return 0
 	}
+	if *step {
+		fmt.Fprintf(stderr, "agentty submit: the run pauses before each step until a console answers: agentty watch %s\n", req.Session)
+	}
 	return followRun(ctx, store, req, ch, o.json, stdout, stderr)
 }
 
-// followRun waits for the request's run to finish: its live events, and
-// the journal every few seconds in case they were missed (a reconnect).
-// It prints the answer (or every event with --json) and returns run's
-// exit code.
+// followRun waits for the request's run (the one whose run_started names
+// the request) to finish: its live events, and the journal every few
+// seconds in case they were missed (a reconnect). It prints the answer (or
+// every event with --json) and returns run's exit code.
 func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, ch <-chan *nats.Msg, asJSON bool, stdout, stderr io.Writer) int {
-	run := "run-" + strconv.Itoa(req.After+1)
+	run := ""
 	enc := json.NewEncoder(stdout)
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	seen := map[watchKey]bool{}
 	for {
@@ -129,11 +129,14 @@ func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, c
 			if err != nil {
 				continue
 			}
+			if d, ok := ev.Data.(*engine.RunStarted); ok && d.Request == req.ID && ev.ParentRun == "" {
+				run = ev.Run
+			}
 			if asJSON && !seen[keyOf(ev)] {
 				seen[keyOf(ev)] = true
 				enc.Encode(json.RawMessage(m.Data))
 			}
-			if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run {
+			if d, ok := ev.Data.(*engine.RunFinished); ok && run != "" && ev.Run == run && ev.ParentRun == "" {
 				fin = d
 			}
 		case <-tick.C:
@@ -141,9 +144,12 @@ func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, c
 			if l == nil {
 				continue
 			}
-			for _, ev := range l.Events {
-				if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run {
-					fin = d
+			if id, done := requestRun(l.Events, req.ID); done {
+				run = id
+				for _, ev := range l.Events {
+					if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run && ev.ParentRun == "" {
+						fin = d
+					}
 				}
 			}
 		}

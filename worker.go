@@ -37,8 +37,10 @@ type worker struct {
 	mu     sync.Mutex
 	setups map[setupKey]*setup
 	runs   sync.Map // session id → *workerRun, for the gate
-	// draining is set when the worker is told to stop.
+	// draining is set when the worker is told to stop; drain is then
+	// done, for the waits (a console's answer) that a drain cuts short.
 	draining atomic.Bool
+	drain    context.Context
 	// done counts the requests acknowledged, for tests and the log.
 	done atomic.Int64
 }
@@ -57,10 +59,16 @@ type workerRun struct {
 func (w *worker) serve(ctx context.Context) {
 	slots := make(chan struct{}, max(1, w.concurrency))
 	var wg sync.WaitGroup
-	stopDrain := context.AfterFunc(ctx, func() { w.draining.Store(true) })
+	drain, stopDraining := context.WithCancel(context.Background())
+	w.drain = drain
+	stopDrain := context.AfterFunc(ctx, func() {
+		w.draining.Store(true)
+		stopDraining()
+	})
 	defer stopDrain()
 	defer func() {
 		w.draining.Store(true)
+		stopDraining()
 		wg.Wait()
 		w.mu.Lock()
 		for _, st := range w.setups {
@@ -74,6 +82,9 @@ func (w *worker) serve(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		if ctx.Err() != nil { // both were ready: draining takes nothing more
+			return
+		}
 		d, err := w.cons.Next(ctx, time.Second)
 		if err != nil {
 			w.log("taking a request: %v", err)
@@ -81,6 +92,10 @@ func (w *worker) serve(ctx context.Context) {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
 			}
+		}
+		if d != nil && ctx.Err() != nil {
+			d.HandBack(0) // came as the drain began: untouched, for another worker
+			d = nil
 		}
 		if d == nil {
 			<-slots
@@ -96,6 +111,10 @@ func (w *worker) serve(ctx context.Context) {
 	}
 }
 
+// handBackDelay is how long a request waits on the queue when this worker
+// could not do it now (its session busy, its journal unwritable).
+const handBackDelay = 5 * time.Second
+
 // handle carries out one request.
 func (w *worker) handle(d *bus.Delivery) {
 	ctx := context.Background() // a drain stops the run at a step, not mid-step
@@ -107,12 +126,18 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
-	journal, s, err := w.open(req)
+	wr := &workerRun{}
+	if _, busy := w.runs.LoadOrStore(req.Session, wr); busy {
+		w.log("session %s: a run of it is going on here; request %s waits its turn", req.Session, req.ID)
+		d.HandBack(handBackDelay)
+		return
+	}
+	defer w.runs.Delete(req.Session)
+	journal, s, past, err := w.open(req)
 	if err != nil {
-		// Most likely another worker has the session: it will finish
-		// the request. Anything else would fail again: say why, drop.
-		if errors.Is(err, sessions.ErrLocked) {
-			w.log("session %s: %v; leaving the request to its writer", req.Session, err)
+		if errors.Is(err, sessions.ErrLocked) || errors.As(err, new(*sessions.WriteError)) {
+			w.log("session %s: %v; the request goes back on the queue", req.Session, err)
+			d.HandBack(handBackDelay)
 			return
 		}
 		w.log("session %s: %v; the request is dropped", req.Session, err)
@@ -120,10 +145,24 @@ func (w *worker) handle(d *bus.Delivery) {
 		return
 	}
 	defer journal.Close()
-	runs := topLevelRuns(s)
-	if runs > req.After && !s.Interrupted() {
-		w.log("session %s: request %s was done already (by a worker that stopped before it said so)", req.Session, req.ID)
+	run, finished := requestRun(past, req.ID)
+	switch {
+	case finished:
+		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
 		w.ack(d, journal)
+		return
+	case run == "" && s.Interrupted():
+		// Someone else's run (a console's, a crashed run) is unfinished:
+		// this request's run would come after it.
+		if d.GiveUp != "" {
+			w.log("session %s: its run %s is unfinished and not this queue's; request %s is dropped: %s", req.Session, s.LastRun().ID, req.ID, d.GiveUp)
+			journal.Close()
+			d.Drop(d.GiveUp)
+			return
+		}
+		w.log("session %s: its run %s is unfinished (not this queue's); request %s waits", req.Session, s.LastRun().ID, req.ID)
+		journal.Close()
+		d.HandBack(handBackDelay)
 		return
 	}
 	st, err := w.setupFor(ctx, req)
@@ -135,32 +174,57 @@ func (w *worker) handle(d *bus.Delivery) {
 		w.giveUp(ctx, d, journal, s, req, d.GiveUp)
 		return
 	}
-	wr := &workerRun{tools: st.registry}
+	wr.tools = st.registry
 	if req.Step {
 		wr.remote = bus.NewRemoteGate(w.nc, req.Session, true, w.gateTimeout)
 	}
-	w.runs.Store(req.Session, wr)
-	defer w.runs.Delete(req.Session)
 	sink, _ := st.withTrace(journal).(engine.Releaser)
 	sinks := engine.Sinks{detachable{wr, sink}}
 	var res engine.Result
-	if s.Interrupted() {
-		w.log("session %s: continuing its interrupted run (delivery %d)", req.Session, d.Attempt)
+	if run != "" {
+		w.log("session %s: continuing %s, interrupted (delivery %d)", req.Session, run, d.Attempt)
 		res = st.engine.Continue(ctx, s, sinks)
 	} else {
-		res = st.engine.Run(ctx, s, req.Task, sinks)
+		res = st.engine.RunRequest(ctx, s, req.Task, req.ID, sinks)
 	}
-	if wr.detached.Load() {
+	switch {
+	case wr.detached.Load():
 		journal.Close()
 		w.log("session %s: stopped at step %d to drain; the request goes back on the queue", req.Session, s.Steps)
-		d.HandBack()
-		return
+		d.HandBack(0)
+	case errors.Is(res.Err, sessions.ErrLocked):
+		w.log("session %s: %v; the request goes back on the queue", req.Session, res.Err)
+		journal.Close()
+		d.HandBack(handBackDelay)
+	case errors.As(res.Err, new(*sessions.WriteError)):
+		// Not journaled to its end: another try continues it.
+		w.log("session %s: %v; the run is unfinished and the request goes back on the queue", req.Session, res.Err)
+		journal.Close()
+		d.HandBack(handBackDelay)
+	default:
+		w.ack(d, journal)
 	}
-	if res.Err != nil && errors.Is(res.Err, sessions.ErrLocked) {
-		w.log("session %s: %v; leaving the request to the other writer", req.Session, res.Err)
-		return
+}
+
+// requestRun finds the top-level run that carries out request in a
+// session's events: its id ("" when none), and whether it finished.
+func requestRun(events []engine.Event, request string) (run string, finished bool) {
+	for _, ev := range events {
+		if ev.ParentRun != "" {
+			continue
+		}
+		switch d := ev.Data.(type) {
+		case *engine.RunStarted:
+			if d.Request == request {
+				run, finished = ev.Run, false
+			}
+		case *engine.RunFinished:
+			if run != "" && ev.Run == run {
+				finished = true
+			}
+		}
 	}
-	w.ack(d, journal)
+	return run, finished
 }
 
 // ack closes the journal (everything is written) and acknowledges.
@@ -181,25 +245,32 @@ func (w *worker) ack(d *bus.Delivery, journal *sessions.Journal) {
 func (w *worker) giveUp(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, req bus.RunRequest, reason string) {
 	w.log("session %s: %s", req.Session, reason)
 	eng := engine.New(engine.Config{Model: noModel{}}) // nothing is asked: the run ends here
-	if res := eng.GiveUp(ctx, s, req.Task, reason, journal); res.Err != nil && res.Err.Error() != reason {
+	var sink engine.Sink = journal
+	if w.nc != nil { // published as every run's events are
+		pub := bus.NewSink(w.nc)
+		defer pub.Close(2 * time.Second)
+		sink = engine.Sinks{journal, pub}
+	}
+	if res := eng.GiveUp(ctx, s, req.Task, req.ID, reason, sink); res.Err != nil && res.Err.Error() != reason {
 		w.log("session %s: journaling why: %v", req.Session, res.Err)
 	}
 	w.ack(d, journal)
 }
 
-// open opens the request's session for writing, making it if it is new.
-func (w *worker) open(req bus.RunRequest) (*sessions.Journal, *engine.Session, error) {
+// open opens the request's session for writing, making it if it is new,
+// and returns its events.
+func (w *worker) open(req bus.RunRequest) (*sessions.Journal, *engine.Session, []engine.Event, error) {
 	j, l, err := w.store.OpenWriter(req.Session)
 	if errors.Is(err, sessions.ErrNotFound) {
 		if j, err = w.store.CreateID(req.Session); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return j, engine.NewSession(req.Session), nil
+		return j, engine.NewSession(req.Session), nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return j, l.Session, nil
+	return j, l.Session, l.Events, nil
 }
 
 // setupFor returns the setup for the request's model and agent, made on
@@ -226,9 +297,6 @@ func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*setup, erro
 	w.setups[key] = st
 	return st, nil
 }
-
-// topLevelRuns counts the session's runs that are not sub-runs.
-func topLevelRuns(s *engine.Session) int { return s.Runs }
 
 // workerGate is the engine's gate in a worker: it stops a run at its next
 // step boundary when the worker drains, hands a stepped run's pauses to a
@@ -265,12 +333,24 @@ func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict,
 		return engine.Verdict{Action: engine.Abort}, nil
 	case p.Rerun && p.ToolCall != nil:
 		// A call a dead worker started: again only if that cannot hurt.
-		if t, ok := wr.tools.Lookup(p.ToolCall.Name); ok && t.Inline {
+		if t, ok := wr.tools.Lookup(p.ToolCall.Name); ok && t.Repeatable {
 			return engine.Verdict{Action: engine.Proceed}, nil
 		}
 		return engine.Verdict{Action: engine.Deny}, nil
 	case wr.remote != nil:
-		return wr.remote.Wait(ctx, p)
+		// A drain does not wait for a console: the run stops here, its
+		// pause journaled, and the next worker asks again.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if g.w.drain != nil {
+			defer context.AfterFunc(g.w.drain, cancel)()
+		}
+		v, err := wr.remote.Wait(wctx, p)
+		if err != nil && ctx.Err() == nil && g.w.draining.Load() {
+			wr.detached.Store(true)
+			return engine.Verdict{Action: engine.Abort}, nil
+		}
+		return v, err
 	case g.w.o.yes:
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}

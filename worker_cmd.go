@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/agentty/agentty/bus"
@@ -59,7 +60,9 @@ func (q *queueFlags) register(fs interface {
 	DurationVar(*time.Duration, string, time.Duration, string)
 }, workers int) {
 	fs.StringVar(&q.pool, "pool", bus.DefaultPool, "the queue's pool: workers take the requests submitted to it")
-	fs.IntVar(&q.concurrency, "concurrency", workers, "runs at once")
+	if workers > 0 { // serve has --workers instead
+		fs.IntVar(&q.concurrency, "concurrency", workers, "runs at once")
+	}
 	fs.IntVar(&q.maxDeliver, "max-deliver", 5, "times a request is handed out before its run ends with error")
 	fs.DurationVar(&q.ackWait, "ack-wait", 30*time.Second, "silence after which a worker is taken for dead and its request handed to another")
 	fs.DurationVar(&q.gateTimeout, "gate-timeout", 0, "how long a run submitted with --step waits for a console to answer before it is cancelled (0: forever)")
@@ -69,6 +72,9 @@ func (q *queueFlags) register(fs interface {
 func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
 	if q.concurrency < 1 || q.maxDeliver < 1 || q.ackWait < time.Second {
 		return exitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
+	}
+	if strings.TrimSpace(q.pool) == "" {
+		return exitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
 	}
 	o.nats = url
 	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty worker " + q.pool})
@@ -97,6 +103,10 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 	if err != nil {
 		return exitError, err
 	}
+	if cons.Note != "" {
+		log("%s", cons.Note)
+	}
+	q.maxDeliver, q.ackWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)

@@ -33,7 +33,11 @@ func startWorker(t *testing.T, url, script string, extra ...string) *exec.Cmd {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "note.txt"), []byte("hello"), 0o600)
-	args := append([]string{"worker", "--nats", url, "--model", "script:" + script, "--workspace", ws,
+	model := "offline"
+	if script != "" {
+		model = "script:" + script
+	}
+	args := append([]string{"worker", "--nats", url, "--model", model, "--workspace", ws,
 		"--data-dir", t.TempDir(), "--concurrency", "4", "--ack-wait", "2s"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"))
@@ -330,5 +334,77 @@ func TestQueueServerRestart(t *testing.T) {
 	}
 	for id, l := range waitAnswered(t, sessions, ids) {
 		checkExactlyOnce(t, id, l)
+	}
+}
+
+// TestQueueTwoRequestsOneSession: two tasks queued for one session before
+// any worker takes them are both carried out, in turn, each run marked with
+// its request; --wait on each prints its own answer.
+func TestQueueTwoRequestsOneSession(t *testing.T) {
+	srv := natsServer(t)
+	first := startWorker(t, srv.URL(), "")
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--wait", "what is 2+3?")
+	if code != 0 || !strings.Contains(out, "5") {
+		t.Fatalf("submit --wait: exit %d: %q %s", code, out, errs)
+	}
+	store := natsStoreAt(t, srv.URL())
+	list, err := store.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions: %v %v", list, err)
+	}
+	id := list[0].ID
+	first.Process.Signal(syscall.SIGINT)
+	first.Wait()
+	answers := make(chan string, 2)
+	for _, task := range []string{"what is 4*4?", "what is 5*5?"} {
+		go func() {
+			_, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--session", id, "--wait", task)
+			answers <- task + " → " + out + errs
+		}()
+	}
+	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	q, err := bus.OpenQueue(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if n, _ := q.Pending(context.Background(), bus.DefaultPool); n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the two requests never reached the queue")
+		}
+	}
+	startWorker(t, srv.URL(), "")
+	for range 2 {
+		got := <-answers
+		if want := map[bool]string{true: "16", false: "25"}[strings.Contains(got, "4*4")]; !strings.Contains(strings.SplitN(got, "→", 2)[1], want) {
+			t.Errorf("submit --wait printed %q, want its own answer %s", got, want)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		l, err := store.Load(id)
+		if err == nil && l.Session.Runs == 3 && !l.Session.Interrupted() {
+			requests := map[string]bool{}
+			for _, ev := range l.Events {
+				if d, ok := ev.Data.(*engine.RunStarted); ok {
+					requests[d.Request] = true
+				}
+				if d, ok := ev.Data.(*engine.RunFinished); ok && d.StopReason != engine.StopAnswered {
+					t.Errorf("%s ended %s: %s", ev.Run, d.StopReason, d.Error)
+				}
+			}
+			if len(requests) != 3 || requests[""] {
+				t.Errorf("the runs carry requests %v, want three ids", requests)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never had its three runs finished")
+		}
 	}
 }

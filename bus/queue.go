@@ -23,8 +23,10 @@ const (
 // it on the queue. The submitter picks the session's id, so that it can
 // follow the run before any worker has it.
 type RunRequest struct {
-	// ID names the request; a second submit with the same ID within the
-	// stream's de-duplication window is dropped by the server.
+	// ID names the request: a second submit with the same ID within the
+	// stream's de-duplication window is dropped by the server, and the run
+	// that carries it out is marked with it (engine.RunStarted.Request),
+	// so a worker taking the request again finds that run.
 	ID      string `json:"id"`
 	Session string `json:"session"`
 	Task    string `json:"task"`
@@ -32,12 +34,7 @@ type RunRequest struct {
 	Model   string `json:"model,omitempty"`
 	// Step asks the worker to pause before each decide and tool call and
 	// ask a console watching the session (agentty.gate.<session>).
-	Step bool `json:"step,omitempty"`
-	// After is the number of top-level runs the session had when the
-	// request was made: a worker that finds After+1 runs, the last one
-	// finished, knows the request was done (by a worker that died before
-	// it could say so).
-	After     int       `json:"after"`
+	Step      bool      `json:"step,omitempty"`
 	Submitted time.Time `json:"submitted"`
 }
 
@@ -126,7 +123,10 @@ type WorkerConfig struct {
 }
 
 // Consumer returns the pool's one durable consumer, shared by its workers:
-// each request goes to one of them at a time.
+// each request goes to one of them at a time. The first worker makes it
+// with cfg; a consumer that exists is used with its own settings (they
+// are the server's, for every worker of the pool), and what it has is in
+// the Consumer's Config, with a note when it differs from cfg.
 func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, error) {
 	pool := cfg.Pool
 	if pool == "" {
@@ -138,8 +138,20 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = 30 * time.Second
 	}
+	name := "workers-" + Token(pool)
+	if c, err := q.stream.Consumer(ctx, name); err == nil {
+		info := c.CachedInfo()
+		have := WorkerConfig{Pool: pool, MaxDeliver: info.Config.MaxDeliver - 1, AckWait: info.Config.AckWait}
+		out := &Consumer{c: c, cfg: have}
+		if have.MaxDeliver != cfg.MaxDeliver || have.AckWait != cfg.AckWait {
+			out.Note = fmt.Sprintf("pool %s's workers share the settings of the first: --max-deliver %d --ack-wait %s (not %d and %s)", pool, have.MaxDeliver, have.AckWait, cfg.MaxDeliver, cfg.AckWait)
+		}
+		return out, nil
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
+	}
 	c, err := q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       "workers-" + Token(pool),
+		Durable:       name,
 		Description:   "agentty workers of pool " + pool,
 		FilterSubject: RunSubject(pool),
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -158,7 +170,12 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 type Consumer struct {
 	c   jetstream.Consumer
 	cfg WorkerConfig
+	// Note says when the pool's settings are not the ones asked for.
+	Note string
 }
+
+// Config is the pool's settings, as the server has them.
+func (c *Consumer) Config() WorkerConfig { return c.cfg }
 
 // Next waits for the next request, up to wait; nil, nil when none came.
 func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, error) {
@@ -226,5 +243,6 @@ func (d *Delivery) Done(ctx context.Context) error { return d.msg.DoubleAck(ctx)
 // Drop removes the request from the queue without doing it.
 func (d *Delivery) Drop(reason string) error { return d.msg.TermWithReason(reason) }
 
-// HandBack puts the request back on the queue for another worker, at once.
-func (d *Delivery) HandBack() error { return d.msg.Nak() }
+// HandBack puts the request back on the queue, for any worker to take
+// after delay.
+func (d *Delivery) HandBack(delay time.Duration) error { return d.msg.NakWithDelay(delay) }

@@ -172,6 +172,13 @@ type Result struct {
 // With agents defined, the run runs as the session's agent (Session.Agent,
 // which a handoff sets), else as Config.Agent.
 func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Result {
+	return e.RunRequest(ctx, s, task, "", sink)
+}
+
+// RunRequest is Run for a queued request: its run_started carries
+// request, so that whoever takes the request again finds the run
+// (RunState.Request) and continues it rather than starting another.
+func (e *Engine) RunRequest(ctx context.Context, s *Session, task, request string, sink Sink) Result {
 	if e.err != nil {
 		return Result{StopReason: StopError, Err: e.err}
 	}
@@ -186,6 +193,7 @@ func (e *Engine) Run(ctx context.Context, s *Session, task string, sink Sink) Re
 	if err := r.noteMissingAgent(); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
+	r.request = request
 	return r.start(ctx, task)
 }
 
@@ -196,7 +204,7 @@ func (r *run) start(ctx context.Context, task string) Result {
 		r.s.reserve(2*r.prof.maxSteps + 2)
 		sources = r.loadInstructions()
 	}
-	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources}); err != nil {
+	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources, Request: r.request}); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
 	return r.loop(ctx)
@@ -260,23 +268,23 @@ func (r *run) resume(ctx context.Context) Result {
 	return r.loop(ctx)
 }
 
-// GiveUp ends a run without carrying it on, journaling reason as its
-// error: the session's interrupted run if it has one, else a new run of
-// task that ends at once. A work queue uses it for a request it will not
-// hand out again.
-func (e *Engine) GiveUp(ctx context.Context, s *Session, task, reason string, sink Sink) Result {
+// GiveUp ends a queued request's run without carrying it on, journaling
+// reason as its error: the session's interrupted run if it is request's,
+// else a new run of task (carrying request) that ends at once. A work
+// queue uses it for a request it will not hand out again.
+func (e *Engine) GiveUp(ctx context.Context, s *Session, task, request, reason string, sink Sink) Result {
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
 	defer s.busy.Store(false)
-	if s.Interrupted() {
+	if s.Interrupted() && s.run.Request == request {
 		r := e.newRun(s, sink, s.run.ID)
 		r.step = cmp.Or(s.run.Step, s.Steps)
 		return r.finish(ctx, StopError, "", errors.New(reason))
 	}
 	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
 	r.step = s.Steps
-	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps}); err != nil {
+	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Request: request}); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
 	return r.finish(ctx, StopError, "", errors.New(reason))

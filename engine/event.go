@@ -106,6 +106,10 @@ type RunStarted struct {
 	// Instructions name the project instructions the run's requests carry
 	// (Config.Instructions: AGENTS.md and the like).
 	Instructions []string `json:"instructions,omitempty"`
+	// Request names the queued request the run carries out (a worker's
+	// run; "" otherwise), so that a worker taking the request again finds
+	// the run.
+	Request string `json:"request,omitempty"`
 }
 
 // StepStarted is the payload of step_started. Turn counts the decisions of

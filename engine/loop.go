@@ -22,6 +22,8 @@ type run struct {
 	cut  int // first history message in the last request
 	// rerun marks interrupted calls whose re-run needs approval.
 	rerun map[string]bool
+	// request is the queued request a new run carries out (RunRequest).
+	request string
 	// timer serves the act phase's deadlines; it is made when first
 	// needed and reused across steps.
 	timer *time.Timer

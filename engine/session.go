@@ -81,6 +81,8 @@ type RunState struct {
 	Stop        StopReason
 	// Answer and Error are those of its run_finished.
 	Answer, Error string
+	// Request is the queued request the run carries out, if any.
+	Request string
 }
 
 // Call states of the current step's tool calls.
@@ -168,7 +170,7 @@ func (s *Session) Apply(ev Event) error {
 	case *RunStarted:
 		s.flushPending()
 		s.Runs++
-		s.run = RunState{ID: ev.Run, Task: d.Task}
+		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request}
 		s.Agent = ev.Agent
 		s.appendHistory(Message{Role: RoleUser, Content: d.Task})
 	case *StepStarted:

@@ -46,7 +46,11 @@ type Tool struct {
 	// cannot be abandoned while it runs, so only pure, in-memory tools
 	// (arithmetic, memory, clock) should set it.
 	Inline bool
-	Func   func(ctx context.Context, call *Call) (string, error)
+	// Repeatable tools may be run again when a process died while they
+	// ran (a worker continuing a dead worker's run does, without asking):
+	// running them twice does no harm. The pure built-ins set it.
+	Repeatable bool
+	Func       func(ctx context.Context, call *Call) (string, error)
 
 	builtin builtin // a tool the engine answers itself (agents)
 }

@@ -47,6 +47,26 @@ type Writer interface {
 	Close() error
 }
 
+// WriteError is a journal that could not be written: the backend failed
+// (a disk error, a server that stayed away past the retries). What was
+// written before it stands; the run must not go on past it. A worker hands
+// its request back rather than acknowledge a run not journaled.
+type WriteError struct {
+	ID  string
+	Err error
+}
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the backend's error.
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// syncError is an Append whose lines were written but not made durable:
+// they must not be written again.
+type syncError struct{ error }
+
+func (e syncError) Unwrap() error { return e.error }
+
 // tailCutter is a Writer whose journal can end in a torn line (a file cut
 // by a crash mid-write): OpenWriter has it keep the torn bytes aside and
 // cut the journal back to its last whole line.
@@ -171,7 +191,7 @@ func (w *fileWriter) Append(lines []byte, sync bool) error {
 	}
 	if sync {
 		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("sessions: %s: sync: %w", w.id, err)
+			return syncError{fmt.Errorf("sessions: %s: sync: %w", w.id, err)}
 		}
 	}
 	return nil

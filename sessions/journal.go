@@ -331,7 +331,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 	if len(j.buf) > 0 && j.create != nil {
 		w, err := j.create.Lock(j.ID, true)
 		if err != nil {
-			return nil, err
+			return nil, &WriteError{j.ID, err}
 		}
 		j.create, j.w = nil, w
 	}
@@ -342,8 +342,11 @@ func (j *Journal) release() ([]engine.Event, error) {
 			j.syncs++
 			j.syncTime += time.Since(start)
 		}
+		if errors.As(err, new(syncError)) {
+			j.buf = j.buf[:0] // written, not durable: not to be written twice
+		}
 		if err != nil {
-			return nil, err
+			return nil, &WriteError{j.ID, err}
 		}
 		j.buf = j.buf[:0]
 		j.sync = false
@@ -351,7 +354,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 	if j.saveMeta && j.w != nil {
 		j.saveMeta = false
 		if err := j.w.WriteMeta(j.meta); err != nil {
-			return nil, err
+			return nil, &WriteError{j.ID, err}
 		}
 	}
 	out := j.queue

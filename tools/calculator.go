@@ -40,7 +40,8 @@ func Calculator() engine.Tool {
 			strconv.Itoa(maxExpressionLen) + `,` +
 			`"description":"an arithmetic expression, e.g. \"(17*23) + sqrt(16)\", \"2.5e3 / 4\" or \"15% of 80\""}},` +
 			`"required":["expression"],"additionalProperties":false}`),
-		Inline: true,
+		Inline:     true,
+		Repeatable: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Expression string }
 			if err := c.Bind(&in); err != nil {

@@ -18,6 +18,7 @@ func Clock(now func() time.Time) engine.Tool {
 		Description: "The current local date, time and time zone, and the UTC time.",
 		Schema:      []byte(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Inline:      true,
+		Repeatable:  true,
 		Func: func(context.Context, *engine.Call) (string, error) {
 			t := now()
 			return t.Format("Monday 2 January 2006, 15:04:05 MST (-07:00)") + "; UTC " + t.UTC().Format(time.RFC3339), nil

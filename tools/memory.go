@@ -25,7 +25,8 @@ func Remember() engine.Tool {
 		Description: "Store a fact in long-term memory as key = value; it is shown in every later request. Writing an existing key replaces its value.",
 		Schema: []byte(`{"type":"object","properties":{"key":{"type":"string","minLength":1},"value":{"type":"string"}},` +
 			`"required":["key","value"],"additionalProperties":false}`),
-		Inline: true,
+		Inline:     true,
+		Repeatable: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Key, Value string }
 			if err := c.Bind(&in); err != nil {
@@ -52,6 +53,7 @@ func Recall() engine.Tool {
 		Description: "Read a fact from memory by key, or every fact when no key is given.",
 		Schema:      []byte(`{"type":"object","properties":{"key":{"type":"string"}},"additionalProperties":false}`),
 		Inline:      true,
+		Repeatable:  true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Key string }
 			if err := c.Bind(&in); err != nil {
@@ -84,7 +86,8 @@ func Forget() engine.Tool {
 		Description: "Remove a fact from memory by key.",
 		Schema: []byte(`{"type":"object","properties":{"key":{"type":"string","minLength":1}},` +
 			`"required":["key"],"additionalProperties":false}`),
-		Inline: true,
+		Inline:     true,
+		Repeatable: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Key string }
 			if err := c.Bind(&in); err != nil {
