@@ -444,7 +444,7 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		notices = append(notices, "Read-only: "+readOnly.why+". Nothing can be added to this session here; ctrl+o opens another.")
 	}
 	if st.modelName == offline.Name {
-		notices = append(notices, "Using the built-in offline model: no key and no server are configured. It can do arithmetic, "+
+		notices = append(notices, "Using the built-in offline model: no model key and no model server are configured. It can do arithmetic, "+
 			"remember and recall facts, tell the time, read and search files and past sessions, delegate to the agents you "+
 			"define and run workflows (/workflow). For a real model set OPENAI_API_KEY, or point --base-url at a local server "+
 			"(Ollama: agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b).")

@@ -113,7 +113,10 @@ const usage = `agentty: a terminal console for running LLM agents
   agentty submit [--pool P] [--session ID] [--agent A] [--model M] [--step] [--wait] TASK
                                      queue a run for a worker; prints its session id
   agentty worker [--pool P] [--concurrency N] [flags]
-                                     take queued runs and carry them out; Ctrl+C drains
+                                     take queued runs and carry them out; Ctrl+C drains.
+                                     --ack-wait D (30s): silence before a worker is taken for
+                                     dead; --max-deliver N (5): hand-outs before a run is given
+                                     up; --gate-timeout D: a --step run's wait for a console
   agentty watch [SESSION] [--json]   follow a session (or all) live over NATS: what its journal
                                      holds, then each event as it happens; Ctrl+C ends it
   agentty trust [DIR]                trust a folder's .agentty.json (default: the workspace)
@@ -142,9 +145,9 @@ flags:
                       $OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set)
   --trace-content     put tasks, answers, tool arguments and results in the traces (or
                       AGENTTY_TRACE_CONTENT=1; off by default)
-  --nats URL          publish every event on NATS, agentty.events.SESSION.RUN.KIND, e.g.
-                      nats://127.0.0.1:4222 or tls://host:4222 (default $AGENTTY_NATS_URL;
-                      off when neither is set)
+  --nats URL          keep the sessions in that NATS server's JetStream and publish every
+                      event on agentty.events.SESSION.RUN.KIND, e.g. nats://127.0.0.1:4222
+                      or tls://host:4222 (default $AGENTTY_NATS_URL; off when neither is set)
   --nats-creds FILE   a NATS credentials file (user JWT and seed) for --nats
 config: $AGENTTY_CONFIG, else $XDG_CONFIG_HOME/agentty/config.json, else
 ~/.config/agentty/config.json, with the workspace's .agentty.json over it; until you

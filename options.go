@@ -70,7 +70,7 @@ func (o *options) register(fs *flag.FlagSet) {
 
 // registerNATS adds --nats and --nats-creds.
 func (o *options) registerNATS(fs *flag.FlagSet) {
-	fs.StringVar(&o.nats, "nats", "", "publish every event on this NATS server, e.g. nats://127.0.0.1:4222 or tls://host:4222 (default $AGENTTY_NATS_URL)")
+	fs.StringVar(&o.nats, "nats", "", "keep the sessions in this NATS server's JetStream and publish every event there, e.g. nats://127.0.0.1:4222 or tls://host:4222 (default $AGENTTY_NATS_URL)")
 	fs.StringVar(&o.natsCreds, "nats-creds", "", "a NATS credentials file (a user JWT and its seed) for --nats")
 }
 

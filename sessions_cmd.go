@@ -104,6 +104,9 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		}
 		if len(list) == 0 {
 			fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Where())
+			if store.Local() {
+				fmt.Fprintln(stdout, "(sessions run with --nats or AGENTTY_NATS_URL are kept on that NATS server: pass --nats URL to list them)")
+			}
 			return 0
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

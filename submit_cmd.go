@@ -98,12 +98,12 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return fail(exitError, "%v", err)
 	}
 	fmt.Fprintln(stdout, req.Session)
-	if !*wait {
-		fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
-		return 0
-	}
+	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
 	if *step {
-		fmt.Fprintf(stderr, "agentty submit: the run pauses before each step until a console answers: agentty watch %s\n", req.Session)
+		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
+	}
+	if !*wait {
+		return 0
 	}
 	return followRun(ctx, store, req, ch, o.json, stdout, stderr)
 }

@@ -29,6 +29,7 @@ type worker struct {
 	log         func(format string, a ...any)
 	store       *sessions.Store
 	nc          *nats.Conn
+	queue       *bus.Queue
 	cons        *bus.Consumer
 	concurrency int
 	// gateTimeout bounds a stepped run's wait for a console (0: forever).
@@ -189,9 +190,13 @@ func (w *worker) handle(d *bus.Delivery) {
 	}
 	switch {
 	case wr.detached.Load():
+		journal.DiscardStep() // the next step's start: the next worker makes it again
 		journal.Close()
-		w.log("session %s: stopped at step %d to drain; the request goes back on the queue", req.Session, s.Steps)
-		d.HandBack(0)
+		if err := d.Requeue(context.Background(), w.queue); err != nil {
+			w.log("session %s: %v", req.Session, err)
+			d.HandBack(0)
+		}
+		w.log("session %s: stopped at step %d to drain; the request is back on the queue", req.Session, s.Steps)
 	case errors.Is(res.Err, sessions.ErrLocked):
 		w.log("session %s: %v; the request goes back on the queue", req.Session, res.Err)
 		journal.Close()

@@ -107,9 +107,10 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 		log("%s", cons.Note)
 	}
 	q.maxDeliver, q.ackWait = cons.Config().MaxDeliver, cons.Config().AckWait
-	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)
-	log("stopped: %d requests done", w.done.Load())
+	n := int(w.done.Load())
+	log("stopped: %d %s done", n, plural(n, "request"))
 	return 0, nil
 }

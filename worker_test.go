@@ -230,11 +230,12 @@ func TestQueueWorkerKilled(t *testing.T) {
 
 // TestQueueDrain: a worker told to stop (SIGINT) ends its runs at a step
 // boundary, unfinished, and hands them back; another worker continues
-// them, and no run is cancelled.
+// them, and no run is cancelled. A drain does not count as a delivery:
+// with --max-deliver 1 the second worker still carries the runs on.
 func TestQueueDrain(t *testing.T) {
 	srv := natsServer(t)
 	script := queueScript(t, 6, 40)
-	first := startWorker(t, srv.URL(), script)
+	first := startWorker(t, srv.URL(), script, "--max-deliver", "1")
 	ids := submitN(t, srv.URL(), 4)
 	store := natsStoreAt(t, srv.URL())
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
@@ -258,7 +259,16 @@ func TestQueueDrain(t *testing.T) {
 	if handedBack == 0 {
 		t.Fatal("the drain left no run unfinished: it proves nothing")
 	}
-	startWorker(t, srv.URL(), script)
+	for _, id := range ids {
+		l, err := store.Load(id)
+		if err != nil || len(l.Events) == 0 {
+			continue
+		}
+		if last := l.Events[len(l.Events)-1]; l.Session.Interrupted() && last.Kind != engine.KindStepFinished {
+			t.Errorf("session %s: a drained run's journal ends with %s, want the step_finished of its last whole step", id, last.Kind)
+		}
+	}
+	startWorker(t, srv.URL(), script, "--max-deliver", "1")
 	for id, l := range waitAnswered(t, store, ids) {
 		if checkExactlyOnce(t, id, l) {
 			t.Errorf("session %s: a drain interrupted a tool call", id)

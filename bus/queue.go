@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -244,5 +245,22 @@ func (d *Delivery) Done(ctx context.Context) error { return d.msg.DoubleAck(ctx)
 func (d *Delivery) Drop(reason string) error { return d.msg.TermWithReason(reason) }
 
 // HandBack puts the request back on the queue, for any worker to take
-// after delay.
+// after delay. It counts as a delivery.
 func (d *Delivery) HandBack(delay time.Duration) error { return d.msg.NakWithDelay(delay) }
+
+// Requeue puts the request at the back of the queue as a new message and
+// takes this one off: a drained worker's request, which must not count
+// toward the deliveries after which it is given up. The new message is
+// stored (acknowledged by the server) before the old one is removed; a
+// worker that dies between the two leaves both, and the second finds its
+// run done.
+func (d *Delivery) Requeue(ctx context.Context, q *Queue) error {
+	b, err := json.Marshal(d.Req)
+	if err != nil {
+		return err
+	}
+	if _, err := q.js.Publish(ctx, d.msg.Subject(), b, jetstream.WithMsgID(d.Req.ID+"/"+strconv.FormatInt(time.Now().UnixNano(), 36))); err != nil {
+		return fmt.Errorf("nats: requeue: %w", err)
+	}
+	return d.msg.DoubleAck(ctx)
+}

@@ -128,7 +128,7 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			case Deny:
 				fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
 				if r.rerun[c.ID] {
-					fin.Result = interruptedCall
+					fin.Status, fin.Result = ToolError, interruptedCall
 				}
 			default:
 				if v.Args != nil {

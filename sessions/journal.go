@@ -201,6 +201,9 @@ type Journal struct {
 	buf      []byte         // encoded events not yet written
 	queue    []engine.Event // events not yet released
 	sync     bool           // the buffer ends a step or a run: make it durable
+	// mark and markQ are the lengths of buf and queue after the last
+	// step_finished or run_finished not yet written (DiscardStep).
+	mark, markQ int
 	saveMeta bool
 	closed   bool
 	syncs    int           // syncs done
@@ -310,6 +313,9 @@ func (j *Journal) Emit(ev engine.Event) error {
 			j.sync = true // a step that answered is synced with run_finished
 		}
 	}
+	if ev.Kind == engine.KindStepFinished || ev.Kind == engine.KindRunFinished {
+		j.mark, j.markQ = len(j.buf), len(j.queue)
+	}
 	return nil
 }
 
@@ -351,6 +357,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 		j.buf = j.buf[:0]
 		j.sync = false
 	}
+	j.mark, j.markQ = 0, 0
 	if j.saveMeta && j.w != nil {
 		j.saveMeta = false
 		if err := j.w.WriteMeta(j.meta); err != nil {
@@ -360,6 +367,16 @@ func (j *Journal) release() ([]engine.Event, error) {
 	out := j.queue
 	j.queue = j.queue[:0]
 	return out, nil
+}
+
+// DiscardStep drops the events not yet written that came after the last
+// step's end: a run stopped before its next decision (a worker draining)
+// leaves its journal at the end of the step before, as if that step were
+// the last it made.
+func (j *Journal) DiscardStep() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.buf, j.queue = j.buf[:j.mark], j.queue[:j.markQ]
 }
 
 // Syncs reports the fsyncs done so far and the time they took.
