@@ -195,19 +195,19 @@ type Journal struct {
 	// create is set for a new session not yet in the backend: it is
 	// made, locked and opened when the first event is written, so a
 	// session no one used leaves nothing behind.
-	create   Backend
-	w        Writer
-	meta     Meta
-	buf      []byte         // encoded events not yet written
-	queue    []engine.Event // events not yet released
-	sync     bool           // the buffer ends a step or a run: make it durable
+	create Backend
+	w      Writer
+	meta   Meta
+	buf    []byte         // encoded events not yet written
+	queue  []engine.Event // events not yet released
+	sync   bool           // the buffer ends a step or a run: make it durable
 	// mark and markQ are the lengths of buf and queue after the last
 	// step_finished or run_finished not yet written (DiscardStep).
 	mark, markQ int
-	saveMeta bool
-	closed   bool
-	syncs    int           // syncs done
-	syncTime time.Duration // time spent in them
+	saveMeta    bool
+	closed      bool
+	syncs       int           // syncs done
+	syncTime    time.Duration // time spent in them
 }
 
 var _ engine.Releaser = (*Journal)(nil)
