@@ -2,6 +2,8 @@ package bus
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,8 +48,13 @@ func (e *noConsoleError) Is(target error) bool {
 	return target == ErrNoConsole || target == context.Canceled
 }
 
-// GateRequest is a pause on the wire: engine.Pending, with stable names.
+// GateRequest is a pause on the wire: engine.Pending, with stable names,
+// and the pause's ID. A gate asks again while no answer comes (the console
+// that took the request may have died without a word, or the answer may
+// have been lost in a reconnect), every time with the same ID: a console
+// that shows that pause already takes the new request as the same pause.
 type GateRequest struct {
+	ID        string           `json:"id,omitempty"`
 	Session   string           `json:"session"`
 	Run       string           `json:"run"`
 	Agent     string           `json:"agent,omitempty"`
@@ -95,7 +102,8 @@ func (r GateReply) verdict() (engine.Verdict, error) {
 }
 
 // RemoteGate is an engine.Gate whose pauses are answered over NATS by a
-// console watching the session. It is safe for concurrent use.
+// console watching the session. It is safe for concurrent use (set Ask
+// before).
 type RemoteGate struct {
 	nc      *nats.Conn
 	session string
@@ -104,7 +112,18 @@ type RemoteGate struct {
 	// retry is how long Wait waits before asking again when no console
 	// listens (one second; tests make it shorter).
 	retry time.Duration
+
+	// Ask bounds one request: when no answer has come after Ask, the
+	// pause is asked again, with the same ID (DefaultAsk when 0). Without
+	// it a console killed while it held the pause (SIGKILL, a closed
+	// terminal, a dropped link: nothing is said) or an answer lost on
+	// the way would leave the run waiting for ever.
+	Ask time.Duration
 }
+
+// DefaultAsk is how long RemoteGate waits for the answer to one request
+// before it asks again.
+const DefaultAsk = 30 * time.Second
 
 var _ engine.Gate = (*RemoteGate)(nil)
 
@@ -120,16 +139,29 @@ func NewRemoteGate(nc *nats.Conn, session string, step bool, timeout time.Durati
 // approvals.
 func (g *RemoteGate) Stop(p engine.Pending) bool { return g.step || p.Approval }
 
+// newPauseID returns a pause's ID: random, so that two gates never share
+// one.
+func newPauseID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Wait implements engine.Gate: it asks for a verdict on the gate subject
 // and waits for the answer. With no console listening it asks again every
 // second; a console that goes away while it holds the pause says so, and
-// it is asked again. Past the timeout its error is ErrNoConsole (and
-// context.Canceled). It returns ctx's error when ctx is done first.
+// it is asked again; a request unanswered for Ask is asked again at once.
+// Every request of one pause has the pause's ID; the verdict is the first
+// answer to the latest request (the answers to earlier ones are dropped),
+// so exactly one takes effect. Past the timeout its error is ErrNoConsole
+// (and context.Canceled). It returns ctx's error when ctx is done first.
 func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
 	if p.Session == "" {
 		p.Session = g.session
 	}
-	data, err := json.Marshal(NewGateRequest(p))
+	req := NewGateRequest(p)
+	req.ID = newPauseID()
+	data, err := json.Marshal(req)
 	if err != nil {
 		return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
 	}
@@ -139,21 +171,33 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		wctx, cancel = context.WithTimeout(ctx, g.timeout)
 		defer cancel()
 	}
+	ask := g.Ask
+	if ask <= 0 {
+		ask = DefaultAsk
+	}
+	pause := func() { // before asking again, when nobody is there to ask
+		t := time.NewTimer(g.retry)
+		select {
+		case <-t.C:
+		case <-wctx.Done():
+			t.Stop()
+		}
+	}
 	subject := GateSubject(g.session)
 	for {
-		msg, err := g.nc.RequestWithContext(wctx, subject, data)
+		rctx, cancel := context.WithTimeout(wctx, ask)
+		msg, err := g.nc.RequestWithContext(rctx, subject, data)
+		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return engine.Verdict{}, ctx.Err()
 		case wctx.Err() != nil:
 			return engine.Verdict{}, &noConsoleError{g.session, g.timeout}
-		case errors.Is(err, nats.ErrNoResponders):
-			t := time.NewTimer(g.retry)
-			select {
-			case <-t.C:
-			case <-wctx.Done():
-				t.Stop()
-			}
+		case errors.Is(err, context.DeadlineExceeded): // no answer to this request: ask again
+			continue
+		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
+			errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrReconnectBufExceeded):
+			pause()
 			continue
 		case err != nil:
 			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
@@ -163,12 +207,7 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console's answer is not JSON: %w", g.session, err)
 		}
 		if r.Again { // after a while: the next console may not be there yet
-			t := time.NewTimer(g.retry)
-			select {
-			case <-t.C:
-			case <-wctx.Done():
-				t.Stop()
-			}
+			pause()
 			continue
 		}
 		if r.Error != "" {
@@ -182,18 +221,32 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 	}
 }
 
+// maxAnswered bounds the answers a console keeps, to give again to a
+// pause asked again after its answer was lost.
+const maxAnswered = 256
+
 // AnswerGate answers the pauses asked on GateSubject(session) with g, as
 // one of the queue group of consoles (so that two consoles do not both
 // answer one pause): a pause g would not stop at (and no approval) goes on
-// at once; the others wait for g's verdict, each on its own goroutine. stop
-// ends the subscription; pauses still waiting are told to ask again, for
-// another console to answer. stop waits for the answers to be sent.
+// at once; the others wait for g's verdict, each on its own goroutine.
+//
+// A pause asked again (the same ID) while g still waits on it is the same
+// pause: g is not asked twice, and the verdict answers the latest request,
+// the one the run waits on. One asked again after it was answered (the
+// answer was lost) gets the same answer again at once. A pause this
+// console never saw is asked of g.
+//
+// stop ends the subscription; pauses still waiting are told to ask again,
+// for another console to answer. stop waits for the answers to be sent.
 func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
-		wg      sync.WaitGroup // the pauses being waited on
-		mu      sync.Mutex     // guards stopped, and wg.Add against wg.Wait
-		stopped bool
+		wg       sync.WaitGroup // the pauses being waited on
+		mu       sync.Mutex     // guards the fields below, and wg.Add against wg.Wait
+		stopped  bool
+		waiting  = map[string]*nats.Msg{} // by pause ID: the latest request of a pause g holds
+		answered = map[string]GateReply{} // by pause ID: answers given, the latest maxAnswered
+		order    []string                 // the IDs of answered, oldest first
 	)
 	respond := func(msg *nats.Msg, r GateReply) {
 		b, _ := json.Marshal(r)
@@ -223,18 +276,47 @@ func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err 
 			respond(msg, GateReply{Again: true})
 			return
 		}
+		id := req.ID
+		if id != "" {
+			if r, ok := answered[id]; ok {
+				respond(msg, r)
+				return
+			}
+			if _, ok := waiting[id]; ok {
+				waiting[id] = msg // the run now waits on this request
+				return
+			}
+			waiting[id] = msg
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			v, err := g.Wait(ctx, p)
+			var r GateReply
 			switch {
 			case err == nil:
-				respond(msg, GateReply{Action: v.Action, Args: v.Args})
+				r = GateReply{Action: v.Action, Args: v.Args}
 			case ctx.Err() != nil:
-				respond(msg, GateReply{Again: true})
+				r = GateReply{Again: true}
 			default:
-				respond(msg, GateReply{Error: err.Error()})
+				r = GateReply{Error: err.Error()}
 			}
+			mu.Lock()
+			to := msg
+			if id != "" {
+				to = waiting[id]
+				delete(waiting, id)
+				if !r.Again {
+					answered[id] = r
+					order = append(order, id)
+					if len(order) > maxAnswered {
+						delete(answered, order[0])
+						order = order[1:]
+					}
+				}
+			}
+			mu.Unlock()
+			respond(to, r)
 		}()
 	})
 	if err == nil {

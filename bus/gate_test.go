@@ -325,3 +325,184 @@ func TestAnswerGateNotStepping(t *testing.T) {
 		t.Errorf("%d gate_resumed, want 7 (each pause asked and let through)", n)
 	}
 }
+
+// heldGate is a console's gate that holds each pause until the test gives
+// its verdict.
+type heldGate struct {
+	asked   chan engine.Pending
+	verdict chan engine.Verdict
+}
+
+func (g heldGate) Stop(engine.Pending) bool { return true }
+
+func (g heldGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	select {
+	case g.asked <- p:
+	case <-ctx.Done():
+		return engine.Verdict{}, ctx.Err()
+	}
+	select {
+	case v := <-g.verdict:
+		return v, nil
+	case <-ctx.Done():
+		return engine.Verdict{}, ctx.Err()
+	}
+}
+
+// waitAsync runs g.Wait on a pause in the background, bounded by a minute.
+func waitAsync(t *testing.T, g *bus.RemoteGate) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	out := make(chan error, 1)
+	go func() {
+		v, err := g.Wait(ctx, engine.Pending{At: engine.Decide, Step: 1})
+		if err == nil && v.Action != engine.Skip {
+			err = fmt.Errorf("verdict %+v, want skip", v)
+		}
+		out <- err
+	}()
+	return out
+}
+
+// nextRequest is the next pause sub receives.
+func nextRequest(t *testing.T, sub *nats.Subscription) (*nats.Msg, bus.GateRequest) {
+	t.Helper()
+	m, err := sub.NextMsg(30 * time.Second)
+	if err != nil {
+		t.Fatalf("no pause asked: %v", err)
+	}
+	var r bus.GateRequest
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		t.Fatalf("pause %s: %v", m.Data, err)
+	}
+	return m, r
+}
+
+// TestRemoteGateConsoleDiesSilently: the console that took the pause dies
+// without a word (SIGKILL, a closed terminal: no "again"); the run asks
+// again, a console that attaches later sees the pause and answers it.
+func TestRemoteGateConsoleDiesSilently(t *testing.T) {
+	s := startServer(t)
+	dead := connect(t, s)
+	sub, err := dead.SubscribeSync(bus.GateSubject("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.Flush()
+	g := bus.NewRemoteGate(connect(t, s), "gone", true, 0)
+	g.Ask = 100 * time.Millisecond
+	done := waitAsync(t, g)
+	_, first := nextRequest(t, sub)
+	if first.ID == "" {
+		t.Errorf("pause %+v has no ID", first)
+	}
+	sub.Unsubscribe() // dies holding the pause
+	dead.Flush()
+	second := &scriptedGate{verdicts: []engine.Verdict{{Action: engine.Skip}}}
+	stop, err := bus.AnswerGate(connect(t, s), "gone", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Wait after the console died: %v", err)
+	}
+	if n := len(second.pauses()); n != 1 {
+		t.Errorf("the second console was asked %d pauses, want 1", n)
+	}
+}
+
+// TestAnswerGateSamePauseAskedAgain: a console holding a pause that is
+// asked again (its answer is slow in coming) shows it once; its answer
+// goes to the request the run waits on, and takes effect once; asked once
+// more after that (the answer lost), it gives the same answer, without
+// asking the person again.
+func TestAnswerGateSamePauseAskedAgain(t *testing.T) {
+	s := startServer(t)
+	held := heldGate{asked: make(chan engine.Pending, 4), verdict: make(chan engine.Verdict)}
+	stop, err := bus.AnswerGate(connect(t, s), "again", held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	spyConn := connect(t, s)
+	spy, err := spyConn.SubscribeSync(bus.GateSubject("again")) // sees every request, answers none
+	if err != nil {
+		t.Fatal(err)
+	}
+	spyConn.Flush()
+	g := bus.NewRemoteGate(connect(t, s), "again", true, 0)
+	g.Ask = 50 * time.Millisecond
+	done := waitAsync(t, g)
+	<-held.asked
+	var last *nats.Msg
+	var id string
+	for i := 0; i < 3; i++ { // asked, then asked again twice
+		m, r := nextRequest(t, spy)
+		if i == 0 {
+			id = r.ID
+		}
+		if r.ID == "" || r.ID != id {
+			t.Fatalf("request %d of one pause has ID %q, the first had %q", i, r.ID, id)
+		}
+		last = m
+	}
+	held.verdict <- engine.Verdict{Action: engine.Skip}
+	if err := <-done; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	select {
+	case p := <-held.asked:
+		t.Errorf("the console showed the pause asked again as a second pause: %+v", p)
+	default:
+	}
+	reply, err := connect(t, s).Request(bus.GateSubject("again"), last.Data, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r bus.GateReply
+	if err := json.Unmarshal(reply.Data, &r); err != nil || r.Action != engine.Skip {
+		t.Errorf("the pause asked after its answer: %s (%v), want the same skip", reply.Data, err)
+	}
+	select {
+	case p := <-held.asked:
+		t.Errorf("the console asked its person again for an answered pause: %+v", p)
+	default:
+	}
+}
+
+// TestRemoteGateTakesTheLatestRequestsAnswer: an answer to a request the
+// gate has asked again is stale and dropped; the answer to the latest
+// request is the verdict.
+func TestRemoteGateTakesTheLatestRequestsAnswer(t *testing.T) {
+	s := startServer(t)
+	console := connect(t, s)
+	asked := make(chan *nats.Msg, 64)
+	if _, err := console.ChanSubscribe(bus.GateSubject("stale"), asked); err != nil {
+		t.Fatal(err)
+	}
+	console.Flush()
+	g := bus.NewRemoteGate(connect(t, s), "stale", true, 0)
+	g.Ask = 50 * time.Millisecond
+	done := waitAsync(t, g)
+	first := <-asked
+	abort, _ := json.Marshal(bus.GateReply{Action: engine.Abort})
+	skip, _ := json.Marshal(bus.GateReply{Action: engine.Skip})
+	stale := false
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Wait: %v (the stale abort taken?)", err)
+			}
+			return
+		case m := <-asked: // asked again: the first is stale
+			if !stale {
+				first.Respond(abort)
+				stale = true
+			}
+			m.Respond(skip)
+		}
+	}
+}

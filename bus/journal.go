@@ -37,6 +37,10 @@ const (
 	attemptTimeout = 5 * time.Second
 )
 
+// DefaultReadIdle is how long a read of a journal waits for its next
+// message before it gives the try up (and tries again from there).
+const DefaultReadIdle = 5 * time.Second
+
 // Journals is a sessions.Backend that keeps sessions in NATS JetStream:
 // each session's journal is the subject agentty.journal.<session> of the
 // stream AGENTTY_JOURNAL, one message per event (its JSON line without the
@@ -71,6 +75,12 @@ type Journals struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 	atomic bool // the stream takes atomic batches
+
+	// ReadIdle bounds how long ReadJournal waits for the next message of
+	// a journal (DefaultReadIdle when 0); nothing bounds the whole read
+	// while messages keep coming, however long the journal. Set it before
+	// the Journals is used.
+	ReadIdle time.Duration
 }
 
 var _ sessions.Backend = (*Journals)(nil)
@@ -269,10 +279,21 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 		}
 		return nil, nil
 	}
-	var out []byte
-	err = retry(func(ctx context.Context) error {
-		out = out[:0]
-		return j.read(ctx, id, func(m jetstream.Msg) { out = append(append(out, m.Data()...), '\n') })
+	// A try that fails part way (no message for ReadIdle, the server
+	// restarting) is followed by one from the message after the last one
+	// read, so a long journal is read to its end however long it takes,
+	// as long as it is read at all.
+	var (
+		out  []byte
+		from uint64 // the stream sequence to read from (0: the start)
+	)
+	err = retryProgress(func(ctx context.Context) (bool, error) {
+		start := from
+		err := j.read(ctx, id, from, func(m jetstream.Msg, seq uint64) {
+			out = append(append(out, m.Data()...), '\n')
+			from = seq + 1
+		})
+		return from != start, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %s: read the journal: %w", id, err)
@@ -280,13 +301,20 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 	return out, nil
 }
 
-// read hands each message of session id's journal to f, in order, through
-// an ordered consumer, until the last one there is.
-func (j *Journals) read(ctx context.Context, id string, f func(jetstream.Msg)) error {
-	c, err := j.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+// read hands each message of session id's journal from stream sequence
+// from on (0: the first) to f with its sequence, in order, through an
+// ordered consumer, until the last one there is. ctx bounds making the
+// consumer; each message is waited for ReadIdle at most, and the read as a
+// whole is not bounded.
+func (j *Journals) read(ctx context.Context, id string, from uint64, f func(m jetstream.Msg, seq uint64)) error {
+	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{subject(id)},
 		InactiveThreshold: 30 * time.Second,
-	})
+	}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	c, err := j.stream.OrderedConsumer(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -295,16 +323,20 @@ func (j *Journals) read(ctx context.Context, id string, f func(jetstream.Msg)) e
 		return err
 	}
 	defer it.Stop()
+	idle := j.ReadIdle
+	if idle <= 0 {
+		idle = DefaultReadIdle
+	}
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		m, err := it.Next(jetstream.NextMaxWait(idle)) // nats.ErrTimeout past idle: transient
 		if err != nil {
 			return err
 		}
-		f(m)
 		md, err := m.Metadata()
 		if err != nil {
 			return err
 		}
+		f(m, md.Sequence.Stream)
 		if md.NumPending == 0 {
 			return nil
 		}
@@ -399,8 +431,8 @@ type journalWriter struct {
 const maxBatch = 500
 
 // Append publishes lines, one message each, in order. On a stream that
-// allows atomic batches (the one OpenJournals makes) the lines of one
-// Append go as one batch, which the server stores whole or not at all and
+// allows atomic batches (one an operator made so; the one OpenJournals
+// makes does not) the lines of one Append go as one batch, which the server stores whole or not at all and
 // acknowledges once (one sync of its store, not one per line); otherwise
 // each line is published once the one before it is acknowledged. sync
 // changes nothing: every line is acknowledged before Append returns, which
@@ -424,8 +456,8 @@ func (w *journalWriter) Append(lines []byte, sync bool) error {
 	var split [][]byte
 	for rest := lines[done:]; len(rest) > 0; {
 		end := bytes.IndexByte(rest, '\n')
-		if end < 0 {
-			end = len(rest) - 1
+		if end < 0 { // a last line without its newline: the whole of it
+			end = len(rest)
 			rest = append(rest[:len(rest):len(rest)], '\n')
 		}
 		split = append(split, rest[:end])
@@ -595,9 +627,23 @@ func (w *journalWriter) failed(err error) error {
 }
 
 // msgID identifies line number index of session id's journal for the
-// server's de-duplication. The hash matters: de-duplication comes before
-// the expected-sequence check, so a second writer's different line n must
-// not be taken for the first writer's and silently dropped.
+// server's de-duplication. Where the server checks what comes first
+// depends on the path a publish takes (nats-server v2.15.2):
+//
+//   - One line on a stream of one replica (stream.go, processJetStreamMsg):
+//     the expected last subject sequence is checked (stream.go:6774)
+//     before the message id (stream.go:7019). A retried line that the
+//     server stored though its acknowledgement was lost is therefore
+//     refused as a wrong last sequence, not acknowledged as a duplicate;
+//     what makes the retry correct is stored(), which finds the line's id
+//     on the journal's last message.
+//   - An atomic batch, or any publish to a replicated stream
+//     (checkMsgHeadersPreClusteredProposal in jetstream_batching.go): the
+//     message id is checked first (jetstream_batching.go:608), the
+//     expected sequence after (:766).
+//
+// On that second path the hash matters: a second writer's different line
+// n must not be taken for the first writer's and silently dropped.
 func msgID(id string, index uint64, line []byte) string {
 	h := fnv.New64a()
 	h.Write(line)
@@ -663,13 +709,27 @@ func transient(err error) bool {
 // growing pause while it fails with a transient error, for up to
 // retryFor.
 func retry(op func(ctx context.Context) error) error {
+	return retryProgress(func(ctx context.Context) (bool, error) { return false, op(ctx) })
+}
+
+// retryProgress is retry for an op that may get part way before it fails
+// and goes on from there the next time: a try that made progress starts
+// the retryFor and the pauses again (the server is answering).
+func retryProgress(op func(ctx context.Context) (progress bool, err error)) error {
+	const firstPause = 20 * time.Millisecond
 	deadline := time.Now().Add(retryFor)
-	pause := 20 * time.Millisecond
+	pause := firstPause
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
-		err := op(ctx)
+		progress, err := op(ctx)
 		cancel()
-		if err == nil || !transient(err) || time.Now().Add(pause).After(deadline) {
+		if err == nil || !transient(err) {
+			return err
+		}
+		if progress {
+			deadline, pause = time.Now().Add(retryFor), firstPause
+		}
+		if time.Now().Add(pause).After(deadline) {
 			return err
 		}
 		time.Sleep(pause)

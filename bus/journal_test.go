@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -459,4 +460,113 @@ func TestJournalsKeepAnOperatorsStream(t *testing.T) {
 	if got := s.CachedInfo().Config; got.Description != "the operator's" || got.MaxAge != time.Hour || got.AllowDirect {
 		t.Errorf("the operator's stream was changed: %+v", got)
 	}
+}
+
+// unsyncedServer runs a server with JetStream's default durability (no
+// sync on every write), to fill a journal quickly; it returns its URL.
+func unsyncedServer(t testing.TB) string {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	return ns.ClientURL()
+}
+
+// slowLink dials connections whose every read brings 4 KiB at most and
+// takes a millisecond at least: a remote link, on which a long journal
+// takes a while to come.
+type slowLink struct{}
+
+func (slowLink) Dial(network, address string) (net.Conn, error) {
+	c, err := net.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return slowConn{c}, nil
+}
+
+type slowConn struct{ net.Conn }
+
+func (c slowConn) Read(p []byte) (int, error) {
+	time.Sleep(time.Millisecond) // the link's pace, not a wait for something
+	return c.Conn.Read(p[:min(len(p), 4096)])
+}
+
+// TestJournalsReadALongJournal: a journal that takes far longer to read
+// than ReadIdle (20,000 lines, about 3 MB on the wire, over a link of 4
+// KiB a millisecond at best: 0.7 s at least) is read whole, in order,
+// once: the idle bound is on the wait for each message, not on the read.
+func TestJournalsReadALongJournal(t *testing.T) {
+	url := unsyncedServer(t)
+	const idle = 100 * time.Millisecond
+	journals, _ := openJournals(t, url, nats.SetCustomDialer(slowLink{}))
+	journals.ReadIdle = idle
+	fill, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fill.Close()
+	js, _ := jetstream.New(fill)
+	const n = 20000
+	var want bytes.Buffer
+	for i := range n {
+		line := fmt.Sprintf(`{"n":%d}`, i)
+		want.WriteString(line + "\n")
+		if _, err := js.PublishAsync("agentty.journal.long", []byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 { // another session's, between
+			if _, err := js.PublishAsync("agentty.journal.other", []byte(line)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the journal was not stored")
+	}
+	start := time.Now()
+	got, err := journals.ReadJournal("long")
+	if err != nil {
+		t.Fatalf("ReadJournal of %d lines, waiting %v for each at most: %v", n, idle, err)
+	}
+	t.Logf("%d lines read in %v, each waited for %v at most", n, time.Since(start), idle)
+	if !bytes.Equal(got, want.Bytes()) {
+		gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want.Bytes(), []byte("\n"))
+		for i := range min(len(gl), len(wl)) {
+			if !bytes.Equal(gl[i], wl[i]) {
+				t.Fatalf("line %d is %s, want %s (%d lines, want %d)", i+1, gl[i], wl[i], len(gl)-1, len(wl)-1)
+			}
+		}
+		t.Fatalf("%d lines read, want %d", len(gl)-1, len(wl)-1)
+	}
+}
+
+// TestJournalsAppendWithoutTrailingNewline: a last line without its
+// newline is stored whole, as if it had one.
+func TestJournalsAppendWithoutTrailingNewline(t *testing.T) {
+	modes(t, func(t *testing.T, atomic bool) {
+		journals, _ := openJournals(t, journalServer(t, atomic).URL())
+		w, err := journals.Lock("nonl", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, lines := range []string{`{"a":1}` + "\n" + `{"b":22}`, `{"c":333}`} {
+			if err := w.Append([]byte(lines), true); err != nil {
+				t.Fatalf("Append(%q): %v", lines, err)
+			}
+		}
+		got, err := journals.ReadJournal("nonl")
+		if want := `{"a":1}` + "\n" + `{"b":22}` + "\n" + `{"c":333}` + "\n"; err != nil || string(got) != want {
+			t.Errorf("journal %q (%v), want %q", got, err, want)
+		}
+	})
 }
