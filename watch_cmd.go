@@ -238,18 +238,21 @@ func (h *holdWriter) release() {
 	}
 }
 
-// watchJournal reads what the local journal holds of session id: nothing
-// when the session is not on this machine (it is followed live only).
+// watchJournal reads what the journal holds of session id, from the store
+// the options name (JetStream with --nats, else the data folder): nothing
+// when the store does not have the session (it is followed live only).
+// The store, and the connection it may hold, is closed before it returns.
 func watchJournal(id string, o options, getenv func(string) string, warn func(string, ...any)) []engine.Event {
 	store, err := o.store(getenv)
 	if err != nil {
 		warn("%v; following live events only", err)
 		return nil
 	}
+	defer store.Close()
 	l, err := store.Load(id)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		warn("session %s is not in %s; following its live events only", id, store.Dir())
+		warn("session %s is not in %s; following its live events only", id, store.Where())
 		return nil
 	case l == nil:
 		warn("%v; following live events only", err)

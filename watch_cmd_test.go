@@ -694,3 +694,57 @@ func TestWatchConsoleInTmux(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestWatchJournalFromNATS: watch reads a session's journal from the store
+// --nats names, says where it looked when the session is not there (not the
+// local folder), and closes the store's connection either way.
+func TestWatchJournalFromNATS(t *testing.T) {
+	s := natsServer(t)
+	home := t.TempDir()
+	o := options{nats: s.URL(), dataDir: home}
+	noEnv := func(string) string { return "" }
+	store, err := o.store(noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := store.CreateID("there")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := engine.Event{Session: "there", Run: "run-1", Kind: engine.KindRunStarted, Time: time.Now(), Data: &engine.RunStarted{Task: "hi"}}
+	if err := j.Emit(ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	clients := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for s.NATS().NumClients() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections to the server, want %d: watch's store was left open", s.NATS().NumClients(), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	clients(0)
+	for _, tc := range []struct {
+		id, warning string
+		events      int
+	}{
+		{"there", "", 1},
+		{"elsewhere", "session elsewhere is not in NATS JetStream stream AGENTTY_JOURNAL at " + s.URL() + "; following its live events only", 0},
+	} {
+		var warnings []string
+		past := watchJournal(tc.id, o, noEnv, func(format string, a ...any) { warnings = append(warnings, fmt.Sprintf(format, a...)) })
+		if len(past) != tc.events {
+			t.Errorf("watch %s: %d events from the journal, want %d", tc.id, len(past), tc.events)
+		}
+		if got := strings.Join(warnings, "\n"); got != tc.warning {
+			t.Errorf("watch %s: warnings %q, want %q", tc.id, got, tc.warning)
+		}
+		clients(0)
+	}
+}
