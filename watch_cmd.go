@@ -43,6 +43,11 @@ func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(exitUsage, "one session at most (usage: agentty watch [SESSION] [--json])")
 	}
 	id := fs.Arg(0)
+	if id != "" {
+		if err := sessions.CheckID(id); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
 	url := o.natsURL(getenv)
 	if url == "" {
 		return fail(exitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")

@@ -135,6 +135,13 @@ func (w *worker) handle(d *bus.Delivery) {
 	}
 	defer w.runs.Delete(req.Session)
 	journal, s, past, err := w.open(req)
+	// Its writer may be a worker that died: its lease runs out within
+	// bus.LeaseTTL. Wait for that here, holding the request (a hand-back
+	// would count as a delivery).
+	for deadline := time.Now().Add(bus.LeaseTTL + 5*time.Second); errors.Is(err, sessions.ErrLocked) && time.Now().Before(deadline) && !w.draining.Load(); {
+		time.Sleep(time.Second)
+		journal, s, past, err = w.open(req)
+	}
 	if err != nil {
 		if errors.Is(err, sessions.ErrLocked) || errors.As(err, new(*sessions.WriteError)) {
 			w.log("session %s: %v; the request goes back on the queue", req.Session, err)

@@ -418,3 +418,28 @@ func TestQueueTwoRequestsOneSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusedWhileAWorkerWrites: `run --session` of a session a worker
+// is running is refused, saying who writes it (the writer's lease), and
+// the worker's run goes on to its answer.
+func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
+	srv := natsServer(t)
+	startWorker(t, srv.URL(), queueScript(t, 6, 60))
+	ids := submitN(t, srv.URL(), 1)
+	store := natsStoreAt(t, srv.URL())
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 1 && l.Session.Interrupted() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never got going")
+		}
+	}
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "run", "--nats", srv.URL(), "--session", ids[0], "--model", "offline", "what is 1+2?")
+	if code != 1 || out != "" || !strings.Contains(errs, "is writing it") {
+		t.Errorf("run --session while a worker writes: exit %d, %q, %q", code, out, errs)
+	}
+	for id, l := range waitAnswered(t, store, ids) {
+		checkExactlyOnce(t, id, l)
+	}
+}

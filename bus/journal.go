@@ -74,7 +74,9 @@ type Journals struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
-	atomic bool // the stream takes atomic batches
+	// writers holds a lease per session being written (lease.go).
+	writers jetstream.KeyValue
+	atomic  bool // the stream takes atomic batches
 
 	// ReadIdle bounds how long ReadJournal waits for the next message of
 	// a journal (DefaultReadIdle when 0); nothing bounds the whole read
@@ -139,6 +141,9 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", SessionsBucket, j.url(), err)
+	}
+	if j.writers, err = openWriters(ctx, js); err != nil {
+		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", WritersBucket, j.url(), err)
 	}
 	return j, nil
 }
@@ -347,12 +352,26 @@ func (j *Journals) read(ctx context.Context, id string, from uint64, f func(m je
 // the journal's last sequence, and the server refuses its publishes if
 // another writer has written since (see Journals). create asks for a new
 // session: an error if its journal has messages.
-func (j *Journals) Lock(id string, create bool) (sessions.Writer, error) {
+func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 	if err := checkToken(id); err != nil {
 		return nil, err
 	}
+	if !create {
+		if _, err := j.exists(id); err != nil {
+			return nil, err
+		}
+	}
+	l, err := takeLease(j.writers, id)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			l.release()
+		}
+	}()
 	var last uint64
-	err := retry(func(ctx context.Context) error {
+	err = retry(func(ctx context.Context) error {
 		m, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			last = 0
@@ -379,7 +398,20 @@ func (j *Journals) Lock(id string, create bool) (sessions.Writer, error) {
 			return nil, err
 		}
 	}
-	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n}, nil
+	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, nil
+}
+
+// exists reports ErrNotFound (wrapped) for a session with neither
+// messages nor meta.
+func (j *Journals) exists(id string) (bool, error) {
+	n, err := j.count(id)
+	if err != nil || n > 0 {
+		return n > 0, err
+	}
+	if _, _, err := j.ReadMeta(id); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Remove purges session id's journal and deletes its meta. The server
@@ -391,6 +423,14 @@ func (j *Journals) Remove(id string) error {
 	if err := checkToken(id); err != nil {
 		return err
 	}
+	if _, err := j.exists(id); err != nil {
+		return fmt.Errorf("sessions: rm %s: %w", id, errors.Unwrap(err))
+	}
+	l, err := takeLease(j.writers, id)
+	if err != nil {
+		return err // it is being written: ErrLocked, saying by whom
+	}
+	defer l.release()
 	n, err := j.count(id)
 	if err != nil {
 		return err
@@ -424,6 +464,7 @@ type journalWriter struct {
 	acked  []byte     // the lines of a failed Append that the server has
 	err    error      // set once another writer wrote: every Append fails
 	closed bool
+	lease  *lease // the session's writer lease, released by Close
 }
 
 // maxBatch bounds the lines of one atomic batch (the server's default
@@ -679,6 +720,9 @@ func (w *journalWriter) WriteMeta(m sessions.Meta) error {
 func (w *journalWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.closed && w.lease != nil {
+		w.lease.release()
+	}
 	w.closed = true
 	w.acked = nil
 	return nil

@@ -243,42 +243,67 @@ func testJournalsStore(t *testing.T, atomic bool) {
 	}
 }
 
-// TestJournalsOneWriter: two writers open one session; the first to write
-// keeps it, the second's write is refused and leaves nothing.
+// TestJournalsOneWriter: a second writer of a session is refused when it
+// opens it (the first holds the lease), as the local lock does; and a
+// writer whose lease ran out (a process stalled past LeaseTTL) while
+// another took the session is refused by the server at its next write,
+// leaving nothing.
 func TestJournalsOneWriter(t *testing.T) { modes(t, testJournalsOneWriter) }
 
 func testJournalsOneWriter(t *testing.T, atomic bool) {
 	srv := journalServer(t, atomic)
-	journals, _ := openJournals(t, srv.URL())
+	journals, nc := openJournals(t, srv.URL())
 	store := sessions.OpenWith(t.TempDir(), journals)
 	id, _ := journaled(t, store, scriptEngine(t, rememberTurns), "remember my name")
 
-	j1, l1, err := store.OpenWriter(id)
+	stale, l1, err := store.OpenWriter(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j1.Close()
+	defer stale.Close()
+	if _, _, err := store.OpenWriter(id); !errors.Is(err, sessions.ErrLocked) || !strings.Contains(err.Error(), "is writing it") {
+		t.Fatalf("a second writer while the first holds the session: %v, want ErrLocked saying who writes", err)
+	}
+	if _, _, ro, err := store.Resume(id); err != nil || ro == "" {
+		t.Errorf("resume of a session being written: %q %v, want it read-only", ro, err)
+	}
+	if err := store.Rename(id, "renamed"); !errors.Is(err, sessions.ErrLocked) {
+		t.Errorf("rename of a session being written: %v, want ErrLocked", err)
+	}
+	if err := store.Remove(id); !errors.Is(err, sessions.ErrLocked) {
+		t.Errorf("rm of a session being written: %v, want ErrLocked", err)
+	}
+	// The first writer's lease runs out (as if it stalled) and another
+	// takes the session and writes.
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), bus.WritersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	j2, l2, err := store.OpenWriter(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j2.Close()
 	rec := &enginetest.Recorder{}
-	if res := scriptEngine(t, `{"answer":"first"}`).Run(context.Background(), l1.Session, "first", engine.Sinks{j1, rec}); res.StopReason != engine.StopAnswered {
+	if res := scriptEngine(t, `{"answer":"second"}`).Run(context.Background(), l2.Session, "second", engine.Sinks{j2, rec}); res.StopReason != engine.StopAnswered {
 		t.Fatal(res.Err)
 	}
-	res := scriptEngine(t, `{"answer":"second"}`).Run(context.Background(), l2.Session, "second", j2)
+	j2.Close()
+	res := scriptEngine(t, `{"answer":"stale"}`).Run(context.Background(), l1.Session, "stale", stale)
 	if res.StopReason != engine.StopError || !errors.Is(res.Err, sessions.ErrLocked) || !strings.Contains(res.Err.Error(), "written by another agentty since this one opened it") {
-		t.Errorf("second writer: %s %v, want an error wrapping ErrLocked", res.StopReason, res.Err)
+		t.Errorf("the stale writer: %s %v, want an error wrapping ErrLocked", res.StopReason, res.Err)
 	}
-	if err := j2.Flush(); !errors.Is(err, sessions.ErrLocked) {
-		t.Errorf("second writer, again: %v", err)
+	if err := stale.Flush(); !errors.Is(err, sessions.ErrLocked) {
+		t.Errorf("the stale writer, again: %v", err)
 	}
 	l, err := store.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append(l1.Events, rec.Events()...)
+	want := append(l2.Events, rec.Events()...)
 	sameEvents(t, l.Events, want)
 }
 

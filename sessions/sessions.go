@@ -124,6 +124,9 @@ func (s *Store) JournalPath(id string) string {
 	return filepath.Join(s.dir, id, "events.jsonl")
 }
 
+// CheckID says why id cannot name a session (nil when it can).
+func CheckID(id string) error { return checkID(id) }
+
 // checkID refuses ids that could name something outside the store.
 func checkID(id string) error {
 	if id == "" || strings.ContainsAny(id, `/\.`) || len(id) > 64 {
