@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -90,6 +91,9 @@ func (m *Model) following() bool { return m.cfg.Follow != nil }
 func (m *Model) followed(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case followEventMsg:
+		if d, ok := msg.ev.Data.(*engine.GateResumed); ok {
+			m.resumedElsewhere(msg.ev, d)
+		}
 		m.applyEvent(msg.ev)
 		if d, ok := msg.ev.Data.(*engine.RunFinished); ok && msg.ev.ParentRun == "" {
 			m.dropPauses(msg.ev.Run, d.StopReason)
@@ -110,23 +114,108 @@ func (m *Model) dropPauses(run string, stop engine.StopReason) {
 	of := func(r gateRequest) bool {
 		return r.pending.Run == run || strings.HasPrefix(r.pending.Run, run+"/")
 	}
-	keep := m.pauses[:0]
-	for _, r := range m.pauses {
-		if of(r) {
-			r.reply <- engine.Verdict{Action: engine.Abort}
-			continue
-		}
-		keep = append(keep, r)
-	}
-	m.pauses = keep
-	if m.pause != nil && of(*m.pause) {
-		m.argsEditor = nil
+	if m.answerPauses(of, engine.Verdict{Action: engine.Abort}) {
 		m.note = "the run ended (" + string(stop) + ") before its pause was answered"
-		m.reply(engine.Verdict{Action: engine.Abort})
 		if m.pause == nil {
 			m.state = "idle"
 		}
 	}
+}
+
+// trackPauses keeps, from a followed session's events (its journal, then
+// live), the pause each run waits at, for resumedElsewhere.
+func (m *Model) trackPauses(ev engine.Event) {
+	switch d := ev.Data.(type) {
+	case *engine.GatePaused:
+		if m.remote == nil {
+			m.remote = map[string]string{}
+		}
+		m.remote[ev.Run] = callID(d.ToolCall)
+	case *engine.GateResumed, *engine.RunFinished:
+		delete(m.remote, ev.Run)
+	}
+}
+
+// resumedElsewhere takes away the pause that a live gate_resumed says the
+// run went on from: another console watching the session answered it (a
+// pause asked again goes to whichever console is free), and the answer
+// this one would give goes nowhere. The pause is known by run, step,
+// phase and, at act, the call its run's last gate_paused held back; a
+// pause this console answered is no longer shown when its gate_resumed
+// comes.
+func (m *Model) resumedElsewhere(ev engine.Event, d *engine.GateResumed) {
+	call, ok := m.remote[ev.Run]
+	if !ok {
+		return // its gate_paused was seen neither in the journal nor live
+	}
+	of := func(r gateRequest) bool {
+		p := r.pending
+		return p.Run == ev.Run && p.Step == ev.Step && p.At == ev.Phase && callID(p.ToolCall) == call
+	}
+	if m.answerPauses(of, engine.Verdict{Action: d.Action, Args: d.Args}) {
+		m.note = fmt.Sprintf("the pause at step %d was answered elsewhere (%s)", ev.Step, flatten(Sanitize(string(d.Action))))
+	}
+}
+
+// answerPauses answers with v the pauses for which of is true, those
+// queued and the one shown, and reports whether the one shown was among
+// them (the next queued is shown then).
+func (m *Model) answerPauses(of func(gateRequest) bool, v engine.Verdict) (shown bool) {
+	keep := m.pauses[:0]
+	for _, r := range m.pauses {
+		if of(r) {
+			r.reply <- v // buffered: the gate waits for one verdict
+			continue
+		}
+		keep = append(keep, r)
+	}
+	clear(m.pauses[len(keep):])
+	m.pauses = keep
+	if m.pause == nil || !of(*m.pause) {
+		return false
+	}
+	m.argsEditor = nil
+	m.reply(v)
+	return true
+}
+
+// followStepMode is ctrl+t in a followed session, after the gate's step
+// mode is set to on. Off, the runs watched go on without step pauses: the
+// step pauses shown or queued are answered with proceed, as the gate
+// answers those asked from now on; approvals still ask.
+func (m *Model) followStepMode(on bool) {
+	if on {
+		m.note = "step mode on: the runs submitted with --step pause here before every decision and tool call"
+		return
+	}
+	m.note = "step mode off: the runs go on without pausing (approvals still ask)"
+	m.answerPauses(func(r gateRequest) bool { return !r.pending.Approval }, engine.Verdict{Action: engine.Proceed})
+}
+
+// callID is the id of a paused tool call, "" for none (a decide).
+func callID(c *engine.ToolCall) string {
+	if c == nil {
+		return ""
+	}
+	return c.ID
+}
+
+// abortedByEngine is how the engine ends a run aborted at a pause (esc);
+// a followed run's end says it in the person's words (followShown).
+const abortedByEngine = "aborted at the gate"
+
+// followShown is how a followed session's event is drawn: as it is, but
+// that a run aborted at a pause says so in words a person knows. The
+// journal and the engine keep their text.
+func followShown(ev engine.Event) engine.Event {
+	d, ok := ev.Data.(*engine.RunFinished)
+	if !ok || !strings.Contains(d.Error, abortedByEngine) {
+		return ev
+	}
+	cp := *d
+	cp.Error = strings.ReplaceAll(cp.Error, abortedByEngine, "aborted (esc at a pause)")
+	ev.Data = &cp
+	return ev
 }
 
 // readOnlyKey refuses, saying why, a key that would start a run on the

@@ -44,7 +44,7 @@ func (h *helpBar) update(msg tea.KeyMsg, k keyMap, writing bool) bool {
 
 // view draws the help for hk, all keys when full, cut to width.
 func (h *helpBar) view(hk helpKeys, full bool, width int) string {
-	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: width, slash: hk.slash}
+	key := helpKey{pause: hk.pause, full: full, focus: hk.focus, width: width, slash: hk.slash, follow: hk.follow, search: hk.search}
 	slot := 0
 	if full {
 		slot = 1
@@ -78,6 +78,7 @@ func (m *Model) helpLines(help int) int {
 // helpView draws the help for what has the keys now, all of them when full.
 func (m *Model) helpView(full bool) string {
 	_, slash := m.completions()
-	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth, slash: slash}
+	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth, slash: slash,
+		follow: m.following(), search: m.cfg.Search != nil}
 	return m.help.view(hk, full, m.width)
 }

@@ -123,7 +123,7 @@ func (m *Model) inputBox() []string {
 		return m.pause.bar(w, m.gate.Stepping())
 	}
 	title := "Input"
-	if m.gate.Stepping() {
+	if m.gate.Stepping() && !m.following() { // a followed session's runs are not stepped here
 		title = "Input (step mode)"
 	}
 	if m.inputCache == nil {

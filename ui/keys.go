@@ -14,6 +14,10 @@ type keyMap struct {
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
 	Commands, Complete, Choose, RunCommand, CloseList      key.Binding // the slash commands and their list
+	// What the help shows in place of Send and Cancel in a followed
+	// session, where only slash commands are sent and ctrl+c has no run
+	// to cancel. They are shown, not matched: Send, Cancel and Quit are.
+	FollowCommands, FollowQuit key.Binding
 
 	HistoryPrev, HistoryNext, NextPane, PrevPane key.Binding // History and Focus, one way each
 	PageUp, PageDown                             key.Binding // Scroll, one way each; a page in the details
@@ -79,11 +83,13 @@ func newKeyMap() keyMap {
 		MemEdit:   b([]string{"e"}, "e", "edit fact"),
 		MemDelete: b([]string{"d"}, "d", "delete fact"),
 		// "/" is text the input takes; typed first, it opens the list.
-		Commands:   b([]string{"/"}, "/", "commands (// for a /…)"),
-		Complete:   b([]string{"tab"}, "tab", "complete"),
-		Choose:     b([]string{"up", "down"}, "↑/↓", "choose"),
-		RunCommand: b([]string{"enter"}, "enter", "run"),
-		CloseList:  b([]string{"esc"}, "esc", "close"),
+		Commands:       b([]string{"/"}, "/", "commands (// for a /…)"),
+		Complete:       b([]string{"tab"}, "tab", "complete"),
+		Choose:         b([]string{"up", "down"}, "↑/↓", "choose"),
+		RunCommand:     b([]string{"enter"}, "enter", "run"),
+		CloseList:      b([]string{"esc"}, "esc", "close"),
+		FollowCommands: b([]string{"/"}, "/", "commands"),
+		FollowQuit:     b([]string{"ctrl+c", "ctrl+d"}, "ctrl+c", "quit"),
 		// In the search, tab changes the scope (the input has no tab).
 		SearchScope: b([]string{"tab"}, "tab", "scope"),
 	}
@@ -122,6 +128,10 @@ type helpKeys struct {
 	focus  focus
 	narrow bool // fewer, longer columns
 	slash  bool // the list of commands is open
+	// follow: the console follows a session read-only: the keys that
+	// would send, start or change something are not shown; search: the
+	// search is there (a followed session may have none).
+	follow, search bool
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -138,6 +148,16 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	if h.slash {
 		return []key.Binding{h.k.Complete, h.k.Choose, h.k.RunCommand, h.k.CloseList, h.k.Help}
 	}
+	if h.follow {
+		switch h.focus {
+		case focusTimeline:
+			return []key.Binding{h.k.Detail, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.FollowQuit, h.k.Help}
+		case focusMemory:
+			return []key.Binding{h.k.Focus, h.k.Back, h.k.FollowQuit, h.k.Help}
+		}
+		// Quit and help before what a narrow terminal may cut.
+		return []key.Binding{h.k.Focus, h.k.StepMode, h.k.FollowQuit, h.k.Help, h.k.Scroll, h.k.FollowCommands}
+	}
 	switch h.focus {
 	case focusTimeline:
 		return []key.Binding{h.k.Detail, h.k.Fork, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
@@ -148,11 +168,34 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
+	if h.follow {
+		return h.followFullHelp()
+	}
 	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.Sessions, h.k.Search, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
+	}
+	if h.narrow {
+		return [][]key.Binding{append(cols[0], cols[1]...), append(cols[2], cols[3]...)}
+	}
+	return cols
+}
+
+// followFullHelp is the full help of a followed session: what can be done
+// there (look, search, answer its runs' pauses, quit), and not what would
+// send a task, start a run or change the session.
+func (h helpKeys) followFullHelp() [][]key.Binding {
+	look := []key.Binding{h.k.Detail, h.k.Fold}
+	if h.search {
+		look = append(look, h.k.Search)
+	}
+	cols := [][]key.Binding{
+		{h.k.FollowCommands, h.k.Focus, h.k.Back, h.k.Scroll, h.k.Expand},
+		append(look, h.k.StepMode),
+		{h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
+		{h.k.FollowQuit, h.k.Help},
 	}
 	if h.narrow {
 		return [][]key.Binding{append(cols[0], cols[1]...), append(cols[2], cols[3]...)}

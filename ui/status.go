@@ -9,7 +9,8 @@ import (
 
 // statusLine draws the status line. What must be seen comes first when it
 // has to give way: the state and any error or note are kept, the step and
-// step mode next, then the active agent; the session id, then the model's
+// step mode (or that a followed session is watched) next, then the
+// active agent; the session id, then the model's
 // name, are cut first, and "agentty" goes before them.
 func (m *Model) statusLine() string {
 	state := m.state
@@ -33,6 +34,15 @@ func (m *Model) statusLine() string {
 		segs = append(segs, seg{"agent " + a, 5, true})
 	}
 	switch {
+	case m.following():
+		// Its runs are not stepped here: the gate is in step mode so that
+		// a run submitted with --step shows its pauses, and the pause bar
+		// says when one does.
+		w := "watching (read-only)"
+		if !m.gate.Stepping() {
+			w = "watching, step mode off"
+		}
+		segs = append(segs, seg{w, 4, true})
 	case m.gate.Stepping() && m.released && m.running:
 		segs = append(segs, seg{"step mode from the next run", 4, true})
 	case m.gate.Stepping():

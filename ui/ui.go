@@ -136,6 +136,10 @@ type Model struct {
 	wf         workflowState
 	wfNames    []string  // the workflows, for completing /workflow NAME
 	retired    []Backend // sessions switched away from, closed by a command
+	// remote holds, in a followed session, the tool call (by id, "" for
+	// a decide) of each run's last gate_paused not yet resumed: its
+	// gate_resumed names the pause it ends by run, step and phase only.
+	remote map[string]string
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
@@ -250,6 +254,10 @@ func (m *Model) retire(b Backend) tea.Cmd {
 }
 
 func (m *Model) applyEvent(ev engine.Event) {
+	if m.following() {
+		m.trackPauses(ev)
+		ev = followShown(ev)
+	}
 	if ev.ParentRun != "" {
 		m.applySubEvent(ev)
 		return
@@ -580,6 +588,10 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		on := !m.gate.Stepping()
 		m.gate.SetStep(on)
 		m.released = false
+		if m.following() {
+			m.followStepMode(on)
+			return nil, true
+		}
 		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
 	case key.Matches(msg, k.Sessions):
 		if m.running {

@@ -214,6 +214,8 @@ type (
 		focus focus
 		width int
 		slash bool
+
+		follow, search bool
 	}
 )
 
