@@ -72,7 +72,11 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer store.Close()
 	req := bus.RunRequest{ID: sessions.NewID(), Session: o.session, Task: task, Agent: o.agent, Model: o.model, Step: *step, Submitted: time.Now().UTC()}
 	if req.Session == "" {
+		// Listed (and watchable) at once, before a worker starts it.
 		req.Session = sessions.NewID()
+		if err := store.Reserve(req.Session, task); err != nil {
+			return fail(exitError, "%v", err)
+		}
 	} else if _, err := store.Meta(req.Session); err != nil {
 		return fail(exitError, "%v", err)
 	}

@@ -443,3 +443,38 @@ func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
 		checkExactlyOnce(t, id, l)
 	}
 }
+
+// TestQueuedSessionListed: a submitted run's session is listed (and can be
+// shown) before any worker takes it; while a worker runs it, sessions ls
+// says it is running, not interrupted.
+func TestQueuedSessionListed(t *testing.T) {
+	srv := natsServer(t)
+	ids := submitN(t, srv.URL(), 1)
+	ls := func() string {
+		code, out, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "ls", "--nats", srv.URL())
+		if code != 0 {
+			t.Fatalf("sessions ls: exit %d: %s", code, errs)
+		}
+		return out
+	}
+	if out := ls(); !strings.Contains(out, ids[0]) || !strings.Contains(out, "task 0") {
+		t.Errorf("a queued session is not listed:\n%s", out)
+	}
+	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "show", "--nats", srv.URL(), ids[0]); code != 0 {
+		t.Errorf("sessions show of a queued session: exit %d: %s", code, errs)
+	}
+	startWorker(t, srv.URL(), queueScript(t, 8, 60))
+	store := natsStoreAt(t, srv.URL())
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 1 && l.Session.Interrupted() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never got going")
+		}
+	}
+	if out := ls(); !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
+		t.Errorf("a session a worker runs:\n%s", out)
+	}
+	waitAnswered(t, store, ids)
+}

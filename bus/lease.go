@@ -141,3 +141,11 @@ func (l *lease) release() {
 		cancel()
 	}
 }
+
+// Writing reports whether a writer holds session id's lease.
+func (j *Journals) Writing(id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	_, err := j.writers.Get(ctx, id)
+	return err == nil
+}

@@ -160,6 +160,15 @@ func (b files) open(id string, flag int) (*fileWriter, error) {
 	return &fileWriter{id: id, f: f, lockf: lf, metaPath: b.path(id, "meta.json")}, nil
 }
 
+// Writing reports whether another agentty holds the session's lock.
+func (b files) Writing(id string) bool {
+	l, err := lock(b.path(id, "lock"))
+	if err == nil {
+		l.Close()
+	}
+	return errors.Is(err, ErrLocked)
+}
+
 func (b files) Remove(id string) error {
 	if !b.exists(id) {
 		return fmt.Errorf("sessions: rm %s: %w", id, ErrNotFound)

@@ -157,7 +157,16 @@ func NewID() string {
 // read.
 type Listing struct {
 	Meta
-	Err error `json:"-"`
+	// Writing is set for a session whose last run has not finished and
+	// that an agentty is writing now: it is running, not interrupted.
+	Writing bool  `json:"writing,omitempty"`
+	Err     error `json:"-"`
+}
+
+// writingChecker is a Backend that can tell whether a session is being
+// written now (its writer's lock or lease is held).
+type writingChecker interface {
+	Writing(id string) bool
 }
 
 // List returns every session, newest first. A session that cannot be read
@@ -173,7 +182,11 @@ func (s *Store) List() ([]Listing, error) {
 			continue
 		}
 		m, err := s.Meta(id)
-		out = append(out, Listing{Meta: m, Err: err})
+		l := Listing{Meta: m, Err: err}
+		if w, ok := s.b.(writingChecker); ok && m.Interrupted {
+			l.Writing = w.Writing(id)
+		}
+		out = append(out, l)
 	}
 	slices.SortFunc(out, func(a, b Listing) int {
 		if c := b.Updated.Compare(a.Updated); c != 0 {
