@@ -663,7 +663,9 @@ func TestWatchConsoleInTmux(t *testing.T) {
 		return strings.Contains(chatPane(s), "17*23 = 391") && strings.Contains(s, "watching "+r.journal.ID+": read-only")
 	})
 	tm.keys("what is 2+2?", "Enter")
-	tm.wait("the task refused", func(s string) bool { return strings.Contains(s, "watching (read-only) · watching "+r.journal.ID+": read-only") })
+	tm.wait("the task refused", func(s string) bool {
+		return strings.Contains(s, "watching (read-only) · watching "+r.journal.ID+": read-only")
+	})
 	tm.keys("C-u")
 
 	done := r.start(t, "what is 6*7?", true)
