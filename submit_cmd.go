@@ -71,12 +71,19 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer store.Close()
 	req := bus.RunRequest{ID: sessions.NewID(), Session: o.session, Task: task, Agent: o.agent, Model: o.model, Step: *step, Submitted: time.Now().UTC()}
+	reserved, submitted := false, false
+	defer func() {
+		if reserved && !submitted {
+			store.Remove(req.Session) // nothing will run in it
+		}
+	}()
 	if req.Session == "" {
 		// Listed (and watchable) at once, before a worker starts it.
 		req.Session = sessions.NewID()
 		if err := store.Reserve(req.Session, task); err != nil {
 			return fail(exitError, "%v", err)
 		}
+		reserved = true
 	} else if _, err := store.Meta(req.Session); err != nil {
 		return fail(exitError, "%v", err)
 	}
@@ -101,6 +108,7 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if _, err := queue.Submit(sctx, *pool, req); err != nil {
 		return fail(exitError, "%v", err)
 	}
+	submitted = true
 	fmt.Fprintln(stdout, req.Session)
 	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
 	if *step {

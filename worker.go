@@ -127,27 +127,36 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
+	// A session busy here (another request of it is running) or written
+	// elsewhere: wait, holding the request, for as long as a lease can
+	// outlive its writer; then put it at the back of the queue as a new
+	// message. Neither counts as one of its deliveries.
 	wr := &workerRun{}
-	if _, busy := w.runs.LoadOrStore(req.Session, wr); busy {
-		w.log("session %s: a run of it is going on here; request %s waits its turn", req.Session, req.ID)
-		d.HandBack(handBackDelay)
+	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
+	_, busy := w.runs.LoadOrStore(req.Session, wr)
+	for busy && time.Now().Before(wait) && !w.draining.Load() {
+		time.Sleep(time.Second)
+		_, busy = w.runs.LoadOrStore(req.Session, wr)
+	}
+	if busy {
+		w.requeue(d, "a run of it is going on in this worker")
 		return
 	}
 	defer w.runs.Delete(req.Session)
 	journal, s, past, err := w.open(req)
-	// Its writer may be a worker that died: its lease runs out within
-	// bus.LeaseTTL. Wait for that here, holding the request (a hand-back
-	// would count as a delivery).
-	for deadline := time.Now().Add(bus.LeaseTTL + 5*time.Second); errors.Is(err, sessions.ErrLocked) && time.Now().Before(deadline) && !w.draining.Load(); {
+	for errors.Is(err, sessions.ErrLocked) && time.Now().Before(wait) && !w.draining.Load() {
 		time.Sleep(time.Second)
 		journal, s, past, err = w.open(req)
 	}
-	if err != nil {
-		if errors.Is(err, sessions.ErrLocked) || errors.As(err, new(*sessions.WriteError)) {
-			w.log("session %s: %v; the request goes back on the queue", req.Session, err)
-			d.HandBack(handBackDelay)
-			return
-		}
+	switch {
+	case errors.Is(err, sessions.ErrLocked):
+		w.requeue(d, err.Error())
+		return
+	case errors.As(err, new(*sessions.WriteError)):
+		w.log("session %s: %v; the request goes back on the queue", req.Session, err)
+		d.HandBack(handBackDelay)
+		return
+	case err != nil:
 		w.log("session %s: %v; the request is dropped", req.Session, err)
 		d.Drop(err.Error())
 		return
@@ -159,16 +168,21 @@ func (w *worker) handle(d *bus.Delivery) {
 		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
 		w.ack(d, journal)
 		return
+	case run != "" && s.LastRun().ID != run:
+		// Its run was cut off, and the session went on past it (another
+		// writer took the session after this request's worker stalled
+		// past its lease): the run cannot be continued in place. A run
+		// of its own says so, for whoever waits for the request.
+		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("its run %s was left unfinished and the session went on without it (%s); not tried again", run, s.LastRun().ID))
+		return
 	case run == "" && s.Interrupted():
-		// Someone else's run (a console's, a crashed run) is unfinished:
-		// this request's run would come after it.
+		// Another run of the session (a console's, a crashed one, another
+		// request's) is unfinished: this request's run would come after it.
 		if d.GiveUp != "" {
-			w.log("session %s: its run %s is unfinished and not this queue's; request %s is dropped: %s", req.Session, s.LastRun().ID, req.ID, d.GiveUp)
-			journal.Close()
-			d.Drop(d.GiveUp)
+			w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the session's run %s stayed unfinished, and this request's run would come after it; %s", s.LastRun().ID, d.GiveUp))
 			return
 		}
-		w.log("session %s: its run %s is unfinished (not this queue's); request %s waits", req.Session, s.LastRun().ID, req.ID)
+		w.log("session %s: its run %s is unfinished; request %s waits", req.Session, s.LastRun().ID, req.ID)
 		journal.Close()
 		d.HandBack(handBackDelay)
 		return
@@ -199,18 +213,16 @@ func (w *worker) handle(d *bus.Delivery) {
 	case wr.detached.Load():
 		journal.DiscardStep() // the next step's start: the next worker makes it again
 		journal.Close()
-		if err := d.Requeue(context.Background(), w.queue); err != nil {
-			w.log("session %s: %v", req.Session, err)
-			d.HandBack(0)
-		}
-		w.log("session %s: stopped at step %d to drain; the request is back on the queue", req.Session, s.Steps)
+		w.requeue(d, fmt.Sprintf("stopped at step %d to drain", s.Steps))
 	case errors.Is(res.Err, sessions.ErrLocked):
 		w.log("session %s: %v; the request goes back on the queue", req.Session, res.Err)
 		journal.Close()
 		d.HandBack(handBackDelay)
 	case errors.As(res.Err, new(*sessions.WriteError)):
-		// Not journaled to its end: another try continues it.
+		// Not journaled to its end: what was not written is dropped (the
+		// run's error end among it), so another try continues the run.
 		w.log("session %s: %v; the run is unfinished and the request goes back on the queue", req.Session, res.Err)
+		journal.DropUnwritten()
 		journal.Close()
 		d.HandBack(handBackDelay)
 	default:
@@ -237,6 +249,17 @@ func requestRun(events []engine.Event, request string) (run string, finished boo
 		}
 	}
 	return run, finished
+}
+
+// requeue puts d's request at the back of the queue as a new message,
+// saying why; if that fails, it hands it back (a delivery).
+func (w *worker) requeue(d *bus.Delivery, why string) {
+	if err := d.Requeue(context.Background(), w.queue); err != nil {
+		w.log("session %s: %s; requeueing the request: %v (handed back instead)", d.Req.Session, why, err)
+		d.HandBack(handBackDelay)
+		return
+	}
+	w.log("session %s: %s; the request is back on the queue", d.Req.Session, why)
 }
 
 // ack closes the journal (everything is written) and acknowledges.

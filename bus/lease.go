@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +74,12 @@ func takeLease(kv jetstream.KeyValue, id string) (*lease, error) {
 		return err
 	})
 	if errors.Is(err, jetstream.ErrKeyExists) {
+		// A try whose answer was lost may have made it: then it is ours.
+		if r, ok := ours(kv, id, val); ok {
+			rev, err = r, nil
+		}
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) {
 		who := "another agentty"
 		if e, gerr := kv.Get(context.Background(), id); gerr == nil {
 			var h leaseHolder
@@ -108,6 +115,12 @@ func (l *lease) renew(val []byte) {
 		next, err := l.kv.Update(ctx, l.id, val, rev)
 		cancel()
 		l.mu.Lock()
+		if err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLast(err)) {
+			// An update whose answer was lost may have been made.
+			if r, ok := ours(l.kv, l.id, val); ok {
+				next, err = r, nil
+			}
+		}
 		switch {
 		case err == nil:
 			l.rev = next
@@ -148,4 +161,17 @@ func (j *Journals) Writing(id string) bool {
 	defer cancel()
 	_, err := j.writers.Get(ctx, id)
 	return err == nil
+}
+
+// ours returns the revision of id's lease when it holds val (this
+// writer's, which names its host, process and start): a write whose
+// answer was lost was made after all.
+func ours(kv jetstream.KeyValue, id string, val []byte) (uint64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	e, err := kv.Get(ctx, id)
+	if err != nil || !bytes.Equal(e.Value(), val) {
+		return 0, false
+	}
+	return e.Revision(), true
 }

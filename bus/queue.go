@@ -115,7 +115,8 @@ type WorkerConfig struct {
 	Pool string
 	// MaxDeliver is how many times a request is handed out before it is
 	// given up (default 5); the worker that gets it once more ends its
-	// run with the reason (Delivery.GiveUp).
+	// run with the reason (Delivery.GiveUp). A consumer made beforehand
+	// without a limit reads as 0: never given up.
 	MaxDeliver int
 	// AckWait is how long a worker may stay silent about a request before
 	// the server hands it to another (default 30 s; a Delivery signals
@@ -142,7 +143,7 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 	name := "workers-" + Token(pool)
 	if c, err := q.stream.Consumer(ctx, name); err == nil {
 		info := c.CachedInfo()
-		have := WorkerConfig{Pool: pool, MaxDeliver: info.Config.MaxDeliver - 1, AckWait: info.Config.AckWait}
+		have := WorkerConfig{Pool: pool, MaxDeliver: max(info.Config.MaxDeliver-1, 0), AckWait: info.Config.AckWait}
 		out := &Consumer{c: c, cfg: have}
 		if have.MaxDeliver != cfg.MaxDeliver || have.AckWait != cfg.AckWait {
 			out.Note = fmt.Sprintf("pool %s's workers share the settings of the first: --max-deliver %d --ack-wait %s (not %d and %s)", pool, have.MaxDeliver, have.AckWait, cfg.MaxDeliver, cfg.AckWait)
@@ -195,7 +196,7 @@ func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, err
 	if err == nil {
 		d.Attempt = int(md.NumDelivered)
 	}
-	if d.Attempt > c.cfg.MaxDeliver {
+	if c.cfg.MaxDeliver > 0 && d.Attempt > c.cfg.MaxDeliver { // 0: a consumer made without a limit
 		d.GiveUp = fmt.Sprintf("the request was handed to workers %d times and never finished (workers died or were stopped mid-run); given up", c.cfg.MaxDeliver)
 	}
 	if err := json.Unmarshal(m.Data(), &d.Req); err != nil || d.Req.Session == "" {

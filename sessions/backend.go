@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Backend is where a Store keeps its sessions: a folder of files (Open, the
@@ -160,13 +161,15 @@ func (b files) open(id string, flag int) (*fileWriter, error) {
 	return &fileWriter{id: id, f: f, lockf: lf, metaPath: b.path(id, "meta.json")}, nil
 }
 
-// Writing reports whether another agentty holds the session's lock.
+// Writing reports whether an agentty holds the session's lock. It asks
+// for a shared lock, for an instant, on the lock file if there is one.
 func (b files) Writing(id string) bool {
-	l, err := lock(b.path(id, "lock"))
-	if err == nil {
-		l.Close()
+	f, err := os.Open(b.path(id, "lock"))
+	if err != nil {
+		return false
 	}
-	return errors.Is(err, ErrLocked)
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil
 }
 
 func (b files) Remove(id string) error {

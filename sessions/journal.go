@@ -60,8 +60,13 @@ func (s *Store) Load(id string) (*Loaded, error) {
 		name = "session " + id
 	}
 	l := Read(raw, name, id)
-	if m, ok, _ := s.b.ReadMeta(id); ok && m.Title != "" {
-		l.Meta.Title = m.Title
+	if m, ok, _ := s.b.ReadMeta(id); ok {
+		if m.Title != "" {
+			l.Meta.Title = m.Title
+		}
+		if l.Meta.Created.IsZero() { // no events yet (Reserve)
+			l.Meta.Created, l.Meta.Updated = m.Created, m.Updated
+		}
 	}
 	if l.Corrupt != nil {
 		return l, l.Corrupt
@@ -201,9 +206,10 @@ type Journal struct {
 	buf    []byte         // encoded events not yet written
 	queue  []engine.Event // events not yet released
 	sync   bool           // the buffer ends a step or a run: make it durable
-	// mark and markQ are the lengths of buf and queue after the last
-	// step_finished or run_finished not yet written (DiscardStep).
+	// mark and markQ are the lengths of buf and queue before the last
+	// top-level step_started not yet written, when marked (DiscardStep).
 	mark, markQ int
+	marked      bool
 	saveMeta    bool
 	closed      bool
 	syncs       int           // syncs done
@@ -310,6 +316,9 @@ func (j *Journal) Emit(ev engine.Event) error {
 	if j.closed {
 		return fmt.Errorf("sessions: %s: journal is closed", j.ID)
 	}
+	if ev.Kind == engine.KindStepStarted && ev.ParentRun == "" {
+		j.mark, j.markQ, j.marked = len(j.buf), len(j.queue), true
+	}
 	j.queue = append(j.queue, ev)
 	if ev.Kind == engine.KindTextDelta {
 		return nil
@@ -331,9 +340,6 @@ func (j *Journal) Emit(ev engine.Event) error {
 		if d.ToolCalls > 0 {
 			j.sync = true // a step that answered is synced with run_finished
 		}
-	}
-	if ev.Kind == engine.KindStepFinished || ev.Kind == engine.KindRunFinished {
-		j.mark, j.markQ = len(j.buf), len(j.queue)
 	}
 	return nil
 }
@@ -368,7 +374,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 			j.syncTime += time.Since(start)
 		}
 		if errors.As(err, new(syncError)) {
-			j.buf = j.buf[:0] // written, not durable: not to be written twice
+			j.buf, j.marked = j.buf[:0], false // written, not durable: not to be written twice
 		}
 		if err != nil {
 			return nil, &WriteError{j.ID, err}
@@ -376,7 +382,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 		j.buf = j.buf[:0]
 		j.sync = false
 	}
-	j.mark, j.markQ = 0, 0
+	j.marked = false
 	if j.saveMeta && j.w != nil {
 		j.saveMeta = false
 		if err := j.w.WriteMeta(j.meta); err != nil {
@@ -388,14 +394,25 @@ func (j *Journal) release() ([]engine.Event, error) {
 	return out, nil
 }
 
-// DiscardStep drops the events not yet written that came after the last
-// step's end: a run stopped before its next decision (a worker draining)
-// leaves its journal at the end of the step before, as if that step were
-// the last it made.
+// DiscardStep drops the events not yet written from the start of the
+// run's last step on: a run stopped before its next decision (a worker
+// draining) leaves its journal as if the step before were the last it
+// made (a handoff after it included).
 func (j *Journal) DiscardStep() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.buf, j.queue = j.buf[:j.mark], j.queue[:j.markQ]
+	if j.marked {
+		j.buf, j.queue, j.marked = j.buf[:j.mark], j.queue[:j.markQ], false
+	}
+}
+
+// DropUnwritten drops every event not yet written: after a write failed,
+// the journal ends where the backend last took it, as if the process had
+// died there, and whoever opens the session next continues from there.
+func (j *Journal) DropUnwritten() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.buf, j.queue, j.marked, j.sync, j.saveMeta = j.buf[:0], j.queue[:0], false, false, false
 }
 
 // Syncs reports the fsyncs done so far and the time they took.

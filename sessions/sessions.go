@@ -247,10 +247,11 @@ func (s *Store) Rename(id, title string) error {
 		return err
 	}
 	w, err := s.b.Lock(id, false)
-	for _, known := range []error{ErrLocked, ErrNotFound} {
-		if errors.Is(err, known) {
-			return fmt.Errorf("sessions: rename %s: %w", id, known)
-		}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("sessions: rename %s: %w", id, ErrNotFound)
+	case errors.Is(err, ErrLocked):
+		return fmt.Errorf("sessions: rename %s: %w", id, err) // saying who writes it
 	}
 	if err != nil {
 		return err
