@@ -440,7 +440,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		return true, err
 	}
 	for i := range changes {
-		if err := r.emit(Observe, KindMemoryChanged, &changes[i]); err != nil {
+		if err := r.emitAt(now, Observe, KindMemoryChanged, &changes[i]); err != nil {
 			return true, err
 		}
 	}

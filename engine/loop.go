@@ -24,6 +24,9 @@ type run struct {
 	rerun map[string]bool
 	// request is the queued request a new run carries out (RunRequest).
 	request string
+	// lastAt is the time of the run's last event: a step's end takes it
+	// when nothing waited after it (the clock is read once less a step).
+	lastAt time.Time
 	// timer serves the act phase's deadlines; it is made when first
 	// needed and reused across steps.
 	timer *time.Timer
@@ -110,6 +113,7 @@ func (r *run) emit(phase Phase, kind Kind, data any) error {
 
 // emitAt is emit with the time already known.
 func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
+	r.lastAt = t
 	if r.tree != nil {
 		return r.emitShared(t, phase, kind, data)
 	}
@@ -285,7 +289,7 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
-			if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
+			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
 				return r.finish(ctx, StopError, "", err)
 			}
 			return r.finish(ctx, StopAnswered, dec.Text, nil)
@@ -299,7 +303,9 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopCancelled, "", errAborted)
 		}
 		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
-		if err := r.emit(Observe, KindStepFinished, &p.finished); err != nil {
+		// The step ends with its last tool's result: nothing waits
+		// between that event and this one.
+		if err := r.emitAt(r.lastAt, Observe, KindStepFinished, &p.finished); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
 		if err := r.switchAgent(); err != nil {
