@@ -113,7 +113,9 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tMODEL\tTITLE")
 		for _, l := range list {
 			title := l.Title
-			if l.Writing {
+			if l.Runs == 0 && l.LastStep == 0 {
+				title += " [queued]" // reserved by agentty submit, not yet started
+			} else if l.Writing {
 				title += " [running]"
 			} else if l.Interrupted {
 				title += " [interrupted]"

@@ -111,6 +111,21 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	submitted = true
 	fmt.Fprintln(stdout, req.Session)
 	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
+	idle := func() (bool, bool) {
+		waiting, running, ok, err := queue.Takers(sctx, *pool)
+		return err == nil && waiting == 0 && running == 0, ok
+	}
+	if none, ok := idle(); none && ok {
+		time.Sleep(1200 * time.Millisecond) // a worker between two pulls waits at most a second
+		none, ok = idle()
+	}
+	if none, ok := idle(); none {
+		why := "no worker has served it yet"
+		if ok {
+			why = "no worker is taking its runs now"
+		}
+		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", *pool, why, *pool)
+	}
 	if *step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
 	}

@@ -449,7 +449,11 @@ func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
 // says it is running, not interrupted.
 func TestQueuedSessionListed(t *testing.T) {
 	srv := natsServer(t)
-	ids := submitN(t, srv.URL(), 1)
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "task 0")
+	if code != 0 || !strings.Contains(errs, `pool "default": no worker has served it yet`) {
+		t.Fatalf("submit with no worker: exit %d, %q", code, errs)
+	}
+	ids := []string{strings.TrimSpace(out)}
 	ls := func() string {
 		code, out, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "ls", "--nats", srv.URL())
 		if code != 0 {
@@ -457,7 +461,7 @@ func TestQueuedSessionListed(t *testing.T) {
 		}
 		return out
 	}
-	if out := ls(); !strings.Contains(out, ids[0]) || !strings.Contains(out, "task 0") {
+	if out := ls(); !strings.Contains(out, ids[0]) || !strings.Contains(out, "task 0 [queued]") {
 		t.Errorf("a queued session is not listed:\n%s", out)
 	}
 	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "show", "--nats", srv.URL(), ids[0]); code != 0 {

@@ -110,6 +110,24 @@ func (q *Queue) Pending(ctx context.Context, pool string) (uint64, error) {
 	return info.State.Subjects[RunSubject(pool)], nil
 }
 
+// Takers returns how many requests of pool's workers are waiting for work
+// and how many runs they hold; ok is false when no worker ever served the
+// pool. A request submitted to a pool with neither waits for a worker.
+func (q *Queue) Takers(ctx context.Context, pool string) (waiting, running int, ok bool, err error) {
+	c, err := q.stream.Consumer(ctx, "workers-"+Token(pool))
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return info.NumWaiting, info.NumAckPending, true, nil
+}
+
 // WorkerConfig says how a pool's workers take requests.
 type WorkerConfig struct {
 	Pool string
