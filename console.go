@@ -261,7 +261,10 @@ func (b *readOnlyBackend) ChangeMemory(engine.MemoryChanged) (engine.Event, erro
 	return engine.Event{}, errors.New("this session is read-only: " + b.why)
 }
 func (b *readOnlyBackend) SessionID() string { return b.id }
-func (b *readOnlyBackend) Close() error      { return nil }
+
+// ReadOnly says why the session cannot be written here.
+func (b *readOnlyBackend) ReadOnly() string { return b.why }
+func (b *readOnlyBackend) Close() error     { return nil }
 
 // picker opens sessions of a store for the console.
 type picker struct {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -80,12 +81,16 @@ func (r GateRequest) Pending() engine.Pending {
 
 // GateReply is a console's answer: a verdict (Action, Args), or Error (the
 // run ends with it), or Again: the console that took the request is going
-// away without an answer, and the request is to be asked again.
+// away without an answer, and the request is to be asked again. Release
+// comes with a verdict when the console would no longer stop the run
+// ("c" at a pause, step mode turned off there): the run stops asking at
+// its steps, whether that console stays or not; approvals still ask.
 type GateReply struct {
-	Action engine.Action   `json:"action,omitempty"`
-	Args   json.RawMessage `json:"args,omitempty"`
-	Error  string          `json:"error,omitempty"`
-	Again  bool            `json:"again,omitempty"`
+	Action  engine.Action   `json:"action,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Again   bool            `json:"again,omitempty"`
+	Release bool            `json:"release,omitempty"`
 }
 
 // verdict checks r and returns its verdict.
@@ -113,6 +118,9 @@ type RemoteGate struct {
 	// listens (one second; tests make it shorter).
 	retry time.Duration
 
+	// released is set by a console's Release: no more step pauses.
+	released atomic.Bool
+
 	// Ask bounds one request: when no answer has come after Ask, the
 	// pause is asked again, with the same ID (DefaultAsk when 0). Without
 	// it a console killed while it held the pause (SIGKILL, a closed
@@ -137,7 +145,9 @@ func NewRemoteGate(nc *nats.Conn, session string, step bool, timeout time.Durati
 
 // Stop implements engine.Gate: in step mode every pause; otherwise only
 // approvals.
-func (g *RemoteGate) Stop(p engine.Pending) bool { return g.step || p.Approval }
+func (g *RemoteGate) Stop(p engine.Pending) bool {
+	return p.Approval || g.step && !g.released.Load()
+}
 
 // newPauseID returns a pause's ID: random, so that two gates never share
 // one.
@@ -217,6 +227,9 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		if err != nil {
 			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console's answer: %w", g.session, err)
 		}
+		if r.Release {
+			g.released.Store(true)
+		}
 		return v, nil
 	}
 }
@@ -267,7 +280,7 @@ func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err 
 		}
 		p := req.Pending()
 		if !g.Stop(p) && !p.Approval {
-			respond(msg, GateReply{Action: engine.Proceed})
+			respond(msg, GateReply{Action: engine.Proceed, Release: true})
 			return
 		}
 		mu.Lock()
@@ -295,7 +308,7 @@ func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err 
 			var r GateReply
 			switch {
 			case err == nil:
-				r = GateReply{Action: v.Action, Args: v.Args}
+				r = GateReply{Action: v.Action, Args: v.Args, Release: !g.Stop(p)}
 			case ctx.Err() != nil:
 				r = GateReply{Again: true}
 			default:

@@ -321,8 +321,10 @@ func TestAnswerGateNotStepping(t *testing.T) {
 	if n := len(g.pauses()); n != 0 {
 		t.Errorf("a console out of step mode was asked %d pauses", n)
 	}
-	if n := len(rec.Of(engine.KindGateResumed)); n != 7 {
-		t.Errorf("%d gate_resumed, want 7 (each pause asked and let through)", n)
+	// The first pause is asked and let through, with Release: a console
+	// out of step mode lets the run go on without step pauses after it.
+	if n := len(rec.Of(engine.KindGateResumed)); n != 1 {
+		t.Errorf("%d gate_resumed, want 1 (the first pause let through, the rest not asked)", n)
 	}
 }
 
@@ -504,5 +506,57 @@ func TestRemoteGateTakesTheLatestRequestsAnswer(t *testing.T) {
 			}
 			m.Respond(skip)
 		}
+	}
+}
+
+// releasingGate answers its first pause with proceed and then stops no
+// more ("c" at a pause in a console).
+type releasingGate struct {
+	mu       sync.Mutex
+	released bool
+	asked    int
+}
+
+func (g *releasingGate) Stop(engine.Pending) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.released
+}
+
+func (g *releasingGate) Wait(context.Context, engine.Pending) (engine.Verdict, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.asked++
+	g.released = true
+	return engine.Verdict{Action: engine.Proceed}, nil
+}
+
+// TestRemoteGateReleased: "c" in the console that answers a pause lets the
+// run go on without step pauses even once that console is gone.
+func TestRemoteGateReleased(t *testing.T) {
+	srv := startServer(t)
+	nc := connect(t, srv)
+	console := &releasingGate{}
+	stop, err := bus.AnswerGate(nc, "s-rel", console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := bus.NewRemoteGate(connect(t, srv), "s-rel", true, 0)
+	first := engine.Pending{Session: "s-rel", Run: "run-1", Step: 1, At: engine.Decide}
+	if !g.Stop(first) {
+		t.Fatal("a step-mode gate does not stop at the first decide")
+	}
+	if v, err := g.Wait(context.Background(), first); err != nil || v.Action != engine.Proceed {
+		t.Fatalf("first pause: %v %v", v, err)
+	}
+	stop() // the console goes away
+	if g.Stop(engine.Pending{Session: "s-rel", Run: "run-1", Step: 2, At: engine.Decide}) {
+		t.Error("after c the run still stops at its steps")
+	}
+	if !g.Stop(engine.Pending{Session: "s-rel", Run: "run-1", Step: 2, At: engine.Act, Approval: true}) {
+		t.Error("after c an approval no longer asks")
+	}
+	if console.asked != 1 {
+		t.Errorf("the console was asked %d times, want 1", console.asked)
 	}
 }

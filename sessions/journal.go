@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -266,6 +267,9 @@ func (s *Store) Resume(id string) (j *Journal, l *Loaded, readOnly string, err e
 		return j, l, "", nil
 	case errors.Is(err, ErrLocked):
 		readOnly = fmt.Sprintf("session %s is open in another agentty", id)
+		if msg := err.Error(); strings.Contains(msg, ErrLocked.Error()) {
+			readOnly += msg[strings.Index(msg, ErrLocked.Error())+len(ErrLocked.Error()):] // who writes it, when known
+		}
 	case errors.As(err, &corrupt):
 		readOnly = corrupt.Error()
 	default:

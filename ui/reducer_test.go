@@ -67,3 +67,24 @@ func TestResumedInterruptedIsTheEngines(t *testing.T) {
 		})
 	}
 }
+
+// roBackend is a backend on a session another agentty writes.
+type roBackend struct{ *streamBackend }
+
+func (roBackend) ReadOnly() string { return "session s1 is open in another agentty" }
+
+// TestReadOnlyUnfinishedRun: a session opened read-only because another
+// agentty writes it does not call its last run interrupted (it may be going
+// on there) and points at watch instead of ctrl+r.
+func TestReadOnlyUnfinishedRun(t *testing.T) {
+	e := func(kind engine.Kind, data any) engine.Event {
+		return engine.Event{V: engine.SchemaVersion, Session: "s1", Run: "run-1", Kind: kind, Time: time.Unix(0, 0), Data: data}
+	}
+	events := []engine.Event{e(engine.KindRunStarted, &engine.RunStarted{Task: "go", MaxSteps: 5})}
+	m := New(Config{Style: "notty", Backend: roBackend{newStreamBackend()}, Events: events})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	v := m.View()
+	if strings.Contains(v, "The last run was interrupted") || !strings.Contains(v, "agentty watch s1") {
+		t.Errorf("a read-only session's unfinished run:\n%s", v)
+	}
+}

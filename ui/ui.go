@@ -209,7 +209,14 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 			m.model = name // the journal says what ran; the backend, what runs next
 		}
 	}
-	if m.sess.Interrupted() && !m.following() { // a followed run goes on elsewhere
+	ro, _ := b.(interface{ ReadOnly() string })
+	switch {
+	case !m.sess.Interrupted() || m.following(): // a followed run goes on elsewhere
+	case ro != nil && ro.ReadOnly() != "":
+		// Another agentty has the session: its last run may be going on
+		// there, not interrupted.
+		m.chat.add(&chatItem{kind: itemNote, text: "The last run has not finished here; it may be going on in the agentty that has the session open (with NATS, agentty watch " + Sanitize(b.SessionID()) + " follows it live)."})
+	default:
 		m.tl.interrupt()
 		m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 	}
