@@ -355,6 +355,10 @@ func consoleCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		resume, resumeID = true, o.session
 	}
 	if fs.NArg() > 0 {
+		if isCommand(fs.Arg(0)) {
+			fmt.Fprintf(stderr, "agentty: flags go after the command: agentty %s [flags]\n", fs.Arg(0))
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "agentty: unexpected %q (to run a task headless: agentty run TASK)\n", fs.Arg(0))
 		return exitUsage
 	}

@@ -36,6 +36,16 @@ func main() {
 }
 
 // cli runs agentty with args and returns the exit code.
+// isCommand reports whether s is one of cli's sub-commands, for the
+// message of flags given before one (agentty --nats URL sessions ls).
+func isCommand(s string) bool {
+	switch s {
+	case "run", "sessions", "tools", "trust", "agents", "replay", "workflow", "workflows", "eval", "search", "index", "serve", "watch", "submit", "worker":
+		return true
+	}
+	return false
+}
+
 func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	stdout, stderr = termSafe(stdout), termSafe(stderr)
 	defer flushSafe(stdout)

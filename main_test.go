@@ -121,3 +121,12 @@ func TestRunCancelled(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 130, cancelled", code, errs)
 	}
 }
+
+// TestFlagsBeforeACommand: flags put before a sub-command are pointed
+// after it, not taken for a task.
+func TestFlagsBeforeACommand(t *testing.T) {
+	code, _, errs := runCLI(t, context.Background(), nil, "--nats", "nats://127.0.0.1:1", "sessions", "ls")
+	if code != 2 || !strings.Contains(errs, "flags go after the command: agentty sessions") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+}

@@ -42,8 +42,9 @@ type worker struct {
 	// done, for the waits (a console's answer) that a drain cuts short.
 	draining atomic.Bool
 	drain    context.Context
-	// done counts the requests acknowledged, for tests and the log.
-	done atomic.Int64
+	// done counts the requests acknowledged, and requeued those put back
+	// on the queue (a drain, a busy session), for the log.
+	done, requeued atomic.Int64
 }
 
 type setupKey struct{ model, agent string }
@@ -259,6 +260,7 @@ func (w *worker) requeue(d *bus.Delivery, why string) {
 		d.HandBack(handBackDelay)
 		return
 	}
+	w.requeued.Add(1)
 	w.log("session %s: %s; the request is back on the queue", d.Req.Session, why)
 }
 

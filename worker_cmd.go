@@ -110,7 +110,7 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)
-	n := int(w.done.Load())
-	log("stopped: %d %s done", n, plural(n, "request"))
+	n, back := int(w.done.Load()), int(w.requeued.Load())
+	log("stopped: %d %s done, %d put back on the queue", n, plural(n, "request"), back)
 	return 0, nil
 }
