@@ -106,6 +106,22 @@ func waitAnswered(t *testing.T, store *sessions.Store, ids []string) map[string]
 	return out
 }
 
+// waitMidRun waits until one of the sessions is in the middle of its run
+// (at least steps steps, not finished) and returns it.
+func waitMidRun(t *testing.T, store *sessions.Store, ids []string, steps int) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		for _, id := range ids {
+			if l, err := store.Load(id); err == nil && l.Session.Steps >= steps && l.Session.Interrupted() {
+				return id
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no run was ever seen in its middle")
+		}
+	}
+}
+
 // checkExactlyOnce checks a session's journal: one run, answered; every
 // tool call finished once; no call of an isolated tool started twice.
 func checkExactlyOnce(t *testing.T, id string, l *sessions.Loaded) (continued bool) {
@@ -189,7 +205,7 @@ func TestQueueThreeWorkers(t *testing.T) {
 // call of an isolated tool runs twice.
 func TestQueueWorkerKilled(t *testing.T) {
 	srv := natsServer(t)
-	script := queueScript(t, 6, 40)
+	script := queueScript(t, 10, 40)
 	victim := startWorker(t, srv.URL(), script)
 	ids := submitN(t, srv.URL(), 12)
 	store := natsStoreAt(t, srv.URL())
@@ -234,18 +250,11 @@ func TestQueueWorkerKilled(t *testing.T) {
 // with --max-deliver 1 the second worker still carries the runs on.
 func TestQueueDrain(t *testing.T) {
 	srv := natsServer(t)
-	script := queueScript(t, 6, 40)
+	script := queueScript(t, 20, 40)
 	first := startWorker(t, srv.URL(), script, "--max-deliver", "1")
 	ids := submitN(t, srv.URL(), 4)
 	store := natsStoreAt(t, srv.URL())
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 2 && l.Session.Interrupted() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never got going")
-		}
-	}
+	waitMidRun(t, store, ids, 2)
 	first.Process.Signal(syscall.SIGINT)
 	if err := first.Wait(); err != nil {
 		t.Fatalf("the drained worker: %v", err)
@@ -325,18 +334,11 @@ func TestQueueServerRestart(t *testing.T) {
 	}
 	url := srv.URL()
 	defer func() { srv.Shutdown() }()
-	script := queueScript(t, 6, 60)
+	script := queueScript(t, 15, 60)
 	startWorker(t, url, script)
 	ids := submitN(t, url, 4)
 	sessions := natsStoreAt(t, url)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if l, err := sessions.Load(ids[0]); err == nil && l.Session.Steps >= 2 && l.Session.Interrupted() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never got going")
-		}
-	}
+	waitMidRun(t, sessions, ids, 2)
 	srv.Shutdown()
 	time.Sleep(500 * time.Millisecond) // the runs go on meanwhile, their journal writes waiting
 	if srv, err = bus.StartServer(bus.ServerConfig{Listen: strings.TrimPrefix(url, "nats://"), StoreDir: store}); err != nil {
@@ -424,17 +426,10 @@ func TestQueueTwoRequestsOneSession(t *testing.T) {
 // the worker's run goes on to its answer.
 func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
 	srv := natsServer(t)
-	startWorker(t, srv.URL(), queueScript(t, 6, 60))
+	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	ids := submitN(t, srv.URL(), 1)
 	store := natsStoreAt(t, srv.URL())
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 1 && l.Session.Interrupted() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never got going")
-		}
-	}
+	waitMidRun(t, store, ids, 1)
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "run", "--nats", srv.URL(), "--session", ids[0], "--model", "offline", "what is 1+2?")
 	if code != 1 || out != "" || !strings.Contains(errs, "is writing it") {
 		t.Errorf("run --session while a worker writes: exit %d, %q, %q", code, out, errs)
@@ -467,16 +462,9 @@ func TestQueuedSessionListed(t *testing.T) {
 	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "show", "--nats", srv.URL(), ids[0]); code != 0 {
 		t.Errorf("sessions show of a queued session: exit %d: %s", code, errs)
 	}
-	startWorker(t, srv.URL(), queueScript(t, 8, 60))
+	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	store := natsStoreAt(t, srv.URL())
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if l, err := store.Load(ids[0]); err == nil && l.Session.Steps >= 1 && l.Session.Interrupted() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never got going")
-		}
-	}
+	waitMidRun(t, store, ids, 1)
 	if out := ls(); !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
 		t.Errorf("a session a worker runs:\n%s", out)
 	}
