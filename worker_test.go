@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -464,9 +465,17 @@ func TestQueuedSessionListed(t *testing.T) {
 	}
 	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, store, ids, 1)
-	if out := ls(); !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
+	waitMidRun(t, store, ids, 3)
+	out = ls()
+	if !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
 		t.Errorf("a session a worker runs:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[0] == ids[0] {
+			if steps, _ := strconv.Atoi(f[3]); steps < 3 {
+				t.Errorf("a running session is listed at step %s, want its last event's (3 or more):\n%s", f[3], out)
+			}
+		}
 	}
 	waitAnswered(t, store, ids)
 }

@@ -175,3 +175,14 @@ func ours(kv jetstream.KeyValue, id string, val []byte) (uint64, bool) {
 	}
 	return e.Revision(), true
 }
+
+// LastLine returns the last event of session id's journal.
+func (j *Journals) LastLine(id string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	m, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+	if err != nil {
+		return nil, err
+	}
+	return m.Data, nil
+}

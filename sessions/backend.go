@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -159,6 +160,29 @@ func (b files) open(id string, flag int) (*fileWriter, error) {
 		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
 	}
 	return &fileWriter{id: id, f: f, lockf: lf, metaPath: b.path(id, "meta.json")}, nil
+}
+
+// LastLine returns the journal's last whole line, reading only its tail.
+func (b files) LastLine(id string) ([]byte, error) {
+	f, err := os.Open(b.path(id, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := min(st.Size(), 64<<10)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, st.Size()-n); err != nil {
+		return nil, err
+	}
+	buf = bytes.TrimRight(buf, "\n")
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		buf = buf[i+1:]
+	}
+	return buf, nil
 }
 
 // Writing reports whether an agentty holds the session's lock. It asks

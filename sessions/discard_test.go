@@ -68,3 +68,43 @@ func TestDiscardStep(t *testing.T) {
 		t.Errorf("DropUnwritten wrote something: %d events, want %d (%v)", len(l2.Events), len(l.Events), err)
 	}
 }
+
+// TestListRunning: a session being written is listed as such, with the
+// step of its last written event (its meta is as old as its run's start).
+func TestListRunning(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	base := time.Now().Add(time.Minute)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	for i, ev := range []engine.Event{
+		{Kind: engine.KindRunStarted, Data: &engine.RunStarted{Task: "go", MaxSteps: 9}},
+		{Step: 1, Kind: engine.KindStepStarted, Data: &engine.StepStarted{}},
+	} {
+		ev.V, ev.Session, ev.Run, ev.Time = engine.SchemaVersion, j.ID, "run-1", at(i)
+		if err := j.Emit(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Flush() // the meta is saved here, at step 1
+	for step := 2; step <= 3; step++ {
+		j.Emit(engine.Event{V: engine.SchemaVersion, Session: j.ID, Run: "run-1", Step: step, Kind: engine.KindStepStarted, Time: at(step), Data: &engine.StepStarted{Turn: step - 1}})
+	}
+	if err := j.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	list, err := store.List()
+	if err != nil || len(list) != 1 {
+		t.Fatal(list, err)
+	}
+	if l := list[0]; !l.Writing || l.LastStep != 3 || !l.Updated.Equal(at(3)) {
+		t.Errorf("listed as writing=%v at step %d, %v; want writing at step 3, %v", l.Writing, l.LastStep, l.Updated, at(3))
+	}
+	j.Close()
+	if list, _ := store.List(); list[0].Writing {
+		t.Error("a closed session is still listed as being written")
+	}
+}

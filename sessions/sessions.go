@@ -164,9 +164,12 @@ type Listing struct {
 }
 
 // writingChecker is a Backend that can tell whether a session is being
-// written now (its writer's lock or lease is held).
+// written now (its writer's lock or lease is held), and read its last
+// event without reading the journal: the meta of a running session is as
+// old as its run's start.
 type writingChecker interface {
 	Writing(id string) bool
+	LastLine(id string) ([]byte, error)
 }
 
 // List returns every session, newest first. A session that cannot be read
@@ -184,7 +187,9 @@ func (s *Store) List() ([]Listing, error) {
 		m, err := s.Meta(id)
 		l := Listing{Meta: m, Err: err}
 		if w, ok := s.b.(writingChecker); ok && m.Interrupted {
-			l.Writing = w.Writing(id)
+			if l.Writing = w.Writing(id); l.Writing {
+				l.Meta = freshen(l.Meta, w, id)
+			}
 		}
 		out = append(out, l)
 	}
@@ -215,6 +220,24 @@ func (s *Store) Meta(id string) (Meta, error) {
 		return Meta{ID: id}, err
 	}
 	return r.Meta, err
+}
+
+// freshen takes a running session's last step and time from its last
+// event.
+func freshen(m Meta, w writingChecker, id string) Meta {
+	line, err := w.LastLine(id)
+	if err != nil || len(line) == 0 {
+		return m
+	}
+	ev, err := engine.DecodeEvent(line)
+	if err != nil {
+		return m
+	}
+	m.LastStep = max(m.LastStep, ev.Step)
+	if ev.Time.After(m.Updated) {
+		m.Updated = ev.Time
+	}
+	return m
 }
 
 // decodeMeta reads a stored meta; ok is false when it is not id's.
