@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// errEmptyDecision is a decision with neither text nor tool calls.
+var errEmptyDecision = Transient(errors.New("the model returned neither text nor tool calls"), 0)
+
+// decide asks the model, retrying what is worth retrying.
+func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
+	cfg := &r.e.cfg
+	r.deltaErr = nil
+	for attempt := 1; ; attempt++ {
+		req.Attempt = attempt
+		r.partial.Reset() // a retry starts the answer again
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
+		dec, err := r.prof.model.Decide(ctx, req)
+		if r.deltaErr != nil {
+			return Decision{}, attempt, r.deltaErr
+		}
+		if err == nil && dec.Text == "" && len(dec.ToolCalls) == 0 {
+			err = errEmptyDecision
+		}
+		if err == nil {
+			r.partial.Reset() // the decision holds the whole text
+			r.nameCalls(dec.ToolCalls)
+			if dec.Usage == (Usage{}) {
+				dec.Usage = r.estimateUsage(dec)
+			}
+			return dec, attempt, nil
+		}
+		if ctx.Err() != nil {
+			return Decision{}, attempt, ctx.Err()
+		}
+		if !IsRetryable(err) || attempt >= cfg.Retry.Attempts {
+			if attempt > 1 {
+				return Decision{}, attempt, fmt.Errorf("model: %w (after %d attempts)", err, attempt)
+			}
+			return Decision{}, attempt, fmt.Errorf("model: %w", err)
+		}
+		after, status := retryInfo(err)
+		d := cfg.Retry.Delay(attempt, after)
+		if err := r.emit(Decide, KindRetry, &RetryScheduled{Op: "model", Attempt: attempt + 1, DelayMS: d.Milliseconds(), Cause: err.Error(), Status: status}); err != nil {
+			return Decision{}, attempt, err
+		}
+		if err := r.flush(); err != nil {
+			return Decision{}, attempt, err
+		}
+		if err := sleep(ctx, d); err != nil {
+			return Decision{}, attempt, err
+		}
+	}
+}
+
+// onDelta turns a streamed piece of output into a text_delta event.
+func (r *run) onDelta(d TextDelta) {
+	if !d.Reasoning {
+		r.partial.WriteString(d.Text)
+	}
+	if r.deltaErr == nil {
+		r.deltaErr = r.emit(Decide, KindTextDelta, &d)
+	}
+	if r.deltaErr == nil {
+		r.deltaErr = r.flush() // deltas are for the screen, now
+	}
+}
+
+// nameCalls gives every tool call a unique id (some servers send none) and
+// arguments ({} for none).
+func (r *run) nameCalls(calls []ToolCall) {
+	for i := range calls {
+		if len(bytes.TrimSpace(calls[i].Args)) == 0 {
+			calls[i].Args = json.RawMessage("{}")
+		}
+		dup := calls[i].ID == ""
+		for j := 0; j < i && !dup; j++ {
+			dup = calls[j].ID == calls[i].ID
+		}
+		if dup {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", r.step, i)
+		}
+	}
+}
+
+// estimateUsage estimates a decision's tokens when the model reported none:
+// the prompt as perceive counted it, and the decision's text and calls.
+func (r *run) estimateUsage(dec Decision) Usage {
+	return Usage{PromptTokens: r.reqTokens, CompletionTokens: EstimateMessage(Message{Content: dec.Text, ToolCalls: dec.ToolCalls}), Estimated: true}
+}

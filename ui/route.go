@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// key routes a key. What is in front of the panes (the picker, the
+// argument editor, the memory form, the details) has every key; then the
+// help's, the keys that mean the same everywhere, a pause's; and the rest
+// go to the pane that has the focus, and to it only.
+func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	if !key.Matches(msg, k.Cancel) {
+		m.quitting = false
+	} else if m.picker == nil {
+		m.argsEditor, m.memForm, m.detail = nil, nil, nil
+		m.closeSearch()
+	}
+	switch { // what is in front of the panes has every key
+	case m.picker != nil:
+		return m.pickerKey(msg)
+	case m.argsEditor != nil:
+		return m.editorKey(msg)
+	case m.memForm != nil:
+		return m.memFormKey(msg)
+	case m.detail != nil: // a step's details, or a file's lines over the search
+		if m.detail.update(msg, k) {
+			m.detail = nil
+		}
+		return m, nil
+	case m.search != nil:
+		return m.searchKey(msg)
+	}
+	if m.completeWorkflow(msg) { // tab after /workflow completes its name
+		return m, nil
+	}
+	if cmd, ok := m.slashKey(msg); ok { // the list of commands, open over the input
+		return m, cmd
+	}
+	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
+		m.layout()
+		return m, nil
+	}
+	if m.readOnlyKey(msg) {
+		return m, nil
+	}
+	if cmd, ok := m.globalKey(msg); ok {
+		return m, cmd
+	}
+	if m.pause != nil {
+		return m.pauseKey(msg)
+	}
+	if key.Matches(msg, k.Back) {
+		m.setFocus(focusInput)
+		return m, nil
+	}
+	switch m.focus {
+	case focusChat:
+		if typing(msg, k.Up, k.Down, k.Top, k.Bottom) {
+			m.setFocus(focusInput) // a letter no Chat key takes: the person is typing
+			return m.inputKey(msg)
+		}
+		m.chat.update(msg, k)
+		return m, nil
+	case focusTimeline:
+		if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork) {
+			m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
+			return m.inputKey(msg)
+		}
+		if key.Matches(msg, k.Fork) {
+			return m, m.forkHere()
+		}
+		if m.tl.update(msg, k) {
+			if lines := m.tl.detailLines(m.width - 4); lines != nil {
+				m.detail = &details{lines: lines}
+			}
+		}
+		return m, nil
+	case focusMemory:
+		return m.memoryKey(msg)
+	}
+	return m.inputKey(msg)
+}
+
+// typing reports whether msg is text typed (letters, not a key with
+// Ctrl or Alt) that none of a pane's bindings takes: it goes to the input,
+// rather than being lost on a pane that has no use for it.
+func typing(msg tea.KeyMsg, bindings ...key.Binding) bool {
+	if msg.Type != tea.KeyRunes || msg.Alt || msg.Paste {
+		return false
+	}
+	for _, b := range bindings {
+		if key.Matches(msg, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// globalKey handles the keys that mean the same whatever has the focus
+// (the pgup/pgdn of the Chat among them); ok is false for any other key.
+func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Cancel):
+		if m.running && !m.quitting {
+			m.cancel(nil)
+			m.note = noteCancelling
+			m.quitting = true
+			return nil, true
+		}
+		return tea.Quit, true
+	case key.Matches(msg, k.Quit) && !m.running:
+		return tea.Quit, true
+	case key.Matches(msg, k.NextPane):
+		m.cycleFocus(1)
+	case key.Matches(msg, k.PrevPane):
+		m.cycleFocus(-1)
+	case key.Matches(msg, k.StepMode):
+		on := !m.gate.Stepping()
+		m.gate.SetStep(on)
+		m.released = false
+		if m.following() {
+			m.followStepMode(on)
+			return nil, true
+		}
+		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
+	case key.Matches(msg, k.Sessions):
+		if m.running {
+			m.note = "wait for the run to end (or ctrl+c) before switching sessions"
+			return nil, true
+		}
+		return m.listSessions(), true
+	case key.Matches(msg, k.Search):
+		return m.openSearch(""), true
+	case key.Matches(msg, k.Continue):
+		return m.continueRun(), true
+	case key.Matches(msg, k.Expand):
+		m.chat.expanded = !m.chat.expanded
+		m.chat.invalidate()
+	case key.Matches(msg, k.PageUp):
+		m.chat.scroll(-max(m.chat.height-2, 1))
+	case key.Matches(msg, k.PageDown):
+		m.chat.scroll(max(m.chat.height-2, 1))
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+func (m *Model) cycleFocus(d int) {
+	order := []focus{focusInput, focusChat, focusTimeline, focusMemory}
+	i := 0
+	for j, f := range order {
+		if f == m.focus {
+			i = j
+		}
+	}
+	m.setFocus(order[(i+d+len(order))%len(order)])
+}
+
+func (m *Model) setFocus(f focus) {
+	m.focus = f
+	if f == focusInput {
+		m.input.Focus()
+	} else {
+		m.input.Blur()
+		m.shown = f
+	}
+}
