@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,6 +314,10 @@ func (w *worker) open(req bus.RunRequest) (*sessions.Journal, *engine.Session, [
 // setupFor returns the setup for the request's model and agent, made on
 // first use and kept for the worker's life.
 func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*setup, error) {
+	if strings.HasPrefix(req.Model, "script:") && req.Model != w.o.model {
+		// A file on this machine, named by whoever can submit: not theirs to read.
+		return nil, fmt.Errorf("a submitted run may not name a script model (%q); the worker's own --model may", req.Model)
+	}
 	key := setupKey{cmp.Or(req.Model, w.o.model), cmp.Or(req.Agent, w.o.agent)}
 	w.mu.Lock()
 	defer w.mu.Unlock()

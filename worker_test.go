@@ -479,3 +479,14 @@ func TestQueuedSessionListed(t *testing.T) {
 	}
 	waitAnswered(t, store, ids)
 }
+
+// TestQueueRefusesScriptModel: a submitted run cannot make a worker read a
+// file of its machine as a script model; the run ends saying why.
+func TestQueueRefusesScriptModel(t *testing.T) {
+	srv := natsServer(t)
+	startWorker(t, srv.URL(), "")
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--model", "script:/etc/passwd", "--wait", "hi")
+	if code != exitError || strings.TrimSpace(out) == "" || !strings.Contains(errs, "may not name a script model") {
+		t.Errorf("exit %d, %q, %q", code, out, errs)
+	}
+}

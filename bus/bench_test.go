@@ -23,17 +23,7 @@ import (
 // disk: "none" and "nats" (no journal) show the sink's own cost.
 func BenchmarkPublishPerStep(b *testing.B) {
 	const steps = 1000
-	args := json.RawMessage(`{"text":"x"}`)
-	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
-		u := engine.Usage{PromptTokens: 10, CompletionTokens: 1}
-		if req.Turn+1 >= steps {
-			return engine.Decision{Text: "done", Usage: u}, nil
-		}
-		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: u}, nil
-	})
-	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
-		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
-	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
+	e := stepEngine(b, steps)
 	srv := startServer(b)
 	for _, v := range []string{"none", "nats", "journal", "journal+nats", "journal+nats/watched"} {
 		b.Run(v, func(b *testing.B) {
@@ -89,4 +79,20 @@ func BenchmarkPublishPerStep(b *testing.B) {
 			}
 		})
 	}
+}
+
+// stepEngine runs steps steps of one instant inline tool call each, then
+// answers: the run the bus benchmarks journal and publish.
+func stepEngine(b *testing.B, steps int) *engine.Engine {
+	args := json.RawMessage(`{"text":"x"}`)
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		u := engine.Usage{PromptTokens: 10, CompletionTokens: 1}
+		if req.Turn+1 >= steps {
+			return engine.Decision{Text: "done", Usage: u}, nil
+		}
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: u}, nil
+	})
+	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
+	return engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
 }

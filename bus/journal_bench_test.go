@@ -2,13 +2,11 @@ package bus_test
 
 import (
 	"context"
-	"encoding/json"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -25,17 +23,7 @@ import (
 // time per step (the embedded server's included).
 func BenchmarkJournalPerStep(b *testing.B) {
 	const steps = 1000
-	args := json.RawMessage(`{"text":"x"}`)
-	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
-		u := engine.Usage{PromptTokens: 10, CompletionTokens: 1}
-		if req.Turn+1 >= steps {
-			return engine.Decision{Text: "done", Usage: u}, nil
-		}
-		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: u}, nil
-	})
-	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
-		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
-	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
+	e := stepEngine(b, steps)
 	for _, v := range []string{"file", "jetstream", "jetstream-atomic", "jetstream-nosync"} {
 		b.Run(v, func(b *testing.B) {
 			var store *sessions.Store
