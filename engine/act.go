@@ -201,10 +201,8 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 	if stop == "" {
 		return "", nil
 	}
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-	now := time.Now()
+	r.stopTimer()
+	now := r.now()
 	for j := range jobs {
 		jb := &jobs[j]
 		if !jb.started || jb.finished {
@@ -235,7 +233,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 		} else {
 			jb.tp = new(toolPayloads)
 		}
-		jb.start = time.Now()
+		jb.start = r.now()
 		now = jb.start
 		jb.started = true // even if the sink fails on it: the session applied it
 		jb.tp.started = ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}
@@ -277,9 +275,9 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			if err := r.flush(); err != nil {
 				return StopError, err
 			}
-			now = time.Now() // a flush may write to disk
+			now = r.now() // a flush may write to disk
 		}
-		r.timer.Reset(next.Sub(now))
+		r.arm(next, now)
 		select {
 		case res := <-results:
 			r.outstanding--
@@ -288,7 +286,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 				r.release(res.slot)
 				continue // a late answer from an attempt that timed out
 			}
-			now = time.Now()
+			now = r.now()
 			done, err := r.settle(ctx, jb, res.out, res.err, now)
 			r.release(res.slot)
 			if err != nil {
@@ -298,7 +296,8 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 				left--
 			}
 		case <-r.timer.C:
-			now = time.Now()
+			r.timerAt = time.Time{}
+			now = r.now()
 			for j := range jobs {
 				jb := &jobs[j]
 				switch {
@@ -320,10 +319,26 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			return StopCancelled, ctx.Err()
 		}
 	}
-	if results != nil {
-		r.timer.Stop()
-	}
 	return "", nil
+}
+
+// arm makes the timer fire by next (now is the clock's reading). A timer
+// armed for no later than that is left as it is: when it fires early, the
+// wait finds nothing due and arms it again.
+func (r *run) arm(next, now time.Time) {
+	if !r.timerAt.IsZero() && !r.timerAt.After(next) {
+		return
+	}
+	r.timer.Reset(next.Sub(now))
+	r.timerAt = next
+}
+
+// stopTimer stops the act phase's timer, when the run has one.
+func (r *run) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timerAt = time.Time{}
+	}
 }
 
 // runInline runs an Inline tool's attempts on this goroutine.
@@ -335,7 +350,7 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		jb.view = &r.view
 		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view}
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
-		end := time.Now()
+		end := r.now()
 		if err == nil && end.Sub(start) > jb.tool.Timeout {
 			err = Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0)
 		}
@@ -353,7 +368,7 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 			return StopCancelled, ctx.Err()
 		}
 		jb.retryAt = time.Time{}
-		start = time.Now()
+		start = r.now()
 	}
 }
 
@@ -451,7 +466,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 // the run off when the step ends (switchAgent), any other is refused.
 func (r *run) transfer(i int, c ToolCall) error {
 	to := strings.TrimPrefix(c.Name, TransferPrefix)
-	now := time.Now()
+	now := r.now()
 	if err := r.emitAt(now, Act, KindToolStarted, &ToolStarted{Index: i, ID: c.ID, Name: c.Name, Args: c.Args}); err != nil {
 		return err
 	}

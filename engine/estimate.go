@@ -6,7 +6,9 @@ func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // EstimateMessage estimates the tokens a message costs in a request,
 // counting a few tokens of framing per message and per tool call.
-func EstimateMessage(m Message) int {
+func EstimateMessage(m Message) int { return estimateMessage(&m) }
+
+func estimateMessage(m *Message) int {
 	n := 4 + EstimateTokens(m.Content)
 	for _, c := range m.ToolCalls {
 		n += 4 + EstimateTokens(c.Name) + EstimateTokens(string(c.Args))

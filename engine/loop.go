@@ -25,9 +25,16 @@ type run struct {
 	// lastAt is the time of the run's last event: a step's end takes it
 	// when nothing waited after it (the clock is read once less a step).
 	lastAt time.Time
+	// clock is the last full reading of the clock; now derives later
+	// times from it with the monotonic clock alone, which costs half.
+	clock time.Time
 	// timer serves the act phase's deadlines; it is made when first
-	// needed and reused across steps.
-	timer *time.Timer
+	// needed and reused across steps. It is armed for timerAt (zero: not
+	// armed) and left armed while that is no later than what the run
+	// waits for: a step that ends before it is not paid for by resetting
+	// and stopping it.
+	timer   *time.Timer
+	timerAt time.Time
 	// Buffers reused from step to step.
 	jobs []toolJob
 	req  Request
@@ -40,8 +47,10 @@ type run struct {
 	partial strings.Builder
 	// reqTokens is the estimated size of the last request.
 	reqTokens int
-	// payloads are the current step's.
+	// payloads are the current step's; a run with no sink (nobody can
+	// keep them) reuses one set, held in own.
 	payloads *stepPayloads
+	own      *stepPayloads
 	// stepTool, when not nil, holds the payloads of the first tool call
 	// the current step runs; act takes it.
 	stepTool *toolPayloads
@@ -91,9 +100,6 @@ type run struct {
 
 // newRun makes the top-level run id on s, running as the session's agent.
 func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
-	if sink == nil {
-		sink = Sinks(nil)
-	}
 	r := &run{e: e, s: s, root: s, sink: sink, id: id, compactedTurn: -1}
 	r.req.delta = r.onDelta
 	r.prof = e.profile(cmp.Or(s.Agent, e.cfg.Agent), nil, 0)
@@ -104,9 +110,31 @@ func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
 	return r
 }
 
-// emit stamps an event, applies it to the session and hands it to the sink.
+// emit stamps an event with a full reading of the clock, applies it to the
+// session and hands it to the sink.
 func (r *run) emit(phase Phase, kind Kind, data any) error {
-	return r.emitAt(time.Now(), phase, kind, data)
+	return r.emitAt(r.rebase(), phase, kind, data)
+}
+
+// rebase reads the clock in full (wall and monotonic).
+func (r *run) rebase() time.Time {
+	r.clock = time.Now()
+	return r.clock
+}
+
+// now reads the time from the monotonic clock alone, as an offset from the
+// last full reading. A step starts with a full reading, as does every event
+// after a wait for a person; one over a second after the last is read in
+// full too, so that a change of the wall clock shows within a step.
+func (r *run) now() time.Time {
+	if r.clock.IsZero() {
+		return r.rebase()
+	}
+	d := time.Since(r.clock)
+	if d > time.Second {
+		return r.rebase()
+	}
+	return r.clock.Add(d)
 }
 
 // emitAt is emit with the time already known.
@@ -116,8 +144,11 @@ func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
 		return r.emitShared(t, phase, kind, data)
 	}
 	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Agent: r.prof.agent, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
-	if err := r.s.Apply(ev); err != nil {
+	if err := r.s.apply(&ev); err != nil {
 		return err
+	}
+	if r.sink == nil {
+		return nil
 	}
 	return r.sink.Emit(ev)
 }
@@ -144,16 +175,16 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	var err error
 	switch {
 	case r.parent == "":
-		err = tr.root.Apply(ev)
+		err = tr.root.apply(&ev)
 	case r.s == nil: // a sub-run's run_started makes its state
-		err = tr.root.Apply(ev)
+		err = tr.root.apply(&ev)
 		if r.s = tr.root.subs[r.id]; r.s != nil {
 			r.s.reserve(min(2*r.prof.maxSteps+2, 16)) // most sub-runs are short
 		}
 	default:
-		err = tr.root.applyTo(r.s, ev)
+		err = tr.root.applyTo(r.s, &ev)
 	}
-	if err == nil {
+	if err == nil && tr.sink != nil {
 		err = tr.sink.Emit(ev)
 	}
 	tr.err = err
@@ -221,6 +252,7 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 			r.tree.cancel(errAborted) // an abort in a sub-run ends its top-level run
 		}
 	}
+	r.stopTimer()
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
 	if stop == StopCancelled && r.partial.Len() > 0 {
@@ -253,13 +285,10 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", r.prof.maxSteps))
 		}
 		r.step = r.s.Steps + 1
-		// One allocation for the payloads of the step's own events, which
-		// subscribers may keep.
-		p := &stepPayloads{started: StepStarted{Turn: r.s.run.Turn}}
-		r.payloads = p
+		p := r.stepPayloads()
 		// step_started and what perceive emits share one reading of the
 		// clock: nothing waits between them.
-		t := time.Now()
+		t := r.rebase()
 		if err := r.emitAt(t, Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -277,7 +306,7 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, stopFor(ctx, err), "", err)
 		}
 		p.decision = Decided{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
-		now := time.Now()
+		now := r.now()
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -310,6 +339,23 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopError, "", err)
 		}
 	}
+}
+
+// stepPayloads returns the payloads for a new step: one allocation for the
+// payloads of the step's own events, which subscribers may keep, or, for a
+// run that has no sink, the run's one set.
+func (r *run) stepPayloads() *stepPayloads {
+	turn := r.s.run.Turn
+	if r.sink != nil || (r.tree != nil && r.tree.sink != nil) {
+		r.payloads = &stepPayloads{started: StepStarted{Turn: turn}}
+		return r.payloads
+	}
+	if r.own == nil {
+		r.own = new(stepPayloads)
+	}
+	*r.own = stepPayloads{started: StepStarted{Turn: turn}}
+	r.payloads = r.own
+	return r.own
 }
 
 // stepPayloads holds the payloads of the events every step has, and those
@@ -357,7 +403,7 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 		if err := r.autoCompact(ctx, fixed); err != nil {
 			return nil, err
 		}
-		t = time.Now()
+		t = r.rebase()
 	}
 	base, sumT := s.upto, s.summaryTokens
 	budget := max(cfg.Budget-fixed-sumT, 0)

@@ -148,12 +148,18 @@ func (s *Session) reserve(n int) {
 	s.tokens = slices.Grow(s.tokens, n+1)
 }
 
-func (s *Session) appendHistory(m Message) {
+// appendHistory appends *m to the history, with its tokens.
+func (s *Session) appendHistory(m *Message) {
 	if len(s.tokens) == 0 {
 		s.tokens = []int{0}
 	}
-	s.History = append(s.History, m)
-	s.tokens = append(s.tokens, s.tokens[len(s.tokens)-1]+EstimateMessage(m))
+	s.History = append(s.History, *m)
+	s.tokens = append(s.tokens, s.tokens[len(s.tokens)-1]+estimateMessage(m))
+}
+
+// appendMessage appends a user's or the assistant's message.
+func (s *Session) appendMessage(role Role, content string, calls []ToolCall) {
+	s.appendHistory(&Message{Role: role, Content: content, ToolCalls: calls})
 }
 
 // Apply changes the session as the event says. The engine applies each event
@@ -162,39 +168,26 @@ func (s *Session) appendHistory(m Message) {
 //
 // A sub-run's events (ParentRun set) change the sub-run's own state (see
 // SubRun), and the session's memory, usage and step count.
-func (s *Session) Apply(ev Event) error {
+func (s *Session) Apply(ev Event) error { return s.apply(&ev) }
+
+// apply is Apply on an event it does not keep or change. The events every
+// step has are handled here; the rest in applyOther, so that this frame,
+// which is on the stack of every run's deepest calls, stays small.
+func (s *Session) apply(ev *Event) error {
 	if ev.ParentRun != "" {
-		return s.applySub(ev)
+		return s.applyTo(s.subs[ev.Run], ev)
 	}
 	switch d := ev.Data.(type) {
-	case *RunStarted:
-		s.flushPending()
-		s.Runs++
-		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request}
-		s.Agent = ev.Agent
-		s.appendHistory(Message{Role: RoleUser, Content: d.Task})
 	case *StepStarted:
 		if ev.Step > s.Steps {
 			s.Steps = ev.Step
 		}
 		s.run.Turn = d.Turn
 		s.run.Step = ev.Step
-	case *Handoff:
-		s.Agent = d.To
-		s.run.HandoffTurn = s.run.Turn
-	case *ContextCompacted:
-		if d.Upto < 0 || d.Upto > len(s.History) {
-			return fmt.Errorf("engine: context_compacted up to message %d of a history of %d", d.Upto, len(s.History))
-		}
-		s.upto, s.summary, s.summaryTokens = d.Upto, d.Summary, EstimateTokens(d.Summary)
-		s.Usage.PromptTokens += d.Usage.PromptTokens
-		s.Usage.CompletionTokens += d.Usage.CompletionTokens
-	case *ModelChanged:
-		s.Model = d.Model
 	case *Decided:
 		s.flushPending()
 		s.run.Turn++
-		s.appendHistory(Message{Role: RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls})
+		s.appendMessage(RoleAssistant, d.Text, d.ToolCalls)
 		if n := len(d.ToolCalls); n > 0 {
 			s.pending = append(s.pending[:0], make([]Message, n)...)
 			s.callState = append(s.callState[:0], make([]uint8, n)...)
@@ -208,23 +201,52 @@ func (s *Session) Apply(ev Event) error {
 		if d.Index < 0 || d.Index >= len(s.callState) || s.callState[d.Index] == callFinished {
 			return fmt.Errorf("engine: tool_finished for call %d (%s) that is not pending", d.Index, d.ID)
 		}
-		s.pending[d.Index] = Message{Role: RoleTool, Content: d.Result, ToolCallID: d.ID, Name: d.Name}
+		m := &s.pending[d.Index]
+		m.Role, m.Content, m.ToolCallID, m.Name = RoleTool, d.Result, d.ID, d.Name
 		s.callState[d.Index] = callFinished
 		s.pendingLeft--
 		if s.pendingLeft == 0 {
 			s.flushPending()
 		}
-	case *MemoryChanged:
-		s.applyMemory(d, ev.Step, ev.Agent)
 	case *UsageRecorded:
 		s.Usage.PromptTokens += d.PromptTokens
 		s.Usage.CompletionTokens += d.CompletionTokens
 	case *StepFinished:
 		s.flushPending()
+	case *ModelRequest, *ContextTrimmed:
+	default:
+		return s.applyOther(ev)
+	}
+	return nil
+}
+
+// applyOther is apply for the events that not every step has.
+func (s *Session) applyOther(ev *Event) error {
+	switch d := ev.Data.(type) {
+	case *RunStarted:
+		s.flushPending()
+		s.Runs++
+		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request}
+		s.Agent = ev.Agent
+		s.appendMessage(RoleUser, d.Task, nil)
+	case *Handoff:
+		s.Agent = d.To
+		s.run.HandoffTurn = s.run.Turn
+	case *ContextCompacted:
+		if d.Upto < 0 || d.Upto > len(s.History) {
+			return fmt.Errorf("engine: context_compacted up to message %d of a history of %d", d.Upto, len(s.History))
+		}
+		s.upto, s.summary, s.summaryTokens = d.Upto, d.Summary, EstimateTokens(d.Summary)
+		s.Usage.PromptTokens += d.Usage.PromptTokens
+		s.Usage.CompletionTokens += d.Usage.CompletionTokens
+	case *ModelChanged:
+		s.Model = d.Model
+	case *MemoryChanged:
+		s.applyMemory(d, ev.Step, ev.Agent)
 	case *RunFinished:
 		s.flushPending()
 		if d.Partial != "" {
-			s.appendHistory(Message{Role: RoleAssistant, Content: d.Partial + CutOffNote})
+			s.appendMessage(RoleAssistant, d.Partial+CutOffNote, nil)
 		}
 		s.run.Finished = true
 		s.run.Stop = d.StopReason
@@ -233,15 +255,9 @@ func (s *Session) Apply(ev Event) error {
 	return nil
 }
 
-// applySub applies a sub-run's event: to the sub-run's state, and what it
-// shares to the session's.
-func (s *Session) applySub(ev Event) error {
-	return s.applyTo(s.subs[ev.Run], ev)
-}
-
-// applyTo is applySub with the sub-run's state already found (nil: none
-// yet).
-func (s *Session) applyTo(sub *Session, ev Event) error {
+// applyTo applies a sub-run's event: to the sub-run's state sub (nil: none
+// yet), and what it shares to the session's.
+func (s *Session) applyTo(sub *Session, ev *Event) error {
 	switch d := ev.Data.(type) {
 	case *RunStarted:
 		if sub == nil {
@@ -271,8 +287,9 @@ func (s *Session) applyTo(sub *Session, ev Event) error {
 		}
 		return fmt.Errorf("engine: %s of sub-run %s, which has no run_started", ev.Kind, ev.Run)
 	}
-	ev.ParentRun = "" // the sub-run's own fold
-	return sub.Apply(ev)
+	own := *ev
+	own.ParentRun = "" // the sub-run's own fold
+	return sub.apply(&own)
 }
 
 // SubRun returns the state of the sub-run with the given id: its history,
@@ -299,9 +316,10 @@ func (s *Session) flushPending() {
 		return
 	}
 	calls := s.History[len(s.History)-1].ToolCalls
-	for i, m := range s.pending {
+	for i := range s.pending {
+		m := &s.pending[i]
 		if s.callState[i] != callFinished {
-			m = Message{Role: RoleTool, Content: InterruptedResult, ToolCallID: calls[i].ID, Name: calls[i].Name}
+			*m = Message{Role: RoleTool, Content: InterruptedResult, ToolCallID: calls[i].ID, Name: calls[i].Name}
 		}
 		s.appendHistory(m)
 	}
