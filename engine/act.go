@@ -67,9 +67,8 @@ func (a *attemptSlot) run() {
 // calls approved before k get their tool_finished (skipped) at once, in call
 // order, then k, then each call after k.
 func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason, string, error) {
-	cfg := &r.e.cfg
 	jobs := r.jobs[:0]
-	aborted := ""
+	aborted := false
 	for k := range max(len(todo), len(calls)) {
 		i := k
 		if todo != nil {
@@ -78,90 +77,112 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 			}
 			i = todo[k]
 		}
-		c := calls[i]
-		fin := ToolFinished{Index: i, ID: c.ID, Name: c.Name} // emitted only when refused
-		if aborted != "" {
-			fin.Status, fin.Result = ToolSkipped, skippedByAbort
-			if err := r.emitFinished(fin); err != nil {
-				return StopError, "", err
-			}
-			continue
-		}
-		tools := r.prof.tools
-		t, ok := tools.Lookup(c.Name)
-		switch {
-		case !ok && c.Name == AgentTool && r.e.agents != nil && r.e.agents.delegate != nil:
-			fin.Status = ToolError
-			fin.Result = fmt.Sprintf("error: this agent may not delegate: the depth limit of %d is reached", cfg.MaxDepth)
-		case !ok:
-			fin.Status = ToolError
-			fin.Result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", c.Name, strings.Join(tools.Names(), ", "))
-		case t.Policy == PolicyDeny:
-			fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
-		default:
-			v := Verdict{Action: Proceed}
-			if cfg.Gate != nil {
-				pending := c // on the heap only when there is a gate to show it to
-				var err error
-				// A sub-run is continued, not re-run: its own calls ask.
-				rerun := r.rerun[c.ID] && t.builtin != toolDelegate
-				if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun, Rerun: rerun}); err != nil {
-					return stopFor(ctx, err), "", err
-				}
-			}
-			switch v.Action {
-			case Abort:
-				// An abort runs nothing more: the calls approved before
-				// this one are skipped too, in call order, before it.
-				aborted = errAborted.Error()
-				for j := range jobs {
-					jb := &jobs[j]
-					if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
-						return StopError, "", err
-					}
-				}
-				clear(jobs)
-				jobs = jobs[:0]
-				fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
-			case Skip:
-				fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
-			case Deny:
-				fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
-				if r.rerun[c.ID] {
-					fin.Status, fin.Result = ToolError, interruptedCall
-				}
-			default:
-				if v.Args != nil {
-					c.Args = v.Args
-				}
-				if err := tools.Validate(c.Name, c.Args); err != nil {
-					fin.Status, fin.Result = ToolError, "error: "+err.Error()
-					break
-				}
-				if t.builtin == toolTransfer {
-					if err := r.transfer(i, c); err != nil {
-						return StopError, "", err
-					}
-					continue
-				}
-				if t.Timeout <= 0 {
-					t.Timeout = cfg.ToolTimeout
-				}
-				jobs = append(jobs, toolJob{idx: i, tool: t, call: c, attempt: 1})
-				continue
-			}
-		}
-		if err := r.emitFinished(fin); err != nil {
-			return StopError, "", err
+		var stop StopReason
+		var err error
+		if jobs, aborted, stop, err = r.admit(ctx, jobs, i, &calls[i], aborted); stop != "" {
+			return stop, "", err
 		}
 	}
+	reason := ""
+	if aborted {
+		reason = errAborted.Error()
+	}
 	if len(jobs) == 0 {
-		return "", aborted, nil
+		return "", reason, nil
 	}
 	stop, err := r.runJobs(ctx, jobs)
 	clear(jobs)
 	r.jobs = jobs[:0]
-	return stop, aborted, err
+	return stop, reason, err
+}
+
+// admit decides what becomes of the call calls[i] (*c) of act: a job to
+// run, appended to jobs, or a tool_finished at once (refused, denied,
+// skipped, a handoff). It reports whether the run was aborted (aborted: at
+// an earlier call), and a stop reason when the run must end. It is a
+// function of its own so that act's frame, which is on the stack while
+// the tools run, stays small.
+func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, aborted bool) ([]toolJob, bool, StopReason, error) {
+	cfg := &r.e.cfg
+	fin := ToolFinished{Index: i, ID: c.ID, Name: c.Name} // emitted only when refused
+	if aborted {
+		fin.Status, fin.Result = ToolSkipped, skippedByAbort
+		err := r.emitFinished(fin)
+		return jobs, true, stopOn(err), err
+	}
+	tools := r.prof.tools
+	t, ok := tools.Lookup(c.Name)
+	switch {
+	case !ok && c.Name == AgentTool && r.e.agents != nil && r.e.agents.delegate != nil:
+		fin.Status = ToolError
+		fin.Result = fmt.Sprintf("error: this agent may not delegate: the depth limit of %d is reached", cfg.MaxDepth)
+	case !ok:
+		fin.Status = ToolError
+		fin.Result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", c.Name, strings.Join(tools.Names(), ", "))
+	case t.Policy == PolicyDeny:
+		fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
+	default:
+		v := Verdict{Action: Proceed}
+		if cfg.Gate != nil {
+			pending := *c // on the heap only when there is a gate to show it to
+			var err error
+			// A sub-run is continued, not re-run: its own calls ask.
+			rerun := r.rerun[c.ID] && t.builtin != toolDelegate
+			if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun, Rerun: rerun}); err != nil {
+				return jobs, false, stopFor(ctx, err), err
+			}
+		}
+		switch v.Action {
+		case Abort:
+			// An abort runs nothing more: the calls approved before
+			// this one are skipped too, in call order, before it.
+			for j := range jobs {
+				jb := &jobs[j]
+				if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
+					return jobs, true, StopError, err
+				}
+			}
+			clear(jobs)
+			jobs = jobs[:0]
+			fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
+			err := r.emitFinished(fin)
+			return jobs, true, stopOn(err), err
+		case Skip:
+			fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
+		case Deny:
+			fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
+			if r.rerun[c.ID] {
+				fin.Status, fin.Result = ToolError, interruptedCall
+			}
+		default:
+			call := *c
+			if v.Args != nil {
+				call.Args = v.Args
+			}
+			if err := tools.Validate(call.Name, call.Args); err != nil {
+				fin.Status, fin.Result = ToolError, "error: "+err.Error()
+				break
+			}
+			if t.builtin == toolTransfer {
+				err := r.transfer(i, call)
+				return jobs, false, stopOn(err), err
+			}
+			if t.Timeout <= 0 {
+				t.Timeout = cfg.ToolTimeout
+			}
+			return append(jobs, toolJob{idx: i, tool: t, call: call, attempt: 1}), false, "", nil
+		}
+	}
+	err := r.emitFinished(fin)
+	return jobs, false, stopOn(err), err
+}
+
+// stopOn is the stop reason for a sink's error: error, or none.
+func stopOn(err error) StopReason {
+	if err != nil {
+		return StopError
+	}
+	return ""
 }
 
 // skippedByAbort is the result of a call that did not run because the

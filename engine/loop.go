@@ -143,15 +143,23 @@ func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
 	if r.tree != nil {
 		return r.emitShared(t, phase, kind, data)
 	}
-	ev := Event{V: SchemaVersion, Session: r.s.ID, Run: r.id, Agent: r.prof.agent, Step: r.step, Phase: phase, Kind: kind, Time: t, Data: data}
+	var ev Event // filled in place: a literal is built aside and copied
+	ev.V, ev.Session, ev.Run, ev.Agent, ev.Step = SchemaVersion, r.s.ID, r.id, r.prof.agent, r.step
+	ev.Phase, ev.Kind, ev.Time, ev.Data = phase, kind, t, data
 	if err := r.s.apply(&ev); err != nil {
 		return err
 	}
 	if r.sink == nil {
 		return nil
 	}
-	return r.sink.Emit(ev)
+	return send(r.sink, &ev)
 }
+
+// send hands *ev to sink. Sink takes an Event by value: the copy is made in
+// this frame, which is not on the stack while the event is applied.
+//
+//go:noinline
+func send(sink Sink, ev *Event) error { return sink.Emit(*ev) }
 
 // emitShared is emitAt for a run that shares its session with sub-runs:
 // one event at a time, with step numbers and usage totals taken from the
@@ -185,7 +193,7 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 		err = tr.root.applyTo(r.s, &ev)
 	}
 	if err == nil && tr.sink != nil {
-		err = tr.sink.Emit(ev)
+		err = send(tr.sink, &ev)
 	}
 	tr.err = err
 	return err
