@@ -189,7 +189,11 @@ func stopOn(err error) StopReason {
 // person aborted the run at another call of the same decision.
 const skippedByAbort = "skipped: the run was aborted before this call"
 
-// emitFinished reports a tool call that did not run.
+// emitFinished reports a tool call that did not run. It is not inlined:
+// inlined, its payload would be moved to the heap on every call admit
+// admits, refused or not.
+//
+//go:noinline
 func (r *run) emitFinished(fin ToolFinished) error {
 	return r.emit(Act, KindToolFinished, &fin)
 }
@@ -278,8 +282,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			}
 			results = r.results
 			if r.timer == nil {
-				r.timer = time.NewTimer(time.Hour)
-				r.timer.Stop()
+				r.startAlarms(ctx)
 			}
 		}
 		r.launch(ctx, j, jb, results, now)
@@ -316,9 +319,14 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			if done {
 				left--
 			}
-		case <-r.timer.C:
-			r.timerAt = time.Time{}
+		case <-r.wake:
 			now = r.now()
+			if ctx.Err() != nil {
+				return StopCancelled, ctx.Err()
+			}
+			if !r.timerAt.IsZero() && !now.Before(r.timerAt) {
+				r.timerAt = time.Time{} // it has fired
+			}
 			for j := range jobs {
 				jb := &jobs[j]
 				switch {
@@ -336,11 +344,29 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 					r.launch(ctx, j, jb, results, now)
 				}
 			}
-		case <-ctx.Done():
-			return StopCancelled, ctx.Err()
 		}
 	}
 	return "", nil
+}
+
+// startAlarms sets up what wakes a run waiting for its isolated tools
+// besides their answers: the timer of their deadlines and retry delays, and
+// the run's context being cancelled. Both only signal wake, so the wait
+// selects on two channels, and a timer with no channel is not added to and
+// removed from the runtime's timers at every wait.
+func (r *run) startAlarms(ctx context.Context) {
+	r.wake = make(chan struct{}, 1)
+	r.timer = time.AfterFunc(time.Hour, r.alarm)
+	r.timer.Stop()
+	r.stopCtx = context.AfterFunc(ctx, r.alarm)
+}
+
+// alarm wakes the run's wait, if it is not already woken.
+func (r *run) alarm() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 // arm makes the timer fire by next (now is the clock's reading). A timer
@@ -359,6 +385,14 @@ func (r *run) stopTimer() {
 	if r.timer != nil {
 		r.timer.Stop()
 		r.timerAt = time.Time{}
+	}
+}
+
+// stopAlarms stops what startAlarms started, at the end of the run.
+func (r *run) stopAlarms() {
+	if r.timer != nil {
+		r.stopTimer()
+		r.stopCtx()
 	}
 }
 

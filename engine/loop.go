@@ -35,6 +35,10 @@ type run struct {
 	// and stopping it.
 	timer   *time.Timer
 	timerAt time.Time
+	// wake is signalled by the timer and by the run's context being
+	// cancelled (stopCtx undoes the latter); see startAlarms.
+	wake    chan struct{}
+	stopCtx func() bool
 	// Buffers reused from step to step.
 	jobs []toolJob
 	req  Request
@@ -260,7 +264,7 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 			r.tree.cancel(errAborted) // an abort in a sub-run ends its top-level run
 		}
 	}
-	r.stopTimer()
+	r.stopAlarms()
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
 	if stop == StopCancelled && r.partial.Len() > 0 {
