@@ -298,9 +298,12 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		r.step = r.s.Steps + 1
 		p := r.stepPayloads()
-		// step_started and what perceive emits share one reading of the
-		// clock: nothing waits between them.
-		t := r.rebase()
+		// A step starts when the last event was, as nothing waits between
+		// them, and what perceive emits shares its time.
+		t := r.lastAt
+		if t.IsZero() {
+			t = r.rebase()
+		}
 		if err := r.emitAt(t, Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
