@@ -363,7 +363,10 @@ func (r *run) startAlarms(ctx context.Context) {
 	r.wake = make(chan struct{}, 1)
 	r.timer = time.AfterFunc(time.Hour, r.alarm)
 	r.timer.Stop()
-	r.stopCtx = context.AfterFunc(ctx, r.alarm)
+	r.stopCtx = func() bool { return false }
+	if ctx.Done() != nil { // a context that can be cancelled
+		r.stopCtx = context.AfterFunc(ctx, r.alarm)
+	}
 }
 
 // alarm wakes the run's wait, if it is not already woken.
