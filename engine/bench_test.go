@@ -44,19 +44,25 @@ func (c *countingSink) Emit(ev engine.Event) error {
 //
 // Variants: inline (the tool runs on the run's goroutine, as the built-in
 // tools do; events go to a Sink), isolated (the tool gets its own goroutine,
-// as MCP and shell tools do), and channel (events read from Start's channel
-// by another goroutine, as the console does).
+// as MCP and shell tools do), channel (events read from Start's channel by
+// another goroutine, as the console does), and the first two with no sink
+// (nosink: nobody reads the events, as in ../shared/bench's side-by-side).
+// cpu-ns/step is the process's CPU time per step, garbage collection and
+// the scheduler included.
 func BenchmarkStepOverhead(b *testing.B) {
 	type variant struct {
 		name    string
 		inline  bool
 		channel bool
+		noSink  bool
 		steps   []int
 	}
 	for _, v := range []variant{
-		{"inline", true, false, []int{100, 1000, 10000}},
-		{"isolated", false, false, []int{1000}},
-		{"channel", true, true, []int{1000}},
+		{"inline", true, false, false, []int{100, 1000, 10000}},
+		{"isolated", false, false, false, []int{1000}},
+		{"channel", true, true, false, []int{1000}},
+		{"inline-nosink", true, false, true, []int{1000}},
+		{"isolated-nosink", false, false, true, []int{1000}},
 	} {
 		for _, steps := range v.steps {
 			b.Run(fmt.Sprintf("%s/steps=%d", v.name, steps), func(b *testing.B) {
@@ -65,11 +71,18 @@ func BenchmarkStepOverhead(b *testing.B) {
 				e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool), MaxSteps: steps})
 				b.ReportAllocs()
 				events := 0
+				cpu := cpuTime()
 				for b.Loop() {
 					s := engine.NewSession("bench")
 					if v.channel {
 						for range e.Start(context.Background(), s, "go", nil) {
 							events++
+						}
+						continue
+					}
+					if v.noSink {
+						if res := e.Run(context.Background(), s, "go", nil); res.StopReason != engine.StopAnswered || res.Steps != steps {
+							b.Fatalf("run: %s %v, %d steps", res.StopReason, res.Err, res.Steps)
 						}
 						continue
 					}
@@ -79,6 +92,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 					}
 					events += sub.n
 				}
+				b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
 				b.ReportMetric(float64(events)/float64(b.N*steps), "events/step")
 			})
@@ -102,6 +116,7 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 			tool.Inline = inline
 			e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool)})
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				var wg sync.WaitGroup
 				for range runs {
@@ -115,6 +130,7 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 				wg.Wait()
 			}
 			b.ReportMetric(float64(b.N*runs)/b.Elapsed().Seconds(), "runs/s")
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*runs*steps), "cpu-ns/step")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*runs*steps), "ns/step")
 		})
 	}
