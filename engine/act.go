@@ -258,12 +258,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 		} else {
 			jb.tp = new(toolPayloads)
 		}
-		// A tool starts when the last event was (nothing waits between
-		// them), unless a flush after the last one may have written.
-		jb.start = r.lastAt
-		if _, ok := r.sink.(Flusher); (j > 0 && ok) || jb.start.IsZero() {
-			jb.start = r.now()
-		}
+		jb.start = r.stamp()
 		now = jb.start
 		jb.started = true // even if the sink fails on it: the session applied it
 		jb.tp.started = ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}

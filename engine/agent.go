@@ -307,6 +307,7 @@ func (r *run) noteMissingAgent() error {
 // recorded answer is the result: nothing it did runs twice.
 func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	defer r.children.Done()
+	growStack(0) // a sub-run runs on a fresh goroutine
 	var args struct {
 		Agent string `json:"agent"`
 		Task  string `json:"task"`

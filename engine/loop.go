@@ -23,7 +23,8 @@ type run struct {
 	// request is the queued request a new run carries out (RunRequest).
 	request string
 	// lastAt is the time of the run's last event: a step's end takes it
-	// when nothing waited after it (the clock is read once less a step).
+	// when nothing waited after it (the clock is read once less a step),
+	// and with no sink a step's start and its first tool's too (stamp).
 	lastAt time.Time
 	// clock is the last full reading of the clock; now derives later
 	// times from it with the monotonic clock alone, which costs half.
@@ -127,9 +128,9 @@ func (r *run) rebase() time.Time {
 }
 
 // now reads the time from the monotonic clock alone, as an offset from the
-// last full reading. A step starts with a full reading, as does every event
-// after a wait for a person; one over a second after the last is read in
-// full too, so that a change of the wall clock shows within a step.
+// last full reading. Every event after a wait for a person (emit) and the
+// run's first read the clock in full; so does any reading over a second
+// after the last full one, so that a change of the wall clock shows soon.
 func (r *run) now() time.Time {
 	if r.clock.IsZero() {
 		return r.rebase()
@@ -139,6 +140,16 @@ func (r *run) now() time.Time {
 		return r.rebase()
 	}
 	return r.clock.Add(d)
+}
+
+// stamp is the time of an event that follows the last one with nothing in
+// between that could wait: with no sink (handing an event to a sink may
+// block or write), the last event's time, which reads no clock.
+func (r *run) stamp() time.Time {
+	if r.sink == nil && !r.lastAt.IsZero() {
+		return r.lastAt
+	}
+	return r.now()
 }
 
 // emitAt is emit with the time already known.
@@ -298,12 +309,8 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		r.step = r.s.Steps + 1
 		p := r.stepPayloads()
-		// A step starts when the last event was, as nothing waits between
-		// them, and what perceive emits shares its time.
-		t := r.lastAt
-		if t.IsZero() {
-			t = r.rebase()
-		}
+		// What perceive emits shares the step's start time.
+		t := r.stamp()
 		if err := r.emitAt(t, Perceive, KindStepStarted, &p.started); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
