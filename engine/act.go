@@ -64,9 +64,17 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 		return "", reason, nil
 	}
 	stop, err := r.runJobs(ctx, jobs)
+	if stop == stopSuperseded {
+		return stop, "", nil // the run is another goroutine's now
+	}
+	r.endAct(jobs)
+	return stop, reason, err
+}
+
+// endAct keeps act's jobs buffer for the next step.
+func (r *run) endAct(jobs []toolJob) {
 	clear(jobs)
 	r.jobs = jobs[:0]
-	return stop, reason, err
 }
 
 // admit decides what becomes of the call calls[i] (*c) of act: a job to
@@ -183,6 +191,14 @@ func (r *run) emitFinished(fin ToolFinished) error {
 // the run is cancelled at the gate.
 func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 	stop, err := r.driveJobs(ctx, jobs)
+	if stop == stopSuperseded {
+		return stop, nil
+	}
+	return r.endJobs(ctx, jobs, stop, err)
+}
+
+// endJobs ends runJobs once driveJobs returned stop and err.
+func (r *run) endJobs(ctx context.Context, jobs []toolJob, stop StopReason, err error) (StopReason, error) {
 	if r.outstanding > 0 {
 		// An abandoned attempt may still answer: the next step gets a
 		// channel of its own.
@@ -220,7 +236,6 @@ func (r *run) runJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
 // a stop reason when the run must end; the jobs left unfinished are then
 // runJobs' to report.
 func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error) {
-	cfg := &r.e.cfg
 	var results chan toolResult
 	left := 0
 	var now time.Time // the clock's last reading
@@ -247,20 +262,22 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			}
 			continue
 		}
+		if len(jobs) == 1 && r.w != nil && r.w.calls > 0 && jb.tool.builtin != toolDelegate {
+			return r.runWatched(ctx, jobs, now) // watch.go
+		}
 		if results == nil {
-			// Every attempt can answer without blocking, even one
-			// abandoned at its deadline.
-			if need := len(jobs) * cfg.Retry.Attempts; cap(r.results) < need {
-				r.results = make(chan toolResult, need)
-			}
-			results = r.results
-			if r.timer == nil {
-				r.startAlarms(ctx)
-			}
+			results = r.isolate(ctx, len(jobs))
 		}
 		r.launch(ctx, j, jb, results, now)
 		left++
 	}
+	return r.waitJobs(ctx, jobs, results, left, now)
+}
+
+// waitJobs waits for the left jobs of driveJobs still running or waiting
+// to retry, their isolated attempts answering on results; now is the
+// clock's last reading.
+func (r *run) waitJobs(ctx context.Context, jobs []toolJob, results chan toolResult, left int, now time.Time) (StopReason, error) {
 	for left > 0 {
 		var next time.Time
 		for j := range jobs {

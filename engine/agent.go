@@ -280,14 +280,12 @@ type tree struct {
 var errAborted = errors.New("aborted at the gate")
 
 // treeContext gives a top-level run with sub-runs a context they can
-// cancel.
-func (r *run) treeContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
-	if r.tree == nil {
+// cancel (tree.cancel): one of its own when the engine has agents.
+func (e *Engine) treeContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	if e.agents == nil {
 		return ctx, func(error) {}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	r.tree.cancel = cancel
-	return ctx, cancel
+	return context.WithCancelCause(ctx)
 }
 
 // noteMissingAgent tells, with a notice, of a run whose session's agent

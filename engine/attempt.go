@@ -27,6 +27,8 @@ type attemptSlot struct {
 	view    MemoryView
 	res     toolResult
 	results chan<- toolResult
+	// deadline is the attempt's; the watchdog reads it (watch.go).
+	deadline time.Time
 }
 
 // run runs the attempt on its own goroutine and reports it.
@@ -37,17 +39,46 @@ func (a *attemptSlot) run() {
 
 // startAlarms sets up what wakes a run waiting for its isolated tools
 // besides their answers: the timer of their deadlines and retry delays, and
-// the run's context being cancelled. Both only signal wake, so the wait
-// selects on two channels, and a timer with no channel is not added to and
-// removed from the runtime's timers at every wait.
+// the run's context being cancelled (hook). Both only signal wake, so the
+// wait selects on two channels, and a timer with no channel is not added to
+// and removed from the runtime's timers at every wait.
 func (r *run) startAlarms(ctx context.Context) {
-	r.wake = make(chan struct{}, 1)
 	r.timer = time.AfterFunc(time.Hour, r.alarm)
 	r.timer.Stop()
-	r.stopCtx = func() bool { return false }
-	if ctx.Done() != nil { // a context that can be cancelled
-		r.stopCtx = context.AfterFunc(ctx, r.alarm)
+	if r.wake == nil {
+		r.hook(ctx)
 	}
+}
+
+// hook makes the wake channel and has the run's context, when it can be
+// cancelled, ring the alarm and the watchdog; stopCtx undoes it.
+func (r *run) hook(ctx context.Context) {
+	r.wake = make(chan struct{}, 1)
+	r.stopCtx = func() bool { return false }
+	if ctx.Done() != nil {
+		r.stopCtx = context.AfterFunc(ctx, r.ring)
+	}
+}
+
+// ring wakes the run's wait and its watchdog: the run is cancelled.
+func (r *run) ring() {
+	r.alarm()
+	if r.w != nil {
+		r.fire()
+	}
+}
+
+// isolate returns the channel for the answers of n jobs' isolated
+// attempts, every one of which can answer without blocking, even one
+// abandoned at its deadline, and makes sure the alarms are set.
+func (r *run) isolate(ctx context.Context, n int) chan toolResult {
+	if need := n * r.e.cfg.Retry.Attempts; cap(r.results) < need {
+		r.results = make(chan toolResult, need)
+	}
+	if r.timer == nil {
+		r.startAlarms(ctx)
+	}
+	return r.results
 }
 
 // alarm wakes the run's wait, if it is not already woken.
@@ -77,18 +108,31 @@ func (r *run) stopTimer() {
 	}
 }
 
-// stopAlarms stops what startAlarms started, at the end of the run.
+// stopAlarms stops what startAlarms, hook and a watched call started, at
+// the end of the run.
 func (r *run) stopAlarms() {
-	if r.timer != nil {
-		r.stopTimer()
+	r.stopTimer()
+	if r.stopCtx != nil {
 		r.stopCtx()
+	}
+	if r.w != nil {
+		r.w.stop()
 	}
 }
 
 // launch starts the job's current attempt on its own goroutine; now is the
 // clock's reading.
 func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- toolResult, now time.Time) {
-	cctx, cancel := context.WithCancel(ctx)
+	a := r.attempt(ctx, j, jb, now)
+	a.results = results
+	r.outstanding++
+	go a.run()
+}
+
+// attempt readies the slot of the job's current attempt, jobs[j]: its
+// context, deadline, call and memory view.
+func (r *run) attempt(ctx context.Context, j int, jb *toolJob, now time.Time) *attemptSlot {
+	cctx, cancel := newCallCtx(ctx)
 	jb.active, jb.cancel = true, cancel
 	jb.deadline = now.Add(jb.tool.Timeout)
 	var a *attemptSlot
@@ -97,7 +141,7 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 	} else {
 		a = new(attemptSlot)
 	}
-	a.ctx, a.fn, a.results = cctx, jb.tool.Func, results
+	a.ctx, a.fn, a.deadline = cctx, jb.tool.Func, jb.deadline
 	if jb.tool.builtin == toolDelegate {
 		a.fn = r.delegateFn
 		r.children.Add(1)
@@ -106,8 +150,7 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 	jb.view = &a.view
 	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view, turn: r.s.run.Turn}
 	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
-	r.outstanding++
-	go a.run()
+	return a
 }
 
 // release makes an answered attempt's slot reusable. The memory changes

@@ -289,7 +289,7 @@ func (e *Engine) Compact(ctx context.Context, s *Session, focus string, sink Sin
 		return nil, ErrBusy
 	}
 	defer s.busy.Store(false)
-	r := e.newRun(s, sink, s.run.ID)
+	r := e.newRun(s, sink, s.run.ID, nil)
 	r.step = s.Steps
 	r.loadInstructions()
 	fixed := EstimateTokens(r.prof.system) + r.instT + estimateFacts(r.memory()) + r.prof.tools.Tokens()

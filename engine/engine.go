@@ -186,16 +186,18 @@ func (e *Engine) RunRequest(ctx context.Context, s *Session, task, request strin
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
 	defer s.busy.Store(false)
-	growStack(0)
-	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
-	r.step = s.Steps
-	ctx, cancel := r.treeContext(ctx)
+	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	if err := r.noteMissingAgent(); err != nil {
-		return r.finish(ctx, StopError, "", err)
-	}
-	r.request = request
-	return r.start(ctx, task)
+	return e.carry(func(done chan Result) Result {
+		r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1), cancel)
+		r.step = s.Steps
+		r.watch(ctx, done)
+		if err := r.noteMissingAgent(); err != nil {
+			return r.finish(ctx, StopError, "", err)
+		}
+		r.request = request
+		return r.start(ctx, task)
+	})
 }
 
 // start begins the run with run_started and carries it through the loop.
@@ -226,13 +228,15 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	if !s.Interrupted() {
 		return Result{StopReason: StopError, Err: ErrNotInterrupted}
 	}
-	growStack(0)
-	r := e.newRun(s, sink, s.run.ID)
-	r.step = cmp.Or(s.run.Step, s.Steps)
-	r.loadInstructions()
-	ctx, cancel := r.treeContext(ctx)
+	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return r.resume(ctx)
+	return e.carry(func(done chan Result) Result {
+		r := e.newRun(s, sink, s.run.ID, cancel)
+		r.step = cmp.Or(s.run.Step, s.Steps)
+		r.watch(ctx, done)
+		r.loadInstructions()
+		return r.resume(ctx)
+	})
 }
 
 // resume carries on the run of r.s that an earlier process left
@@ -280,11 +284,11 @@ func (e *Engine) GiveUp(ctx context.Context, s *Session, task, request, reason s
 	}
 	defer s.busy.Store(false)
 	if s.Interrupted() && s.run.Request == request {
-		r := e.newRun(s, sink, s.run.ID)
+		r := e.newRun(s, sink, s.run.ID, nil)
 		r.step = cmp.Or(s.run.Step, s.Steps)
 		return r.finish(ctx, StopError, "", errors.New(reason))
 	}
-	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1))
+	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1), nil)
 	r.step = s.Steps
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Request: request}); err != nil {
 		return r.finish(ctx, StopError, "", err)

@@ -40,6 +40,8 @@ type run struct {
 	// cancelled (stopCtx undoes the latter); see startAlarms.
 	wake    chan struct{}
 	stopCtx func() bool
+	// w is the watchdog of a run on a goroutine of its own (watch.go).
+	w *watcher
 	// Buffers reused from step to step.
 	jobs []toolJob
 	req  Request
@@ -103,13 +105,14 @@ type run struct {
 	hashSys, hashInstr string
 }
 
-// newRun makes the top-level run id on s, running as the session's agent.
-func (e *Engine) newRun(s *Session, sink Sink, id string) *run {
+// newRun makes the top-level run id on s, running as the session's agent;
+// cancel ends its tree's context (treeContext).
+func (e *Engine) newRun(s *Session, sink Sink, id string, cancel context.CancelCauseFunc) *run {
 	r := &run{e: e, s: s, root: s, sink: sink, id: id, compactedTurn: -1}
 	r.req.delta = r.onDelta
 	r.prof = e.profile(cmp.Or(s.Agent, e.cfg.Agent), nil, 0)
 	if e.agents != nil {
-		r.tree = &tree{root: s, sink: sink}
+		r.tree = &tree{root: s, sink: sink, cancel: cancel}
 		r.delegateFn = r.delegate
 	}
 	return r
@@ -215,23 +218,43 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopAnswered, dec.Text, nil)
 		}
 		r.stepTool = &p.tool
+		if r.w != nil {
+			r.w.calls = len(dec.ToolCalls) // its single isolated call may be watched
+		}
 		stop, reason, err := r.act(ctx, dec.ToolCalls, nil)
-		r.stepTool = nil
-		if stop != "" {
-			return r.finish(ctx, stop, "", err)
-		} else if reason != "" {
-			return r.finish(ctx, StopCancelled, "", errAborted)
+		if stop == stopSuperseded {
+			return Result{StopReason: stop} // the run is another goroutine's now
 		}
-		p.finished = StepFinished{ToolCalls: len(dec.ToolCalls)}
-		// The step ends with its last tool's result: nothing waits
-		// between that event and this one.
-		if err := r.emitAt(r.lastAt, Observe, KindStepFinished, &p.finished); err != nil {
-			return r.finish(ctx, StopError, "", err)
-		}
-		if err := r.switchAgent(); err != nil {
-			return r.finish(ctx, StopError, "", err)
+		if res, end := r.endStep(ctx, stop, reason, err, len(dec.ToolCalls)); end {
+			return res
 		}
 	}
+}
+
+// endStep ends a step of loop whose act returned stop, reason and err, the
+// decision having asked for calls tool calls. It reports whether the run
+// ended, with its result.
+func (r *run) endStep(ctx context.Context, stop StopReason, reason string, err error, calls int) (Result, bool) {
+	r.stepTool = nil
+	if r.w != nil {
+		r.w.calls = 0
+	}
+	if stop != "" {
+		return r.finish(ctx, stop, "", err), true
+	} else if reason != "" {
+		return r.finish(ctx, StopCancelled, "", errAborted), true
+	}
+	p := r.payloads
+	p.finished = StepFinished{ToolCalls: calls}
+	// The step ends with its last tool's result: nothing waits between
+	// that event and this one.
+	if err := r.emitAt(r.lastAt, Observe, KindStepFinished, &p.finished); err != nil {
+		return r.finish(ctx, StopError, "", err), true
+	}
+	if err := r.switchAgent(); err != nil {
+		return r.finish(ctx, StopError, "", err), true
+	}
+	return Result{}, false
 }
 
 // stepPayloads returns the payloads for a new step: one allocation for the

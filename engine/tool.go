@@ -144,6 +144,7 @@ type toolSet struct {
 	schemas    []ToolSchema
 	toolTokens int    // estimated tokens of schemas
 	toolsHash  uint64 // of the schemas, for PromptHash
+	isolated   bool   // some tool is not Inline
 }
 
 type registered struct {
@@ -219,6 +220,7 @@ func (r *toolSet) add(t Tool) error {
 }
 
 func (r *toolSet) put(t registered) {
+	r.isolated = r.isolated || !t.Inline
 	r.byName[t.Name] = len(r.tools)
 	r.tools = append(r.tools, t)
 	r.schemas = append(r.schemas, ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Schema})

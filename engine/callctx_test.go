@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+type ctxKey struct{}
+
+// TestCallCtx checks a call's light context against what
+// context.WithCancel gives: Done, Err, Cause, Value, and contexts made
+// from it (WithCancel, WithTimeout, AfterFunc), before and after cancel.
+func TestCallCtx(t *testing.T) {
+	parent := context.WithValue(context.Background(), ctxKey{}, "v")
+	ctx, cancel := newCallCtx(parent)
+	if _, ok := ctx.(*callCtx); !ok {
+		t.Fatalf("a context that cannot be cancelled gave a %T", ctx)
+	}
+	if ctx.Err() != nil || context.Cause(ctx) != nil {
+		t.Fatalf("before cancel: Err %v, Cause %v", ctx.Err(), context.Cause(ctx))
+	}
+	if ctx.Value(ctxKey{}) != "v" {
+		t.Fatal("the parent's value is lost")
+	}
+	if _, ok := ctx.Deadline(); ok {
+		t.Fatal("a deadline out of nowhere")
+	}
+	done := ctx.Done()
+	child, childCancel := context.WithCancel(ctx)
+	defer childCancel()
+	timed, timedCancel := context.WithTimeout(ctx, time.Hour)
+	defer timedCancel()
+	ran := make(chan struct{})
+	context.AfterFunc(ctx, func() { close(ran) })
+	stopped := context.AfterFunc(ctx, func() { t.Error("a stopped AfterFunc ran") })
+	if !stopped() {
+		t.Fatal("stop before cancel reported false")
+	}
+	select {
+	case <-done:
+		t.Fatal("done before cancel")
+	default:
+	}
+
+	cancel()
+	cancel() // a second cancel does nothing
+	for name, c := range map[string]context.Context{"call": ctx, "WithCancel child": child, "WithTimeout child": timed} {
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: not done after cancel", name)
+		}
+		if !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(c), context.Canceled) {
+			t.Errorf("%s: Err %v, Cause %v, want canceled", name, c.Err(), context.Cause(c))
+		}
+	}
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterFunc did not run")
+	}
+	if d := ctx.Done(); d != done {
+		t.Error("Done changed")
+	}
+	// After cancel: Done asked for the first time is closed, AfterFunc
+	// runs at once.
+	late, lateCancel := newCallCtx(context.Background())
+	lateCancel()
+	select {
+	case <-late.Done():
+	default:
+		t.Error("Done after cancel is not closed")
+	}
+	again := make(chan struct{})
+	context.AfterFunc(late, func() { close(again) })
+	select {
+	case <-again:
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterFunc after cancel did not run")
+	}
+
+	// A context that can be cancelled gets the standard one.
+	cc, ccCancel := context.WithCancel(context.Background())
+	defer ccCancel()
+	if std, stdCancel := newCallCtx(cc); func() bool { _, ok := std.(*callCtx); return ok }() {
+		t.Error("a cancellable context gave a callCtx")
+	} else {
+		stdCancel()
+	}
+}
