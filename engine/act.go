@@ -13,12 +13,15 @@ const interruptedCall = "error: this tool call was interrupted (the process runn
 
 // toolJob is one tool call being run by act.
 type toolJob struct {
-	idx      int
-	tool     Tool
-	call     ToolCall
-	attempt  int // the attempt running or next to run
-	active   bool
+	idx     int
+	tool    Tool
+	call    ToolCall
+	attempt int // the attempt running or next to run
+	active  bool
+	// The running attempt's context is ended by cancel, or, when it is
+	// a callCtx, by cc.cancel (a method value would be an allocation).
 	cancel   context.CancelFunc
+	cc       *callCtx
 	deadline time.Time // of the running attempt
 	retryAt  time.Time // when waiting to retry
 	start    time.Time
@@ -205,9 +208,7 @@ func (r *run) endJobs(ctx context.Context, jobs []toolJob, stop StopReason, err 
 		r.results, r.outstanding = nil, 0
 	}
 	for j := range jobs {
-		if jobs[j].cancel != nil {
-			jobs[j].cancel()
-		}
+		jobs[j].stop()
 	}
 	// Sub-runs end (cancelled, if they were still going) before the run
 	// reports their calls: their events come first.
@@ -321,7 +322,7 @@ func (r *run) waitJobs(ctx context.Context, jobs []toolJob, results chan toolRes
 				jb := &jobs[j]
 				switch {
 				case jb.active && !now.Before(jb.deadline):
-					jb.cancel()
+					jb.stop()
 					done, err := r.settle(ctx, jb, "", Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0), now)
 					if err != nil {
 						return StopError, err
@@ -381,6 +382,16 @@ func inlineTool(ctx context.Context, fn func(context.Context, *Call) (string, er
 	return fn(ctx, call)
 }
 
+// stop ends the context of the job's attempt, if it has one.
+func (jb *toolJob) stop() {
+	switch {
+	case jb.cc != nil:
+		jb.cc.cancel()
+	case jb.cancel != nil:
+		jb.cancel()
+	}
+}
+
 // wake returns when the job next needs the clock: its attempt's deadline,
 // or the end of its retry delay; zero when it needs nothing.
 func (jb *toolJob) wake() time.Time {
@@ -395,9 +406,7 @@ func (jb *toolJob) wake() time.Time {
 func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, now time.Time) (bool, error) {
 	cfg := &r.e.cfg
 	jb.active = false
-	if jb.cancel != nil {
-		jb.cancel()
-	}
+	jb.stop()
 	if err != nil && jb.tool.Retryable && IsRetryable(err) && jb.attempt < cfg.Retry.Attempts && ctx.Err() == nil {
 		after, status := retryInfo(err)
 		d := cfg.Retry.Delay(jb.attempt, after)

@@ -27,8 +27,6 @@ type attemptSlot struct {
 	view    MemoryView
 	res     toolResult
 	results chan<- toolResult
-	// deadline is the attempt's; the watchdog reads it (watch.go).
-	deadline time.Time
 }
 
 // run runs the attempt on its own goroutine and reports it.
@@ -132,8 +130,15 @@ func (r *run) launch(ctx context.Context, j int, jb *toolJob, results chan<- too
 // attempt readies the slot of the job's current attempt, jobs[j]: its
 // context, deadline, call and memory view.
 func (r *run) attempt(ctx context.Context, j int, jb *toolJob, now time.Time) *attemptSlot {
-	cctx, cancel := newCallCtx(ctx)
-	jb.active, jb.cancel = true, cancel
+	var cctx context.Context
+	jb.active = true
+	if ctx.Done() == nil {
+		jb.cc = &callCtx{Context: ctx}
+		cctx, jb.cancel = jb.cc, nil
+	} else {
+		cctx, jb.cancel = context.WithCancel(ctx)
+		jb.cc = nil
+	}
 	jb.deadline = now.Add(jb.tool.Timeout)
 	var a *attemptSlot
 	if n := len(r.free); n > 0 {
@@ -141,7 +146,7 @@ func (r *run) attempt(ctx context.Context, j int, jb *toolJob, now time.Time) *a
 	} else {
 		a = new(attemptSlot)
 	}
-	a.ctx, a.fn, a.deadline = cctx, jb.tool.Func, jb.deadline
+	a.ctx, a.fn = cctx, jb.tool.Func
 	if jb.tool.builtin == toolDelegate {
 		a.fn = r.delegateFn
 		r.children.Add(1)

@@ -3,14 +3,15 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // callCtx is the context of a tool call's attempt in a run whose own
 // context can never be cancelled (its Done is nil, as Background's is):
-// what context.WithCancel would give, at a third of the cost (one small
-// allocation, no channel until a tool asks for Done, and a cancel that
-// only takes a lock when nobody waits). A run whose context can be
-// cancelled gives its tools context.WithCancel's.
+// what context.WithCancel would give, for less (one small allocation, no
+// channel until a tool asks for Done, and a cancel that takes no lock
+// while nobody waits on it). A run whose context can be cancelled gives
+// its tools context.WithCancel's (run.attempt).
 //
 // It is a context.Context for every use: Done, Err, Value and Deadline as
 // the standard one's, context.Cause is its Err (its parent holds no
@@ -18,33 +19,29 @@ import (
 // it (WithCancel, AfterFunc) follows it through its AfterFunc method.
 type callCtx struct {
 	context.Context // the run's
-	mu              sync.Mutex
-	done            chan struct{} // made when first asked for
-	err             error
-	after           []*afterCall
+	// state has cancelled set once cancelled, and waited once Done or
+	// AfterFunc was called; mu guards done and after.
+	state atomic.Uint32
+	mu    sync.Mutex
+	done  chan struct{} // made when first asked for
+	after []*afterCall
 }
+
+const (
+	cancelled = 1 << iota
+	waited
+)
 
 // afterCall is one function of AfterFunc; f is nil once it ran or was
 // stopped.
 type afterCall struct{ f func() }
-
-// newCallCtx returns the context of an attempt, and its cancel function:
-// a callCtx when the run's context cannot be cancelled, else
-// context.WithCancel's.
-func newCallCtx(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent.Done() != nil {
-		return context.WithCancel(parent)
-	}
-	c := &callCtx{Context: parent}
-	return c, c.cancel
-}
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
 		c.done = make(chan struct{})
-		if c.err != nil {
+		if c.state.Or(waited)&cancelled != 0 {
 			close(c.done)
 		}
 	}
@@ -52,31 +49,33 @@ func (c *callCtx) Done() <-chan struct{} {
 }
 
 func (c *callCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	if c.state.Load()&cancelled != 0 {
+		return context.Canceled
+	}
+	return nil
 }
 
-// cancel ends the context, as a context.CancelFunc does.
+// cancel ends the context, as a context.CancelFunc does: with one atomic
+// operation when nothing waits on it.
 func (c *callCtx) cancel() {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
+	if c.state.CompareAndSwap(0, cancelled) {
 		return
 	}
-	c.err = context.Canceled
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.Or(cancelled)&cancelled != 0 {
+		return // cancelled before
+	}
 	if c.done != nil {
 		close(c.done)
 	}
-	after := c.after
-	c.after = nil
-	for _, a := range after {
+	for _, a := range c.after {
 		if f := a.f; f != nil {
 			a.f = nil
 			go f()
 		}
 	}
-	c.mu.Unlock()
+	c.after = nil
 }
 
 // AfterFunc arranges for f to run on its own goroutine once the context
@@ -85,7 +84,7 @@ func (c *callCtx) cancel() {
 func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	a := &afterCall{f: f}
 	c.mu.Lock()
-	if c.err != nil {
+	if c.state.Or(waited)&cancelled != 0 {
 		a.f = nil
 		go f()
 	} else {

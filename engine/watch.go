@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,19 +26,26 @@ import (
 // engine.
 const stopSuperseded StopReason = "superseded"
 
-// watcher is an owned run's watchdog. mu guards timer, at and inflight,
-// which the watchdog's callbacks share with the run's goroutine; the rest
+// watcher is an owned run's watchdog. at, cur and due are shared with the
+// watchdog's callbacks (fire), without a lock (see arm and fire); the rest
 // is the run's.
 type watcher struct {
-	mu       sync.Mutex
-	timer    *time.Timer  // calls fire; nil until first armed
-	at       time.Time    // the timer fires by then; zero: not known to be armed
-	inflight *attemptSlot // the watched attempt running; nil when none
-	ctx      context.Context
-	done     chan Result // the run's result, for the goroutine that waits in Run
-	jobs     []toolJob   // the watched step's, for a takeover
-	calls    int         // the tool calls of the step act is running from loop; 0: none
+	timer *time.Timer  // calls fire; made stopped, with the watcher
+	base  time.Time    // at and due count from it, in nanoseconds (+1)
+	at    atomic.Int64 // the timer fires by then; 0: not known to be armed
+	// cur is the number of the watched attempt running (0: none), due
+	// its deadline, set before it; seq numbers them.
+	cur   atomic.Uint64
+	due   atomic.Int64
+	seq   uint64
+	ctx   context.Context
+	done  chan Result // the run's result, for the goroutine that waits in Run
+	jobs  []toolJob   // the watched step's, for a takeover
+	calls int         // the tool calls of the step act is running from loop; 0: none
 }
+
+// since is t counted from the watcher's base, as at and due are.
+func (w *watcher) since(t time.Time) int64 { return int64(t.Sub(w.base)) + 1 }
 
 // owned reports whether a run should run on a goroutine of its own: when
 // the engine has a tool that runs isolated, so that its calls can be
@@ -71,9 +78,12 @@ func (e *Engine) carry(run func(done chan Result) Result) Result {
 // watch makes the watchdog of a run on a goroutine of its own (done is
 // carry's); with none, the run's calls are not watched.
 func (r *run) watch(ctx context.Context, done chan Result) {
-	if done != nil {
-		r.w = &watcher{ctx: ctx, done: done}
+	if done == nil {
+		return
 	}
+	r.w = &watcher{ctx: ctx, done: done, base: time.Now()}
+	r.w.timer = time.AfterFunc(time.Hour, r.fire)
+	r.w.timer.Stop()
 }
 
 // runWatched runs jobs[0], the step's only job, as a watched call, and
@@ -87,22 +97,18 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 	if r.wake == nil {
 		r.hook(ctx)
 	}
-	w.mu.Lock()
-	w.inflight = a
-	if w.at.IsZero() || w.at.After(jb.deadline) {
-		if w.timer == nil {
-			w.timer = time.AfterFunc(jb.deadline.Sub(now), r.fire)
-		} else {
-			w.timer.Reset(jb.deadline.Sub(now))
+	w.seq++
+	id := w.seq
+	w.due.Store(w.since(jb.deadline))
+	w.cur.Store(id)
+	w.arm(jb.deadline, now)
+	if ctx.Err() != nil { // perhaps cancelled before the watchdog was set
+		if !w.unwatch(id) {
+			return stopSuperseded, nil // fire was first: the run is the takeover's
 		}
-		w.at = jb.deadline
-	}
-	w.mu.Unlock()
-	if ctx.Err() != nil { // cancelled before the watchdog was set
-		r.unwatch(a)
 		return StopCancelled, ctx.Err()
 	}
-	if !r.watched(a) {
+	if !r.watched(a, id) {
 		return stopSuperseded, nil
 	}
 	now = r.now()
@@ -117,34 +123,41 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 	return r.waitJobs(ctx, jobs, r.isolate(ctx, 1), 1, now)
 }
 
-// watched runs attempt a on this goroutine. It reports false when the
-// watchdog took the run over: the goroutine is then the tool's alone, and
-// must return without touching the run.
-func (r *run) watched(a *attemptSlot) bool {
+// watched runs attempt a, watched as number id, on this goroutine. It
+// reports false when the watchdog took the run over: the goroutine is then
+// the tool's alone, and must return without touching the run.
+func (r *run) watched(a *attemptSlot, id uint64) bool {
 	returned := false
 	defer func() {
 		// A tool that called runtime.Goexit never answers: the run
 		// goes on without it, on a new goroutine, and times it out.
-		if !returned && r.unwatch(a) {
+		if !returned && r.w.unwatch(id) {
 			go r.takeover()
 		}
 	}()
 	a.res.out, a.res.err = inlineTool(a.ctx, a.fn, &a.call)
 	returned = true
-	return r.unwatch(a)
+	return r.w.unwatch(id)
 }
 
-// unwatch ends the watch of a; it reports false when the watchdog ended it
-// first (and took the run over).
-func (r *run) unwatch(a *attemptSlot) bool {
-	w := r.w
-	w.mu.Lock()
-	ok := w.inflight == a
-	if ok {
-		w.inflight = nil
+// unwatch ends the watch of attempt id; it reports false when the
+// watchdog ended it first (and took the run over).
+func (w *watcher) unwatch(id uint64) bool {
+	return w.cur.CompareAndSwap(id, 0)
+}
+
+// arm makes the watchdog's timer fire by deadline (now is the clock's
+// reading), after cur is set: a timer known to fire no later is left as
+// it is, and when it fires early, fire arms it again. fire clears at and
+// then reads cur again, and arm sets cur before it reads at; so either
+// arm reads at as cleared and arms the timer itself, or fire finds the
+// attempt.
+func (w *watcher) arm(deadline, now time.Time) {
+	at := w.since(deadline)
+	if old := w.at.Load(); old == 0 || old > at {
+		w.at.Store(at)
+		w.timer.Reset(deadline.Sub(now))
 	}
-	w.mu.Unlock()
-	return ok
 }
 
 // fire is the watchdog: called by its timer and when the run's context is
@@ -153,23 +166,30 @@ func (r *run) unwatch(a *attemptSlot) bool {
 // armed for its deadline.
 func (r *run) fire() {
 	w := r.w
-	w.mu.Lock()
-	a := w.inflight
-	if a == nil {
-		w.at = time.Time{}
-		w.mu.Unlock()
+	for {
+		id := w.cur.Load()
+		if id == 0 {
+			w.at.Store(0) // the timer has fired, or does not matter
+			if id = w.cur.Load(); id == 0 {
+				return
+			}
+		}
+		due := w.due.Load()
+		if w.cur.Load() != id {
+			continue // another attempt began meanwhile: due may be its
+		}
+		now := time.Now()
+		if w.ctx.Err() == nil && w.since(now) < due {
+			w.at.Store(due)
+			w.timer.Reset(time.Duration(due - w.since(now)))
+			return
+		}
+		if w.cur.CompareAndSwap(id, 0) {
+			w.at.Store(0) // the timer is not armed again
+			go r.takeover()
+		}
 		return
 	}
-	now := time.Now()
-	if w.ctx.Err() == nil && now.Before(a.deadline) {
-		w.timer.Reset(a.deadline.Sub(now))
-		w.at = a.deadline
-		w.mu.Unlock()
-		return
-	}
-	w.inflight, w.at = nil, time.Time{} // the timer is not armed again
-	w.mu.Unlock()
-	go r.takeover()
 }
 
 // takeover carries the run on from its watched call, which overran its
@@ -193,12 +213,8 @@ func (r *run) takeover() {
 	}
 }
 
-// stopWatch stops the watchdog's timer at the end of the run.
+// stop stops the watchdog's timer at the end of the run.
 func (w *watcher) stop() {
-	w.mu.Lock()
-	if w.timer != nil {
-		w.timer.Stop()
-	}
-	w.at = time.Time{}
-	w.mu.Unlock()
+	w.timer.Stop()
+	w.at.Store(0)
 }
