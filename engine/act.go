@@ -184,7 +184,10 @@ func (r *run) emitFinished(fin ToolFinished) error {
 
 // runJobs runs jobs in parallel, one goroutine per attempt, while this
 // goroutine keeps the clock: timeouts, retry delays and cancellation are
-// decided here, so a tool that ignores its context cannot hold the run.
+// decided here, so a tool that ignores its context cannot hold the run. A
+// step's only isolated job runs watched instead (runWatched): on this
+// goroutine, which a watchdog leaves to the tool if it overruns, the run
+// going on on another.
 //
 // Every job that got a tool_started gets exactly one tool_finished, however
 // the act phase ends: when it ends early (cancelled, an inline tool's

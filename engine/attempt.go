@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// An isolated tool call's attempts: each on its own goroutine, answering on
-// the run's results channel, and the alarms that wake the run's wait.
+// The attempts of isolated tool calls when a step has several: each on its
+// own goroutine, answering on the run's results channel, and the alarms
+// that wake the run's wait. (A step's only isolated call runs watched, on
+// the run's goroutine: watch.go.)
 
 // toolResult is what an attempt's goroutine sends back.
 type toolResult struct {

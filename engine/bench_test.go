@@ -22,6 +22,18 @@ func loopModel(steps int) engine.Model {
 	})
 }
 
+// pairModel is loopModel asking for two calls of the instant tool a step,
+// which run in parallel.
+func pairModel(steps int) engine.Model {
+	args := json.RawMessage(`{"text":"x"}`)
+	return enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		if req.Turn+1 >= steps {
+			return engine.Decision{Text: "done"}, nil
+		}
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "a", Name: "echo", Args: args}, {ID: "b", Name: "echo", Args: args}}}, nil
+	})
+}
+
 func instantTool() engine.Tool {
 	return engine.Tool{Name: "echo", Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
 		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
@@ -43,10 +55,12 @@ func (c *countingSink) Emit(ev engine.Event) error {
 // a subscriber. The per-step cost must not grow with N (the history).
 //
 // Variants: inline (the tool runs on the run's goroutine, as the built-in
-// tools do; events go to a Sink), isolated (the tool gets its own goroutine,
-// as MCP and shell tools do), channel (events read from Start's channel by
+// tools do; events go to a Sink), isolated (the tool is not Inline, as MCP
+// and shell tools are not: the step's only call runs watched, watch.go), channel (events read from Start's channel by
 // another goroutine, as the console does), and the first two with no sink
-// (nosink: nobody reads the events, as in ../shared/bench's side-by-side).
+// (nosink: nobody reads the events, as in ../shared/bench's side-by-side),
+// and pair-nosink: two isolated calls a step, run in parallel, each on its
+// own goroutine.
 // cpu-ns/step is the process's CPU time per step, garbage collection and
 // the scheduler included.
 func BenchmarkStepOverhead(b *testing.B) {
@@ -56,19 +70,25 @@ func BenchmarkStepOverhead(b *testing.B) {
 		channel bool
 		noSink  bool
 		steps   []int
+		pair    bool
 	}
 	for _, v := range []variant{
-		{"inline", true, false, false, []int{100, 1000, 10000}},
-		{"isolated", false, false, false, []int{1000}},
-		{"channel", true, true, false, []int{1000}},
-		{"inline-nosink", true, false, true, []int{1000}},
-		{"isolated-nosink", false, false, true, []int{1000}},
+		{"inline", true, false, false, []int{100, 1000, 10000}, false},
+		{"isolated", false, false, false, []int{1000}, false},
+		{"channel", true, true, false, []int{1000}, false},
+		{"inline-nosink", true, false, true, []int{1000}, false},
+		{"isolated-nosink", false, false, true, []int{1000}, false},
+		{"pair-nosink", false, false, true, []int{1000}, true},
 	} {
 		for _, steps := range v.steps {
 			b.Run(fmt.Sprintf("%s/steps=%d", v.name, steps), func(b *testing.B) {
 				tool := instantTool()
 				tool.Inline = v.inline
-				e := engine.New(engine.Config{Model: loopModel(steps), Tools: enginetest.Registry(b, tool), MaxSteps: steps})
+				model := loopModel(steps)
+				if v.pair {
+					model = pairModel(steps)
+				}
+				e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
 				b.ReportAllocs()
 				events := 0
 				cpu := cpuTime()
@@ -102,8 +122,8 @@ func BenchmarkStepOverhead(b *testing.B) {
 
 // BenchmarkConcurrentRuns starts 1,000 runs of 10 steps at once on one
 // engine and reports runs per second: with the tool inline (the built-in
-// pure tools' path) and isolated (its own goroutine, as MCP, shell and user
-// tools run).
+// pure tools' path) and isolated (watched, as MCP, shell and user tools
+// run).
 func BenchmarkConcurrentRuns(b *testing.B) {
 	const runs, steps = 1000, 10
 	for _, inline := range []bool{true, false} {

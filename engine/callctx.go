@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -9,14 +10,17 @@ import (
 // callCtx is the context of a tool call's attempt in a run whose own
 // context can never be cancelled (its Done is nil, as Background's is):
 // what context.WithCancel would give, for less (one small allocation, no
-// channel until a tool asks for Done, and a cancel that takes no lock
-// while nobody waits on it). A run whose context can be cancelled gives
-// its tools context.WithCancel's (run.attempt).
+// cancel closure, no channel until a tool asks for Done, and a cancel that
+// takes no lock while nobody waits on it). A run whose context can be
+// cancelled gives its tools context.WithCancel's (run.attempt).
 //
 // It is a context.Context for every use: Done, Err, Value and Deadline as
 // the standard one's, context.Cause is its Err (its parent holds no
 // canceller whose cause Cause could find instead), and a context made from
-// it (WithCancel, AfterFunc) follows it through its AfterFunc method.
+// it follows it through its AfterFunc method: one made by WithCancel or
+// WithTimeout is cancelled before cancel returns, as a child of
+// WithCancel's is, and context.AfterFunc's function runs on a goroutine of
+// its own.
 type callCtx struct {
 	context.Context // the run's
 	// state has cancelled set once cancelled, and waited once Done or
@@ -32,9 +36,12 @@ const (
 	waited
 )
 
-// afterCall is one function of AfterFunc; f is nil once it ran or was
+// afterCall is one function of AfterFunc; ran is set once it ran or was
 // stopped.
-type afterCall struct{ f func() }
+type afterCall struct {
+	f   func()
+	ran bool
+}
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
@@ -62,41 +69,48 @@ func (c *callCtx) cancel() {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.state.Or(cancelled)&cancelled != 0 {
+		c.mu.Unlock()
 		return // cancelled before
 	}
 	if c.done != nil {
 		close(c.done)
 	}
-	for _, a := range c.after {
-		if f := a.f; f != nil {
-			a.f = nil
-			go f()
-		}
-	}
+	after := c.after
 	c.after = nil
+	for _, a := range after {
+		a.ran = true
+	}
+	c.mu.Unlock()
+	for _, a := range after {
+		a.f()
+	}
 }
 
-// AfterFunc arranges for f to run on its own goroutine once the context
-// is done, as context.AfterFunc does; stop keeps it from running, and
-// reports whether it did.
+// AfterFunc is how contexts made from this one follow it (the context
+// package looks for it): f runs once the context is done, on the goroutine
+// that cancels it, or at once when it is done already; stop keeps it from
+// running, and reports whether it did.
 func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	a := &afterCall{f: f}
 	c.mu.Lock()
 	if c.state.Or(waited)&cancelled != 0 {
-		a.f = nil
-		go f()
+		a.ran = true
+		c.mu.Unlock()
+		f()
 	} else {
 		c.after = append(c.after, a)
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		stopped := a.f != nil
-		a.f = nil
-		return stopped
+		if a.ran {
+			return false
+		}
+		a.ran = true
+		c.after = slices.DeleteFunc(c.after, func(b *afterCall) bool { return b == a })
+		return true
 	}
 }
 

@@ -79,4 +79,25 @@ func TestCallCtx(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("AfterFunc after cancel did not run")
 	}
+
+	// A child made with WithCancel is cancelled before cancel returns, as
+	// under context.WithCancel; contexts made and cancelled leave nothing
+	// behind.
+	for range 100 {
+		p := &callCtx{Context: context.Background()}
+		child, childCancel := context.WithCancel(p)
+		p.cancel()
+		if child.Err() == nil {
+			t.Fatal("a child was not cancelled with its parent")
+		}
+		childCancel()
+	}
+	p := &callCtx{Context: context.Background()}
+	for range 1000 {
+		_, childCancel := context.WithCancel(p)
+		childCancel()
+	}
+	if n := len(p.after); n != 0 {
+		t.Errorf("%d functions kept for children made and cancelled", n)
+	}
 }

@@ -188,10 +188,10 @@ func (e *Engine) RunRequest(ctx context.Context, s *Session, task, request strin
 	defer s.busy.Store(false)
 	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return e.carry(func(done chan Result) Result {
+	return e.carry(func(h *handOn) Result {
 		r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1), cancel)
 		r.step = s.Steps
-		r.watch(ctx, done)
+		r.watch(ctx, h)
 		if err := r.noteMissingAgent(); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
@@ -230,10 +230,10 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	}
 	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return e.carry(func(done chan Result) Result {
+	return e.carry(func(h *handOn) Result {
 		r := e.newRun(s, sink, s.run.ID, cancel)
 		r.step = cmp.Or(s.run.Step, s.Steps)
-		r.watch(ctx, done)
+		r.watch(ctx, h)
 		r.loadInstructions()
 		return r.resume(ctx)
 	})

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// run is the state of one run; it is owned by the run's goroutine.
+// run is the state of one run; it is owned by the run's goroutine, one at a
+// time: a takeover (watch.go) hands it to a new one.
 type run struct {
 	e    *Engine
 	s    *Session

@@ -41,10 +41,15 @@ type Tool struct {
 	// error for which IsRetryable holds.
 	Retryable bool
 	// Inline tools promise to return promptly and to honour ctx: they are
-	// run on the run's own goroutine, which saves a goroutine hand-off per
-	// call. A call that overruns Timeout still counts as timed out, but it
-	// cannot be abandoned while it runs, so only pure, in-memory tools
-	// (arithmetic, memory, clock) should set it.
+	// run on the run's goroutine with no watchdog. A call that overruns
+	// Timeout still counts as timed out, but it cannot be abandoned while
+	// it runs, so only pure, in-memory tools (arithmetic, memory, clock)
+	// should set it. Any other tool is isolated: a call that overruns its
+	// Timeout, or is running when the run is cancelled, is abandoned (its
+	// context cancelled) and the run goes on without it. A step's only
+	// isolated call runs on the run's goroutine too, watched, and the run
+	// moves to a new goroutine if it is abandoned; calls of a step that has
+	// several run in parallel, each on its own goroutine.
 	Inline bool
 	// Repeatable tools may be run again when a process died while they
 	// ran (a worker continuing a dead worker's run does, without asking):

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -39,49 +40,108 @@ type watcher struct {
 	due   atomic.Int64
 	seq   uint64
 	ctx   context.Context
-	done  chan Result // the run's result, for the goroutine that waits in Run
-	jobs  []toolJob   // the watched step's, for a takeover
-	calls int         // the tool calls of the step act is running from loop; 0: none
+	done  chan outcome // the run's end, for the goroutine that waits in Run
+	h     *handOn      // the goroutine running the run, which sends on done
+	jobs  []toolJob    // the watched step's, for a takeover
+	calls int          // the tool calls of the step act is running from loop; 0: none
 }
 
 // since is t counted from the watcher's base, as at and due are.
 func (w *watcher) since(t time.Time) int64 { return int64(t.Sub(w.base)) + 1 }
 
 // owned reports whether a run should run on a goroutine of its own: when
-// the engine has a tool that runs isolated, so that its calls can be
-// watched.
+// a tool of the engine or of one of its agents runs isolated, so that its
+// calls can be watched.
 func (e *Engine) owned() bool {
-	return e.cfg.Tools.set().isolated
+	if e.cfg.Tools.set().isolated {
+		return true
+	}
+	if e.agents != nil {
+		for _, a := range e.agents.byName {
+			if a.Tools.set().isolated {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // carry runs a run, which returns its result, or, from a goroutine a
 // takeover left to its tool, stopSuperseded. When the engine has a tool
 // that runs isolated, the run runs on a goroutine of its own and carry
-// waits for its result on done (nil otherwise), which a takeover's
-// goroutine may send in the end. The caller's goroutine only waits: what a
-// run defers must be deferred around carry, not in run.
-func (e *Engine) carry(run func(done chan Result) Result) Result {
+// waits for its end on done (nil otherwise), which a takeover's goroutine
+// may send in the end. The caller's goroutine only waits: what a run
+// defers must be deferred around carry, not in run. A panic in the run
+// (a model's, a sink's) is the caller's panic, and a runtime.Goexit (a
+// test's t.FailNow in a model) ends the caller's goroutine, as when the
+// run ran on it.
+func (e *Engine) carry(run func(h *handOn) Result) Result {
 	if !e.owned() {
 		growStack(0)
 		return run(nil)
 	}
-	done := make(chan Result, 1)
+	done := make(chan outcome, 1)
 	go func() {
 		growStack(0)
-		if res := run(done); res.StopReason != stopSuperseded {
-			done <- res
-		}
+		h := &handOn{done: done}
+		defer h.end()
+		h.send(run(h))
 	}()
-	return <-done
+	o := <-done
+	switch {
+	case o.goexit:
+		runtime.Goexit()
+	case o.panicked:
+		panic(o.panic)
+	}
+	return o.res
 }
 
-// watch makes the watchdog of a run on a goroutine of its own (done is
-// carry's); with none, the run's calls are not watched.
-func (r *run) watch(ctx context.Context, done chan Result) {
-	if done == nil {
+// outcome is how a run ended, for carry: its result, or a panic, or a
+// runtime.Goexit.
+type outcome struct {
+	res      Result
+	panicked bool
+	panic    any
+	goexit   bool
+}
+
+// handOn sends the end of a run's goroutine on done: its result (send),
+// or what ended it early (end, deferred). It is the goroutine's alone;
+// sent is set once there is nothing (more) to send: a result was sent, or
+// the run went on on another goroutine.
+type handOn struct {
+	done chan outcome
+	sent bool
+}
+
+// send hands on res, unless it is a superseded goroutine's.
+func (h *handOn) send(res Result) {
+	h.sent = true
+	if res.StopReason != stopSuperseded {
+		h.done <- outcome{res: res}
+	}
+}
+
+// end, deferred, hands on a panic or a runtime.Goexit.
+func (h *handOn) end() {
+	if h.sent {
 		return
 	}
-	r.w = &watcher{ctx: ctx, done: done, base: time.Now()}
+	if p := recover(); p != nil {
+		h.done <- outcome{panicked: true, panic: p}
+		return
+	}
+	h.done <- outcome{goexit: true}
+}
+
+// watch makes the watchdog of a run on a goroutine of its own (h is that
+// goroutine's, from carry); with none, the run's calls are not watched.
+func (r *run) watch(ctx context.Context, h *handOn) {
+	if h == nil {
+		return
+	}
+	r.w = &watcher{ctx: ctx, done: h.done, h: h, base: time.Now()}
 	r.w.timer = time.AfterFunc(time.Hour, r.fire)
 	r.w.timer.Stop()
 }
@@ -97,6 +157,7 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 	if r.wake == nil {
 		r.hook(ctx)
 	}
+	h := w.h // this goroutine's; read before the watchdog may hand the run on
 	w.seq++
 	id := w.seq
 	w.due.Store(w.since(jb.deadline))
@@ -108,7 +169,7 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 		}
 		return StopCancelled, ctx.Err()
 	}
-	if !r.watched(a, id) {
+	if !r.watched(a, id, h) {
 		return stopSuperseded, nil
 	}
 	now = r.now()
@@ -123,16 +184,21 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 	return r.waitJobs(ctx, jobs, r.isolate(ctx, 1), 1, now)
 }
 
-// watched runs attempt a, watched as number id, on this goroutine. It
-// reports false when the watchdog took the run over: the goroutine is then
-// the tool's alone, and must return without touching the run.
-func (r *run) watched(a *attemptSlot, id uint64) bool {
+// watched runs attempt a, watched as number id, on this goroutine, whose
+// handOn is h. It reports false when the watchdog took the run over: the
+// goroutine is then the tool's alone, and must return without touching
+// the run.
+func (r *run) watched(a *attemptSlot, id uint64, h *handOn) bool {
 	returned := false
 	defer func() {
-		// A tool that called runtime.Goexit never answers: the run
-		// goes on without it, on a new goroutine, and times it out.
-		if !returned && r.w.unwatch(id) {
-			go r.takeover()
+		// A tool that called runtime.Goexit never answers: this
+		// goroutine ends with nothing to send, and the run goes on
+		// without the tool, on a new goroutine, and times it out.
+		if !returned {
+			h.sent = true
+			if r.w.unwatch(id) {
+				go r.takeover()
+			}
 		}
 	}()
 	a.res.out, a.res.err = inlineTool(a.ctx, a.fn, &a.call)
@@ -199,6 +265,9 @@ func (r *run) fire() {
 func (r *run) takeover() {
 	growStack(0)
 	w := r.w
+	h := &handOn{done: w.done}
+	w.h = h
+	defer h.end()
 	ctx, jobs := w.ctx, w.jobs
 	now := r.now()
 	stop, err := r.waitJobs(ctx, jobs, r.isolate(ctx, 1), 1, now)
@@ -208,9 +277,7 @@ func (r *run) takeover() {
 	if !end {
 		res = r.loop(ctx)
 	}
-	if res.StopReason != stopSuperseded {
-		w.done <- res
-	}
+	h.send(res)
 }
 
 // stop stops the watchdog's timer at the end of the run.

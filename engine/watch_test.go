@@ -108,6 +108,21 @@ func TestWatchedCallGoexit(t *testing.T) {
 		t.Fatalf("tool results %+v, want two timed out", fins)
 	}
 	pairing(t, rec.Events())
+
+	// One that ends its goroutine only once the watchdog has taken the
+	// run over: the run, on its new goroutine, still answers.
+	lateQuit := engine.Tool{Name: "late_quit", Timeout: 20 * time.Millisecond, Func: func(ctx context.Context, _ *engine.Call) (string, error) {
+		<-ctx.Done()
+		time.Sleep(5 * time.Millisecond) // the run goes on meanwhile
+		runtime.Goexit()
+		return "", nil
+	}}
+	e = engine.New(engine.Config{Model: callsThen("late_quit", 2), Tools: enginetest.Registry(t, lateQuit)})
+	rec = &enginetest.Recorder{}
+	if res := e.Run(context.Background(), engine.NewSession("s"), "go", rec); res.StopReason != engine.StopAnswered || res.Answer != "done" {
+		t.Fatalf("run: %s %q (%v)", res.StopReason, res.Answer, res.Err)
+	}
+	pairing(t, rec.Events())
 }
 
 // TestWatchdogNotEarly: the watchdog's timer is left armed for an earlier
@@ -142,5 +157,86 @@ func TestWatchdogNotEarly(t *testing.T) {
 	fins := rec.Finished()
 	if len(fins) != 2 || fins[0].Result != "quick done" || fins[1].Status != engine.ToolOK || fins[1].Result != "slow done" {
 		t.Fatalf("tool results %+v", fins)
+	}
+}
+
+// isolatedEngine has one isolated tool, so its runs run on a goroutine of
+// their own.
+func isolatedEngine(t *testing.T, m engine.Model) *engine.Engine {
+	iso := engine.Tool{Name: "iso", Timeout: time.Second, Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
+	return engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, iso)})
+}
+
+// TestRunOnItsOwnGoroutineEndsAsBefore: a run on a goroutine of its own
+// ends for its caller as one on the caller's: a model's panic is the
+// caller's panic, and a model's runtime.Goexit (t.FailNow) ends the
+// caller's goroutine, the session no longer busy.
+func TestRunOnItsOwnGoroutineEndsAsBefore(t *testing.T) {
+	t.Run("panic", func(t *testing.T) {
+		e := isolatedEngine(t, enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+			panic("model bug")
+		}))
+		defer func() {
+			if p := recover(); p != "model bug" {
+				t.Fatalf("recovered %v, want the model's panic", p)
+			}
+		}()
+		e.Run(context.Background(), engine.NewSession("s"), "go", nil)
+		t.Fatal("Run returned")
+	})
+	t.Run("goexit", func(t *testing.T) {
+		e := isolatedEngine(t, enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+			runtime.Goexit()
+			return engine.Decision{}, nil
+		}))
+		s := engine.NewSession("s")
+		returned, ended := false, make(chan struct{})
+		go func() {
+			defer close(ended)
+			e.Run(context.Background(), s, "go", nil)
+			returned = true
+		}()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the caller of Run did not end")
+		}
+		if returned {
+			t.Error("Run returned instead of ending its caller's goroutine")
+		}
+		quick := isolatedEngine(t, callsThen("iso", 0))
+		if res := quick.Run(context.Background(), s, "again", nil); res.Err != nil {
+			t.Errorf("the session after: %v", res.Err)
+		}
+	})
+}
+
+// TestCancelAsWatchedCallStarts cancels runs as their watched call starts
+// (the sink cancels on tool_started): the cancellation and the watchdog
+// race, and every run still ends once, cancelled, its call reported once.
+func TestCancelAsWatchedCallStarts(t *testing.T) {
+	for i := range 300 {
+		ctx, cancel := context.WithCancel(context.Background())
+		rec := &offered{onEmit: func(ev engine.Event) {
+			if ev.Kind == engine.KindToolStarted {
+				cancel()
+			}
+		}}
+		e := isolatedEngine(t, callsThen("iso", 1))
+		res := e.Run(ctx, engine.NewSession("s"), "go", rec)
+		cancel()
+		rec.mu.Lock()
+		events := rec.events
+		rec.mu.Unlock()
+		finished := 0
+		for _, ev := range events {
+			if ev.Kind == engine.KindRunFinished {
+				finished++
+			}
+		}
+		if finished != 1 || (res.StopReason != engine.StopCancelled && res.StopReason != engine.StopAnswered) {
+			t.Fatalf("run %d: %d run_finished, stop %s (%v)", i, finished, res.StopReason, res.Err)
+		}
+		pairing(t, events)
 	}
 }
