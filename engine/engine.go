@@ -186,18 +186,45 @@ func (e *Engine) RunRequest(ctx context.Context, s *Session, task, request strin
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
 	defer s.busy.Store(false)
+	owned := e.owned()
+	if !owned {
+		growStack(0) // while shallow: the run runs on this goroutine
+	}
 	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return e.carry(func(h *handOn) Result {
-		r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1), cancel)
-		r.step = s.Steps
+	return e.carry(runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, task: task, request: request}, owned)
+}
+
+// runArgs is a run RunRequest or Continue carries out, on the goroutine
+// carry chooses.
+type runArgs struct {
+	ctx           context.Context
+	s             *Session
+	sink          Sink
+	cancel        context.CancelCauseFunc // the tree's (treeContext)
+	task, request string
+	resume        bool // Continue's
+}
+
+// begin carries out a; h is the handOn of the goroutine of its own the run
+// runs on, nil when it runs on its caller's.
+func (e *Engine) begin(a *runArgs, h *handOn) Result {
+	ctx, s := a.ctx, a.s
+	if a.resume {
+		r := e.newRun(s, a.sink, s.run.ID, a.cancel)
+		r.step = cmp.Or(s.run.Step, s.Steps)
 		r.watch(ctx, h)
-		if err := r.noteMissingAgent(); err != nil {
-			return r.finish(ctx, StopError, "", err)
-		}
-		r.request = request
-		return r.start(ctx, task)
-	})
+		r.loadInstructions()
+		return r.resume(ctx)
+	}
+	r := e.newRun(s, a.sink, "run-"+strconv.Itoa(s.Runs+1), a.cancel)
+	r.step = s.Steps
+	r.watch(ctx, h)
+	if err := r.noteMissingAgent(); err != nil {
+		return r.finish(ctx, StopError, "", err)
+	}
+	r.request = a.request
+	return r.start(ctx, a.task)
 }
 
 // start begins the run with run_started and carries it through the loop.
@@ -228,15 +255,13 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	if !s.Interrupted() {
 		return Result{StopReason: StopError, Err: ErrNotInterrupted}
 	}
+	owned := e.owned()
+	if !owned {
+		growStack(0)
+	}
 	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return e.carry(func(h *handOn) Result {
-		r := e.newRun(s, sink, s.run.ID, cancel)
-		r.step = cmp.Or(s.run.Step, s.Steps)
-		r.watch(ctx, h)
-		r.loadInstructions()
-		return r.resume(ctx)
-	})
+	return e.carry(runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, resume: true}, owned)
 }
 
 // resume carries on the run of r.s that an earlier process left

@@ -226,36 +226,36 @@ func (r *run) loop(ctx context.Context) Result {
 		if stop == stopSuperseded {
 			return Result{StopReason: stop} // the run is another goroutine's now
 		}
-		if res, end := r.endStep(ctx, stop, reason, err, len(dec.ToolCalls)); end {
-			return res
+		if stop, err := r.endStep(stop, reason, err, len(dec.ToolCalls)); stop != "" {
+			return r.finish(ctx, stop, "", err)
 		}
 	}
 }
 
 // endStep ends a step of loop whose act returned stop, reason and err, the
-// decision having asked for calls tool calls. It reports whether the run
-// ended, with its result.
-func (r *run) endStep(ctx context.Context, stop StopReason, reason string, err error, calls int) (Result, bool) {
+// decision having asked for calls tool calls. It returns how the run ends,
+// if it does (finish's stop and cause).
+func (r *run) endStep(stop StopReason, reason string, err error, calls int) (StopReason, error) {
 	r.stepTool = nil
 	if r.w != nil {
 		r.w.calls = 0
 	}
 	if stop != "" {
-		return r.finish(ctx, stop, "", err), true
+		return stop, err
 	} else if reason != "" {
-		return r.finish(ctx, StopCancelled, "", errAborted), true
+		return StopCancelled, errAborted
 	}
 	p := r.payloads
 	p.finished = StepFinished{ToolCalls: calls}
 	// The step ends with its last tool's result: nothing waits between
 	// that event and this one.
 	if err := r.emitAt(r.lastAt, Observe, KindStepFinished, &p.finished); err != nil {
-		return r.finish(ctx, StopError, "", err), true
+		return StopError, err
 	}
 	if err := r.switchAgent(); err != nil {
-		return r.finish(ctx, StopError, "", err), true
+		return StopError, err
 	}
-	return Result{}, false
+	return "", nil
 }
 
 // stepPayloads returns the payloads for a new step: one allocation for the

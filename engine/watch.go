@@ -53,39 +53,58 @@ func (w *watcher) since(t time.Time) int64 { return int64(t.Sub(w.base)) + 1 }
 // a tool of the engine or of one of its agents runs isolated, so that its
 // calls can be watched.
 func (e *Engine) owned() bool {
-	if e.cfg.Tools.set().isolated {
-		return true
+	return e.cfg.Tools.isolated() || (e.agents != nil && e.agents.isolated())
+}
+
+// isolated reports whether a tool of r runs isolated. It keeps a small
+// frame: owned is asked before a run's stack has grown.
+func (r *Registry) isolated() bool {
+	if r == nil {
+		return false
 	}
-	if e.agents != nil {
-		for _, a := range e.agents.byName {
-			if a.Tools.set().isolated {
-				return true
-			}
+	s := r.snap.Load()
+	return s != nil && s.isolated
+}
+
+// isolated reports whether an agent's own tools include one that runs
+// isolated.
+//
+//go:noinline
+func (ag *agents) isolated() bool {
+	for _, a := range ag.byName {
+		if a.Tools.isolated() {
+			return true
 		}
 	}
 	return false
 }
 
-// carry runs a run, which returns its result, or, from a goroutine a
-// takeover left to its tool, stopSuperseded. When the engine has a tool
-// that runs isolated, the run runs on a goroutine of its own and carry
-// waits for its end on done (nil otherwise), which a takeover's goroutine
-// may send in the end. The caller's goroutine only waits: what a run
-// defers must be deferred around carry, not in run. A panic in the run
-// (a model's, a sink's) is the caller's panic, and a runtime.Goexit (a
-// test's t.FailNow in a model) ends the caller's goroutine, as when the
-// run ran on it.
-func (e *Engine) carry(run func(h *handOn) Result) Result {
-	if !e.owned() {
-		growStack(0)
-		return run(nil)
+// carry carries out a run (Engine.begin), which returns its result, or,
+// from a goroutine a takeover left to its tool, stopSuperseded. When the
+// engine has a tool that runs isolated, the run runs on a goroutine of its
+// own and carry waits for its end on that goroutine's handOn, which a
+// takeover's goroutine may send in the end. The caller's goroutine only
+// waits: what a run defers must be deferred around carry, not in begin. A
+// panic in the run (a model's, a sink's) is the caller's panic, and a
+// runtime.Goexit (a test's t.FailNow in a model) ends the caller's
+// goroutine, as when the run ran on it. owned is e.owned(), which the
+// caller asked while its goroutine's stack was shallow, to grow it first
+// when the run runs on it (growStack).
+func (e *Engine) carry(a runArgs, owned bool) Result {
+	if owned {
+		return e.carryOwned(a)
 	}
+	return e.begin(&a, nil)
+}
+
+// carryOwned is carry for a run on a goroutine of its own.
+func (e *Engine) carryOwned(a runArgs) Result {
 	done := make(chan outcome, 1)
 	go func() {
 		growStack(0)
 		h := &handOn{done: done}
 		defer h.end()
-		h.send(run(h))
+		h.send(e.begin(&a, h))
 	}()
 	o := <-done
 	switch {
@@ -273,8 +292,10 @@ func (r *run) takeover() {
 	stop, err := r.waitJobs(ctx, jobs, r.isolate(ctx, 1), 1, now)
 	stop, err = r.endJobs(ctx, jobs, stop, err)
 	r.endAct(jobs)
-	res, end := r.endStep(ctx, stop, "", err, w.calls)
-	if !end {
+	var res Result
+	if stop, err = r.endStep(stop, "", err, w.calls); stop != "" {
+		res = r.finish(ctx, stop, "", err)
+	} else {
 		res = r.loop(ctx)
 	}
 	h.send(res)
