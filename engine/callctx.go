@@ -56,10 +56,17 @@ func (c *callCtx) Done() <-chan struct{} {
 }
 
 func (c *callCtx) Err() error {
-	if c.state.Load()&cancelled != 0 {
-		return context.Canceled
+	s := c.state.Load()
+	if s&cancelled == 0 {
+		return nil
 	}
-	return nil
+	if s&waited != 0 {
+		// Done is closed, as Err says, once cancel (which holds mu
+		// while it closes it) is through.
+		c.mu.Lock()
+		c.mu.Unlock() //nolint:staticcheck // an empty critical section, on purpose
+	}
+	return context.Canceled
 }
 
 // cancel ends the context, as a context.CancelFunc does: with one atomic
@@ -89,15 +96,16 @@ func (c *callCtx) cancel() {
 
 // AfterFunc is how contexts made from this one follow it (the context
 // package looks for it): f runs once the context is done, on the goroutine
-// that cancels it, or at once when it is done already; stop keeps it from
-// running, and reports whether it did.
+// that cancels it, or, when it is done already, on a goroutine of its own
+// (context.WithCancel calls AfterFunc holding the lock that f takes); stop
+// keeps it from running, and reports whether it did.
 func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	a := &afterCall{f: f}
 	c.mu.Lock()
 	if c.state.Or(waited)&cancelled != 0 {
 		a.ran = true
 		c.mu.Unlock()
-		f()
+		go f()
 	} else {
 		c.after = append(c.after, a)
 		c.mu.Unlock()

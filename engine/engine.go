@@ -117,6 +117,9 @@ type Engine struct {
 	cfg    Config
 	err    error   // of the configuration; every run fails with it
 	agents *agents // nil when no agents are defined
+	// watchHook, set only by tests, is called at points of the watchdog
+	// (pauseBeforeReset, pauseBeforeCAS) to hold it there.
+	watchHook func(int)
 }
 
 // New returns an engine for cfg.

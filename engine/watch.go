@@ -28,12 +28,12 @@ import (
 const stopSuperseded StopReason = "superseded"
 
 // watcher is an owned run's watchdog. at, cur and due are shared with the
-// watchdog's callbacks (fire), without a lock (see arm and fire); the rest
-// is the run's.
+// watchdog's callbacks (fire), without a lock (see arm and fire); timer,
+// base, ctx, done and hook do not change; the rest is the run's.
 type watcher struct {
 	timer *time.Timer  // calls fire; made stopped, with the watcher
 	base  time.Time    // at and due count from it, in nanoseconds (+1)
-	at    atomic.Int64 // the timer fires by then; 0: not known to be armed
+	at    atomic.Int64 // the timer fires by then (see arm); 0: not known to be armed
 	// cur is the number of the watched attempt running (0: none), due
 	// its deadline, set before it; seq numbers them.
 	cur   atomic.Uint64
@@ -44,6 +44,7 @@ type watcher struct {
 	h     *handOn      // the goroutine running the run, which sends on done
 	jobs  []toolJob    // the watched step's, for a takeover
 	calls int          // the tool calls of the step act is running from loop; 0: none
+	hook  func(int)    // Engine.watchHook
 }
 
 // since is t counted from the watcher's base, as at and due are.
@@ -160,7 +161,7 @@ func (r *run) watch(ctx context.Context, h *handOn) {
 	if h == nil {
 		return
 	}
-	r.w = &watcher{ctx: ctx, done: h.done, h: h, base: time.Now()}
+	r.w = &watcher{ctx: ctx, done: h.done, h: h, base: time.Now(), hook: r.e.watchHook}
 	r.w.timer = time.AfterFunc(time.Hour, r.fire)
 	r.w.timer.Stop()
 }
@@ -232,10 +233,14 @@ func (w *watcher) unwatch(id uint64) bool {
 }
 
 // arm makes the watchdog's timer fire by deadline (now is the clock's
-// reading), after cur is set: a timer known to fire no later is left as
-// it is, and when it fires early, fire arms it again. fire clears at and
-// then reads cur again, and arm sets cur before it reads at; so either
-// arm reads at as cleared and arms the timer itself, or fire finds the
+// reading), after cur is set: a timer known to fire by at is left as it
+// is, and when it fires early, fire arms it again. at may be stale while
+// fire runs (the timer has fired), but every way out of fire reads cur
+// after its last store to at and its last Reset: when fire clears at and
+// finds no attempt, arm (which sets cur before it reads at) reads at as
+// cleared and arms the timer itself; when fire armed the timer for an
+// attempt that is still current as it leaves, any later attempt's arm
+// reads at as that deadline; otherwise fire looks again and finds the
 // attempt.
 func (w *watcher) arm(deadline, now time.Time) {
 	at := w.since(deadline)
@@ -248,7 +253,11 @@ func (w *watcher) arm(deadline, now time.Time) {
 // fire is the watchdog: called by its timer and when the run's context is
 // cancelled. A watched call past its deadline, or running when the run is
 // cancelled, makes it take the run over; one not yet due gets the timer
-// armed for its deadline.
+// armed for its deadline. Whenever the watched attempt changes under it
+// (its CAS fails, or the attempt it armed the timer for is over), it looks
+// again, so that a timer it armed late for an attempt that is over, or
+// that has fired and is not armed again, never stands for the next
+// attempt's (see arm).
 func (r *run) fire() {
 	w := r.w
 	for {
@@ -266,16 +275,36 @@ func (r *run) fire() {
 		now := time.Now()
 		if w.ctx.Err() == nil && w.since(now) < due {
 			w.at.Store(due)
+			w.pause(pauseBeforeReset)
 			w.timer.Reset(time.Duration(due - w.since(now)))
+			if w.cur.Load() != id {
+				continue // the attempt is over: the timer may be late for the next
+			}
 			return
 		}
+		w.pause(pauseBeforeCAS)
 		if w.cur.CompareAndSwap(id, 0) {
 			w.at.Store(0) // the timer is not armed again
 			go r.takeover()
+			return
 		}
-		return
+		// The call returned first, and the timer has fired: look again.
 	}
 }
+
+// pause calls the engine's test hook at point p of fire; it has none
+// outside tests.
+func (w *watcher) pause(p int) {
+	if w.hook != nil {
+		w.hook(p)
+	}
+}
+
+// The points of fire where a test can hold it (Engine.watchHook).
+const (
+	pauseBeforeReset = iota
+	pauseBeforeCAS
+)
 
 // takeover carries the run on from its watched call, which overran its
 // deadline or was running when the run was cancelled: as the isolated path
