@@ -118,7 +118,7 @@ type Engine struct {
 	err    error   // of the configuration; every run fails with it
 	agents *agents // nil when no agents are defined
 	// watchHook, set only by tests, is called at points of the watchdog
-	// (pauseBeforeReset, pauseBeforeCAS) to hold it there.
+	// and of a watched call (pauseBeforeReset…) to hold them there.
 	watchHook func(int)
 }
 

@@ -178,11 +178,16 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 		r.hook(ctx)
 	}
 	h := w.h // this goroutine's; read before the watchdog may hand the run on
+	deadline := jb.deadline
 	w.seq++
 	id := w.seq
-	w.due.Store(w.since(jb.deadline))
+	w.due.Store(w.since(deadline))
 	w.cur.Store(id)
-	w.arm(jb.deadline, now)
+	w.pause(pauseAfterPublish)
+	// From here until unwatch wins, the run may be a takeover's (jobs
+	// too): this goroutine uses only ctx, a, h and w's atomics and fixed
+	// fields.
+	w.arm(deadline)
 	if ctx.Err() != nil { // perhaps cancelled before the watchdog was set
 		if !w.unwatch(id) {
 			return stopSuperseded, nil // fire was first: the run is the takeover's
@@ -209,6 +214,9 @@ func (r *run) runWatched(ctx context.Context, jobs []toolJob, now time.Time) (St
 // goroutine is then the tool's alone, and must return without touching
 // the run.
 func (r *run) watched(a *attemptSlot, id uint64, h *handOn) bool {
+	if r.w.cur.Load() != id {
+		return false // taken over before the tool began (this goroutine was slow): it does not run
+	}
 	returned := false
 	defer func() {
 		// A tool that called runtime.Goexit never answers: this
@@ -232,21 +240,23 @@ func (w *watcher) unwatch(id uint64) bool {
 	return w.cur.CompareAndSwap(id, 0)
 }
 
-// arm makes the watchdog's timer fire by deadline (now is the clock's
-// reading), after cur is set: a timer known to fire by at is left as it
-// is, and when it fires early, fire arms it again. at may be stale while
-// fire runs (the timer has fired), but every way out of fire reads cur
-// after its last store to at and its last Reset: when fire clears at and
-// finds no attempt, arm (which sets cur before it reads at) reads at as
-// cleared and arms the timer itself; when fire armed the timer for an
-// attempt that is still current as it leaves, any later attempt's arm
-// reads at as that deadline; otherwise fire looks again and finds the
-// attempt.
-func (w *watcher) arm(deadline, now time.Time) {
+// arm makes the watchdog's timer fire by deadline, after cur is set: a
+// timer known to fire by at is left as it is, and when it fires early,
+// fire arms it again. at may be stale while fire runs (the timer has
+// fired), but every way out of fire reads cur after its last store to at
+// and its last Reset: when fire clears at and finds no attempt, arm (which
+// sets cur before it reads at) reads at as cleared and arms the timer
+// itself; when fire armed the timer for an attempt that is still current
+// as it leaves, any later attempt's arm reads at as that deadline;
+// otherwise fire looks again and finds the attempt. A goroutine the run
+// was taken from may still be in arm: its Reset is for a deadline that
+// has passed (the timer fires at once, and fire looks at the attempt then
+// current) or for a run that has ended.
+func (w *watcher) arm(deadline time.Time) {
 	at := w.since(deadline)
 	if old := w.at.Load(); old == 0 || old > at {
 		w.at.Store(at)
-		w.timer.Reset(deadline.Sub(now))
+		w.timer.Reset(time.Until(deadline)) // the clock read anew: tool_started's flush took time
 	}
 }
 
@@ -292,18 +302,20 @@ func (r *run) fire() {
 	}
 }
 
-// pause calls the engine's test hook at point p of fire; it has none
-// outside tests.
+// pause calls the engine's test hook at point p; it has none outside
+// tests.
 func (w *watcher) pause(p int) {
 	if w.hook != nil {
 		w.hook(p)
 	}
 }
 
-// The points of fire where a test can hold it (Engine.watchHook).
+// The points where a test can hold the watchdog or the run
+// (Engine.watchHook).
 const (
 	pauseBeforeReset = iota
 	pauseBeforeCAS
+	pauseAfterPublish // in runWatched, once the attempt is published
 )
 
 // takeover carries the run on from its watched call, which overran its

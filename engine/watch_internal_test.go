@@ -146,3 +146,99 @@ func TestCallCtxRaces(t *testing.T) {
 		}
 	}
 }
+
+// slowFlush is a Flusher whose Flush after the tool_started of the tool
+// "hang" takes d (a journal's fsync); it notes that call's start and end.
+type slowFlush struct {
+	d             time.Duration
+	last          Kind
+	started, fins time.Time
+}
+
+func (s *slowFlush) Emit(ev Event) error {
+	s.last = ev.Kind
+	switch d := ev.Data.(type) {
+	case *ToolStarted:
+		if d.Name == "hang" {
+			s.started = ev.Time
+		}
+	case *ToolFinished:
+		if d.Name == "hang" {
+			s.fins = ev.Time
+		}
+	}
+	return nil
+}
+
+func (s *slowFlush) Flush() error {
+	if s.last == KindToolStarted {
+		s.last = ""
+		time.Sleep(s.d)
+	}
+	return nil
+}
+
+// TestWatchdogCountsFromStart: a watched call's deadline counts from its
+// tool_started, however long that event's flush took, as an isolated
+// call's does.
+func TestWatchdogCountsFromStart(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	hang := Tool{Name: "hang", Timeout: 200 * time.Millisecond, Func: func(context.Context, *Call) (string, error) {
+		<-release // ignores its context
+		return "", nil
+	}}
+	e := watchEngine(t, callEach{"hang"}, hang)
+	sink := &slowFlush{d: 150 * time.Millisecond}
+	if res := e.Run(context.Background(), NewSession("s"), "go", sink); res.StopReason != StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	if took := sink.fins.Sub(sink.started); took > 300*time.Millisecond {
+		t.Fatalf("the call timed out %v after its tool_started (timeout 200ms, flush 150ms)", took.Round(time.Millisecond))
+	}
+}
+
+// TestWatchdogTakesSlowStart: the run's goroutine is held just after it
+// published call X and before it runs X, past X's deadline: the watchdog
+// takes the run over, which goes on to the next step (reusing the step's
+// buffers) while the held goroutine, once it resumes, touches none of
+// them (-race) and does not run X.
+func TestWatchdogTakesSlowStart(t *testing.T) {
+	a := Tool{Name: "a", Timeout: 50 * time.Millisecond, Func: func(context.Context, *Call) (string, error) { return "a", nil }}
+	var ran sync.Mutex
+	xRan := false
+	x := Tool{Name: "x", Timeout: 10 * time.Millisecond, Func: func(context.Context, *Call) (string, error) {
+		ran.Lock()
+		xRan = true
+		ran.Unlock()
+		return "x", nil
+	}}
+	e := watchEngine(t, callEach{"a", "x", "a"}, a, x)
+	var mu sync.Mutex
+	n := 0
+	resumed := make(chan struct{})
+	e.watchHook = func(p int) {
+		if p != pauseAfterPublish {
+			return
+		}
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k == 2 { // X's
+			time.Sleep(150 * time.Millisecond)
+			close(resumed)
+		}
+	}
+	res := e.Run(context.Background(), NewSession("s"), "go", nil)
+	if res.StopReason != StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	<-resumed
+	time.Sleep(20 * time.Millisecond) // the held goroutine goes on, then returns
+	ran.Lock()
+	defer ran.Unlock()
+	if xRan {
+		t.Error("x ran after the run had timed it out")
+	}
+}
