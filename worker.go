@@ -97,7 +97,10 @@ func (w *worker) serve(ctx context.Context) {
 			}
 		}
 		if d != nil && ctx.Err() != nil {
-			d.HandBack(0) // came as the drain began: untouched, for another worker
+			// Came as the drain began (perhaps a request a drained run
+			// just put back): untouched, for another worker, and put
+			// back as new, which a hand-back would count as a delivery.
+			w.requeue(d, "came as the worker began to drain")
 			d = nil
 		}
 		if d == nil {
