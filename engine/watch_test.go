@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -239,4 +242,86 @@ func TestCancelAsWatchedCallStarts(t *testing.T) {
 		}
 		pairing(t, events)
 	}
+}
+
+// TestWatchedRunsUnderStress runs many runs at once whose single calls
+// answer in time, answer late, or never answer, with timeouts that differ
+// from call to call (the watchdog's timer is left armed for an earlier
+// deadline and fires early), and cancels a third of the runs at a random
+// moment. Every run returns once, cancelled or answered; every call that
+// started is finished once; none is timed out before its timeout; and a
+// run whose calls hang is not held by them.
+func TestWatchedRunsUnderStress(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	wait := func(d time.Duration) func(context.Context, *engine.Call) (string, error) {
+		return func(ctx context.Context, _ *engine.Call) (string, error) {
+			select {
+			case <-time.After(d):
+				return "ok", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+	}
+	tools := []engine.Tool{
+		{Name: "quick", Timeout: 40 * time.Millisecond, Func: wait(0)},
+		{Name: "slow", Timeout: 60 * time.Millisecond, Func: wait(8 * time.Millisecond)},
+		{Name: "hang", Timeout: 6 * time.Millisecond, Func: func(context.Context, *engine.Call) (string, error) {
+			<-release // ignores its context
+			return "late", nil
+		}},
+		{Name: "hang_long", Timeout: 15 * time.Millisecond, Func: func(context.Context, *engine.Call) (string, error) {
+			<-release
+			return "late", nil
+		}},
+	}
+	timeouts := map[string]time.Duration{}
+	for _, tl := range tools {
+		timeouts[tl.Name] = tl.Timeout
+	}
+	const runs, steps = 24, 8
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			order := make([]string, steps)
+			for k := range order {
+				order[k] = tools[rng.IntN(len(tools))].Name
+			}
+			model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+				if req.Turn >= steps {
+					return engine.Decision{Text: "done"}, nil
+				}
+				return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c" + strconv.Itoa(req.Turn), Name: order[req.Turn]}}}, nil
+			})
+			e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(t, tools...)})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if i%3 == 0 {
+				time.AfterFunc(time.Duration(rng.IntN(40))*time.Millisecond, cancel)
+			}
+			rec := &offered{}
+			start := time.Now()
+			res := e.Run(ctx, engine.NewSession("s"), "go", rec)
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("run %d took %v", i, el)
+			}
+			if res.StopReason != engine.StopAnswered && res.StopReason != engine.StopCancelled {
+				t.Errorf("run %d: %s (%v)", i, res.StopReason, res.Err)
+			}
+			rec.mu.Lock()
+			events := rec.events
+			rec.mu.Unlock()
+			pairing(t, events)
+			for _, ev := range events {
+				if f, ok := ev.Data.(*engine.ToolFinished); ok && strings.Contains(f.Result, "timed out") {
+					if d := time.Duration(f.DurationMS) * time.Millisecond; d < timeouts[f.Name]-time.Millisecond {
+						t.Errorf("run %d: call %s (%s) timed out after %v, its timeout is %v", i, f.ID, f.Name, d, timeouts[f.Name])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
