@@ -64,7 +64,7 @@ func (c *callCtx) Err() error {
 		// Done is closed, as Err says, once cancel (which holds mu
 		// while it closes it) is through.
 		c.mu.Lock()
-		c.mu.Unlock() //nolint:staticcheck // an empty critical section, on purpose
+		c.mu.Unlock() // an empty critical section, on purpose
 	}
 	return context.Canceled
 }
