@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+// suiteParser collects a suite's errors as it reads it.
+type suiteParser struct {
+	file string
+	errs suiteErrors
+}
+
+func (p *suiteParser) fail(n *yaml.Node, field, format string, a ...any) {
+	line := 1
+	if n != nil && n.Line > 0 {
+		line = n.Line
+	}
+	p.errs = append(p.errs, fileError{p.file, line, field, fmt.Sprintf(format, a...)})
+}
+
+// parseSuite reads a suite from b, read from file.
+func parseSuite(file string, b []byte) (*evalSuite, error) {
+	p := &suiteParser{file: file}
+	s := &evalSuite{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		line, msg := yamlErrorLine(err)
+		return nil, suiteErrors{{file, line, "", msg}}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, suiteErrors{{file, 1, "", "the file is empty: a suite has cases (see agentty eval -h)"}}
+	}
+	top := deref(doc.Content[0])
+	if top.Kind != yaml.MappingNode {
+		return nil, suiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", kindName(top))}}
+	}
+	var casesNode *yaml.Node
+	p.fields(top, "", []string{"description", "model", "agent", "max_steps", "cases"}, func(k string, kn, v *yaml.Node) {
+		switch k {
+		case "description":
+			s.Description, _ = p.str(v, k)
+		case "model":
+			s.Model, _ = p.str(v, k)
+		case "agent":
+			s.Agent, _ = p.str(v, k)
+		case "max_steps":
+			s.MaxSteps, _ = p.posInt(v, k)
+		case "cases":
+			casesNode = v
+		}
+	})
+	switch {
+	case casesNode == nil:
+		p.fail(top, "cases", "missing: a suite needs a list of cases")
+	case casesNode.Kind != yaml.SequenceNode:
+		p.fail(casesNode, "cases", "want a list of cases, got %s", kindName(casesNode))
+	case len(casesNode.Content) == 0:
+		p.fail(casesNode, "cases", "the list is empty")
+	default:
+		names := map[string]int{}
+		for i, cn := range casesNode.Content {
+			c := p.parseCase(deref(cn), fmt.Sprintf("cases[%d]", i))
+			if c == nil {
+				continue
+			}
+			if first, dup := names[c.Name]; dup {
+				p.fail(cn, fmt.Sprintf("cases[%d].name", i), "%q is the name of another case (line %d): names must be unique", c.Name, first)
+				continue
+			}
+			names[c.Name] = c.Line
+			s.Cases = append(s.Cases, c)
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+// fields calls each for each key of mapping m, in order, after refusing
+// keys not in known and keys given twice.
+func (p *suiteParser) fields(m *yaml.Node, at string, known []string, each func(key string, k, v *yaml.Node)) {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := deref(m.Content[i]), deref(m.Content[i+1])
+		field := join(at, k.Value)
+		if !slices.Contains(known, k.Value) {
+			p.fail(k, field, "unknown field (known: %s)", strings.Join(known, ", "))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.fail(k, field, "given twice (first on line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		each(k.Value, k, v)
+	}
+}
+
+func join(at, field string) string {
+	if at == "" {
+		return field
+	}
+	return at + "." + field
+}
+
+func (p *suiteParser) str(v *yaml.Node, field string) (string, bool) {
+	s, ok := scalar(v)
+	if !ok || v.ShortTag() == "!!null" {
+		p.fail(v, field, "want a string, got %s", kindName(v))
+		return "", false
+	}
+	return s, true
+}
+
+func (p *suiteParser) posInt(v *yaml.Node, field string) (int, bool) {
+	n, err := strconv.Atoi(v.Value)
+	if v.Kind != yaml.ScalarNode || err != nil || n < 1 {
+		p.fail(v, field, "want a whole number of at least 1, got %s", kindName(v))
+		return 0, false
+	}
+	return n, true
+}
+
+func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, at, "want a case (name, task, assert: …), got %s", kindName(n))
+		return nil
+	}
+	before := len(p.errs)
+	c := &evalCase{Line: n.Line, Repeat: 1, MinPass: 1}
+	var task, turns, name *yaml.Node
+	p.fields(n, at, []string{"name", "task", "turns", "memory", "assert", "repeat", "min_pass"}, func(k string, kn, v *yaml.Node) {
+		field := join(at, k)
+		switch k {
+		case "name":
+			name = v
+			c.Name, _ = p.str(v, field)
+		case "task":
+			task = kn
+			if s, ok := p.str(v, field); ok {
+				if strings.TrimSpace(s) == "" {
+					p.fail(v, field, "the task is empty")
+				}
+				c.Turns = []string{s}
+			}
+		case "turns":
+			turns = kn
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				p.fail(v, field, "want a list of tasks, run one after another in one session, got %s", kindName(v))
+				return
+			}
+			for i, t := range v.Content {
+				if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+					c.Turns = append(c.Turns, s)
+				}
+			}
+		case "memory":
+			c.Memory = p.facts(v, field)
+		case "assert":
+			if v.Kind != yaml.SequenceNode {
+				p.fail(v, field, "want a list of assertions, got %s", kindName(v))
+				return
+			}
+			for i, an := range v.Content {
+				if a := p.parseAssertion(deref(an), fmt.Sprintf("%s[%d]", field, i)); a != nil {
+					c.Asserts = append(c.Asserts, a)
+				}
+			}
+		case "repeat":
+			c.Repeat, _ = p.posInt(v, field)
+		case "min_pass":
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if v.Kind != yaml.ScalarNode || err != nil || f <= 0 || f > 1 {
+				p.fail(v, field, "want a fraction of the runs above 0 and at most 1 (0.8 for 80 %%), got %s", kindName(v))
+				return
+			}
+			c.MinPass = f
+		}
+	})
+	switch {
+	case name == nil:
+		p.fail(n, join(at, "name"), "missing: every case has a name")
+	case c.Name == "" && len(p.errs) == before:
+		p.fail(name, join(at, "name"), "the name is empty")
+	}
+	switch {
+	case task == nil && turns == nil:
+		p.fail(n, join(at, "task"), "missing: a case has a task, or turns (several tasks in one session)")
+	case task != nil && turns != nil:
+		p.fail(turns, join(at, "turns"), "a case has a task or turns, not both")
+	}
+	for _, a := range c.Asserts {
+		for x := a; x != nil; x = x.not {
+			if x.Kind == "stop_reason" {
+				c.stopAsserted = true
+			}
+		}
+	}
+	if len(p.errs) > before {
+		return nil
+	}
+	return c
+}
+
+// facts reads a mapping of memory facts.
+func (p *suiteParser) facts(v *yaml.Node, field string) []kv {
+	if v.Kind != yaml.MappingNode {
+		p.fail(v, field, "want facts (key: value), got %s", kindName(v))
+		return nil
+	}
+	var out []kv
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := deref(v.Content[i]), deref(v.Content[i+1])
+		if k.Value == "" {
+			p.fail(k, field, "a fact with no key")
+			continue
+		}
+		s, ok := p.str(val, field+"."+k.Value)
+		if ok {
+			out = append(out, kv{k.Value, s})
+		}
+	}
+	return out
+}
+
+// parseAssertion reads one assertion: a mapping of one key, its kind.
+func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		what := kindName(n)
+		if n.Kind == yaml.MappingNode {
+			var keys []string
+			for i := 0; i < len(n.Content); i += 2 {
+				keys = append(keys, n.Content[i].Value)
+			}
+			what = fmt.Sprintf("%d keys (%s)", len(keys), strings.Join(keys, ", "))
+		}
+		p.fail(n, at, "an assertion is one key and its value (answer_contains: \"391\"), got %s", what)
+		return nil
+	}
+	k, v := deref(n.Content[0]), deref(n.Content[1])
+	field := join(at, k.Value)
+	a := &assertion{Kind: k.Value, Line: k.Line, Field: field, Text: yamlOneLine(n)}
+	before := len(p.errs)
+	switch k.Value {
+	case "answer_contains", "answer_equals", "judge":
+		a.str, _ = p.str(v, field)
+		if k.Value == "judge" && strings.TrimSpace(a.str) == "" && len(p.errs) == before {
+			p.fail(v, field, "the rubric is empty")
+		}
+	case "answer_matches":
+		if s, ok := p.str(v, field); ok {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				p.fail(v, field, "bad regexp: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+			a.re = re
+		}
+	case "answer_json_schema":
+		a.schema = p.schema(v, field)
+	case "tool_called", "tool_not_called":
+		a.tool = p.toolMatch(v, field, k.Value == "tool_called")
+	case "tool_order":
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			p.fail(v, field, "want a list of tool names, got %s", kindName(v))
+			break
+		}
+		for i, t := range v.Content {
+			if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+				a.names = append(a.names, s)
+			}
+		}
+	case "max_steps", "max_tokens":
+		a.n, _ = p.posInt(v, field)
+	case "stop_reason":
+		if s, ok := p.str(v, field); ok {
+			reasons := []string{string(engine.StopAnswered), string(engine.StopStepLimit), string(engine.StopCancelled), string(engine.StopError)}
+			if !slices.Contains(reasons, s) {
+				p.fail(v, field, "want one of %s, got %q", strings.Join(reasons, ", "), s)
+			}
+			a.str = s
+		}
+	case "memory":
+		a.facts = p.facts(v, field)
+		if len(a.facts) == 0 && len(p.errs) == before {
+			p.fail(v, field, "no facts given")
+		}
+	case "max_duration":
+		if s, ok := p.str(v, field); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				p.fail(v, field, "want a duration such as 30s or 2m, got %q", s)
+			}
+			a.dur = d
+		}
+	case "not":
+		a.not = p.parseAssertion(v, field)
+	default:
+		p.fail(k, field, "unknown assertion (known: %s)", strings.Join(assertKinds, ", "))
+	}
+	if len(p.errs) > before {
+		return nil
+	}
+	return a
+}
+
+// toolMatch reads a tool name, or {name, args, times}.
+func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatch {
+	m := toolMatch{Times: -1}
+	if v.Kind == yaml.ScalarNode {
+		m.Name, _ = p.str(v, field)
+		return m
+	}
+	if v.Kind != yaml.MappingNode {
+		p.fail(v, field, "want a tool name, or {name: …, args: {…}}, got %s", kindName(v))
+		return m
+	}
+	known := []string{"name", "args"}
+	if times {
+		known = append(known, "times")
+	}
+	var hasName bool
+	p.fields(v, field, known, func(k string, kn, val *yaml.Node) {
+		switch k {
+		case "name":
+			hasName = true
+			m.Name, _ = p.str(val, field+".name")
+		case "args":
+			if val.Kind != yaml.MappingNode {
+				p.fail(val, field+".args", "want the arguments to look for (a mapping), got %s", kindName(val))
+				return
+			}
+			var raw any
+			if err := val.Decode(&raw); err != nil {
+				p.fail(val, field+".args", "%v", err)
+				return
+			}
+			m.Args, _ = normalizeJSON(raw).(map[string]any)
+		case "times":
+			n, err := strconv.Atoi(val.Value)
+			if val.Kind != yaml.ScalarNode || err != nil || n < 0 {
+				p.fail(val, field+".times", "want a whole number of calls, got %s", kindName(val))
+				return
+			}
+			m.Times = n
+		}
+	})
+	if !hasName {
+		p.fail(v, field+".name", "missing: the tool's name")
+	}
+	return m
+}
+
+// schema compiles a JSON Schema given as YAML, or as JSON text.
+func (p *suiteParser) schema(v *yaml.Node, field string) *jsonschema.Schema {
+	var raw any
+	if v.Kind == yaml.ScalarNode {
+		if err := json.Unmarshal([]byte(v.Value), &raw); err != nil {
+			p.fail(v, field, "want a JSON Schema (a mapping, or JSON text): %v", err)
+			return nil
+		}
+	} else if err := v.Decode(&raw); err != nil {
+		p.fail(v, field, "%v", err)
+		return nil
+	}
+	b, err := json.Marshal(normalizeJSON(raw))
+	if err != nil {
+		p.fail(v, field, "%v", err)
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		p.fail(v, field, "bad JSON schema: %v", err)
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	url := fmt.Sprintf("eval:%s:%d", p.file, v.Line)
+	if err := c.AddResource(url, doc); err != nil {
+		p.fail(v, field, "bad JSON schema: %v", err)
+		return nil
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		p.fail(v, field, "bad JSON schema: %s", oneLineErr(err))
+		return nil
+	}
+	return sch
+}

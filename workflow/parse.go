@@ -1,0 +1,204 @@
+package workflow
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"go.yaml.in/yaml/v3"
+)
+
+type parser struct {
+	file string
+	err  error
+}
+
+func (p *parser) fail(line int, field, format string, a ...any) {
+	if p.err == nil {
+		p.err = &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+}
+
+func (p *parser) str(n *yaml.Node, field string) string {
+	if n.Kind != yaml.ScalarNode {
+		p.fail(n.Line, field, "want a string")
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) tmpl(n *yaml.Node, field string) *template.Template {
+	s := p.str(n, field)
+	if p.err != nil {
+		return nil
+	}
+	t, err := template.New(field).Funcs(Funcs).Option("missingkey=error").Parse(s)
+	if err != nil {
+		msg := err.Error()
+		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "template: ") {
+			msg = msg[i+2:]
+		}
+		p.fail(n.Line, field, "the template does not parse: %s", msg)
+		return nil
+	}
+	return t
+}
+
+func (p *parser) inputs(n *yaml.Node) []Input {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n.Line, "inputs", "want a mapping of input names")
+		return nil
+	}
+	var out []Input
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		in := Input{Name: k.Value}
+		if v.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				f, x := v.Content[j], v.Content[j+1]
+				switch f.Value {
+				case "description":
+					in.Description = p.str(x, "inputs."+k.Value+".description")
+				case "default":
+					in.Default = p.str(x, "inputs."+k.Value+".default")
+				case "required":
+					if x.Value != "true" && x.Value != "false" {
+						p.fail(x.Line, "inputs."+k.Value+".required", "want true or false, got %q", x.Value)
+					}
+					in.Required = x.Value == "true"
+				default:
+					p.fail(f.Line, "inputs."+k.Value+"."+f.Value, "not a field of an input (description, default, required)")
+				}
+			}
+		} else if v.Kind != yaml.ScalarNode || v.Value != "" {
+			p.fail(v.Line, "inputs."+k.Value, "want {description, default, required}")
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+func (p *parser) step(n *yaml.Node, i int) *Step {
+	st := &Step{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		p.fail(n.Line, fmt.Sprintf("steps[%d]", i), "want a mapping")
+		return st
+	}
+	field := func(f string) string { return fmt.Sprintf("steps[%d].%s", i, f) }
+	var kinds []string
+	var task, args *yaml.Node
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := n.Content[j], n.Content[j+1]
+		switch k.Value {
+		case "id":
+			st.ID = p.str(v, field("id"))
+		case "agent":
+			st.Agent, kinds = p.str(v, field("agent")), append(kinds, "agent")
+		case "tool":
+			st.Tool, kinds = p.str(v, field("tool")), append(kinds, "tool")
+		case "model":
+			st.Model = p.str(v, field("model"))
+		case "task":
+			task = v
+		case "args":
+			args = v
+		case "needs":
+			st.Needs = []string{}
+			switch v.Kind {
+			case yaml.SequenceNode:
+				for _, x := range v.Content {
+					st.Needs = append(st.Needs, p.str(x, field("needs")))
+				}
+			case yaml.ScalarNode:
+				st.Needs = append(st.Needs, v.Value)
+			default:
+				p.fail(v.Line, field("needs"), "want a list of step ids")
+			}
+		case "if":
+			st.If = p.tmpl(v, field("if"))
+		case "foreach":
+			st.Foreach = p.foreach(v, field("foreach"))
+		case "retry":
+			if _, err := fmt.Sscan(v.Value, &st.Retry); err != nil || st.Retry < 0 || st.Retry > 10 {
+				p.fail(v.Line, field("retry"), "want a number of retries from 0 to 10, got %q", v.Value)
+			}
+		default:
+			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, args, needs, if, foreach, retry)")
+		}
+	}
+	if p.err != nil {
+		return st
+	}
+	if !idRe.MatchString(st.ID) {
+		p.fail(n.Line, field("id"), "want an id of letters, digits and _ (starting with a letter), got %q", st.ID)
+		return st
+	}
+	switch {
+	case len(kinds) > 1:
+		p.fail(n.Line, field(kinds[1]), "a step is one of agent, tool or task (with model)")
+	case len(kinds) == 1:
+		st.Kind = kinds[0]
+	case task != nil:
+		st.Kind = "task"
+	default:
+		p.fail(n.Line, "steps."+st.ID, "an unknown kind of step: give agent (with task), tool (with args), or task (with model)")
+	}
+	switch st.Kind {
+	case "agent", "task":
+		if task == nil {
+			p.fail(n.Line, "steps."+st.ID+".task", "required for an %s step", st.Kind)
+			return st
+		}
+		if args != nil {
+			p.fail(args.Line, "steps."+st.ID+".args", "only a tool step takes args")
+		}
+		st.Task = p.tmpl(task, "steps."+st.ID+".task")
+	case "tool":
+		if task != nil {
+			p.fail(task.Line, "steps."+st.ID+".task", "a tool step takes args, not a task")
+		}
+		st.Args, st.argTmpl = map[string]any{}, map[string]*template.Template{}
+		if args != nil {
+			var v any
+			if err := args.Decode(&v); err != nil {
+				p.fail(args.Line, "steps."+st.ID+".args", "%v", err)
+				return st
+			}
+			st.Args = v
+			p.argTemplates(v, "", st, "steps."+st.ID+".args", args.Line)
+		}
+	}
+	return st
+}
+
+// foreach parses a foreach template; one that is a single action is
+// evaluated as JSON (so that a list is a list, not Go's printing of it).
+func (p *parser) foreach(n *yaml.Node, field string) *template.Template {
+	s := strings.TrimSpace(p.str(n, field))
+	if m := regexp.MustCompile(`^\{\{-?\s*(.+?)\s*-?\}\}$`).FindStringSubmatch(s); m != nil && !strings.Contains(m[1], "}}") {
+		s = "{{ json (" + m[1] + ") }}"
+	}
+	return p.tmpl(&yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: n.Line}, field)
+}
+
+// argTemplates parses every string of a tool step's args as a template.
+func (p *parser) argTemplates(v any, path string, st *Step, field string, line int) {
+	switch x := v.(type) {
+	case string:
+		t, err := template.New(path).Funcs(Funcs).Option("missingkey=error").Parse(x)
+		if err != nil {
+			p.fail(line, field+path, "the template does not parse: %v", err)
+			return
+		}
+		st.argTmpl[path] = t
+	case map[string]any:
+		for k, e := range x {
+			p.argTemplates(e, path+"."+k, st, field, line)
+		}
+	case []any:
+		for i, e := range x {
+			p.argTemplates(e, fmt.Sprintf("%s[%d]", path, i), st, field, line)
+		}
+	}
+}
