@@ -123,33 +123,49 @@ func TestKillInsideSubRuns(t *testing.T) {
 	scriptAgents(t, env, map[string]string{"a": worker("a"), "b": worker("b")})
 	top := writeScript(t, `{"turns":[{"tool_calls":[{"name":"agent","arguments":{"agent":"a","task":"work"}},{"name":"agent","arguments":{"agent":"b","task":"work"}}]},{"answer":"all done"}]}`)
 	ws := t.TempDir()
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewPCG(uint64(seed), 2))
-	t.Logf("seed %d", seed)
-	const points = 16
-	continued, inside := 0, 0
-	for i := range points {
-		home := t.TempDir()
+	start := func(home string) (*exec.Cmd, *bufio.Scanner) {
 		cmd := exec.Command(bin, "run", "--workspace", ws, "--data-dir", home, "--json", "--model", "script:"+top, "go")
 		cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+env["AGENTTY_CONFIG"], "HOME="+env["HOME"])
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(stdout)
+		return cmd, bufio.NewScanner(stdout)
+	}
+	// A run to the end counts the events a run prints, so that the kill
+	// points are picked among them: a point picked by time lands after the
+	// end whenever the machine runs the child faster than the test expects.
+	cmd, sc := start(t.TempDir())
+	total := 0
+	for sc.Scan() {
+		total++
+	}
+	if err := cmd.Wait(); err != nil || total < 10 {
+		t.Fatalf("a run to the end printed %d events: %v", total, err)
+	}
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 2))
+	t.Logf("seed %d, %d events in a whole run", seed, total)
+	const points = 16
+	continued, inside := 0, 0
+	for i := range points {
+		home := t.TempDir()
+		cmd, sc := start(home)
 		if !sc.Scan() {
 			t.Fatalf("point %d: the child printed nothing", i)
 		}
-		first := sc.Bytes()
 		var ev engine.Event
-		json.Unmarshal(first, &ev)
+		json.Unmarshal(sc.Bytes(), &ev)
 		id := ev.Session
+		// Kill after the k-th event printed, k in [1, total): the child goes
+		// on for as long as the kill takes to land, so the point is a floor.
+		for k := 1 + rng.IntN(total-1); k > 1 && sc.Scan(); k-- {
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
 		go func() {
 			for sc.Scan() {
 			}
 		}()
-		time.Sleep(time.Duration(rng.IntN(int((turns + 1) * 16 * time.Millisecond))))
-		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 
 		store, _ := sessions.Open(home)
