@@ -188,18 +188,27 @@ func (e *Engine) RunRequest(ctx context.Context, s *Session, task, request strin
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
-	defer s.busy.Store(false)
-	owned := e.owned()
-	if !owned {
-		growStack(0) // while shallow: the run runs on this goroutine
+	// No defer here: its copy of the result would grow the frame.
+	if e.owned() {
+		o := new(ownedRun) // set field by field: a literal is built aside and copied
+		o.a.ctx, o.a.s, o.a.sink, o.a.task, o.a.request = ctx, s, sink, task, request
+		return e.carryOwned(o)
 	}
-	ctx, cancel := e.treeContext(ctx)
-	defer cancel(nil)
-	return e.carry(runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, task: task, request: request}, owned)
+	growStack(0) // while shallow: the run runs on this goroutine
+	return e.carryHere(ctx, s, sink, task, request)
 }
 
-// runArgs is a run RunRequest or Continue carries out, on the goroutine
-// carry chooses.
+// carryHere carries out a run on its caller's goroutine, when no tool of
+// the engine runs isolated.
+func (e *Engine) carryHere(ctx context.Context, s *Session, sink Sink, task, request string) Result {
+	defer s.busy.Store(false)
+	ctx, cancel := e.treeContext(ctx)
+	defer cancel(nil)
+	return e.begin(&runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, task: task, request: request}, nil)
+}
+
+// runArgs is a run RunRequest or Continue carries out, on the caller's
+// goroutine or on one of its own (carryOwned).
 type runArgs struct {
 	ctx           context.Context
 	s             *Session
@@ -254,17 +263,18 @@ func (e *Engine) Continue(ctx context.Context, s *Session, sink Sink) Result {
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
-	defer s.busy.Store(false)
 	if !s.Interrupted() {
+		s.busy.Store(false)
 		return Result{StopReason: StopError, Err: ErrNotInterrupted}
 	}
-	owned := e.owned()
-	if !owned {
-		growStack(0)
+	if e.owned() {
+		return e.carryOwned(&ownedRun{a: runArgs{ctx: ctx, s: s, sink: sink, resume: true}}) // which frees s
 	}
+	defer s.busy.Store(false)
+	growStack(0)
 	ctx, cancel := e.treeContext(ctx)
 	defer cancel(nil)
-	return e.carry(runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, resume: true}, owned)
+	return e.begin(&runArgs{ctx: ctx, s: s, sink: sink, cancel: cancel, resume: true}, nil)
 }
 
 // resume carries on the run of r.s that an earlier process left

@@ -20,7 +20,7 @@ import (
 // Only a run on a goroutine the engine started can be taken over (the
 // caller of Run must get its result even while a tool holds the goroutine
 // that started the run): Run and Continue start one when the engine has
-// an isolated tool (carry), and wait for the run's result on done.
+// an isolated tool (carryOwned), and wait for the run's end.
 
 // stopSuperseded ends the calls of a goroutine whose run another goroutine
 // took over: it returns without touching the run. It never leaves the
@@ -29,7 +29,7 @@ const stopSuperseded StopReason = "superseded"
 
 // watcher is an owned run's watchdog. at, cur and due are shared with the
 // watchdog's callbacks (fire), without a lock (see arm and fire); timer,
-// base, ctx, done and hook do not change; the rest is the run's.
+// base, ctx, o and hook do not change; the rest is the run's.
 type watcher struct {
 	timer *time.Timer  // calls fire; made stopped, with the watcher
 	base  time.Time    // at and due count from it, in nanoseconds (+1)
@@ -40,11 +40,11 @@ type watcher struct {
 	due   atomic.Int64
 	seq   uint64
 	ctx   context.Context
-	done  chan outcome // the run's end, for the goroutine that waits in Run
-	h     *handOn      // the goroutine running the run, which sends on done
-	jobs  []toolJob    // the watched step's, for a takeover
-	calls int          // the tool calls of the step act is running from loop; 0: none
-	hook  func(int)    // Engine.watchHook
+	o     *ownedRun // the run, for the goroutine that hands its end on
+	h     *handOn   // the goroutine running the run, which hands its end on
+	jobs  []toolJob // the watched step's, for a takeover
+	calls int       // the tool calls of the step act is running from loop; 0: none
+	hook  func(int) // Engine.watchHook
 }
 
 // since is t counted from the watcher's base, as at and due are.
@@ -80,45 +80,57 @@ func (ag *agents) isolated() bool {
 	return false
 }
 
-// carry carries out a run (Engine.begin), which returns its result, or,
-// from a goroutine a takeover left to its tool, stopSuperseded. When the
-// engine has a tool that runs isolated, the run runs on a goroutine of its
-// own and carry waits for its end on that goroutine's handOn, which a
-// takeover's goroutine may send in the end. The caller's goroutine only
-// waits: what a run defers must be deferred around carry, not in begin. A
-// panic in the run (a model's, a sink's) is the caller's panic, and a
-// runtime.Goexit (a test's t.FailNow in a model) ends the caller's
-// goroutine, as when the run ran on it. owned is e.owned(), which the
-// caller asked while its goroutine's stack was shallow, to grow it first
-// when the run runs on it (growStack).
-func (e *Engine) carry(a runArgs, owned bool) Result {
-	if owned {
-		return e.carryOwned(a)
-	}
-	return e.begin(&a, nil)
-}
-
-// carryOwned is carry for a run on a goroutine of its own.
-func (e *Engine) carryOwned(a runArgs) Result {
-	done := make(chan outcome, 1)
-	go func() {
-		growStack(0)
-		h := &handOn{done: done}
-		defer h.end()
-		h.send(e.begin(&a, h))
-	}()
-	o := <-done
+// carryOwned carries out a run (Engine.begin) on a goroutine of its own,
+// for an engine that has a tool that runs isolated, and waits for its end:
+// the run's result, which a takeover's goroutine may hand on in the end
+// (handOn), or what ended its goroutine early. A panic in the run (a
+// model's, a sink's) is the caller's panic, and a runtime.Goexit (a test's
+// t.FailNow in a model) ends the caller's goroutine, as when the run ran
+// on it. The caller's goroutine only waits, and then does what must
+// follow the run's end whichever goroutine ended it: the tree context's
+// cancel and the session's release. It keeps a small frame, apart from
+// its caller's (noinline), so that the caller's stack, which stays
+// shallow, need not grow for it.
+//
+//go:noinline
+func (e *Engine) carryOwned(o *ownedRun) Result {
+	o.a.ctx, o.a.cancel = e.treeContext(o.a.ctx)
+	o.done = make(chan struct{}, 1)
+	go e.runOwned(o)
+	<-o.done
+	o.a.cancel(nil) // here: a goroutine the run was taken from may end later
+	o.a.s.busy.Store(false)
 	switch {
-	case o.goexit:
+	case o.out.goexit:
 		runtime.Goexit()
-	case o.panicked:
-		panic(o.panic)
+	case o.out.panicked:
+		panic(o.out.panic)
 	}
-	return o.res
+	return o.out.res
 }
 
-// outcome is how a run ended, for carry: its result, or a panic, or a
-// runtime.Goexit.
+// runOwned is the goroutine of its own that carryOwned starts.
+func (e *Engine) runOwned(o *ownedRun) {
+	growStack(0)
+	h := &o.first
+	h.o = o
+	defer h.end()
+	h.send(e.begin(&o.a, h))
+}
+
+// ownedRun is a run on a goroutine of its own (carryOwned): what it
+// carries out, its watchdog, and how it ended, for the caller that waits
+// on done.
+type ownedRun struct {
+	a     runArgs
+	done  chan struct{} // sent on once, when out is set
+	out   outcome
+	first handOn // the first goroutine's
+	w     watcher
+}
+
+// outcome is how a run ended, for carryOwned: its result, or a panic, or
+// a runtime.Goexit.
 type outcome struct {
 	res      Result
 	panicked bool
@@ -126,12 +138,13 @@ type outcome struct {
 	goexit   bool
 }
 
-// handOn sends the end of a run's goroutine on done: its result (send),
-// or what ended it early (end, deferred). It is the goroutine's alone;
-// sent is set once there is nothing (more) to send: a result was sent, or
-// the run went on on another goroutine.
+// handOn hands the end of a run's goroutine on to the caller that waits
+// on o: its result (send), or what ended it early (end, deferred). It is
+// the goroutine's alone; sent is set once there is nothing (more) to hand
+// on: a result was handed on, or the run went on on another goroutine.
+// Exactly one goroutine of a run hands something on.
 type handOn struct {
-	done chan outcome
+	o    *ownedRun
 	sent bool
 }
 
@@ -139,7 +152,8 @@ type handOn struct {
 func (h *handOn) send(res Result) {
 	h.sent = true
 	if res.StopReason != stopSuperseded {
-		h.done <- outcome{res: res}
+		h.o.out = outcome{res: res}
+		h.o.done <- struct{}{}
 	}
 }
 
@@ -149,21 +163,24 @@ func (h *handOn) end() {
 		return
 	}
 	if p := recover(); p != nil {
-		h.done <- outcome{panicked: true, panic: p}
-		return
+		h.o.out = outcome{panicked: true, panic: p}
+	} else {
+		h.o.out = outcome{goexit: true}
 	}
-	h.done <- outcome{goexit: true}
+	h.o.done <- struct{}{}
 }
 
 // watch makes the watchdog of a run on a goroutine of its own (h is that
-// goroutine's, from carry); with none, the run's calls are not watched.
+// goroutine's, from runOwned); with none, the run's calls are not watched.
 func (r *run) watch(ctx context.Context, h *handOn) {
 	if h == nil {
 		return
 	}
-	r.w = &watcher{ctx: ctx, done: h.done, h: h, base: time.Now(), hook: r.e.watchHook}
-	r.w.timer = time.AfterFunc(time.Hour, r.fire)
-	r.w.timer.Stop()
+	w := &h.o.w
+	w.ctx, w.o, w.h, w.base, w.hook = ctx, h.o, h, time.Now(), r.e.watchHook
+	w.timer = time.AfterFunc(time.Hour, r.fire)
+	w.timer.Stop()
+	r.w = w
 }
 
 // runWatched runs jobs[0], the step's only job, as a watched call, and
@@ -325,7 +342,7 @@ const (
 func (r *run) takeover() {
 	growStack(0)
 	w := r.w
-	h := &handOn{done: w.done}
+	h := &handOn{o: w.o}
 	w.h = h
 	defer h.end()
 	ctx, jobs := w.ctx, w.jobs
