@@ -94,7 +94,7 @@ func (ag *agents) isolated() bool {
 //
 //go:noinline
 func (e *Engine) carryOwned(o *ownedRun) Result {
-	o.a.ctx, o.a.cancel = e.treeContext(o.a.ctx)
+	e.ownedTree(o)
 	o.done = make(chan struct{}, 1)
 	go e.runOwned(o)
 	<-o.done
@@ -107,6 +107,19 @@ func (e *Engine) carryOwned(o *ownedRun) Result {
 		panic(o.out.panic)
 	}
 	return o.out.res
+}
+
+// ownedTree gives o's run its tree context (treeContext). A panic there
+// (a nil context) frees the session first, as the run would have.
+func (e *Engine) ownedTree(o *ownedRun) {
+	set := false
+	defer func() {
+		if !set {
+			o.a.s.busy.Store(false)
+		}
+	}()
+	o.a.ctx, o.a.cancel = e.treeContext(o.a.ctx)
+	set = true
 }
 
 // runOwned is the goroutine of its own that carryOwned starts.

@@ -325,3 +325,28 @@ func TestWatchedRunsUnderStress(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestOwnedRunPanicFreesTheSession: a run that panics before it starts
+// (a nil context, in an engine with agents, whose tree context needs one)
+// leaves its session free for the next run once the caller recovers, on a
+// goroutine of its own as on the caller's.
+func TestOwnedRunPanicFreesTheSession(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		tool := engine.Tool{Name: "slow", Timeout: time.Second, Inline: inline, Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
+		e := engine.New(engine.Config{Model: callsThen("slow", 0), Tools: enginetest.Registry(t, tool),
+			Agents: []engine.Agent{{Name: "helper", Description: "helps", Model: callsThen("slow", 0)}}})
+		s := engine.NewSession("s")
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("inline %v: a run with a nil context did not panic", inline)
+				}
+			}()
+			var nilCtx context.Context
+			e.Run(nilCtx, s, "go", nil)
+		}()
+		if res := e.Run(context.Background(), s, "go", nil); res.StopReason != engine.StopAnswered {
+			t.Errorf("inline %v: the next run: %s %v", inline, res.StopReason, res.Err)
+		}
+	}
+}
