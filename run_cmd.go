@@ -14,6 +14,17 @@ import (
 	"github.com/agentty/agentty/workflow"
 )
 
+// taskArg is the task a command's arguments give: their words, or, when
+// they are "-", standard input.
+func taskArg(args []string, stdin io.Reader) (string, error) {
+	task := strings.TrimSpace(strings.Join(args, " "))
+	if task != "-" {
+		return task, nil
+	}
+	b, err := io.ReadAll(stdin)
+	return strings.TrimSpace(string(b)), err
+}
+
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlags("run", stderr)
 	var o options
@@ -30,13 +41,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return code
 	}
 	o.maxStepsSet = flagSet(fs, "max-steps")
-	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if task == "-" { // the task on standard input
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return fail(exitError, "reading the task: %v", err)
-		}
-		task = strings.TrimSpace(string(b))
+	task, err := taskArg(fs.Args(), stdin)
+	if err != nil {
+		return fail(exitError, "reading the task: %v", err)
 	}
 	switch {
 	case o.cont && o.session == "":

@@ -37,13 +37,9 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "agentty submit: "+format+"\n", a...)
 		return code
 	}
-	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if task == "-" {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return fail(exitError, "reading the task: %v", err)
-		}
-		task = strings.TrimSpace(string(b))
+	task, err := taskArg(fs.Args(), stdin)
+	if err != nil {
+		return fail(exitError, "reading the task: %v", err)
 	}
 	switch {
 	case task == "":
