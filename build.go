@@ -18,6 +18,7 @@ import (
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
+	"github.com/nats-io/nats.go"
 )
 
 // setup is what a run needs: the model, the tools and the engine. Close
@@ -39,6 +40,9 @@ type setup struct {
 	// bus publishes every event on NATS when --nats or AGENTTY_NATS_URL
 	// names a server; nil otherwise (nothing connects).
 	bus *bus.Sink
+	// busConn is the connection bus publishes on, the setup's own: it is
+	// closed with the setup, never by the sink.
+	busConn *nats.Conn
 	// agents are the agents of the workspace's and the user's agent
 	// files, and the files that failed to load (agents.go).
 	agents agentSet
@@ -282,7 +286,7 @@ func (s *setup) startBus(o options, getenv func(string) string) error {
 		s.notices = append(s.notices, err.Error()+"; events are not published (the journal has them)")
 		return nil
 	}
-	s.bus = bus.NewSink(nc)
+	s.bus, s.busConn = bus.NewSink(nc), nc
 	return nil
 }
 
@@ -293,7 +297,8 @@ func (s *setup) closeBus() string {
 		return ""
 	}
 	err := s.bus.Close(2 * time.Second)
-	s.bus = nil
+	s.busConn.Close()
+	s.bus, s.busConn = nil, nil
 	if err != nil {
 		return err.Error()
 	}

@@ -48,6 +48,15 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return fail(exitUsage, "--pool is empty (the default pool is %q)", bus.DefaultPool)
 	case o.json && !*wait:
 		return fail(exitUsage, "--json prints the run's events: it needs --wait")
+	case strings.HasPrefix(o.model, "script:"):
+		// A worker refuses it (a file on its machine, named by whoever can
+		// submit); said here, before anything is queued.
+		return fail(exitUsage, "--model %s: a submitted run may not name a script model (a worker's own --model may)", o.model)
+	}
+	if o.session != "" {
+		if err := sessions.CheckID(o.session); err != nil {
+			return fail(exitUsage, "--session: %v", err)
+		}
 	}
 	url := o.natsURL(getenv)
 	if url == "" {

@@ -30,6 +30,9 @@ type worker struct {
 	log         func(format string, a ...any)
 	store       *sessions.Store
 	nc          *nats.Conn
+	// pub publishes the events of the runs the worker gives up on, on
+	// nc; it never closes nc, which the queue and the gate share.
+	pub         *bus.Sink
 	queue       *bus.Queue
 	cons        *bus.Consumer
 	concurrency int
@@ -46,6 +49,48 @@ type worker struct {
 	// done counts the requests acknowledged, and requeued those put back
 	// on the queue (a drain, a busy session), for the log.
 	done, requeued atomic.Int64
+	// lost is why serve stopped taking requests on its own (its
+	// connection closed for good); nil when it was told to stop.
+	lost error
+}
+
+// backoffLog says why taking requests failed without saying the same
+// thing more than once a backoff period: the first failure is logged, the
+// same error again only when its wait has grown (1 s doubling to 30 s),
+// and a recovery once. It is serve's alone.
+type backoffLog struct {
+	last   string
+	wait   time.Duration
+	repeat int
+}
+
+// fail logs err as backoffLog says and waits out the current backoff, or
+// until stop.
+func (b *backoffLog) fail(err error, log func(string, ...any), stop <-chan struct{}) {
+	if msg := err.Error(); msg != b.last {
+		b.last, b.wait, b.repeat = msg, time.Second, 0
+		log("taking a request: %v (trying again)", err)
+	} else {
+		b.repeat++
+		b.wait = min(2*b.wait, 30*time.Second)
+		if b.repeat&(b.repeat-1) == 0 { // the 1st, 2nd, 4th, 8th… repeat
+			log("taking a request: %v (%d times in a row; trying again in %s)", err, b.repeat+1, b.wait)
+		}
+	}
+	t := time.NewTimer(b.wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-stop:
+	}
+}
+
+// ok notes that a request could be asked for again.
+func (b *backoffLog) ok(log func(string, ...any)) {
+	if b.last != "" {
+		log("taking requests again")
+	}
+	b.last, b.wait, b.repeat = "", 0, 0
 }
 
 type setupKey struct{ model, agent string }
@@ -62,6 +107,7 @@ type workerRun struct {
 func (w *worker) serve(ctx context.Context) {
 	slots := make(chan struct{}, max(1, w.concurrency))
 	var wg sync.WaitGroup
+	var quiet backoffLog
 	drain, stopDraining := context.WithCancel(context.Background())
 	w.drain = drain
 	stopDrain := context.AfterFunc(ctx, func() {
@@ -90,11 +136,14 @@ func (w *worker) serve(ctx context.Context) {
 		}
 		d, err := w.cons.Next(ctx, time.Second)
 		if err != nil {
-			w.log("taking a request: %v", err)
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
+			if errors.Is(err, nats.ErrConnectionClosed) {
+				w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)
+				<-slots
+				return
 			}
+			quiet.fail(err, w.log, ctx.Done())
+		} else {
+			quiet.ok(w.log)
 		}
 		if d != nil && ctx.Err() != nil {
 			// Came as the drain began (perhaps a request a drained run
@@ -287,10 +336,9 @@ func (w *worker) giveUp(ctx context.Context, d *bus.Delivery, journal *sessions.
 	w.log("session %s: %s", req.Session, reason)
 	eng := engine.New(engine.Config{Model: noModel{}}) // nothing is asked: the run ends here
 	var sink engine.Sink = journal
-	if w.nc != nil { // published as every run's events are
-		pub := bus.NewSink(w.nc)
-		defer pub.Close(2 * time.Second)
-		sink = engine.Sinks{journal, pub}
+	if w.pub != nil { // published as every run's events are
+		defer w.pub.Close(2 * time.Second)
+		sink = engine.Sinks{journal, w.pub}
 	}
 	if res := eng.GiveUp(ctx, s, req.Task, req.ID, reason, sink); res.Err != nil && res.Err.Error() != reason {
 		w.log("session %s: journaling why: %v", req.Session, res.Err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/bus"
+	"github.com/nats-io/nats.go"
 )
 
 // queueFlags are the work queue's flags, shared by worker and serve.
@@ -77,7 +78,15 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 		return exitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
 	}
 	o.nats = url
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty worker " + q.pool})
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty worker " + q.pool},
+		// One line each way: the queue's own loop says no more while the
+		// connection is down than once a backoff period.
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log("lost the NATS server (%v); reconnecting", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted())) }))
 	if errors.As(err, new(bus.UsageError)) {
 		return exitUsage, err
 	}
@@ -107,10 +116,13 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 		log("%s", cons.Note)
 	}
 	q.maxDeliver, q.ackWait = cons.Config().MaxDeliver, cons.Config().AckWait
-	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)
 	n, back := int(w.done.Load()), int(w.requeued.Load())
 	log("stopped: %d %s done, %d put back on the queue", n, plural(n, "request"), back)
+	if w.lost != nil {
+		return exitError, w.lost
+	}
 	return 0, nil
 }

@@ -486,7 +486,8 @@ func TestQueueRefusesScriptModel(t *testing.T) {
 	srv := natsServer(t)
 	startWorker(t, srv.URL(), "")
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--model", "script:/etc/passwd", "--wait", "hi")
-	if code != exitError || strings.TrimSpace(out) == "" || !strings.Contains(errs, "may not name a script model") {
-		t.Errorf("exit %d, %q, %q", code, out, errs)
+	if code != exitUsage || strings.TrimSpace(out) != "" || !strings.Contains(errs, "may not name a script model") {
+		t.Errorf("exit %d, %q, %q; want exit %d, nothing queued", code, out, errs, exitUsage)
 	}
+	askOnce(t, srv.URL()) // the next good request still works
 }

@@ -268,8 +268,9 @@ func (s *Sink) Err() error {
 }
 
 // Close sends what is still buffered, waiting at most wait for the server
-// to have it, and closes the connection. It returns Err, or why the last
-// events may not have been sent.
+// to have it. It returns Err, or why the last events may not have been
+// sent. It never closes the connection: that is its opener's, and other
+// sinks, runs and the worker's own queue may share it.
 func (s *Sink) Close(wait time.Duration) error {
 	var flushErr error
 	if s.nc.IsConnected() {
@@ -277,7 +278,6 @@ func (s *Sink) Close(wait time.Duration) error {
 	} else if n, _ := s.nc.Buffered(); n > 0 {
 		flushErr = errors.New("not connected")
 	}
-	s.nc.Close()
 	if err := s.Err(); err != nil {
 		return err
 	}
