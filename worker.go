@@ -25,11 +25,11 @@ import (
 // their next step boundary, unfinished, and their requests go back on the
 // queue at once.
 type worker struct {
-	o           options
-	getenv      func(string) string
-	log         func(format string, a ...any)
-	store       *sessions.Store
-	nc          *nats.Conn
+	o      options
+	getenv func(string) string
+	log    func(format string, a ...any)
+	store  *sessions.Store
+	nc     *nats.Conn
 	// pub publishes the events of the runs the worker gives up on, on
 	// nc; it never closes nc, which the queue and the gate share.
 	pub         *bus.Sink
