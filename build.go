@@ -171,7 +171,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 			ts = append(ts, st.mcp.Tools()...)
 		}
 		for i, t := range ts {
-			if tc, ok := cfg.Tools[t.Name]; ok {
+			if tc, ok := cfg.toolConfig(t.Name); ok {
 				if tc.Policy != "" {
 					ts[i].Policy = tc.Policy
 				}
@@ -184,14 +184,17 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		return ts
 	}
 	if len(cfg.MCPServers) > 0 {
-		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, 20*time.Second, func() {
+		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
 			ts := all()
 			st.registry.Replace(ts...)
 			st.agents.refresh(ts)
-		})
+		}})
 		for _, s := range st.mcp.Status() {
 			if !s.OK {
 				st.notices = append(st.notices, redact.redact(s.Error)+"; its tools are unavailable")
+			}
+			if s.Warning != "" {
+				st.notices = append(st.notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.redact(s.Warning)))
 			}
 		}
 	}

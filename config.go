@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +49,22 @@ type config struct {
 	// EmbeddingModel, when set, gives the search index vectors from this
 	// model on the same OpenAI-compatible server (search_cmd.go).
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+}
+
+// toolConfig returns the settings of the tool called name: its own entry,
+// else that of a pattern that matches it ("fs__*": every tool of the MCP
+// server fs; of several patterns, the longest).
+func (c *config) toolConfig(name string) (toolConfig, bool) {
+	if tc, ok := c.Tools[name]; ok {
+		return tc, true
+	}
+	best, found := "", false
+	for pat := range c.Tools {
+		if ok, _ := path.Match(pat, name); ok && (!found || len(pat) > len(best) || len(pat) == len(best) && pat < best) {
+			best, found = pat, true
+		}
+	}
+	return c.Tools[best], found
 }
 
 type toolConfig struct {
@@ -123,6 +140,13 @@ func parseConfig(path string, b []byte) (*config, error) {
 			return nil, fmt.Errorf("config %s:%d: unknown field %q", path, lineOf(b, `"`+field+`"`), field)
 		}
 		return nil, fmt.Errorf("config %s: %v", path, err)
+	}
+	for name, sc := range c.MCPServers {
+		switch sc.Policy {
+		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
+		default:
+			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, sc.Policy)
+		}
 	}
 	for name, tc := range c.Tools {
 		switch tc.Policy {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,6 +105,19 @@ func (o *options) store(getenv func(string) string) (*sessions.Store, error) {
 		return sessions.Open(home)
 	}
 	return natsStore(home, url, o.natsCreds)
+}
+
+// mcpLogDir is the folder of the stdio MCP servers' logs: mcp/ in the data
+// folder ("" when there is none: the servers' last lines are still kept).
+func (o *options) mcpLogDir(getenv func(string) string) string {
+	home := o.dataDir
+	if home == "" {
+		var err error
+		if home, err = sessions.Home(getenv); err != nil {
+			return ""
+		}
+	}
+	return filepath.Join(home, "mcp")
 }
 
 // localStore opens the data folder's sessions, whatever --nats says: the

@@ -269,7 +269,13 @@ func describeRisky(w *wsConfig) string {
 		width = max(width, len(k))
 	}
 	for _, k := range w.riskyList() {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, engine.Clip(w.risky[k], 160))
+		// Whole, wrapped: a value padded past a cut must not hide its end
+		// (an mcpServers entry's env after a long list of arguments).
+		lines := engine.Wrap(engine.ShowSpaces(w.risky[k]), max(40, 100-width))
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, "", l)
+		}
 	}
 	return b.String()
 }

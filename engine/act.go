@@ -97,6 +97,11 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 	tools := r.prof.tools
 	t, ok := tools.Lookup(c.Name)
 	switch {
+	case i >= cfg.MaxCalls:
+		// A decision of thousands of calls (a model looping, or told
+		// to) would hold the gate, the tools and the journal for each.
+		fin.Status = ToolError
+		fin.Result = fmt.Sprintf("error: not run: this decision asked for more than %d tool calls, and only the first %d of a decision are run; ask for the rest in the next decision", cfg.MaxCalls, cfg.MaxCalls)
 	case !ok && c.Name == AgentTool && r.e.agents != nil && r.e.agents.delegate != nil:
 		fin.Status = ToolError
 		fin.Result = fmt.Sprintf("error: this agent may not delegate: the depth limit of %d is reached", cfg.MaxDepth)

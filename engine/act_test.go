@@ -328,3 +328,43 @@ func TestLateAnswerAfterStep(t *testing.T) {
 		t.Fatal("step 2's call did not get its own result")
 	}
 }
+
+// TestCallsPerDecisionCapped: of a decision of 70 calls, the first 64 run
+// and the rest are answered with an error the model reads; the model's
+// next decision runs as usual.
+func TestCallsPerDecisionCapped(t *testing.T) {
+	var ran atomic.Int32
+	calls := make([]engine.ToolCall, 70)
+	for i := range calls {
+		calls[i] = engine.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "count", Args: json.RawMessage(`{}`)}
+	}
+	turn := 0
+	model := enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+		turn++
+		switch turn {
+		case 1:
+			return engine.Decision{ToolCalls: calls}, nil
+		case 2:
+			return engine.Decision{ToolCalls: calls[:1]}, nil
+		}
+		return engine.Decision{Text: "done"}, nil
+	})
+	rec := &enginetest.Recorder{}
+	e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(t, countingTool("count", false, &ran))})
+	res := e.Run(context.Background(), engine.NewSession("s"), "go", rec)
+	if res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %+v", res)
+	}
+	if ran.Load() != 65 {
+		t.Errorf("%d calls ran, want 64 of the first decision and 1 of the second", ran.Load())
+	}
+	refused := 0
+	for _, f := range rec.Finished() {
+		if strings.Contains(f.Result, "more than 64 tool calls") {
+			refused++
+		}
+	}
+	if refused != 6 {
+		t.Errorf("%d calls refused, want 6", refused)
+	}
+}

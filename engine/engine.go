@@ -25,6 +25,7 @@ const (
 	DefaultToolTimeout    = 60 * time.Second
 	DefaultMaxResultBytes = 16 << 10
 	DefaultMaxDepth       = 2
+	DefaultMaxCalls       = 64
 )
 
 // ErrBusy is returned when a run is started on a session that already has
@@ -63,7 +64,10 @@ type Config struct {
 	// MaxResultBytes caps a tool result (default 16 KiB); longer results
 	// are cut and marked truncated.
 	MaxResultBytes int
-	Options        Options
+	// MaxCalls caps the tool calls of one decision that are run (default
+	// 64); the calls past it are answered with an error, not run.
+	MaxCalls int
+	Options  Options
 	// Agents are the named agents a run may delegate to (the tool agent)
 	// or hand off to (a tool transfer_to_NAME); see Agent.
 	Agents []Agent
@@ -138,6 +142,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.MaxDepth <= 0 {
 		cfg.MaxDepth = DefaultMaxDepth
+	}
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
 	}
 	cfg.Retry = cfg.Retry.withDefaults()
 	cfg.Agents = slices.Clone(cfg.Agents)

@@ -81,3 +81,64 @@ func truncate(s string, n int) (string, bool) {
 	cut := runeFloor(s, n)
 	return s[:cut] + "\n[truncated: " + strconv.Itoa(cut) + " of " + strconv.Itoa(len(s)) + " bytes of this result shown]", true
 }
+
+// ShowSpaces returns s with what a person could not see made visible: a
+// run of four or more spaces becomes "⟨N spaces⟩", a tab "⟨tab⟩", and a
+// carriage return "⟨CR⟩", so that text padded to push its end out of view
+// (a command, a config value to approve) shows that it was.
+func ShowSpaces(s string) string {
+	if !strings.Contains(s, "    ") && !strings.ContainsAny(s, "\t\r") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '\t':
+			b.WriteString("⟨tab⟩")
+			i++
+		case c == '\r':
+			b.WriteString("⟨CR⟩")
+			i++
+		case c == ' ':
+			j := i
+			for j < len(s) && s[j] == ' ' {
+				j++
+			}
+			if j-i >= 4 {
+				b.WriteString("⟨" + strconv.Itoa(j-i) + " spaces⟩")
+			} else {
+				b.WriteString(s[i:j])
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// Wrap cuts s into lines of at most width runes, after the last space or
+// comma in the second half of the width when there is one, else mid-word.
+// Nothing of s is dropped (a space it breaks at ends its line), so the
+// lines joined give s again. Existing newlines are kept. width < 1 is 1.
+func Wrap(s string, width int) []string {
+	width = max(width, 1)
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		r := []rune(para)
+		for len(r) > width {
+			cut := width
+			for i := width; i > width/2; i-- {
+				if r[i-1] == ' ' || r[i-1] == ',' {
+					cut = i
+					break
+				}
+			}
+			out = append(out, string(r[:cut]))
+			r = r[cut:]
+		}
+		out = append(out, string(r))
+	}
+	return out
+}

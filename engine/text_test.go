@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,5 +84,33 @@ func BenchmarkClip(b *testing.B) {
 	for b.Loop() {
 		engine.Clip(s, 200)
 		engine.Clip("short", 200)
+	}
+}
+
+func TestWrapAndShowSpaces(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		{"hello world", 20, []string{"hello world"}},
+		{"hello world", 7, []string{"hello ", "world"}},
+		{`["a","b","c"]`, 8, []string{`["a",`, `"b","c"]`}},
+		{"abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
+		{"one\ntwo", 10, []string{"one", "two"}},
+	} {
+		if got := engine.Wrap(tc.in, tc.width); !slices.Equal(got, tc.want) {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"echo hi": "echo hi",
+		"a   b":   "a   b",
+		"echo hello" + strings.Repeat(" ", 300) + "; touch ~/pwned": "echo hello⟨300 spaces⟩; touch ~/pwned",
+		"a\tb\r": "a⟨tab⟩b⟨CR⟩",
+	} {
+		if got := engine.ShowSpaces(in); got != want {
+			t.Errorf("ShowSpaces(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -29,9 +29,9 @@ func (w *Workspace) EditFile() engine.Tool {
 			if err != nil {
 				return "", err
 			}
-			b, err := w.root.ReadFile(rel)
+			b, st, err := w.readRegular(in.Path, rel, 20<<20)
 			if err != nil {
-				return "", w.explain(in.Path, err)
+				return "", err
 			}
 			if isBinary(b) {
 				return "", fmt.Errorf("refused: %s is a binary file", in.Path)
@@ -44,9 +44,8 @@ func (w *Workspace) EditFile() engine.Tool {
 			case n > 1 && !in.ReplaceAll:
 				return "", fmt.Errorf("old text occurs %d times in %s; give more context or set replace_all", n, in.Path)
 			}
-			st, _ := w.root.Stat(rel)
-			if err := w.root.WriteFile(rel, []byte(strings.ReplaceAll(text, in.Old, in.New)), st.Mode().Perm()); err != nil {
-				return "", w.explain(in.Path, err)
+			if err := w.writeRegular(in.Path, rel, []byte(strings.ReplaceAll(text, in.Old, in.New)), st.Mode().Perm()); err != nil {
+				return "", err
 			}
 			return fmt.Sprintf("edited %s: %d replacement(s)", rel, n), nil
 		},

@@ -79,7 +79,7 @@ func TestMCPServerEnv(t *testing.T) {
 	m := StartMCP(context.Background(), map[string]MCPServer{
 		"plain":  {Command: "node", Args: []string{server, "stdio"}},
 		"passed": {Command: "node", Args: []string{server, "stdio"}, Env: map[string]string{"OPENAI_API_KEY": "sk-given-to-this-server"}},
-	}, 20*time.Second, nil)
+	}, MCPConfig{Timeout: 20 * time.Second})
 	defer m.Close()
 	for _, tt := range []struct{ server, want, notWant string }{
 		{"plain", `"PATH"`, "sk-"},

@@ -29,6 +29,24 @@ type MCPServer struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Policy, when set, is the policy of every tool of the server, over
+	// what the server's annotations suggest (a tool the config's tools
+	// names has that policy, over this).
+	Policy engine.Policy `json:"policy,omitempty"`
+}
+
+// MCPConfig says how StartMCP runs its servers. Its zero value works.
+type MCPConfig struct {
+	// Timeout bounds a server's start (default 20 s); a call may take
+	// three times as long.
+	Timeout time.Duration
+	// OnChange is called (from the SDK's goroutine) when a server's tool
+	// list changed and was read again.
+	OnChange func()
+	// LogDir holds a log file per stdio server (NAME.log, 0600): all it
+	// wrote on stderr, and the lines of stdout that were skipped. "" keeps
+	// only the last lines, for errors.
+	LogDir string
 }
 
 // MCPStatus says how a server is doing.
@@ -37,16 +55,20 @@ type MCPStatus struct {
 	OK     bool   `json:"ok"`
 	Tools  int    `json:"tools"`
 	Error  string `json:"error,omitempty"`
+	// Warning is a problem that cost nothing yet (lines of output that
+	// were not JSON-RPC, skipped).
+	Warning string `json:"warning,omitempty"`
 }
 
 // MCP connects to MCP servers and offers their tools as server__tool. It is
 // safe for concurrent use. A server that fails to start is reported and
 // left out; one that dies is started again on the next call of its tools.
+// A call is never sent twice: one whose server dies while it runs ends
+// with an error, as the engine ends every call it cannot know the end of.
 type MCP struct {
-	timeout time.Duration
-	// OnChange is called (from the SDK's goroutine) when a server's tool
-	// list changed and was read again; set it before Start.
+	timeout  time.Duration
 	onChange func()
+	logDir   string
 
 	mu      sync.Mutex // guards servers
 	servers map[string]*mcpServer
@@ -58,18 +80,19 @@ type mcpServer struct {
 
 	mu      sync.Mutex // guards the fields below
 	session *mcp.ClientSession
-	cmd     *exec.Cmd // of a stdio server
+	cmd     *exec.Cmd  // of a stdio server
+	log     *serverLog // of a stdio server, kept across restarts
 	tools   []*mcp.Tool
 	err     error
 }
 
 // StartMCP connects to every server at once, each within timeout. Failures
 // are in Status; they never stop the others.
-func StartMCP(ctx context.Context, servers map[string]MCPServer, timeout time.Duration, onChange func()) *MCP {
-	if timeout <= 0 {
-		timeout = 20 * time.Second
+func StartMCP(ctx context.Context, servers map[string]MCPServer, cfg MCPConfig) *MCP {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 20 * time.Second
 	}
-	m := &MCP{timeout: timeout, onChange: onChange, servers: map[string]*mcpServer{}}
+	m := &MCP{timeout: cfg.Timeout, onChange: cfg.OnChange, logDir: cfg.LogDir, servers: map[string]*mcpServer{}}
 	var wg sync.WaitGroup
 	for name, cfg := range servers {
 		s := &mcpServer{name: name, cfg: cfg}
@@ -95,8 +118,11 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 		// The server gets a minimal environment and what its entry sets:
 		// never agentty's own secrets unless the person passes them.
 		cmd.Env = osChildEnv(nil, s.cfg.Env)
+		if s.log == nil {
+			s.log = newServerLog(m.logDir, s.name)
+		}
 		// Some servers do not exit when stdin closes; do not wait long.
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 500 * time.Millisecond}
+		transport = &stdioTransport{cmd: cmd, terminate: 500 * time.Millisecond, log: s.log}
 		s.cmd = cmd
 	case s.cfg.URL != "":
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
@@ -108,12 +134,12 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 	})
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return fmt.Errorf("MCP server %s did not start: %w", s.name, explainStart(err, s.cfg))
+		return fmt.Errorf("MCP server %s did not start: %w", s.name, s.log.explain(explainStart(err, s.cfg)))
 	}
 	tools, err := listTools(ctx, session)
 	if err != nil {
 		session.Close()
-		return fmt.Errorf("MCP server %s: list tools: %w", s.name, err)
+		return fmt.Errorf("MCP server %s: list tools: %w", s.name, s.log.explain(err))
 	}
 	s.session, s.tools = session, tools
 	return nil
@@ -177,6 +203,9 @@ func (m *MCP) Status() []MCPStatus {
 		if s.err != nil {
 			st.Error = s.err.Error()
 		}
+		if s.log != nil {
+			st.Warning = s.log.warning()
+		}
 		s.mu.Unlock()
 		out = append(out, st)
 	}
@@ -232,6 +261,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 		Name:        ToolName(s.name, t.Name), // the call below uses t.Name
 		Description: strings.TrimSpace(fmt.Sprintf("%s (from MCP server %s)", desc, s.name)),
 		Schema:      schema,
+		Policy:      mcpPolicy(s.cfg, t),
 		Timeout:     m.timeout * 3,
 		Func: func(ctx context.Context, c *engine.Call) (string, error) {
 			return m.call(ctx, s, t.Name, c.Args)
@@ -245,7 +275,25 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 	return tool
 }
 
-// call calls a tool, starting its server again once if it has died.
+// mcpPolicy is a server's tool's policy: the server's entry's, else allow
+// for a tool the server marks read-only, else ask (as for the built-in
+// tools that write).
+func mcpPolicy(cfg MCPServer, t *mcp.Tool) engine.Policy {
+	switch {
+	case cfg.Policy != "":
+		return cfg.Policy
+	case t.Annotations != nil && t.Annotations.ReadOnlyHint:
+		return engine.PolicyAllow
+	}
+	return engine.PolicyAsk
+}
+
+// ErrMCPServerDied is the error of a call whose server exited while the
+// call was in flight: whether it ran is unknown, and it is not sent again.
+var ErrMCPServerDied = errors.New("the MCP server exited during the call; it was not run again")
+
+// call calls a tool, starting its server again first if it has died. The
+// call itself is sent once: a server that dies under it makes it fail.
 func (m *MCP) call(ctx context.Context, s *mcpServer, tool string, args json.RawMessage) (string, error) {
 	var params map[string]any
 	if err := json.Unmarshal(args, &params); err != nil {
@@ -254,39 +302,38 @@ func (m *MCP) call(ctx context.Context, s *mcpServer, tool string, args json.Raw
 	if params == nil {
 		params = map[string]any{} // some servers reject null arguments
 	}
-	restarted := false
-	for {
-		s.mu.Lock()
-		sess, serr := s.session, s.err
-		if sess == nil && !restarted {
-			restarted = true
-			serr = m.connect(ctx, s)
-			s.err = serr
-			sess = s.session
-		}
-		s.mu.Unlock()
-		if sess == nil {
-			return "", fmt.Errorf("MCP server %s is not running: %v", s.name, serr)
-		}
-		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: params})
-		if err != nil {
-			if ctx.Err() == nil && !restarted && isClosed(err) {
-				s.mu.Lock()
-				if s.session == sess {
-					sess.Close()
-					s.session = nil
-				}
-				s.mu.Unlock()
-				continue // the server died: start it again, once
-			}
-			return "", fmt.Errorf("MCP server %s: %v", s.name, err)
-		}
-		text := resultText(res)
-		if res.IsError {
-			return "", errors.New(text)
-		}
-		return text, nil
+	s.mu.Lock()
+	sess, serr := s.session, s.err
+	if sess == nil {
+		serr = m.connect(ctx, s)
+		s.err = serr
+		sess = s.session
 	}
+	log := s.log
+	s.mu.Unlock()
+	if sess == nil {
+		return "", fmt.Errorf("MCP server %s is not running: %v", s.name, serr)
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: params})
+	if err != nil {
+		if ctx.Err() == nil && isClosed(err) {
+			// Started again for the next call, not for this one.
+			s.mu.Lock()
+			if s.session == sess {
+				sess.Close()
+				s.session = nil
+				s.err = fmt.Errorf("exited (%v)", err)
+			}
+			s.mu.Unlock()
+			return "", fmt.Errorf("MCP server %s: %w (%v)", s.name, log.explain(ErrMCPServerDied), err)
+		}
+		return "", fmt.Errorf("MCP server %s: %v", s.name, err)
+	}
+	text := resultText(res)
+	if res.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
 }
 
 func isClosed(err error) bool {
@@ -335,6 +382,9 @@ func (m *MCP) Close() {
 			if s.session != nil {
 				s.session.Close()
 				s.session = nil
+			}
+			if s.log != nil {
+				s.log.Close()
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func TestMCPToolListChange(t *testing.T) {
 	defer srv.Close()
 
 	var changes atomic.Int32
-	m := StartMCP(context.Background(), map[string]MCPServer{"local": {URL: srv.URL}}, 5*time.Second, func() { changes.Add(1) })
+	m := StartMCP(context.Background(), map[string]MCPServer{"local": {URL: srv.URL}}, MCPConfig{Timeout: 5 * time.Second, OnChange: func() { changes.Add(1) }})
 	defer m.Close()
 	if st := m.Status(); !st[0].OK || st[0].Tools != 1 {
 		t.Fatalf("status %+v", st)
@@ -74,7 +74,7 @@ func TestMCPToolListChange(t *testing.T) {
 // Close ends the stdio servers it started.
 func TestMCPHangAndExit(t *testing.T) {
 	start := time.Now()
-	m := StartMCP(context.Background(), map[string]MCPServer{"mute": {Command: "sleep", Args: []string{"30"}}}, 300*time.Millisecond, nil)
+	m := StartMCP(context.Background(), map[string]MCPServer{"mute": {Command: "sleep", Args: []string{"30"}}}, MCPConfig{Timeout: 300 * time.Millisecond})
 	st := m.Status()
 	if st[0].OK || !strings.Contains(st[0].Error, "did not start") || time.Since(start) > 5*time.Second {
 		t.Errorf("a hanging server: %+v after %s", st, time.Since(start))

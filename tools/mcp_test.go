@@ -48,7 +48,7 @@ func TestMCPStdio(t *testing.T) {
 	m := StartMCP(context.Background(), map[string]MCPServer{
 		"everything": {Command: "node", Args: []string{server, "stdio"}},
 		"missing":    {Command: "agentty-no-such-mcp-server"},
-	}, 20*time.Second, nil)
+	}, MCPConfig{Timeout: 20 * time.Second})
 	st := m.Status()
 	if len(st) != 2 || !st[0].OK || st[0].Tools < 5 || st[1].OK || !strings.Contains(st[1].Error, `command "agentty-no-such-mcp-server" not found`) {
 		t.Fatalf("status = %+v", st)
@@ -162,7 +162,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	m := StartMCP(context.Background(), map[string]MCPServer{"web": {URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}}, 20*time.Second, nil)
+	m := StartMCP(context.Background(), map[string]MCPServer{"web": {URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}}, MCPConfig{Timeout: 20 * time.Second})
 	defer m.Close()
 	if st := m.Status(); !st[0].OK {
 		t.Fatalf("status %+v", st)

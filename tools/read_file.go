@@ -33,19 +33,9 @@ func (w *Workspace) ReadFile() engine.Tool {
 			if err != nil {
 				return "", err
 			}
-			st, err := w.root.Stat(rel)
+			b, _, err := w.readRegular(in.Path, rel, 20<<20)
 			if err != nil {
-				return "", w.explain(in.Path, err)
-			}
-			if st.IsDir() {
-				return "", fmt.Errorf("%s is a folder; use list_dir", in.Path)
-			}
-			if st.Size() > 20<<20 {
-				return "", fmt.Errorf("%s is too large to read (%d bytes)", in.Path, st.Size())
-			}
-			b, err := w.root.ReadFile(rel)
-			if err != nil {
-				return "", w.explain(in.Path, err)
+				return "", err
 			}
 			if isBinary(b) {
 				return "", fmt.Errorf("refused: %s is a binary file", in.Path)

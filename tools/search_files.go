@@ -176,23 +176,34 @@ func globMatch(pattern, name string) bool {
 	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
 }
 
+// matchSegs matches name's segments against pat's. It fills a table of
+// which suffixes of pat match which suffixes of name, one row per segment
+// of the pattern: O(len(pat) × len(name)) segment matches, whatever the
+// pattern (a recursive search is exponential in the number of **, and a
+// workspace's .gitignore is anyone's).
 func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegs(pat[1:], name[i:]) {
-					return true
+	n := len(name)
+	// next[j]: pat[i+1:] matches name[j:]; cur[j]: pat[i:] matches name[j:].
+	next, cur := make([]bool, n+1), make([]bool, n+1)
+	next[n] = true // the empty pattern matches the empty name
+	for i := len(pat) - 1; i >= 0; i-- {
+		if pat[i] == "**" {
+			// Any number of segments, then the rest.
+			any := false
+			for j := n; j >= 0; j-- {
+				any = any || next[j]
+				cur[j] = any
+			}
+		} else {
+			cur[n] = false
+			for j := n - 1; j >= 0; j-- {
+				cur[j] = false
+				if next[j+1] {
+					cur[j], _ = path.Match(pat[i], name[j])
 				}
 			}
-			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+		next, cur = cur, next
 	}
-	return len(name) == 0
+	return next[0]
 }

@@ -38,8 +38,8 @@ func (w *Workspace) WriteFile() engine.Tool {
 			if _, err := w.root.Lstat(rel); err != nil {
 				existed = false
 			}
-			if err := w.root.WriteFile(rel, []byte(in.Content), 0o644); err != nil {
-				return "", w.explain(in.Path, err)
+			if err := w.writeRegular(in.Path, rel, []byte(in.Content), 0o644); err != nil {
+				return "", err
 			}
 			verb := "created"
 			if existed {

@@ -11,6 +11,7 @@ package workflow
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -296,9 +297,30 @@ func (st *Step) renderArgs(data any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
+// MaxRendered caps what one template may render: a workflow file is
+// someone else's, and {{range 100000}}{{range 100000}}x{{end}}{{end}}
+// would otherwise take every byte of memory.
+const MaxRendered = 1 << 20
+
+// errTooLong ends a template's rendering at MaxRendered.
+var errTooLong = fmt.Errorf("rendered more than %d bytes; not rendered further", MaxRendered)
+
+// cappedBuffer is a bytes.Buffer that refuses to grow past MaxRendered.
+type cappedBuffer struct{ bytes.Buffer }
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > MaxRendered {
+		return 0, errTooLong
+	}
+	return c.Buffer.Write(p)
+}
+
 func execute(t *template.Template, data any) (string, error) {
-	var b bytes.Buffer
+	var b cappedBuffer
 	if err := t.Execute(&b, data); err != nil {
+		if errors.Is(err, errTooLong) {
+			return "", fmt.Errorf("%s: %w", t.Name(), errTooLong)
+		}
 		msg := err.Error()
 		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "template: ") {
 			msg = msg[i+2:]

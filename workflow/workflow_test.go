@@ -290,3 +290,18 @@ func (g *editGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, er
 	b, _ := json.Marshal(a)
 	return engine.Verdict{Action: engine.Proceed, Args: b}, nil
 }
+
+// TestTemplateOutputIsCapped: a step whose template would render without
+// bound (a gigabyte here, all memory with larger numbers) fails naming the
+// step, and the next workflow runs.
+func TestTemplateOutputIsCapped(t *testing.T) {
+	w := parse(t, "name: big\nsteps:\n  - id: blowup\n    tool: echo\n    args: {text: \"{{range 100000}}{{range 10000}}xx{{end}}{{end}}\"}\n")
+	r := run(t, w, nil, nil)
+	if r.res.StopReason != engine.StopError || !strings.Contains(r.res.Err.Error(), "blowup") || !strings.Contains(r.res.Err.Error(), "rendered more than") {
+		t.Errorf("%+v; want an error naming the step and the cap", r.res)
+	}
+	w = parse(t, "name: small\nsteps:\n  - id: ok\n    tool: echo\n    args: {text: \"{{range 3}}x{{end}}\"}\n")
+	if r := run(t, w, nil, nil); r.res.StopReason != engine.StopAnswered || !strings.Contains(r.res.Answer, "xxx") {
+		t.Errorf("the next workflow: %+v", r.res)
+	}
+}

@@ -1,0 +1,58 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// TestFileToolsRefuseFIFOs: read_file, write_file and edit_file refuse a
+// named pipe at once (a read used to block for the whole tool timeout,
+// stuck in open; a write said it succeeded), and the next call on a
+// regular file works.
+func TestFileToolsRefuseFIFOs(t *testing.T) {
+	w, base := tree(t)
+	dir := filepath.Join(base, "ws")
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, tc := range []struct {
+		name, args string
+		tool       engine.Tool
+	}{
+		{"read_file", `{"path":"pipe"}`, w.ReadFile()},
+		{"write_file", `{"path":"pipe","content":"x"}`, w.WriteFile()},
+		{"edit_file", `{"path":"pipe","old":"a","new":"b"}`, w.EditFile()},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := tc.tool.Func(context.Background(), &engine.Call{Args: json.RawMessage(tc.args), Memory: &engine.MemoryView{}})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "named pipe") {
+				t.Errorf("%s on a FIFO: %v; want a refusal naming the pipe", tc.name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s on a FIFO hangs", tc.name)
+		}
+	}
+	if out, err := call(t, w.ReadFile(), `{"path":"README.md","end_line":1}`); err != nil || !strings.Contains(out, "# demo") {
+		t.Errorf("the next read: %q, %v", out, err)
+	}
+	if out, err := call(t, w.WriteFile(), `{"path":"new.txt","content":"hello"}`); err != nil || !strings.Contains(out, "created") {
+		t.Errorf("the next write: %q, %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "new.txt")); string(b) != "hello" {
+		t.Errorf("new.txt holds %q", b)
+	}
+}
