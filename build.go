@@ -237,7 +237,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	if n := instructionsNotice(in); n != "" {
 		st.notices = append(st.notices, n)
 	}
-	st.engine = engine.New(engine.Config{
+	ecfg := engine.Config{
 		Model:     m,
 		ModelName: name,
 		Tools:     st.registry,
@@ -250,11 +250,14 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		Agents:    agents,
 		Agent:     o.agent,
 		MaxDepth:  cfg.MaxDepth,
+		MaxCalls:  cfg.MaxToolCalls,
 		Instructions: func() engine.Instructions {
 			in, _ := st.instructions.Load() // its problems were told at start
 			return in
 		},
-	})
+	}
+	redact.engineConfig(&ecfg)
+	st.engine = engine.New(ecfg)
 	if err := st.engine.Err(); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("agents: %w", err)

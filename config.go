@@ -33,7 +33,10 @@ type config struct {
 	ContextBudget int `json:"context_budget,omitempty"`
 	MaxSteps      int `json:"max_steps,omitempty"`
 	MaxDepth      int `json:"max_depth,omitempty"`
-	HTTP          struct {
+	// MaxToolCalls caps the tool calls run of one decision
+	// (engine.Config.MaxCalls, default 64).
+	MaxToolCalls int `json:"max_tool_calls,omitempty"`
+	HTTP         struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
 	// Tools sets policies and timeouts per tool, by name.
@@ -270,6 +273,9 @@ func (c *config) merge(o *config) {
 	}
 	if o.MaxSteps > 0 {
 		c.MaxSteps = o.MaxSteps
+	}
+	if o.MaxToolCalls > 0 {
+		c.MaxToolCalls = o.MaxToolCalls
 	}
 	if o.MaxDepth > 0 {
 		c.MaxDepth = o.MaxDepth

@@ -15,7 +15,10 @@ import (
 // config) out of tool results before the engine sees them, so they reach
 // neither the journal nor the next model request. It is the second line: the
 // first is that child processes do not get the secrets (tools.ChildEnv).
-type redactor struct{ r *strings.Replacer }
+type redactor struct {
+	r       *strings.Replacer
+	longest int // the longest secret's length in bytes
+}
 
 // minSecret is the shortest value treated as a secret: shorter ones would
 // redact ordinary words.
@@ -89,7 +92,15 @@ func newRedactor(getenv func(string) string, cfg *config) *redactor {
 	for _, v := range vals {
 		pairs = append(pairs, v, "[redacted "+secrets[v]+"]")
 	}
-	return &redactor{r: strings.NewReplacer(pairs...)}
+	return &redactor{r: strings.NewReplacer(pairs...), longest: len(vals[0])}
+}
+
+// engineConfig sets cfg to redact what the model says, when there is a
+// secret to take out.
+func (r *redactor) engineConfig(cfg *engine.Config) {
+	if r.r != nil {
+		cfg.Redact, cfg.RedactHold = r.redact, r.longest-1
+	}
 }
 
 // redact returns s without the secrets.

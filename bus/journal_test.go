@@ -176,7 +176,7 @@ func testJournalsStore(t *testing.T, atomic bool) {
 	}
 
 	var md bytes.Buffer
-	if err := store.Export(id, "md", &md); err != nil || !strings.Contains(md.String(), "`calculator` → ok: 6*7 = 42") {
+	if err := store.Export(id, "md", &md); err != nil || !strings.Contains(md.String(), "`calculator` → ok: `6*7 = 42`") {
 		t.Errorf("export: %v\n%s", err, md.String())
 	}
 	if err := store.Rename(id, "Ada's name"); err != nil {

@@ -18,6 +18,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
 		r.partial.Reset() // a retry starts the answer again
+		r.held = [2]string{}
 		if err := r.flush(); err != nil {
 			return Decision{}, attempt, err
 		}
@@ -27,6 +28,13 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		}
 		if err == nil && dec.Text == "" && len(dec.ToolCalls) == 0 {
 			err = errEmptyDecision
+		}
+		if err == nil && cfg.Redact != nil {
+			r.flushHeld(attempt)
+			if r.deltaErr != nil {
+				return Decision{}, attempt, r.deltaErr
+			}
+			dec.Text, dec.Reasoning = cfg.Redact(dec.Text), cfg.Redact(dec.Reasoning)
 		}
 		if err == nil {
 			r.partial.Reset() // the decision holds the whole text
@@ -61,6 +69,16 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 
 // onDelta turns a streamed piece of output into a text_delta event.
 func (r *run) onDelta(d TextDelta) {
+	if r.e.cfg.Redact != nil {
+		if d.Text = r.redactDelta(d.Text, d.Reasoning, false); d.Text == "" {
+			return
+		}
+	}
+	r.emitDelta(d)
+}
+
+// emitDelta hands a piece of streamed output on, at once.
+func (r *run) emitDelta(d TextDelta) {
 	if !d.Reasoning {
 		r.partial.WriteString(d.Text)
 	}
@@ -69,6 +87,35 @@ func (r *run) onDelta(d TextDelta) {
 	}
 	if r.deltaErr == nil {
 		r.deltaErr = r.flush() // deltas are for the screen, now
+	}
+}
+
+// redactDelta redacts a streamed piece together with what was held of the
+// pieces before it, and returns what may be handed on: all of it at the
+// end (last), else all but the last RedactHold bytes, which are held.
+func (r *run) redactDelta(text string, reasoning, last bool) string {
+	k := 0
+	if reasoning {
+		k = 1
+	}
+	s := r.e.cfg.Redact(r.held[k] + text)
+	cut := len(s)
+	if !last {
+		cut = runeFloor(s, max(len(s)-r.e.cfg.RedactHold, 0))
+	}
+	r.held[k] = s[cut:]
+	return s[:cut]
+}
+
+// flushHeld hands on what redactDelta held of the decision's stream.
+func (r *run) flushHeld(attempt int) {
+	for k, reasoning := range []bool{false, true} {
+		if r.held[k] == "" {
+			continue
+		}
+		if text := r.redactDelta("", reasoning, true); text != "" {
+			r.emitDelta(TextDelta{Text: text, Reasoning: reasoning, Attempt: attempt})
+		}
 	}
 }
 

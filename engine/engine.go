@@ -67,7 +67,16 @@ type Config struct {
 	// MaxCalls caps the tool calls of one decision that are run (default
 	// 64); the calls past it are answered with an error, not run.
 	MaxCalls int
-	Options  Options
+	// Redact, when set, takes secrets out of what the model says (its
+	// streamed text, its answer and reasoning) before any event holds
+	// it: a server that echoes the API key must not put it in the
+	// journal, an export, the index or a trace.
+	Redact func(string) string
+	// RedactHold is the length of the longest secret Redact finds, less
+	// one: that much of the streamed text is held back until the next
+	// piece or the decision, so a secret cut between pieces is found.
+	RedactHold int
+	Options    Options
 	// Agents are the named agents a run may delegate to (the tool agent)
 	// or hand off to (a tool transfer_to_NAME); see Agent.
 	Agents []Agent

@@ -50,6 +50,11 @@ type run struct {
 	call Call       // of the inline tool call running
 	// deltaErr is the first sink error while the model streamed.
 	deltaErr error
+	// held is the end of the streamed text (held[0]) and reasoning
+	// (held[1]) not yet handed on while Config.Redact is set: a secret
+	// may be cut between two pieces, so the last RedactHold bytes wait
+	// for the next piece.
+	held [2]string
 	// partial is the answer text streamed by the model's current attempt,
 	// kept for run_finished when the person cancels mid-answer.
 	partial strings.Builder

@@ -232,3 +232,30 @@ func TestAnotherModelsVectorsAreNotMixed(t *testing.T) {
 		t.Errorf("the index says its vectors are model-b's, and holds %d made by model-a", st.Vectors)
 	}
 }
+
+// TestIndexFilesArePrivate: the index (past sessions, the workspace's
+// text) and SQLite's side files are the owner's alone, an old 0644 index
+// included.
+func TestIndexFilesArePrivate(t *testing.T) {
+	home := t.TempDir()
+	store, _ := sessions.Open(home)
+	newSession(t, store, run{task: "alpha task", result: "alpha result", answer: "alpha answer"})
+	dir := filepath.Join(home, "index")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "index.db"), nil, 0o644) // as an older agentty left it
+	ix, _, err := search.Open(search.Config{Dir: dir, Sessions: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		fi, err := f.Info()
+		if err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v, want 0600", f.Name(), fi.Mode().Perm())
+		}
+	}
+}

