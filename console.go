@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"cmp"
 	"context"
 	"errors"
@@ -50,6 +51,7 @@ var (
 	_ ui.Backend   = (*backend)(nil)
 	_ ui.Commander = (*backend)(nil)
 	_ ui.Workflows = (*backend)(nil)
+	_ ui.Validator = (*backend)(nil)
 )
 
 // eng returns the engine the session's next run runs on.
@@ -142,6 +144,17 @@ func (b *backend) ChangeMemory(c engine.MemoryChanged) (engine.Event, error) {
 }
 
 func (b *backend) SessionID() string { return b.journal.ID }
+
+// ValidateArgs checks a paused call's edited arguments against its tool's
+// schema, as the engine will before it runs them. A tool the registry does
+// not hold (the engine's own agent tool) is left to the engine.
+func (b *backend) ValidateArgs(tool string, args json.RawMessage) error {
+	reg := b.con.setup.registry
+	if _, ok := reg.Lookup(tool); !ok {
+		return nil
+	}
+	return reg.Validate(tool, args)
+}
 
 func (b *backend) Close() error { return b.journal.Close() }
 

@@ -567,7 +567,7 @@ func TestRealEngineSubRunPauses(t *testing.T) {
 			listen(cmd) // the gate's next pause
 		}
 		for m.pause != nil {
-			bar := strings.Join(m.pause.bar(160, true), "\n")
+			bar := strings.Join(m.pause.bar(160, true, 10), "\n")
 			checkSafe(t, bar)
 			if a := m.pause.pending.Agent; a != "" {
 				agents[a]++

@@ -27,6 +27,7 @@ type gateRequest struct {
 	pending engine.Pending
 	reply   chan engine.Verdict
 	step    string // the workflow step it holds back ("" for none), set by the console
+	scroll  int    // the first argument line the pause bar shows
 }
 
 // NewGate returns a gate, in step mode when step is set.

@@ -114,13 +114,22 @@ func (m *Model) continueRun() tea.Cmd {
 	return m.startRun(m.backend.Continue)
 }
 
+// inputHeight is the height of the input box, or of what stands in its
+// place: the pause bar grows with a call's arguments.
+func (m *Model) inputHeight() int {
+	if m.pause != nil && m.memForm == nil {
+		return len(m.pause.bar(m.width, m.gate.Stepping(), m.barLines()))
+	}
+	return 4
+}
+
 func (m *Model) inputBox() []string {
 	w := m.width
 	if m.memForm != nil {
 		return m.memForm.view(w)
 	}
 	if m.pause != nil {
-		return m.pause.bar(w, m.gate.Stepping())
+		return m.pause.bar(w, m.gate.Stepping(), m.barLines())
 	}
 	title := "Input"
 	if m.gate.Stepping() && !m.following() { // a followed session's runs are not stepped here

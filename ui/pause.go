@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,29 +53,121 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 }
 
 // bar draws the pause in place of the input box, w cells wide: what is
-// held back and the keys that answer it.
-func (p *gateRequest) bar(w int, stepping bool) []string {
+// held back and the keys that answer it. A tool call is shown whole: on
+// the title line when it fits there as it is, else each argument on lines
+// of its own below it (strings with their lines, runs of spaces shown),
+// body lines at a time from p.scroll, with ↑/↓ to scroll. What is
+// approved is never cut out of sight.
+func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 	what := fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
+	var args []string
 	if c := p.pending.ToolCall; c != nil {
 		verb := "Paused before calling"
 		if p.pending.Approval {
 			verb = "Approve calling"
 		}
-		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, flatten(Sanitize(c.Name)), flatten(Sanitize(string(c.Args))), p.pending.Step)
+		name := flatten(Sanitize(c.Name))
+		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, name, Sanitize(string(c.Args)), p.pending.Step)
+		if !fitsOneLine(string(c.Args), what, w-4-ansi.StringWidth(p.tag())) {
+			what = fmt.Sprintf("⏸ %s %s (step %d)", verb, name, p.pending.Step)
+			args = callLines(c.Args, w-4)
+		}
 	}
-	tag := ""
-	if a := flatten(Sanitize(p.pending.Agent)); a != "" && p.step == "" {
-		tag = " · agent " + a
-	}
-	if p.step != "" { // a workflow's step: its name says more than its task agent's
-		tag = " · step " + p.step
-	}
-	if tag != "" {
-		// Cut the call's arguments, not the agent's or step's name: the
-		// name says which of the parallel runs waits.
+	if tag := p.tag(); tag != "" {
+		// Cut the title, not the agent's or step's name: the name says
+		// which of the parallel runs waits. The arguments are below it.
 		what = ansi.Truncate(what, max(w-4-ansi.StringWidth(tag), 10), "…") + tag
 	}
-	return box("Paused", true, w, 2, []string{stylePause.Render(what), styleDim.Render(pauseKeys[kindOf(p, stepping)])}, false)
+	keys := pauseKeys[kindOf(p, stepping)]
+	lines := []string{stylePause.Render(what)}
+	if len(args) > 0 && body < 1 {
+		keys = fmt.Sprintf("e: see the %d lines of arguments (the terminal is too small) · %s", len(args), keys)
+		args = nil
+	}
+	if len(args) > 0 {
+		from := min(max(p.scroll, 0), max(len(args)-body, 0))
+		to := min(from+body, len(args))
+		lines = append(lines, args[from:to]...)
+		if len(args) > body {
+			keys = fmt.Sprintf("↑/↓: scroll (lines %d–%d of %d) · %s", from+1, to, len(args), keys)
+		}
+	}
+	lines = append(lines, styleDim.Render(keys))
+	return box("Paused", true, w, len(lines), lines, false)
+}
+
+// tag names the agent or the workflow step whose run is paused, for the
+// title line ("" for none).
+func (p *gateRequest) tag() string {
+	if p.step != "" { // a workflow's step: its name says more than its task agent's
+		return " · step " + p.step
+	}
+	if a := flatten(Sanitize(p.pending.Agent)); a != "" {
+		return " · agent " + a
+	}
+	return ""
+}
+
+// fitsOneLine reports whether a call's raw arguments can be shown on the
+// title line as they are: one line, no run of spaces or tab a person would
+// not see, the whole title within w cells.
+func fitsOneLine(args, title string, w int) bool {
+	return !strings.Contains(args, "\n") && engine.ShowSpaces(args) == args && ansi.StringWidth(title) <= w
+}
+
+// callLines renders a call's arguments for the pause bar, w cells wide:
+// each top-level argument in the order the model gave them, a string one
+// as its text (its lines kept: a file's content, a script), anything else
+// as JSON, every line wrapped, nothing cut. Arguments that are not a JSON
+// object are shown as they came.
+func callLines(args json.RawMessage, w int) []string {
+	w = max(w, 10)
+	var out []string
+	add := func(s string, indent string) {
+		for _, l := range strings.Split(s, "\n") {
+			for _, r := range wrapRows(Sanitize(engine.ShowSpaces(l)), w-len(indent)) {
+				out = append(out, indent+r)
+			}
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		add(string(args), "")
+		return out
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		var v json.RawMessage
+		if err == nil {
+			err = dec.Decode(&v)
+		}
+		if err != nil {
+			add(string(args), "") // not what it seemed: all of it, raw
+			return out
+		}
+		k := fmt.Sprint(t)
+		var str string
+		if json.Unmarshal(v, &str) == nil && !strings.Contains(str, "\n") && ansi.StringWidth(k+": "+str) <= w {
+			add(k+": "+str, "")
+			continue
+		}
+		out = append(out, styleDim.Render(Sanitize(engine.OneLine(k, w))+":"))
+		if json.Unmarshal(v, &str) == nil {
+			add(str, "  ")
+		} else {
+			add(string(v), "  ")
+		}
+	}
+	return out
+}
+
+// barLines is how many argument lines the pause bar may show at once: a
+// third of the terminal, within what is left when the panes keep a line,
+// the status line its own and the bar its frame; 0 on a terminal too
+// small for any, where the bar says so.
+func (m *Model) barLines() int {
+	room := m.height - 3 /* panes: borders and a line */ - 1 /* status */ - 4 /* the bar: borders, title, keys */
+	return max(0, min(max(3, m.height/3), room))
 }
 
 // pauseKeys says what each key does in each kind of pause.
@@ -87,10 +180,21 @@ var pauseKeys = map[pauseKind]string{
 
 // pauseKey answers the gate as the key asks.
 func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Up):
+		m.pause.scroll = max(m.pause.scroll-1, 0)
+		return m, nil
+	case key.Matches(msg, m.keys.Down):
+		if c := m.pause.pending.ToolCall; c != nil {
+			n := len(callLines(c.Args, m.width-4))
+			m.pause.scroll = min(m.pause.scroll+1, max(n-m.barLines(), 0))
+		}
+		return m, nil
+	}
 	a := m.pause.update(msg, m.keys, m.gate.Stepping())
 	switch {
 	case a.edit:
-		m.argsEditor = newArgsEditor(m.pause.pending.ToolCall.Args, m.width, m.height)
+		m.argsEditor = newArgsEditor(m.pause.pending.ToolCall, m.width, m.height, m.validator())
 		return m, textarea.Blink
 	case a.verdict == nil:
 		return m, nil
@@ -112,6 +216,7 @@ func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	m.pause.reply <- v // buffered: the gate waits for one verdict
 	m.pause = nil
 	m.state = "thinking"
+	defer m.layout() // the input box is back, or another pause's bar
 	if len(m.pauses) > 0 { // the next pause of a parallel sub-run
 		next := m.pauses[0]
 		m.pauses = m.pauses[1:]
@@ -122,21 +227,42 @@ func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	return m.spin.Tick
 }
 
-// argsEditor edits a paused tool call's JSON arguments (a textarea,
-// embedded); ctrl+s checks that they are a JSON object.
-type argsEditor struct {
-	textarea.Model
-	err string // why ctrl+s refused them
+// Validator is what a backend that knows the tools' schemas offers the
+// argument editor: whether edited arguments would be accepted. It is
+// called on the Bubble Tea loop, and must not do I/O.
+type Validator interface {
+	ValidateArgs(tool string, args json.RawMessage) error
 }
 
-func newArgsEditor(args json.RawMessage, w, h int) *argsEditor {
+// validator returns the backend's check of edited arguments, or nil.
+func (m *Model) validator() func(string, json.RawMessage) error {
+	if v, ok := m.backend.(Validator); ok {
+		return v.ValidateArgs
+	}
+	return nil
+}
+
+// argsEditor edits a paused tool call's JSON arguments (a textarea,
+// embedded); it checks them as they are typed, and ctrl+s goes on only
+// with a JSON object the tool's schema accepts.
+type argsEditor struct {
+	textarea.Model
+	tool  string
+	check func(string, json.RawMessage) error // nil: JSON syntax only
+	err   string                              // why the text would be refused ("": it would not)
+	last  string                              // the text err was found for
+}
+
+func newArgsEditor(call *engine.ToolCall, w, h int, check func(string, json.RawMessage) error) *argsEditor {
 	ed := textarea.New()
 	ed.ShowLineNumbers = false
 	ed.SetWidth(max(w-6, 20))
 	ed.SetHeight(max(h-10, 5))
-	ed.SetValue(Sanitize(prettyJSON(string(args))))
+	ed.SetValue(Sanitize(prettyJSON(string(call.Args))))
 	ed.Focus()
-	return &argsEditor{Model: ed}
+	e := &argsEditor{Model: ed, tool: call.Name, check: check}
+	e.judge()
+	return e
 }
 
 // editResult is what a key in the argument editor did.
@@ -145,31 +271,53 @@ type editResult int
 const (
 	editing editResult = iota
 	editCancelled
-	editRefused  // the text is not a JSON object: err says why
+	editRefused  // the text is not a JSON object the tool takes: err says why
 	editAccepted // args holds them, compact
 )
 
+// judge checks the text as it stands: e.err says why it would be refused.
+func (e *argsEditor) judge() json.RawMessage {
+	text := e.Value()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(text), &v); err != nil || v == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		e.err, e.last = "not a JSON object: "+err.Error(), text
+		return nil
+	}
+	compact, _ := json.Marshal(v)
+	e.err, e.last = "", text
+	if e.check != nil {
+		if err := e.check(e.tool, compact); err != nil {
+			e.err = err.Error()
+			return nil
+		}
+	}
+	return compact
+}
+
 // update handles a key in the editor: esc cancels, ctrl+s checks the text
-// and returns it compact, the rest edits it.
+// and returns it compact, the rest edits it (and checks it again).
 func (e *argsEditor) update(msg tea.KeyMsg, k keyMap) (res editResult, args json.RawMessage, cmd tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Dismiss):
 		return editCancelled, nil, nil
 	case key.Matches(msg, k.Save):
-		var v map[string]any
-		if err := json.Unmarshal([]byte(e.Value()), &v); err != nil {
-			e.err = "not a JSON object: " + err.Error()
-			return editRefused, nil, nil
+		if args := e.judge(); args != nil {
+			return editAccepted, args, nil
 		}
-		compact, _ := json.Marshal(v)
-		return editAccepted, compact, nil
+		return editRefused, nil, nil
 	}
 	e.Model, cmd = e.Model.Update(msg)
+	if e.Value() != e.last {
+		e.judge()
+	}
 	return editing, nil, cmd
 }
 
-// view draws the editor in a box w×h cells, with why it refused the text
-// above the text to be fixed.
+// view draws the editor in a box w×h cells, with what is wrong with the
+// text (or that it is fine) above it.
 func (e *argsEditor) view(w, h int) []string {
 	lines := []string{styleDim.Render("Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel")}
 	if e.err != "" {
@@ -177,6 +325,8 @@ func (e *argsEditor) view(w, h int) []string {
 		for _, r := range rows[:min(len(rows), 3)] {
 			lines = append(lines, styleErr.Render(r))
 		}
+	} else if e.check != nil {
+		lines = append(lines, styleDim.Render("✓ the arguments match "+flatten(Sanitize(e.tool))+"'s schema"))
 	}
 	lines = append(lines, strings.Split(e.Model.View(), "\n")...)
 	return box("Edit arguments", true, w, h, lines, false)

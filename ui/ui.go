@@ -363,6 +363,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runClosedMsg:
 		if msg.ch == m.events {
 			m.running, m.events, m.pause, m.pauses, m.released = false, nil, nil, nil, false
+			m.layout()
 			if m.cancel != nil {
 				m.cancel(nil)
 				m.cancel = nil
@@ -385,6 +386,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.pause = &req
 		m.state = "paused"
+		m.layout() // the pause bar may be taller than the input box
 		m.tl.followEnd() // the pending row is at the end
 		return m, waitForGate(m.gate)
 	case listedMsg:

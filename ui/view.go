@@ -40,7 +40,7 @@ func (m *Model) chrome() (help int, tabs bool, paneH int) {
 		help = helpFull
 	}
 	for {
-		h := m.height - 2 /* pane borders */ - 4 /* input box */ - 1 /* status */ - m.helpLines(help)
+		h := m.height - 2 /* pane borders */ - m.inputHeight() - 1 /* status */ - m.helpLines(help)
 		if tabs {
 			h--
 		}

@@ -252,7 +252,7 @@ func TestWorkflowStepMode(t *testing.T) {
 			listen(cmd)
 		}
 		for m.pause != nil {
-			bar := strings.Join(m.pause.bar(160, true), "\n")
+			bar := strings.Join(m.pause.bar(160, true, 10), "\n")
 			checkSafe(t, bar)
 			p := m.pause.pending
 			want := ""
