@@ -1,9 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"

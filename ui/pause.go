@@ -216,7 +216,7 @@ func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	m.pause.reply <- v // buffered: the gate waits for one verdict
 	m.pause = nil
 	m.state = "thinking"
-	defer m.layout() // the input box is back, or another pause's bar
+	defer m.layout()       // the input box is back, or another pause's bar
 	if len(m.pauses) > 0 { // the next pause of a parallel sub-run
 		next := m.pauses[0]
 		m.pauses = m.pauses[1:]

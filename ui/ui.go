@@ -386,7 +386,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.pause = &req
 		m.state = "paused"
-		m.layout() // the pause bar may be taller than the input box
+		m.layout()       // the pause bar may be taller than the input box
 		m.tl.followEnd() // the pending row is at the end
 		return m, waitForGate(m.gate)
 	case listedMsg:
