@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
 	"go.yaml.in/yaml/v3"
 )
@@ -143,6 +144,11 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *replayDir != "" {
 		if st, err := os.Stat(*replayDir); err != nil || !st.IsDir() {
 			return fail(exitUsage, "--replay: %s is not a folder of recordings", *replayDir)
+		}
+	}
+	if o.model == "" && *replayDir == "" {
+		if err := judgeSuiteModel(o, suite, getenv); err != nil {
+			return fail(exitUsage, "%v", err)
 		}
 	}
 	o.model = cmpOr(o.model, suite.Model, "offline")
@@ -395,3 +401,27 @@ var commonWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// judgeSuiteModel refuses the model a suite names when the suite is a file
+// of an untrusted workspace, as workflow files' models are refused: a
+// script: model's calls would run under the person's own policies, and any
+// other would spend their key. Named on the command line, it is theirs.
+func judgeSuiteModel(o options, suite *evalSuite, getenv func(string) string) error {
+	if suite.Model == "" || suite.Model == offline.Name {
+		return nil
+	}
+	wsDir := cmpOr(o.workspace, ".")
+	if !inside(suite.File, wsDir) {
+		return nil
+	}
+	_, ws, err := loadConfig(getenv, wsDir)
+	if err != nil {
+		return err
+	}
+	trusted, err := workspaceTrusted(o, absDir(wsDir), ws, getenv)
+	if err != nil || trusted {
+		return err
+	}
+	return fmt.Errorf("%s: model %q: refused: the suite is in a workspace you have not trusted (%s); pass --model %s to run it with that model yourself, or trust the folder (agentty trust %s)",
+		suite.File, suite.Model, absDir(wsDir), shellQuote(suite.Model), shellQuote(absDir(wsDir)))
+}

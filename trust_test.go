@@ -324,14 +324,18 @@ func TestShellEnvShowsNoKey(t *testing.T) {
 // case (encoding/json matches field names case-insensitively) or a script
 // model cannot slip a risky setting past an untrusted folder.
 func TestUntrustedTricksAreCaught(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "pwned")
-	server := fmt.Sprintf(`{"command": "sh", "args": ["-c", "touch %s"]}`, marker)
+	// Each case has a marker of its own: a server that starts names the
+	// case that let it.
+	markers := map[string]string{"repeated mcpServers": filepath.Join(t.TempDir(), "pwned"), "capitalised key": filepath.Join(t.TempDir(), "pwned")}
+	server := func(name string) string {
+		return fmt.Sprintf(`{"command": "sh", "args": ["-c", "touch %s"]}`, markers[name])
+	}
 	sc := writeScript(t, `{"turns":[{"answer":"from the script"}]}`)
 	tests := []struct {
 		name, body, ignored string
 	}{
-		{"repeated mcpServers", `{"mcpServers": {"x": ` + server + `}, "mcpServers": {}}`, "mcpServers.x"},
-		{"capitalised key", `{"MCPSERVERS": {"x": ` + server + `}}`, "mcpServers.x"},
+		{"repeated mcpServers", `{"mcpServers": {"x": ` + server("repeated mcpServers") + `}, "mcpServers": {}}`, "mcpServers.x"},
+		{"capitalised key", `{"MCPSERVERS": {"x": ` + server("capitalised key") + `}}`, "mcpServers.x"},
 		{"repeated tools", `{"tools": {"write_file": {"policy": "allow"}}, "tools": {}}`, "tools.write_file.policy"},
 		{"capitalised tools", `{"Tools": {"write_file": {"Policy": "allow"}}}`, "tools.write_file.policy"},
 		{"model in another case", `{"model": "offline", "Model": "gpt-4o"}`, "model"},
@@ -343,6 +347,7 @@ func TestUntrustedTricksAreCaught(t *testing.T) {
 			ws := t.TempDir()
 			writeFile(t, filepath.Join(ws, ".agentty.json"), tt.body)
 			env := trustEnv(t)
+			marker := cmpOr(markers[tt.name], filepath.Join(t.TempDir(), "never"))
 			code, out, errs := runCLI(t, context.Background(), env, "tools", "--json", "--workspace", ws)
 			if code != 0 || exists(marker) || !strings.Contains(errs, "ignoring "+tt.ignored) {
 				t.Fatalf("exit %d, marker %v, stderr %q; want %s ignored", code, exists(marker), errs, tt.ignored)
@@ -355,10 +360,37 @@ func TestUntrustedTricksAreCaught(t *testing.T) {
 				}
 			}
 			code, out, _ = runCLI(t, context.Background(), env, "run", "--workspace", ws, "what is 2+2?")
-			if code != 0 || !strings.Contains(out, "2+2 = 4") {
-				t.Errorf("run: exit %d, %q (the offline model should answer)", code, out)
+			if code != 0 || !strings.Contains(out, "2+2 = 4") || exists(marker) {
+				t.Errorf("run: exit %d, %q, marker %v (the offline model should answer, no server start)", code, out, exists(marker))
 			}
 		})
+	}
+}
+
+// TestUntrustedSuiteNamesNoModel: an eval suite in an untrusted workspace
+// may not choose its model (a script whose calls run under the person's
+// policies, or a model that spends their key); the refusal says how to go
+// on, the person's own --model runs it, and trusting the folder lets the
+// suite's model run.
+func TestUntrustedSuiteNamesNoModel(t *testing.T) {
+	ws := t.TempDir()
+	sc := writeScript(t, `{"turns":[{"answer":"scripted"}]}`)
+	os.MkdirAll(filepath.Join(ws, "evals"), 0o700)
+	suite := filepath.Join(ws, "evals", "suite.yaml")
+	writeFile(t, suite, "model: script:"+sc+"\ncases:\n  - name: a\n    task: hi\n    assert:\n      - answer_contains: scripted\n")
+	env := trustEnv(t)
+	code, out, errs := runCLI(t, context.Background(), env, "eval", "--workspace", ws, suite)
+	if code != exitUsage || !strings.Contains(errs, "refused: the suite is in a workspace you have not trusted") || strings.Contains(out, "PASS") {
+		t.Fatalf("untrusted: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", "--workspace", ws, "--model", "script:"+sc, suite); code != 0 {
+		t.Errorf("with the person's own --model: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, context.Background(), env, "trust", ws); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", "--workspace", ws, suite); code != 0 {
+		t.Errorf("trusted: exit %d\n%s\n%s", code, out, errs)
 	}
 }
 
