@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/replay"
+	"github.com/agentty/agentty/workflow"
 )
 
 // replayCmd re-runs a recorded session's tasks with its recorded decisions
@@ -62,7 +63,10 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fail(exitError, "%v", err)
 	}
 	defer st.Close()
-	cfg := st.engine.Config()
+	cfg, frame, err := replayConfig(st, o, l.Events, getenv)
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
 	player := replay.NewModel(rec)
 	wrap := func(live engine.Model) engine.Model {
 		if *until < 0 {
@@ -97,7 +101,12 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			fmt.Fprintln(stderr, "agentty replay: warning:", why)
 		}
 	}()
-	sinks := engine.Sinks{st.withTrace(journal), engine.SinkFunc(cmp.emit)} // traced and published as any run
+	var first engine.Sink = journal
+	if frame != nil {
+		frame.Next = journal
+		first = frame
+	}
+	sinks := engine.Sinks{st.withTrace(first), engine.SinkFunc(cmp.emit)} // traced and published as any run
 	var runErr error
 	for _, task := range rec.Tasks {
 		res := eng.Run(ctx, s, task, sinks)
@@ -232,4 +241,30 @@ func lineDiff(a, b string) []string {
 		}
 	}
 	return out
+}
+
+// replayConfig is the engine configuration a recorded session was run
+// with: the setup's, or, for a workflow's session, the workflow's (its
+// task agents, and its framing sink, whose Next the caller sets), so that
+// the replayed requests offer what the recorded ones did.
+func replayConfig(st *setup, o options, events []engine.Event, getenv func(string) string) (engine.Config, *workflow.Sink, error) {
+	var started *engine.WorkflowStarted
+	for _, ev := range events {
+		if d, ok := ev.Data.(*engine.WorkflowStarted); ok && ev.ParentRun == "" {
+			started = d
+			break
+		}
+	}
+	if started == nil {
+		return st.engine.Config(), nil, nil
+	}
+	w, err := findWorkflow(cmpOr(started.File, started.Name), cmpOr(o.workspace, "."), getenv)
+	if err != nil {
+		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
+	}
+	eng, err := workflowEngine(st, o, w, started.Inputs, getenv)
+	if err != nil {
+		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
+	}
+	return eng.Config(), &workflow.Sink{W: w, Inputs: started.Inputs}, nil
 }

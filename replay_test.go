@@ -118,3 +118,24 @@ func TestReplayRefusesAChangedRequest(t *testing.T) {
 		t.Errorf("a refused replay left %d sessions, want only the recording", len(list))
 	}
 }
+
+// TestReplayAWorkflowSession: a workflow's session replays with the
+// workflow's engine (its task agents among the tools, as recorded), its
+// tool results compared, and is framed as a workflow again.
+func TestReplayAWorkflowSession(t *testing.T) {
+	env := agentEnv(t)
+	code, _, errs := runCLI(t, context.Background(), env, "workflow", "run", filepath.Join("examples", "workflows", "arithmetic.yaml"), "--model", "offline")
+	if code != 0 {
+		t.Fatalf("workflow run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(strings.Split(errs, "\n")[0], "session:"))
+	code, out, errs := runCLI(t, context.Background(), env, "replay", id)
+	if code != 0 || !strings.Contains(out, "6 tool calls compared, 0 differ") {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errs)
+	}
+	replayed := strings.Fields(strings.SplitN(out, " as ", 2)[1])[0]
+	code, shown, _ := runCLI(t, context.Background(), env, "sessions", "export", strings.TrimSuffix(replayed, ":"), "--format", "json")
+	if code != 0 || !strings.Contains(shown, `"workflow_finished"`) {
+		t.Errorf("the replayed session is not framed as the workflow (exit %d)", code)
+	}
+}

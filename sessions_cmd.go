@@ -236,11 +236,13 @@ func traceSession(store *sessions.Store, id, run string, o options, getenv func(
 	}
 	sink := t.Sink(traces.Options{Model: l.Meta.Model, Replay: true})
 	var runs []string
+	seen := map[string]bool{}
 	for _, ev := range l.Events {
 		if ev.Run == "" || (run != "" && ev.Run != run) {
 			continue
 		}
-		if len(runs) == 0 || runs[len(runs)-1] != ev.Run {
+		if !seen[ev.Run] {
+			seen[ev.Run] = true
 			runs = append(runs, ev.Run)
 		}
 		sink.Emit(ev)
@@ -255,7 +257,7 @@ func traceSession(store *sessions.Store, id, run string, o options, getenv func(
 		}
 		return fmt.Errorf("session %s has no runs", id)
 	}
-	for _, r := range slices.Compact(runs) {
+	for _, r := range runs {
 		fmt.Fprintf(stdout, "%s %s trace %s\n", id, r, traces.TraceID(l.Session.ID, r))
 	}
 	return nil

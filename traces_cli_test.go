@@ -330,3 +330,102 @@ func TestModelRequestsCarryTraceparent(t *testing.T) {
 		t.Errorf("a traceparent without tracing")
 	}
 }
+
+// TestWorkflowTraces: a workflow run sends its trace as any run does, and
+// `sessions trace` of its session sends the same spans once each: one root
+// invoke_agent, every span id once, no span of negative length.
+func TestWorkflowTraces(t *testing.T) {
+	rcv := newReceiver(t)
+	env := agentEnv(t)
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rcv.URL
+	code, _, errs := runCLI(t, context.Background(), env, "workflow", "run", "examples/workflows/arithmetic.yaml", "--model", "offline")
+	if code != 0 {
+		t.Fatalf("workflow run: exit %d: %s", code, errs)
+	}
+	live := rcv.spans()
+	checkWorkflowSpans(t, "live", live)
+	id := strings.TrimSpace(strings.TrimPrefix(strings.Split(errs, "\n")[0], "session:"))
+	rcv2 := newReceiver(t)
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rcv2.URL
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "trace", id)
+	if code != 0 {
+		t.Fatalf("sessions trace: exit %d: %s %s", code, out, errs)
+	}
+	if n := strings.Count(out+errs, "run-1 trace"); n != 1 {
+		t.Errorf("the run's trace is named %d times:\n%s%s", n, out, errs)
+	}
+	later := rcv2.spans()
+	checkWorkflowSpans(t, "sessions trace", later)
+	if len(later) != len(live) {
+		t.Errorf("the journal's trace has %d spans, the live one %d", len(later), len(live))
+	}
+}
+
+func checkWorkflowSpans(t *testing.T, what string, spans []wireSpan) {
+	t.Helper()
+	if len(spans) == 0 {
+		t.Fatalf("%s: no spans", what)
+	}
+	roots, ids := 0, map[string]int{}
+	for _, s := range spans {
+		ids[fmt.Sprintf("%x", s.span.SpanId)]++
+		if len(s.span.ParentSpanId) == 0 {
+			roots++
+			if !strings.HasPrefix(s.span.Name, "invoke_agent") {
+				t.Errorf("%s: a root span %q", what, s.span.Name)
+			}
+		}
+		if s.span.EndTimeUnixNano < s.span.StartTimeUnixNano {
+			t.Errorf("%s: span %q ends before it starts", what, s.span.Name)
+		}
+	}
+	if roots != 1 {
+		t.Errorf("%s: %d root spans, want 1", what, roots)
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("%s: span %s sent %d times", what, id, n)
+		}
+	}
+}
+
+// TestReplayedDenialTrace: a recorded call that the replay denies (no
+// --yes) is traced with a length of zero or more, and the replay's trace
+// has the live run's spans, one for one.
+func TestReplayedDenialTrace(t *testing.T) {
+	ws := t.TempDir()
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"hi"}},{"name":"calculator","arguments":{"expression":"1+1"}}]},{"answer":"done"}]}`)
+	live := newReceiver(t)
+	env := agentEnv(t)
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = live.URL
+	code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--yes", "write it")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--json")
+	id := regexp.MustCompile(`"id":\s*"([^"]+)"`).FindStringSubmatch(out)
+	if code != 0 || id == nil {
+		t.Fatalf("sessions ls: %s", out)
+	}
+	replayed := newReceiver(t)
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = replayed.URL
+	runCLI(t, context.Background(), env, "replay", "--workspace", ws, id[1])
+	names := func(spans []wireSpan) []string {
+		var out []string
+		for _, s := range spans {
+			name, _, _ := strings.Cut(s.span.Name, " ") // chat's model differs: "replay of …"
+			if !strings.HasPrefix(name, "chat") {
+				name = s.span.Name
+			}
+			out = append(out, name)
+			if s.span.EndTimeUnixNano < s.span.StartTimeUnixNano {
+				t.Errorf("span %q ends %dns before it starts", s.span.Name, s.span.StartTimeUnixNano-s.span.EndTimeUnixNano)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if a, b := names(live.spans()), names(replayed.spans()); !slices.Equal(a, b) {
+		t.Errorf("live spans %v, replayed %v", a, b)
+	}
+}

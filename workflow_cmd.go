@@ -257,17 +257,17 @@ func workflowCmd(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	defer journal.Close()
 	fmt.Fprintln(stderr, "session:", journal.ID)
 	s := engine.NewSession(journal.ID)
-	sinks := engine.Sinks{&workflow.Sink{W: w, Inputs: in, Next: journal}}
+	// Framed, then journaled, then traced and published as any run's.
+	sinks := engine.Sinks{st.withTrace(&workflow.Sink{W: w, Inputs: in, Next: journal})}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
-	if st.bus != nil { // after the journal: published once written
-		sinks = append(sinks, st.bus)
-	}
 	res := eng.Run(ctx, s, workflowTask(w, in), sinks)
-	if why := st.closeBus(); why != "" {
-		fmt.Fprintln(stderr, "agentty workflow: warning:", why)
+	for _, why := range []string{st.closeBus(), st.closeTraces()} {
+		if why != "" {
+			fmt.Fprintln(stderr, "agentty workflow: warning:", why)
+		}
 	}
 	return finishWorkflow(res, o, s, stdout, fail)
 }

@@ -24,14 +24,29 @@ type toolJob struct {
 	cc       *callCtx
 	deadline time.Time // of the running attempt
 	retryAt  time.Time // when waiting to retry
-	start    time.Time
-	view     *MemoryView
+	start    time.Time // its tool_started's time (timeouts count from it)
+	// ran is when the tool was handed the call, once tool_started was
+	// written: its duration counts from here, so a journal slow to sync
+	// is not reported as a slow tool.
+	ran  time.Time
+	view *MemoryView
 	// tp, when not nil, holds this call's payloads (the step's first call
 	// has them in the step's payloads); otherwise each is allocated.
 	tp *toolPayloads
 	// started and finished say whether its tool_started and tool_finished
 	// were emitted.
 	started, finished bool
+}
+
+// took is the call's duration in milliseconds at now: from when the tool
+// was handed it (from its tool_started when it never was), never less
+// than zero.
+func (jb *toolJob) took(now time.Time) int64 {
+	from := jb.ran
+	if from.IsZero() {
+		from = jb.start
+	}
+	return max(now.Sub(from).Milliseconds(), 0)
 }
 
 // act runs the tool calls calls[i] for i in todo (nil: all of them):
@@ -233,7 +248,7 @@ func (r *run) endJobs(ctx context.Context, jobs []toolJob, stop StopReason, err 
 		}
 		jb.finished = true
 		fin := &ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolError, Result: "error: cancelled",
-			Error: err.Error(), Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+			Error: err.Error(), Attempts: jb.attempt, DurationMS: jb.took(now)}
 		if e := r.emitAt(now, Act, KindToolFinished, fin); e != nil && stop != StopError {
 			stop, err = StopError, e
 		}
@@ -265,6 +280,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 		if err := r.flush(); err != nil { // tool_started is on disk before the tool runs
 			return StopError, err
 		}
+		jb.ran = r.now()
 		if jb.tool.Inline {
 			if stop, err := r.runInline(ctx, jb); stop != "" {
 				return stop, err
@@ -424,7 +440,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 	}
 	jb.finished = true // even if the sink fails on it: the session applied it
 	fin := &jb.tp.finished
-	*fin = ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: now.Sub(jb.start).Milliseconds()}
+	*fin = ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Attempts: jb.attempt, DurationMS: jb.took(now)}
 	var changes []MemoryChanged
 	if err != nil {
 		fin.Status, fin.Error = ToolError, err.Error()

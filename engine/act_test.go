@@ -368,3 +368,49 @@ func TestCallsPerDecisionCapped(t *testing.T) {
 		t.Errorf("%d calls refused, want 6", refused)
 	}
 }
+
+// slowJournal is a sink whose flush after a tool_started takes wait, as a
+// journal syncing to a server that restarts does.
+type slowJournal struct {
+	enginetest.Recorder
+	wait    time.Duration
+	pending bool
+}
+
+func (s *slowJournal) Emit(ev engine.Event) error {
+	s.pending = s.pending || ev.Kind == engine.KindToolStarted
+	return s.Recorder.Emit(ev)
+}
+
+func (s *slowJournal) Flush() error {
+	if s.pending {
+		s.pending = false
+		time.Sleep(s.wait)
+	}
+	return nil
+}
+
+// TestToolDurationIsTheTools: a tool's reported duration is the tool's, not
+// the journal's: an instant tool behind a flush of two seconds is not
+// reported as a two-second call (the engine waits for tool_started to be
+// written before it runs the tool, and times the tool after that).
+func TestToolDurationIsTheTools(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		var ran atomic.Int32
+		sc := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+			if len(req.Messages) > 1 {
+				return engine.Decision{Text: "done"}, nil
+			}
+			return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "count", Args: json.RawMessage(`{}`)}}}, nil
+		})
+		sink := &slowJournal{wait: 2 * time.Second}
+		e := engine.New(engine.Config{Model: sc, Tools: enginetest.Registry(t, countingTool("count", inline, &ran))})
+		if res := e.Run(context.Background(), engine.NewSession("s"), "go", sink); res.StopReason != engine.StopAnswered {
+			t.Fatal(res.Err)
+		}
+		fin := sink.Finished()
+		if len(fin) != 1 || fin[0].DurationMS >= 2000 {
+			t.Errorf("inline %v: the call's duration is %+v; the journal's wait was counted", inline, fin)
+		}
+	}
+}

@@ -75,6 +75,7 @@ type Sink struct {
 
 	mu        sync.Mutex
 	runs      map[runKey]*runState
+	ended     map[runKey]bool // runs whose span was sent (the latest maxEnded)
 	toolNames map[string]string // tool → "execute_tool tool"
 	sent      int64             // spans handed to the processors
 }
@@ -103,8 +104,11 @@ func NewSink(opt Options, procs ...sdktrace.SpanProcessor) *Sink {
 	if opt.Resource == nil {
 		opt.Resource = resource.Empty()
 	}
-	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, toolNames: map[string]string{}}
+	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, ended: map[runKey]bool{}, toolNames: map[string]string{}}
 }
+
+// maxEnded bounds the runs a Sink remembers as ended.
+const maxEnded = 4096
 
 // Emit implements engine.Sink.
 func (s *Sink) Emit(ev engine.Event) error {
@@ -116,6 +120,11 @@ func (s *Sink) Emit(ev engine.Event) error {
 	k := runKey{ev.Session, ev.Run}
 	r := s.runs[k]
 	if r == nil {
+		if s.ended[k] {
+			// After its run_finished (a workflow's framing ends it): the
+			// run's span is sent; another would be a second root.
+			return nil
+		}
 		r = s.startRun(k, ev)
 		s.runs[k] = r
 	}
@@ -176,6 +185,10 @@ func (s *Sink) Emit(ev engine.Event) error {
 	case *engine.RunFinished:
 		s.finishRun(r, ev, d)
 		delete(s.runs, k)
+		if len(s.ended) >= maxEnded { // a long-lived sink: what follows an end comes at once
+			clear(s.ended)
+		}
+		s.ended[k] = true
 	}
 	return nil
 }
