@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -220,5 +221,38 @@ func TestServeSurvivesBadRequests(t *testing.T) {
 	}
 	if strings.Contains(string(log), nats.ErrConnectionClosed.Error()) {
 		t.Errorf("the worker's connection was closed:\n%s", log)
+	}
+}
+
+// TestQueueKilledMidCall: a worker killed while a tool call runs (its side
+// effect done, its result not yet journaled) leaves the call to the next
+// worker, which does not run it again: the call ends "interrupted" and the
+// side effect happened once. (Tests that kill between calls cannot tell a
+// worker that re-runs every interrupted call from one that does not.)
+func TestQueueKilledMidCall(t *testing.T) {
+	srv := natsServer(t)
+	effects := filepath.Join(t.TempDir(), "effects.txt")
+	sc := writeScript(t, fmt.Sprintf(`{"turns":[
+		{"tool_calls":[{"id":"call_once","name":"run_shell","arguments":{"command":"echo ran >> %s; sleep 30"}}]},
+		{"answer":"all done"}]}`, effects))
+	victim := startWorker(t, srv.URL(), sc, "--allow-shell", "--yes")
+	ids := submitN(t, srv.URL(), 1)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(effects); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call never ran")
+		}
+	}
+	victim.Process.Signal(syscall.SIGKILL)
+	victim.Wait()
+	startWorker(t, srv.URL(), sc, "--allow-shell", "--yes")
+	l := waitAnswered(t, natsStoreAt(t, srv.URL()), ids)[ids[0]]
+	if b, _ := os.ReadFile(effects); string(b) != "ran\n" {
+		t.Errorf("the call's side effect happened %d times, want once", strings.Count(string(b), "ran"))
+	}
+	if !checkExactlyOnce(t, ids[0], l) {
+		t.Error("the call was not reported interrupted")
 	}
 }

@@ -38,6 +38,7 @@ func BenchmarkPublishPerStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				sink = bus.NewSink(nc)
+				defer nc.Close()
 				defer sink.Close(10 * time.Second)
 			}
 			var got int

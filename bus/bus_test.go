@@ -82,6 +82,7 @@ func TestSinkPublishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer nc.Close()
 	sink := bus.NewSink(nc)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	evs := []engine.Event{

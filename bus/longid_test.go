@@ -30,19 +30,22 @@ func TestALongRunIDIsPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer nc.Close() // the sink's opener closes it, never the sink
 	sink := bus.NewSink(nc)
 	now := time.Now()
 	long := "run-1/1/" + strings.Repeat("c", 5000)
 	sink.Emit(engine.Event{V: 1, Session: "sess", Run: long, Kind: engine.KindToolStarted, Time: now, Data: &engine.ToolStarted{Name: "x"}})
 	sink.Emit(engine.Event{V: 1, Session: "sess", Run: "run-1", Kind: engine.KindRunFinished, Time: now, Data: &engine.RunFinished{StopReason: engine.StopAnswered}})
-	err = sink.Close(3 * time.Second)
-	t.Logf("Close: %v", err)
+	if err := sink.Close(3 * time.Second); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 	select {
 	case e := <-disc:
-		if e != nil { // closing the sink disconnects too, with no error
-			t.Errorf("the connection was dropped by the server: %v", e)
-		}
+		t.Errorf("the connection was dropped by the server: %v", e)
 	default:
+	}
+	if !nc.IsConnected() {
+		t.Error("closing the sink closed the connection it did not open")
 	}
 	got := 0
 	for {
@@ -79,6 +82,7 @@ func TestALongRunIDBreaksNothingAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer nc.Close()
 	sink := bus.NewSink(nc)
 	now := time.Now()
 	sink.Emit(engine.Event{V: 1, Session: "sess", Run: "run-1/1/" + strings.Repeat("c", 5000), Kind: engine.KindToolStarted, Time: now})

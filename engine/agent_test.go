@@ -343,13 +343,22 @@ func TestSubAgentsShareMemoryAndSignTheirFacts(t *testing.T) {
 			return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "m", Name: "remember", Args: args}}}
 		}, answer(func(req *engine.Request) string { return fmt.Sprint(len(req.Memory), " facts") }))
 	}
-	top := turnModel(calls(delegation("c1", "a", "alpha"), delegation("c2", "b", "beta")), answer(results))
+	// a, then b in a later decision: b sees a's fact (and its own), and
+	// the parent sees both.
+	var parentSaw int
+	top := turnModel(calls(delegation("c1", "a", "alpha")), calls(delegation("c2", "b", "beta")), answer(func(req *engine.Request) string {
+		parentSaw = len(req.Memory)
+		return results(req)
+	}))
 	_, res, s := runTree(t, engine.Config{Model: top, Tools: enginetest.Registry(t, remember), Agents: []engine.Agent{
 		{Name: "a", Description: "a", Model: writer("x")},
 		{Name: "b", Description: "b", Model: writer("y")},
 	}}, "remember")
 	if res.StopReason != engine.StopAnswered {
 		t.Fatalf("%+v", res)
+	}
+	if res.Answer != "2 facts" || parentSaw != 2 { // the answer is b's, the last result
+		t.Errorf("b answered %q, the parent saw %d facts; want b seeing a's fact and its own, the parent both", res.Answer, parentSaw)
 	}
 	facts := map[string]string{}
 	for _, f := range s.Memory() {

@@ -227,7 +227,12 @@ func TestAnotherModelsVectorsAreNotMixed(t *testing.T) {
 	var model string
 	db, _ := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "index.db"))
 	defer db.Close()
-	db.QueryRow(`SELECT value FROM meta WHERE key='embedding_model'`).Scan(&model)
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key='embedding_model'`).Scan(&model); err != nil {
+		t.Fatalf("reading the index's embedding model: %v", err)
+	}
+	if model != "model-b" {
+		t.Errorf("the index's embedding model is %q; b took it for model-b", model)
+	}
 	if st.Vectors > 0 && model == "model-b" {
 		t.Errorf("the index says its vectors are model-b's, and holds %d made by model-a", st.Vectors)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentty/agentty/engine"
@@ -504,6 +505,51 @@ func TestExportLoadsNothing(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the export lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestToolStartedIsOnDiskFirst: when a tool's body starts, the journal's
+// file already holds its tool_started, on every path a call takes: a
+// step's only call, calls run in parallel, and an inline tool. (A kill
+// during the call then leaves a journal that says the call began, and a
+// continued run does not run it again unasked.)
+func TestToolStartedIsOnDiskFirst(t *testing.T) {
+	store, _ := sessions.Open(t.TempDir())
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var mu sync.Mutex
+	checked := map[string]bool{}
+	probe := func(name string, inline bool) engine.Tool {
+		return engine.Tool{Name: name, Inline: inline, Func: func(_ context.Context, c *engine.Call) (string, error) {
+			b, err := os.ReadFile(store.JournalPath(j.ID))
+			if err != nil {
+				return "", err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			checked[c.ID] = bytes.Contains(b, []byte(`"kind":"tool_started"`)) && bytes.Contains(b, []byte(`"id":"`+c.ID+`"`))
+			return "ok", nil
+		}}
+	}
+	m, err := script.Parse("probe", []byte(`{"turns":[
+		{"tool_calls":[{"id":"single","name":"probe","arguments":{}}]},
+		{"tool_calls":[{"id":"par1","name":"probe","arguments":{}},{"id":"par2","name":"probe","arguments":{}},{"id":"inl1","name":"probe_inline","arguments":{}}]},
+		{"tool_calls":[{"id":"inl2","name":"probe_inline","arguments":{}}]},
+		{"answer":"done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, probe("probe", false), probe("probe_inline", true))})
+	if res := e.Run(context.Background(), engine.NewSession(j.ID), "go", j); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %+v", res)
+	}
+	for _, id := range []string{"single", "par1", "par2", "inl1", "inl2"} {
+		if !checked[id] {
+			t.Errorf("call %s ran before its tool_started was in the journal's file (checked: %v)", id, checked)
 		}
 	}
 }

@@ -75,7 +75,7 @@ type Sink struct {
 
 	mu        sync.Mutex
 	runs      map[runKey]*runState
-	ended     map[runKey]bool // runs whose span was sent (the latest maxEnded)
+	ended     map[runKey]bool   // runs whose span was sent (the latest maxEnded)
 	toolNames map[string]string // tool → "execute_tool tool"
 	sent      int64             // spans handed to the processors
 }
