@@ -87,6 +87,13 @@ func TestKillAnywhere(t *testing.T) {
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 	t.Logf("seed %d", seed)
+	// Kill points are picked among the events a whole run prints (not by
+	// time: a run faster than expected finished before a timed kill).
+	whole, err := exec.Command(bin, "run", "--data-dir", t.TempDir(), "--json", "--model", "script:"+scriptPath, "go").Output()
+	if err != nil {
+		t.Fatalf("a whole run: %v", err)
+	}
+	total := strings.Count(string(whole), "\n")
 	const points = 24
 	continued := 0
 	for i := range points {
@@ -108,10 +115,16 @@ func TestKillAnywhere(t *testing.T) {
 		if !ok {
 			t.Fatalf("point %d: the child printed nothing", i)
 		}
-		time.Sleep(time.Duration(rng.IntN(int(turns * 14 * time.Millisecond))))
+		acked := [][]byte{first}
+		for k := 1 + rng.IntN(total-1); len(acked) < k; {
+			l, ok := <-lines
+			if !ok {
+				break
+			}
+			acked = append(acked, l)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		acked := [][]byte{first}
 		for l := range lines {
 			acked = append(acked, l)
 		}

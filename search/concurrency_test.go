@@ -92,6 +92,13 @@ func TestConcurrentUpdates(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
+	// Both updaters are made to wait at the point of the race: each has
+	// read what is indexed (or, with the folder's lock, the second waits
+	// for the first) before the write lock is let go.
+	points := make(chan string, 8)
+	for _, ix := range []*search.Index{a, b} {
+		search.SetHook(ix, func(what string) { points <- what })
+	}
 	var wg sync.WaitGroup
 	for _, ix := range []*search.Index{a, b} {
 		wg.Add(1)
@@ -102,7 +109,13 @@ func TestConcurrentUpdates(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond) // repro only: both have read the sessions table
+	for waits := 0; waits < 2; waits++ {
+		select {
+		case <-points:
+		case <-time.After(time.Minute):
+			t.Fatal("the updaters never reached the point of the race")
+		}
+	}
 	conn.ExecContext(context.Background(), "COMMIT")
 	conn.Close()
 	wg.Wait()

@@ -13,12 +13,21 @@ import (
 // index at once each took the other's half-made tables for damage and
 // removed the file, and two updating at once indexed a session's new
 // events twice. Searches take no lock: SQLite keeps readers consistent.
-func lockDir(dir string) (unlock func(), err error) {
+// waiting, when not nil, is called when the lock is held elsewhere, before
+// the wait for it (tests synchronise on it).
+func lockDir(dir string, waiting func()) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(dir, "index.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("search: lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == syscall.EWOULDBLOCK {
+		if waiting != nil {
+			waiting()
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+	}
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("search: lock %s: %w", f.Name(), err)
 	}

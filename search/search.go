@@ -149,6 +149,10 @@ type Index struct {
 
 	mu sync.Mutex // serialises updates within this process
 	db *sql.DB
+	// hook, when set (by tests, before any use), is told of the points
+	// where an update can wait on another: "lock wait" (the index
+	// folder's lock is held elsewhere) and "sessions read".
+	hook func(string)
 
 	// embedDown is set when the embedding server failed: until then
 	// (UnixNano), search and update go on with BM25 alone instead of
@@ -195,7 +199,7 @@ func Open(cfg Config) (ix *Index, notices []string, err error) {
 			return nil, nil, fmt.Errorf("search: workspace: %w", err)
 		}
 	}
-	unlock, err := lockDir(cfg.Dir)
+	unlock, err := lockDir(cfg.Dir, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,7 +334,7 @@ func (ix *Index) Close() error { return ix.db.Close() }
 
 // Rebuild empties the index and indexes everything again.
 func (ix *Index) Rebuild(ctx context.Context) (Stats, error) {
-	unlock, err := lockDir(ix.cfg.Dir)
+	unlock, err := lockDir(ix.cfg.Dir, nil)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -26,7 +26,7 @@ const batchFiles = 500
 // indexed again; nothing else is read. It returns the index's stats with
 // what it changed.
 func (ix *Index) Update(ctx context.Context) (Stats, error) {
-	unlock, err := lockDir(ix.cfg.Dir)
+	unlock, err := lockDir(ix.cfg.Dir, ix.tell("lock wait"))
 	if err != nil {
 		return Stats{}, err
 	}
@@ -77,6 +77,14 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	full.EmbedError = embedErr
 	full.Added, full.Removed, full.SessionsUpdated, full.SessionsRemoved = st.Added, st.Removed, st.SessionsUpdated, st.SessionsRemoved
 	return full, err
+}
+
+// tell returns a function that tells the hook of what, or nil with no hook.
+func (ix *Index) tell(what string) func() {
+	if ix.hook == nil {
+		return nil
+	}
+	return func() { ix.hook(what) }
 }
 
 type fileRow struct {
@@ -256,6 +264,9 @@ func (ix *Index) updateSessions(ctx context.Context, st *Stats) error {
 		known[id] = r
 	}
 	rows.Close()
+	if ix.hook != nil {
+		ix.hook("sessions read")
+	}
 	list, err := ix.cfg.Sessions.List()
 	if err != nil {
 		return fmt.Errorf("search: %w", err)
