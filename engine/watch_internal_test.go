@@ -90,7 +90,10 @@ func TestWatchdogStaleReset(t *testing.T) {
 	releaseB, cStarted := make(chan struct{}), make(chan struct{})
 	release := make(chan struct{})
 	defer close(release)
-	a := Tool{Name: "a", Timeout: 10 * time.Millisecond, Func: func(context.Context, *Call) (string, error) { return "a", nil }}
+	// A's deadline is early, but far enough that A (instant) never
+	// overruns it on a busy machine: A timed out would leave no stale
+	// timer, and B would wait out its own 5 s.
+	a := Tool{Name: "a", Timeout: 300 * time.Millisecond, Func: func(context.Context, *Call) (string, error) { return "a", nil }}
 	b := Tool{Name: "b", Timeout: 5 * time.Second, Func: func(context.Context, *Call) (string, error) {
 		<-releaseB
 		return "b", nil

@@ -159,22 +159,28 @@ func TestGoldenFrames(t *testing.T) {
 	scenes := []struct {
 		name string
 		step bool
-		play func(t *testing.T, tm *teatest.TestModel)
+		play func(t *testing.T, tm *teatest.TestModel, w int)
 	}{
-		{"empty", false, func(t *testing.T, tm *teatest.TestModel) { waitFor(t, tm, "Input") }},
-		{"offline-run", false, func(t *testing.T, tm *teatest.TestModel) {
+		{"empty", false, func(t *testing.T, tm *teatest.TestModel, w int) { waitFor(t, tm, "Input") }},
+		{"offline-run", false, func(t *testing.T, tm *teatest.TestModel, w int) {
 			tm.Type("what is 17*23?")
 			tm.Send(key(tea.KeyEnter))
 			waitFor(t, tm, "step 2 · idle")
 		}},
-		{"paused-tool", true, func(t *testing.T, tm *teatest.TestModel) {
+		{"paused-tool", true, func(t *testing.T, tm *teatest.TestModel, w int) {
 			tm.Type("what is 17*23?")
 			tm.Send(key(tea.KeyEnter))
 			waitFor(t, tm, "Paused before deciding")
 			tm.Send(key(tea.KeyEnter))
-			waitFor(t, tm, "Paused before calling")
+			// The pause comes on the gate's channel, the events on the
+			// run's: wait for both (narrow, only the chat shows them).
+			res := []*regexp.Regexp{regexp.MustCompile("Paused before calling"), regexp.MustCompile(`⚙ calculator expression`)}
+			if w >= 120 {
+				res = append(res, regexp.MustCompile(`act +calculator +paused`), regexp.MustCompile(`tokens: 547 in`))
+			}
+			waitForAll(t, tm, res...)
 		}},
-		{"detail", false, func(t *testing.T, tm *teatest.TestModel) {
+		{"detail", false, func(t *testing.T, tm *teatest.TestModel, w int) {
 			tm.Type("what is 17*23?")
 			tm.Send(key(tea.KeyEnter))
 			waitFor(t, tm, "step 2 · idle")
@@ -186,7 +192,7 @@ func TestGoldenFrames(t *testing.T) {
 			tm.Send(key(tea.KeyEnter))
 			waitFor(t, tm, "Step details")
 		}},
-		{"picker", false, func(t *testing.T, tm *teatest.TestModel) {
+		{"picker", false, func(t *testing.T, tm *teatest.TestModel, w int) {
 			tm.Send(key(tea.KeyCtrlO))
 			waitFor(t, tm, "Sessions")
 		}},
@@ -197,7 +203,7 @@ func TestGoldenFrames(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				m, _ := newConsole(t, sc.step)
 				tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(sz.w, sz.h))
-				sc.play(t, tm)
+				sc.play(t, tm, sz.w)
 				if err := tm.Quit(); err != nil {
 					t.Fatal(err)
 				}

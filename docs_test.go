@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// mdLink is a Markdown link's target: [text](target).
+var mdLink = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
+
+// TestDocsLinksResolve: every relative link in README.md, ARCHITECTURE.md
+// and docs/ names a file that exists, and a heading of it when it has an
+// #anchor (as GitHub makes anchors of headings).
+func TestDocsLinksResolve(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("docs", "*.md"))
+	files = append(files, "README.md", "ARCHITECTURE.md")
+	links := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range proseLines(string(b)) {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				path, anchor, _ := strings.Cut(target, "#")
+				dest := f
+				if path != "" {
+					dest = filepath.Join(filepath.Dir(f), path)
+				}
+				text, err := os.ReadFile(dest)
+				if err != nil {
+					t.Errorf("%s:%d: %s: %v", f, i+1, target, err)
+					continue
+				}
+				if anchor != "" && !hasAnchor(string(text), anchor) {
+					t.Errorf("%s:%d: %s: %s has no heading #%s", f, i+1, target, dest, anchor)
+				}
+			}
+		}
+	}
+	if links < 14 {
+		t.Errorf("only %d relative links found: the README should link every page of docs/", links)
+	}
+}
+
+// proseLines returns the lines of a Markdown text, those inside code
+// fences blanked (their line numbers kept).
+func proseLines(s string) []string {
+	lines := strings.Split(s, "\n")
+	fenced := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			lines[i] = ""
+		} else if fenced {
+			lines[i] = ""
+		}
+	}
+	return lines
+}
+
+// hasAnchor reports whether a Markdown text has a heading whose GitHub
+// anchor is anchor: lower case, spaces to -, punctuation but - and _ dropped.
+func hasAnchor(text, anchor string) bool {
+	for _, l := range proseLines(text) {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+				b.WriteRune(r)
+			}
+		}
+		if b.String() == anchor {
+			return true
+		}
+	}
+	return false
+}
