@@ -15,6 +15,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentty/agentty/internal/yamlx"
+
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 )
@@ -257,7 +259,7 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &doc); err != nil {
-		line, msg := yamlErrorLine(err)
+		line, msg := yamlx.ErrorLine(err)
 		return fail(line+1, "", "front matter: %s", msg)
 	}
 	def := agentDef{Mode: agentDelegate, Model: modelInherit, File: file, Scope: pl.scope, claude: pl.claude,
@@ -266,14 +268,14 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 	switch {
 	case doc.Kind == 0: // empty front matter
 		m = &yaml.Node{Kind: yaml.MappingNode}
-	case deref(doc.Content[0]).Kind == yaml.MappingNode:
-		m = deref(doc.Content[0])
+	case yamlx.Deref(doc.Content[0]).Kind == yaml.MappingNode:
+		m = yamlx.Deref(doc.Content[0])
 	default:
-		return fail(deref(doc.Content[0]).Line+1, "", "front matter: want fields (name: …, description: …), got %s", kindName(deref(doc.Content[0])))
+		return fail(yamlx.Deref(doc.Content[0]).Line+1, "", "front matter: want fields (name: …, description: …), got %s", yamlx.KindName(yamlx.Deref(doc.Content[0])))
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := deref(m.Content[i]), deref(m.Content[i+1])
+		k, v := yamlx.Deref(m.Content[i]), yamlx.Deref(m.Content[i+1])
 		field, line := k.Value, k.Line+1
 		if first, dup := seen[field]; dup {
 			return fail(k.Line+1, field, "given twice (first on line %d)", first)
@@ -284,9 +286,9 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 		}
 		switch field {
 		case "name", "description", "mode", "model":
-			s, ok := scalar(v)
+			s, ok := yamlx.Scalar(v)
 			if !ok {
-				return fail(line, field, "want a string, got %s", kindName(v))
+				return fail(line, field, "want a string, got %s", yamlx.KindName(v))
 			}
 			switch field {
 			case "name":
@@ -305,7 +307,7 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 		case "max_steps", "maxTurns":
 			var n int
 			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil || n <= 0 {
-				return fail(line, field, "want a positive integer, got %s", kindName(v))
+				return fail(line, field, "want a positive integer, got %s", yamlx.KindName(v))
 			}
 			if def.MaxSteps > 0 {
 				return fail(line, field, "give max_steps or maxTurns, not both")
@@ -394,14 +396,14 @@ func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
 	case yaml.ScalarNode:
 		raw = []*yaml.Node{v}
 	default:
-		return nil, &agentProblem{Line: line, Message: "want a list of tool names, got " + kindName(v)}
+		return nil, &agentProblem{Line: line, Message: "want a list of tool names, got " + yamlx.KindName(v)}
 	}
 	pats := []string{} // not nil: an empty list is no tools
 	for _, n := range raw {
-		n = deref(n)
-		s, ok := scalar(n)
+		n = yamlx.Deref(n)
+		s, ok := yamlx.Scalar(n)
 		if !ok {
-			return nil, &agentProblem{Line: n.Line + 1, Message: "want a tool name, got " + kindName(n)}
+			return nil, &agentProblem{Line: n.Line + 1, Message: "want a tool name, got " + yamlx.KindName(n)}
 		}
 		for p := range strings.SplitSeq(s, ",") {
 			p = strings.TrimSpace(p)
@@ -415,46 +417,4 @@ func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
 		}
 	}
 	return pats, nil
-}
-
-// yamlErrLine is how yaml.v3 starts an error that has a line.
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlErrorLine splits a yaml.v3 error into its line (of the YAML text,
-// 1 when it names none) and the rest.
-func yamlErrorLine(err error) (int, string) {
-	msg := err.Error()
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n, m[2]
-	}
-	return 1, strings.TrimPrefix(msg, "yaml: ")
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// scalar is n's text when n is a scalar.
-func scalar(n *yaml.Node) (string, bool) {
-	if n.Kind != yaml.ScalarNode {
-		return "", false
-	}
-	return n.Value, true
-}
-
-// kindName says what a node is, for an error.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
-	}
-	return "nothing"
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/eval"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkEvalOverhead(b *testing.B) {
 		home := b.TempDir()
 		getenv := env(home)
 		o := options{model: "offline", maxSteps: engine.DefaultMaxSteps, temperature: -1}
-		st, err := build(context.Background(), o, evalGate{}, getenv)
+		st, err := build(context.Background(), o, eval.Gate{}, getenv)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,14 +10,11 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
-	"github.com/agentty/agentty/sessions"
-	"go.yaml.in/yaml/v3"
+	"github.com/agentty/agentty/eval"
 )
 
 const evalUsage = `usage: agentty eval [flags] FILE.yaml
@@ -71,7 +68,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		if err != nil {
 			return fail(exitError, "%v", err)
 		}
-		text, err := caseFromSession(store, *fromSession)
+		text, err := eval.CaseFromSession(store, *fromSession)
 		if err != nil {
 			return fail(exitError, "%v", err)
 		}
@@ -88,9 +85,9 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	case *recordDir != "" && *replayDir != "":
 		return fail(exitUsage, "--record and --replay go apart: record once, then replay")
 	}
-	suite, err := loadSuite(fs.Arg(0))
+	suite, err := eval.Load(fs.Arg(0))
 	if err != nil {
-		var es suiteErrors
+		var es eval.SuiteErrors
 		if errors.As(err, &es) {
 			for _, e := range es {
 				fmt.Fprintf(stderr, "agentty eval: %v\n", e)
@@ -105,18 +102,14 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		if err != nil {
 			return fail(exitUsage, "--filter: bad regexp: %v", err)
 		}
-		cases = slices.DeleteFunc(slices.Clone(cases), func(c *evalCase) bool { return !re.MatchString(c.Name) })
+		cases = slices.DeleteFunc(slices.Clone(cases), func(c *eval.Case) bool { return !re.MatchString(c.Name) })
 		if len(cases) == 0 {
 			return fail(exitUsage, "no case of %s matches --filter %s", suite.File, *filter)
 		}
 	}
 	if *judgeModel == "" {
-		for _, c := range cases {
-			for _, a := range c.Asserts {
-				if j := a.find("judge"); j != nil {
-					return fail(exitUsage, "%s:%d: %s: judge needs --judge-model", suite.File, j.Line, j.Field)
-				}
-			}
+		if err := eval.NeedsJudge(suite.File, cases); err != nil {
+			return fail(exitUsage, "%v", err)
 		}
 	}
 	if *repeat > 0 {
@@ -129,7 +122,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *recordDir != "" || *replayDir != "" {
 		files := map[string]string{}
 		for _, c := range cases {
-			f := safeFileName(c.Name)
+			f := eval.FileName(c.Name)
 			if other, dup := files[f]; dup {
 				return fail(exitUsage, "cases %q and %q would share the recording %s.jsonl: rename one", other, c.Name, f)
 			}
@@ -164,7 +157,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
-	st, err := build(ctx, o, evalGate{yes: o.yes}, getenv)
+	st, err := build(ctx, o, eval.Gate{Yes: o.yes}, getenv)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -172,7 +165,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	for _, n := range st.notices {
 		fmt.Fprintln(stderr, "agentty eval: warning:", n)
 	}
-	var judge judgeFunc
+	var judge eval.JudgeFunc
 	if *judgeModel != "" {
 		jo := o
 		jo.model = *judgeModel
@@ -180,30 +173,30 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		if err != nil {
 			return fail(exitUsage, "--judge-model: %v", err)
 		}
-		judge = newJudge(m)
+		judge = eval.NewJudge(m)
 	}
 	raw := stdout
 	if s, ok := stdout.(*safeWriter); ok {
 		raw = s.w // the live table sanitizes what it draws
 	}
-	var report evalReporter = &plainReporter{w: stdout}
+	report := eval.NewPlainReporter(stdout)
 	if isTerminal(raw) {
-		report = newLiveReporter(raw)
+		report = eval.NewLiveReporter(raw)
 	}
 	model := st.modelName
 	if *replayDir != "" {
 		model = "replay of " + *replayDir
 	}
-	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), plural(len(cases), "case"), model, *concurrency)
-	r := &evalRunner{around: st.withTrace, suite: suite, cases: cases, eng: st.engine, cfg: st.engine.Config(), store: store, judge: judge,
-		recordDir: *recordDir, replayDir: *replayDir, concurrency: *concurrency, failFast: *failFast, report: report}
+	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, *concurrency)
+	r := &eval.Runner{Around: st.withTrace, Suite: suite, Cases: cases, Engine: st.engine, Config: st.engine.Config(), Store: store, Judge: judge,
+		RecordDir: *recordDir, ReplayDir: *replayDir, Concurrency: *concurrency, FailFast: *failFast, Report: report}
 	began := time.Now()
-	results := r.run(ctx)
+	results := r.Run(ctx)
 	took := time.Since(began)
-	writeSummary(stdout, results, took)
+	eval.WriteSummary(stdout, results, took)
 	if *junitFile != "" {
 		var b bytes.Buffer
-		if err := writeJUnit(&b, suite, results, took, began); err != nil {
+		if err := eval.WriteJUnit(&b, suite, results, took, began); err != nil {
 			return fail(exitError, "--junit: %v", err)
 		}
 		if err := os.WriteFile(*junitFile, b.Bytes(), 0o644); err != nil {
@@ -211,7 +204,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		}
 	}
 	if *jsonFile != "" {
-		rep := tally(results)
+		rep := eval.Tally(results)
 		rep.Suite, rep.File, rep.Description, rep.Model, rep.DurationS, rep.Cases = suite.Name, suite.File, suite.Description, model, took.Seconds(), results
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -225,7 +218,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return exitCancelled
 	}
 	for _, c := range results {
-		if c.Status != evalPass {
+		if c.Status != eval.Passed {
 			return exitError
 		}
 	}
@@ -241,172 +234,11 @@ func cmpOr(vs ...string) string {
 	return ""
 }
 
-// find returns the assertion of kind within a (a itself, or what it
-// negates), or nil.
-func (a *assertion) find(kind string) *assertion {
-	for x := a; x != nil; x = x.not {
-		if x.Kind == kind {
-			return x
-		}
-	}
-	return nil
-}
-
-// evalGate never pauses; it approves tools that ask with --yes, and denies
-// them otherwise (the denial is in the journal, for the assertions).
-type evalGate struct{ yes bool }
-
-func (g evalGate) Stop(engine.Pending) bool { return false }
-
-func (g evalGate) Wait(context.Context, engine.Pending) (engine.Verdict, error) {
-	if g.yes {
-		return engine.Verdict{Action: engine.Proceed}, nil
-	}
-	return engine.Verdict{Action: engine.Deny}, nil
-}
-
-// caseFromSession writes a case (YAML, a list item to paste under cases:)
-// from a session: its tasks, the facts given before its first run, and
-// assertions on a distinctive part of the last answer, the tools it used
-// and its steps.
-func caseFromSession(store *sessions.Store, id string) (string, error) {
-	l, err := store.Load(id)
-	if l == nil {
-		return "", err
-	}
-	var tasks, tools []string
-	var memory []kv
-	var last *engine.RunFinished
-	ran := false
-	for _, ev := range l.Events {
-		switch d := ev.Data.(type) {
-		case *engine.RunStarted:
-			if ev.ParentRun == "" {
-				tasks = append(tasks, d.Task)
-				ran = true
-			}
-		case *engine.MemoryChanged:
-			if !ran && d.Op == engine.MemorySet {
-				memory = append(memory, kv{d.Key, d.Value})
-			}
-		case *engine.Decided:
-			for _, c := range d.ToolCalls {
-				if !slices.Contains(tools, c.Name) {
-					tools = append(tools, c.Name)
-				}
-			}
-		case *engine.RunFinished:
-			if ev.ParentRun == "" {
-				last = d
-			}
-		}
-	}
-	if len(tasks) == 0 {
-		return "", fmt.Errorf("session %s has no runs to make a case of", id)
-	}
-	if last == nil || last.StopReason != engine.StopAnswered {
-		return "", fmt.Errorf("session %s's last run did not answer: there is nothing to assert on", id)
-	}
-	name := l.Meta.Title
-	if _, after, ok := strings.Cut(name, " / "); ok && strings.HasPrefix(name, "eval: ") {
-		name = after
-	}
-	c := &yaml.Node{Kind: yaml.MappingNode}
-	add := func(key string, v *yaml.Node) {
-		c.Content = append(c.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
-	}
-	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
-	add("name", str(cmpOr(engine.OneLine(name, 60), id)))
-	if len(tasks) == 1 {
-		add("task", str(tasks[0]))
-	} else {
-		seq := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, t := range tasks {
-			seq.Content = append(seq.Content, str(t))
-		}
-		add("turns", seq)
-	}
-	if len(memory) > 0 {
-		m := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-		for _, f := range memory {
-			m.Content = append(m.Content, str(f.Key), str(f.Value))
-		}
-		add("memory", m)
-	}
-	asserts := &yaml.Node{Kind: yaml.SequenceNode}
-	one := func(kind string, v *yaml.Node) {
-		asserts.Content = append(asserts.Content, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str(kind), v}})
-	}
-	if part := distinctive(last.Answer, tasks[len(tasks)-1]); part != "" {
-		one("answer_contains", &yaml.Node{Kind: yaml.ScalarNode, Value: part, Style: yaml.DoubleQuotedStyle})
-	}
-	for _, t := range tools {
-		one("tool_called", str(t))
-	}
-	one("max_steps", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: fmt.Sprint(max(1, l.Session.Steps))})
-	add("assert", asserts)
-	doc := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{c}}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite\n", id)
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return "", err
-	}
-	enc.Close()
-	return b.String(), nil
-}
-
-// distinctive picks a part of an answer to assert on: its last number, or
-// else its longest word that is not in the task and not a common one, or
-// else the answer's first line.
-func distinctive(answer, task string) string {
-	words := strings.FieldsFunc(answer, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
-	})
-	for i := range words {
-		words[i] = strings.Trim(words[i], ".-_")
-	}
-	for i := len(words) - 1; i >= 0; i-- {
-		w := words[i]
-		if w != "" && strings.IndexFunc(w, unicode.IsDigit) >= 0 && !strings.Contains(task, w) {
-			return w
-		}
-	}
-	lower := strings.ToLower(task)
-	best := ""
-	for _, w := range words {
-		if len([]rune(w)) < 3 || commonWords[strings.ToLower(w)] || strings.Contains(lower, strings.ToLower(w)) {
-			continue
-		}
-		if len(w) > len(best) {
-			best = w
-		}
-	}
-	if best != "" {
-		return best
-	}
-	first, _, _ := strings.Cut(strings.TrimSpace(answer), "\n")
-	return engine.Clip(strings.TrimSpace(first), 60)
-}
-
-// commonWords are words too common to tell one answer from another.
-var commonWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`the and for are but not you your yours all any can her was one our out has have had
-		him his how its may new now see who did get let put say she too use that this with from they them then than there
-		their what when where which will would could should about into over also just only some such very here is it be
-		i am as at by of on or to we he me my no so up us an a in do if got know remembered remember`) {
-		m[w] = true
-	}
-	return m
-}()
-
 // judgeSuiteModel refuses the model a suite names when the suite is a file
 // of an untrusted workspace, as workflow files' models are refused: a
 // script: model's calls would run under the person's own policies, and any
 // other would spend their key. Named on the command line, it is theirs.
-func judgeSuiteModel(o options, suite *evalSuite, getenv func(string) string) error {
+func judgeSuiteModel(o options, suite *eval.Suite, getenv func(string) string) error {
 	if suite.Model == "" || suite.Model == offline.Name {
 		return nil
 	}

@@ -136,7 +136,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 	} else {
-		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, journal.ID, cmp.calls, plural(cmp.calls, "tool call"), len(cmp.diffs))
+		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, journal.ID, cmp.calls, engine.Plural(cmp.calls, "tool call"), len(cmp.diffs))
 		for _, d := range cmp.diffs {
 			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
 			for _, l := range d.Diff {

@@ -395,7 +395,7 @@ func summary(ev engine.Event) string {
 	case *engine.StepStarted:
 		return fmt.Sprintf("turn %d", d.Turn)
 	case *engine.ModelRequest:
-		return fmt.Sprintf("%d %s, %d tokens", d.Messages, plural(d.Messages, "message"), d.Tokens)
+		return fmt.Sprintf("%d %s, %d tokens", d.Messages, engine.Plural(d.Messages, "message"), d.Tokens)
 	case *engine.Decided:
 		if len(d.ToolCalls) > 0 {
 			names := make([]string, len(d.ToolCalls))
@@ -421,9 +421,9 @@ func summary(ev engine.Event) string {
 		}
 		return one("set " + d.Key + " = " + d.Value)
 	case *engine.ContextTrimmed:
-		return fmt.Sprintf("dropped %d %s (%d tokens)", d.Dropped, plural(d.Dropped, "message"), d.DroppedTokens)
+		return fmt.Sprintf("dropped %d %s (%d tokens)", d.Dropped, engine.Plural(d.Dropped, "message"), d.DroppedTokens)
 	case *engine.ContextCompacted:
-		return fmt.Sprintf("summarised %d %s (%d → %d tokens)", d.Messages, plural(d.Messages, "message"), d.TokensBefore, d.TokensAfter)
+		return fmt.Sprintf("summarised %d %s (%d → %d tokens)", d.Messages, engine.Plural(d.Messages, "message"), d.TokensBefore, d.TokensAfter)
 	case *engine.GatePaused:
 		s := "at " + string(d.At)
 		if d.ToolCall != nil {
@@ -435,7 +435,7 @@ func summary(ev engine.Event) string {
 	case *engine.UsageRecorded:
 		return fmt.Sprintf("%d prompt + %d completion tokens", d.PromptTokens, d.CompletionTokens)
 	case *engine.StepFinished:
-		return fmt.Sprintf("%d tool %s", d.ToolCalls, plural(d.ToolCalls, "call"))
+		return fmt.Sprintf("%d tool %s", d.ToolCalls, engine.Plural(d.ToolCalls, "call"))
 	case *engine.RunFinished:
 		switch {
 		case d.Error != "":

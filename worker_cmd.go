@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
 	"github.com/nats-io/nats.go"
 )
 
@@ -120,7 +121,7 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)
 	n, back := int(w.done.Load()), int(w.requeued.Load())
-	log("stopped: %d %s done, %d put back on the queue", n, plural(n, "request"), back)
+	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
 	if w.lost != nil {
 		return exitError, w.lost
 	}

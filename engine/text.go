@@ -142,3 +142,11 @@ func Wrap(s string, width int) []string {
 	}
 	return out
 }
+
+// Plural is word for one, else word with an s: "1 case", "2 cases".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

@@ -1,4 +1,4 @@
-package main
+package eval
 
 // Running a suite: each case (each repeat) a real run in its own journaled
 // session, in parallel up to the concurrency; verdicts with repeat and
@@ -23,37 +23,37 @@ import (
 
 // Run and case statuses.
 const (
-	evalPass          = "passed"
-	evalFail          = "failed"
-	evalNeedsRecord   = "needs_recording"
-	evalSkipped       = "skipped"
+	Passed            = "passed"
+	Failed            = "failed"
+	NeedsRecording    = "needs_recording"
+	Skipped           = "skipped"
 	evalFlakyNote     = "flaky"
 	memorySourceEvals = "eval"
 )
 
-// evalRunner runs a suite's cases.
-type evalRunner struct {
-	// around puts the trace and NATS sinks, if any, after a case's journal
-	// (setup.withTrace); nil: the journal alone.
-	around func(journal engine.Sink) engine.Sink
-	suite  *evalSuite
-	cases  []*evalCase // those the filter kept
-	// eng runs the cases live; replaying, each case gets an engine of cfg
-	// with its recording in place of the model.
-	eng         *engine.Engine
-	cfg         engine.Config
-	store       *sessions.Store
-	judge       judgeFunc
-	recordDir   string
-	replayDir   string
-	concurrency int
-	failFast    bool
-	report      evalReporter
+// Runner runs a suite's cases.
+type Runner struct {
+	// Around puts the trace and NATS sinks, if any, after a case's journal;
+	// nil: the journal alone.
+	Around func(journal engine.Sink) engine.Sink
+	Suite  *Suite
+	Cases  []*Case // those the filter kept
+	// Engine runs the cases live; replaying, each case gets an engine of
+	// Config with its recording in place of the model.
+	Engine      *engine.Engine
+	Config      engine.Config
+	Store       *sessions.Store
+	Judge       JudgeFunc // nil: no judge assertions
+	RecordDir   string
+	ReplayDir   string
+	Concurrency int
+	FailFast    bool
+	Report      Reporter
 }
 
 // evalJob is one run of a case: its repeat, from 1.
 type evalJob struct {
-	c   *evalCase
+	c   *Case
 	rep int
 }
 
@@ -81,9 +81,9 @@ type runResult struct {
 	Finished time.Time `json:"finished,omitzero"`
 }
 
-// caseResult is a case's verdict over its runs.
-type caseResult struct {
-	c       *evalCase
+// CaseResult is a case's verdict over its runs.
+type CaseResult struct {
+	c       *Case
 	Name    string       `json:"name"`
 	Status  string       `json:"status"`
 	Flaky   bool         `json:"flaky,omitempty"`
@@ -95,7 +95,7 @@ type caseResult struct {
 }
 
 // Time is the case's time: the sum of its runs'.
-func (c *caseResult) Time() float64 {
+func (c *CaseResult) Time() float64 {
 	t := 0.0
 	for _, r := range c.Runs {
 		t += r.Duration
@@ -104,15 +104,15 @@ func (c *caseResult) Time() float64 {
 }
 
 // verdict sets the case's status from its runs, once all are in.
-func (c *caseResult) verdict() {
+func (c *CaseResult) verdict() {
 	var pass, fail, skip, needs int
 	for _, r := range c.Runs {
 		switch r.Status {
-		case evalPass:
+		case Passed:
 			pass++
-		case evalSkipped:
+		case Skipped:
 			skip++
-		case evalNeedsRecord:
+		case NeedsRecording:
 			needs++
 		default:
 			fail++
@@ -123,29 +123,29 @@ func (c *caseResult) verdict() {
 	enough := func(n int) bool { return float64(n) >= c.MinPass*float64(c.Repeat)-1e-9 }
 	switch {
 	case needs > 0:
-		c.Status = evalNeedsRecord
+		c.Status = NeedsRecording
 	case skip == c.Repeat:
-		c.Status = evalSkipped
+		c.Status = Skipped
 	case !enough(pass + skip):
-		c.Status = evalFail
+		c.Status = Failed
 	case skip > 0:
-		c.Status = evalSkipped
+		c.Status = Skipped
 	case enough(pass):
-		c.Status = evalPass
+		c.Status = Passed
 	default:
-		c.Status = evalFail
+		c.Status = Failed
 	}
 }
 
 // lost reports whether the case can no longer pass, whatever its other
 // runs do.
-func (c *caseResult) lost() bool {
+func (c *CaseResult) lost() bool {
 	var pass, open int
 	for _, r := range c.Runs {
 		switch r.Status {
-		case evalNeedsRecord:
+		case NeedsRecording:
 			return true
-		case evalPass, "":
+		case Passed, "":
 			pass++ // an open run may still pass
 			if r.Status == "" {
 				open++
@@ -155,29 +155,30 @@ func (c *caseResult) lost() bool {
 	return float64(pass) < c.MinPass*float64(c.Repeat)-1e-9
 }
 
-// run runs every case and returns their results, in file order.
-func (r *evalRunner) run(ctx context.Context) []*caseResult {
-	results := make([]*caseResult, len(r.cases))
+// Run runs every case (as many at once as Concurrency says) and returns
+// their results, in file order.
+func (r *Runner) Run(ctx context.Context) []*CaseResult {
+	results := make([]*CaseResult, len(r.Cases))
 	var jobs []evalJob
-	for i, c := range r.cases {
-		results[i] = &caseResult{c: c, Name: c.Name, Repeat: c.Repeat, MinPass: c.MinPass, Runs: make([]*runResult, c.Repeat)}
+	for i, c := range r.Cases {
+		results[i] = &CaseResult{c: c, Name: c.Name, Repeat: c.Repeat, MinPass: c.MinPass, Runs: make([]*runResult, c.Repeat)}
 		for rep := 1; rep <= c.Repeat; rep++ {
 			results[i].Runs[rep-1] = &runResult{Repeat: rep}
 			jobs = append(jobs, evalJob{c, rep})
 		}
 	}
-	byCase := map[*evalCase]*caseResult{}
+	byCase := map[*Case]*CaseResult{}
 	for _, cr := range results {
 		byCase[cr.c] = cr
 	}
-	r.report.start(len(jobs))
+	r.Report.start(len(jobs))
 	var (
 		mu      sync.Mutex // guards the results' runs and done counts
 		stopped atomic.Bool
 		wg      sync.WaitGroup
 	)
 	queue := make(chan evalJob)
-	for range max(1, r.concurrency) {
+	for range max(1, r.Concurrency) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -185,12 +186,12 @@ func (r *evalRunner) run(ctx context.Context) []*caseResult {
 				cr := byCase[j.c]
 				var res *runResult
 				if stopped.Load() || ctx.Err() != nil {
-					res = &runResult{Repeat: j.rep, Status: evalSkipped, Reasons: []string{"not run: --fail-fast stopped the suite"}}
+					res = &runResult{Repeat: j.rep, Status: Skipped, Reasons: []string{"not run: --fail-fast stopped the suite"}}
 					if ctx.Err() != nil {
 						res.Reasons = []string{"not run: cancelled"}
 					}
 				} else {
-					r.report.runStarted(j)
+					r.Report.runStarted(j)
 					res = r.runOne(ctx, j)
 				}
 				mu.Lock()
@@ -200,15 +201,15 @@ func (r *evalRunner) run(ctx context.Context) []*caseResult {
 				if complete {
 					cr.verdict()
 				}
-				if r.failFast && res.Status != evalSkipped && cr.lost() {
+				if r.FailFast && res.Status != Skipped && cr.lost() {
 					stopped.Store(true)
 				}
 				mu.Unlock()
-				var whole *caseResult
+				var whole *CaseResult
 				if complete {
 					whole = cr
 				}
-				r.report.runFinished(j, res, whole)
+				r.Report.runFinished(j, res, whole)
 			}
 		}()
 	}
@@ -217,7 +218,7 @@ func (r *evalRunner) run(ctx context.Context) []*caseResult {
 	}
 	close(queue)
 	wg.Wait()
-	r.report.done()
+	r.Report.done()
 	return results
 }
 
@@ -244,16 +245,16 @@ func (m recordingModel) Decide(ctx context.Context, req *engine.Request) (engine
 // DIR/CASE~N.jsonl for the Nth repeat after the first ('~' is in no
 // case's file name, so no repeat can take another case's recording).
 func recordingPath(dir string, j evalJob) string {
-	name := safeFileName(j.c.Name)
+	name := FileName(j.c.Name)
 	if j.rep > 1 {
 		name += fmt.Sprintf("~%d", j.rep)
 	}
 	return filepath.Join(dir, name+".jsonl")
 }
 
-// safeFileName keeps letters, digits, '.', '-' and '_' of a case's name,
+// FileName keeps letters, digits, '.', '-' and '_' of a case's name,
 // making anything else '_'.
-func safeFileName(s string) string {
+func FileName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
@@ -267,7 +268,7 @@ func safeFileName(s string) string {
 // evalCollector notes what the assertions look at as the events go by.
 type evalCollector struct {
 	job    evalJob
-	report evalReporter
+	report Reporter
 	calls  []engine.ToolCall
 	first  time.Time
 	last   time.Time
@@ -289,21 +290,21 @@ func (c *evalCollector) Emit(ev engine.Event) error {
 }
 
 // runOne runs one job in a new session and judges it.
-func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
+func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	res := &runResult{Repeat: j.rep}
 	failed := func(status, format string, a ...any) *runResult {
 		res.Status = status
 		res.Reasons = append(res.Reasons, fmt.Sprintf(format, a...))
 		return res
 	}
-	eng := r.eng
-	if r.replayDir != "" {
-		path := recordingPath(r.replayDir, j)
+	eng := r.Engine
+	if r.ReplayDir != "" {
+		path := recordingPath(r.ReplayDir, j)
 		l, err := readRecording(path)
 		if err != nil {
-			return failed(evalNeedsRecord, "%v", err)
+			return failed(NeedsRecording, "%v", err)
 		}
-		cfg := r.cfg
+		cfg := r.Config
 		cfg.Model = recordingModel{replay.NewModel(replay.FromEvents(l))}
 		cfg.ModelName = "replay of " + filepath.Base(path)
 		cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
@@ -315,26 +316,26 @@ func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
 		}
 		eng = engine.New(cfg)
 		if err := eng.Err(); err != nil {
-			return failed(evalFail, "%v", err)
+			return failed(Failed, "%v", err)
 		}
 	}
-	journal, err := r.store.Create()
+	journal, err := r.Store.Create()
 	if err != nil {
-		return failed(evalFail, "%v", err)
+		return failed(Failed, "%v", err)
 	}
 	res.Session = journal.ID
-	journal.SetTitle(fmt.Sprintf("eval: %s / %s", r.suite.Name, j.label()))
+	journal.SetTitle(fmt.Sprintf("eval: %s / %s", r.Suite.Name, j.label()))
 	s := engine.NewSession(journal.ID)
-	col := &evalCollector{job: j, report: r.report}
+	col := &evalCollector{job: j, report: r.Report}
 	var first engine.Sink = journal
-	if r.around != nil {
-		first = r.around(journal)
+	if r.Around != nil {
+		first = r.Around(journal)
 	}
 	sinks := engine.Sinks{first, col}
 	for _, f := range j.c.Memory {
 		if _, err := s.ChangeMemory(engine.MemoryChanged{Op: engine.MemorySet, Key: f.Key, Value: f.Value, Source: memorySourceEvals}, sinks); err != nil {
 			journal.Close()
-			return failed(evalFail, "memory %s: %v", f.Key, err)
+			return failed(Failed, "memory %s: %v", f.Key, err)
 		}
 	}
 	var last engine.Result
@@ -359,32 +360,32 @@ func (r *evalRunner) runOne(ctx context.Context, j evalJob) *runResult {
 	res.Answer, res.Stop, res.Steps, res.Tokens, res.Duration = o.Answer, string(o.Stop), o.Steps, o.Tokens, o.Duration.Seconds()
 	res.Started, res.Finished = col.first, col.last
 	if closeErr != nil {
-		return failed(evalFail, "the session's journal: %v", closeErr)
+		return failed(Failed, "the session's journal: %v", closeErr)
 	}
 	var nr *needsRecording
 	if errors.As(last.Err, &nr) {
-		return failed(evalNeedsRecord, "%v", nr.err)
+		return failed(NeedsRecording, "%v", nr.err)
 	}
-	if r.recordDir != "" {
-		if err := copyFile(r.store.JournalPath(journal.ID), recordingPath(r.recordDir, j)); err != nil {
-			return failed(evalFail, "record: %v", err)
+	if r.RecordDir != "" {
+		if err := copyFile(r.Store.JournalPath(journal.ID), recordingPath(r.RecordDir, j)); err != nil {
+			return failed(Failed, "record: %v", err)
 		}
 	}
-	res.Status = evalPass
+	res.Status = Passed
 	if !j.c.stopAsserted && o.Stop != engine.StopAnswered {
 		why := string(o.Stop)
 		if o.Err != "" {
 			why += ": " + engine.OneLine(o.Err, 200)
 		}
-		failed(evalFail, "the run did not answer (%s)", why)
+		failed(Failed, "the run did not answer (%s)", why)
 	}
 	for _, a := range j.c.Asserts {
-		ok, why, err := a.check(ctx, o, r.judge)
+		ok, why, err := a.check(ctx, o, r.Judge)
 		switch {
 		case err != nil:
-			failed(evalFail, "%s (line %d): could not check: %v", a.Text, a.Line, err)
+			failed(Failed, "%s (line %d): could not check: %v", a.Text, a.Line, err)
 		case !ok:
-			failed(evalFail, "%s (line %d): %s", a.Text, a.Line, why)
+			failed(Failed, "%s (line %d): %s", a.Text, a.Line, why)
 		}
 	}
 	return res
@@ -428,9 +429,9 @@ func copyFile(src, dst string) error {
 	return os.Rename(tmp.Name(), dst)
 }
 
-// newJudge grades answers with model m: it is asked to reply PASS or FAIL
+// NewJudge grades answers with model m: it is asked to reply PASS or FAIL
 // with a reason.
-func newJudge(m engine.Model) judgeFunc {
+func NewJudge(m engine.Model) JudgeFunc {
 	return func(ctx context.Context, o *outcome, rubric string) (bool, string, error) {
 		req := &engine.Request{
 			System: "You grade the answer of an AI agent against a rubric. Reply with PASS or FAIL on the first line, " +

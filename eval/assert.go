@@ -1,4 +1,4 @@
-package main
+package eval
 
 // Checking a run against a case's assertions.
 
@@ -30,16 +30,16 @@ type outcome struct {
 	Duration time.Duration
 }
 
-// judgeFunc grades an answer against a rubric: pass or fail with the
+// JudgeFunc grades an answer against a rubric: pass or fail with the
 // judge's reason.
-type judgeFunc func(ctx context.Context, o *outcome, rubric string) (bool, string, error)
+type JudgeFunc func(ctx context.Context, o *outcome, rubric string) (bool, string, error)
 
 // clip shortens a text for a reason.
 func clip(s string) string { return strconv.Quote(engine.OneLine(s, 80)) }
 
 // check reports whether o meets a, and why not ("" when it does; when
 // negated, why it does). err is a failure to check (the judge failed).
-func (a *assertion) check(ctx context.Context, o *outcome, judge judgeFunc) (ok bool, why string, err error) {
+func (a *assertion) check(ctx context.Context, o *outcome, judge JudgeFunc) (ok bool, why string, err error) {
 	switch a.Kind {
 	case "answer_contains":
 		return strings.Contains(o.Answer, a.str), fmt.Sprintf("the answer does not contain %s; got %s", clip(a.str), clip(o.Answer)), nil
@@ -64,10 +64,10 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge judgeFunc) (ok 
 		}
 		want := a.tool.String()
 		if a.Kind == "tool_not_called" {
-			return n == 0, fmt.Sprintf("%s was called %d %s; calls: %s", want, n, plural(n, "time"), callList(o.Calls)), nil
+			return n == 0, fmt.Sprintf("%s was called %d %s; calls: %s", want, n, engine.Plural(n, "time"), callList(o.Calls)), nil
 		}
 		if a.tool.Times >= 0 {
-			return called, fmt.Sprintf("want %s called %d %s, got %d; calls: %s", want, a.tool.Times, plural(a.tool.Times, "time"), n, callList(o.Calls)), nil
+			return called, fmt.Sprintf("want %s called %d %s, got %d; calls: %s", want, a.tool.Times, engine.Plural(a.tool.Times, "time"), n, callList(o.Calls)), nil
 		}
 		return called, fmt.Sprintf("%s was not called; calls: %s", want, callList(o.Calls)), nil
 	case "tool_order":
@@ -116,13 +116,6 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge judgeFunc) (ok 
 		return !ok, fmt.Sprintf("want not %s, and it held", a.not.Text), nil
 	}
 	return false, "", fmt.Errorf("unknown assertion %s", a.Kind)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 func orNone(s string) string {

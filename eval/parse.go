@@ -1,9 +1,10 @@
-package main
+package eval
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agentty/agentty/internal/yamlx"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,7 +20,7 @@ import (
 // suiteParser collects a suite's errors as it reads it.
 type suiteParser struct {
 	file string
-	errs suiteErrors
+	errs SuiteErrors
 }
 
 func (p *suiteParser) fail(n *yaml.Node, field, format string, a ...any) {
@@ -31,20 +32,20 @@ func (p *suiteParser) fail(n *yaml.Node, field, format string, a ...any) {
 }
 
 // parseSuite reads a suite from b, read from file.
-func parseSuite(file string, b []byte) (*evalSuite, error) {
+func parseSuite(file string, b []byte) (*Suite, error) {
 	p := &suiteParser{file: file}
-	s := &evalSuite{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	s := &Suite{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		line, msg := yamlErrorLine(err)
-		return nil, suiteErrors{{file, line, "", msg}}
+		line, msg := yamlx.ErrorLine(err)
+		return nil, SuiteErrors{{file, line, "", msg}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, suiteErrors{{file, 1, "", "the file is empty: a suite has cases (see agentty eval -h)"}}
+		return nil, SuiteErrors{{file, 1, "", "the file is empty: a suite has cases (see agentty eval -h)"}}
 	}
-	top := deref(doc.Content[0])
+	top := yamlx.Deref(doc.Content[0])
 	if top.Kind != yaml.MappingNode {
-		return nil, suiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", kindName(top))}}
+		return nil, SuiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", yamlx.KindName(top))}}
 	}
 	var casesNode *yaml.Node
 	p.fields(top, "", []string{"description", "model", "agent", "max_steps", "cases"}, func(k string, kn, v *yaml.Node) {
@@ -65,13 +66,13 @@ func parseSuite(file string, b []byte) (*evalSuite, error) {
 	case casesNode == nil:
 		p.fail(top, "cases", "missing: a suite needs a list of cases")
 	case casesNode.Kind != yaml.SequenceNode:
-		p.fail(casesNode, "cases", "want a list of cases, got %s", kindName(casesNode))
+		p.fail(casesNode, "cases", "want a list of cases, got %s", yamlx.KindName(casesNode))
 	case len(casesNode.Content) == 0:
 		p.fail(casesNode, "cases", "the list is empty")
 	default:
 		names := map[string]int{}
 		for i, cn := range casesNode.Content {
-			c := p.parseCase(deref(cn), fmt.Sprintf("cases[%d]", i))
+			c := p.parseCase(yamlx.Deref(cn), fmt.Sprintf("cases[%d]", i))
 			if c == nil {
 				continue
 			}
@@ -94,7 +95,7 @@ func parseSuite(file string, b []byte) (*evalSuite, error) {
 func (p *suiteParser) fields(m *yaml.Node, at string, known []string, each func(key string, k, v *yaml.Node)) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := deref(m.Content[i]), deref(m.Content[i+1])
+		k, v := yamlx.Deref(m.Content[i]), yamlx.Deref(m.Content[i+1])
 		field := join(at, k.Value)
 		if !slices.Contains(known, k.Value) {
 			p.fail(k, field, "unknown field (known: %s)", strings.Join(known, ", "))
@@ -117,9 +118,9 @@ func join(at, field string) string {
 }
 
 func (p *suiteParser) str(v *yaml.Node, field string) (string, bool) {
-	s, ok := scalar(v)
+	s, ok := yamlx.Scalar(v)
 	if !ok || v.ShortTag() == "!!null" {
-		p.fail(v, field, "want a string, got %s", kindName(v))
+		p.fail(v, field, "want a string, got %s", yamlx.KindName(v))
 		return "", false
 	}
 	return s, true
@@ -128,19 +129,19 @@ func (p *suiteParser) str(v *yaml.Node, field string) (string, bool) {
 func (p *suiteParser) posInt(v *yaml.Node, field string) (int, bool) {
 	n, err := strconv.Atoi(v.Value)
 	if v.Kind != yaml.ScalarNode || err != nil || n < 1 {
-		p.fail(v, field, "want a whole number of at least 1, got %s", kindName(v))
+		p.fail(v, field, "want a whole number of at least 1, got %s", yamlx.KindName(v))
 		return 0, false
 	}
 	return n, true
 }
 
-func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
+func (p *suiteParser) parseCase(n *yaml.Node, at string) *Case {
 	if n.Kind != yaml.MappingNode {
-		p.fail(n, at, "want a case (name, task, assert: …), got %s", kindName(n))
+		p.fail(n, at, "want a case (name, task, assert: …), got %s", yamlx.KindName(n))
 		return nil
 	}
 	before := len(p.errs)
-	c := &evalCase{Line: n.Line, Repeat: 1, MinPass: 1}
+	c := &Case{Line: n.Line, Repeat: 1, MinPass: 1}
 	var task, turns, name *yaml.Node
 	p.fields(n, at, []string{"name", "task", "turns", "memory", "assert", "repeat", "min_pass"}, func(k string, kn, v *yaml.Node) {
 		field := join(at, k)
@@ -159,11 +160,11 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
 		case "turns":
 			turns = kn
 			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-				p.fail(v, field, "want a list of tasks, run one after another in one session, got %s", kindName(v))
+				p.fail(v, field, "want a list of tasks, run one after another in one session, got %s", yamlx.KindName(v))
 				return
 			}
 			for i, t := range v.Content {
-				if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+				if s, ok := p.str(yamlx.Deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
 					c.Turns = append(c.Turns, s)
 				}
 			}
@@ -171,11 +172,11 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
 			c.Memory = p.facts(v, field)
 		case "assert":
 			if v.Kind != yaml.SequenceNode {
-				p.fail(v, field, "want a list of assertions, got %s", kindName(v))
+				p.fail(v, field, "want a list of assertions, got %s", yamlx.KindName(v))
 				return
 			}
 			for i, an := range v.Content {
-				if a := p.parseAssertion(deref(an), fmt.Sprintf("%s[%d]", field, i)); a != nil {
+				if a := p.parseAssertion(yamlx.Deref(an), fmt.Sprintf("%s[%d]", field, i)); a != nil {
 					c.Asserts = append(c.Asserts, a)
 				}
 			}
@@ -184,7 +185,7 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
 		case "min_pass":
 			f, err := strconv.ParseFloat(v.Value, 64)
 			if v.Kind != yaml.ScalarNode || err != nil || f <= 0 || f > 1 {
-				p.fail(v, field, "want a fraction of the runs above 0 and at most 1 (0.8 for 80 %%), got %s", kindName(v))
+				p.fail(v, field, "want a fraction of the runs above 0 and at most 1 (0.8 for 80 %%), got %s", yamlx.KindName(v))
 				return
 			}
 			c.MinPass = f
@@ -218,12 +219,12 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *evalCase {
 // facts reads a mapping of memory facts.
 func (p *suiteParser) facts(v *yaml.Node, field string) []kv {
 	if v.Kind != yaml.MappingNode {
-		p.fail(v, field, "want facts (key: value), got %s", kindName(v))
+		p.fail(v, field, "want facts (key: value), got %s", yamlx.KindName(v))
 		return nil
 	}
 	var out []kv
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := deref(v.Content[i]), deref(v.Content[i+1])
+		k, val := yamlx.Deref(v.Content[i]), yamlx.Deref(v.Content[i+1])
 		if k.Value == "" {
 			p.fail(k, field, "a fact with no key")
 			continue
@@ -239,7 +240,7 @@ func (p *suiteParser) facts(v *yaml.Node, field string) []kv {
 // parseAssertion reads one assertion: a mapping of one key, its kind.
 func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		what := kindName(n)
+		what := yamlx.KindName(n)
 		if n.Kind == yaml.MappingNode {
 			var keys []string
 			for i := 0; i < len(n.Content); i += 2 {
@@ -250,7 +251,7 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 		p.fail(n, at, "an assertion is one key and its value (answer_contains: \"391\"), got %s", what)
 		return nil
 	}
-	k, v := deref(n.Content[0]), deref(n.Content[1])
+	k, v := yamlx.Deref(n.Content[0]), yamlx.Deref(n.Content[1])
 	field := join(at, k.Value)
 	a := &assertion{Kind: k.Value, Line: k.Line, Field: field, Text: yamlOneLine(n)}
 	before := len(p.errs)
@@ -274,11 +275,11 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 		a.tool = p.toolMatch(v, field, k.Value == "tool_called")
 	case "tool_order":
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			p.fail(v, field, "want a list of tool names, got %s", kindName(v))
+			p.fail(v, field, "want a list of tool names, got %s", yamlx.KindName(v))
 			break
 		}
 		for i, t := range v.Content {
-			if s, ok := p.str(deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
+			if s, ok := p.str(yamlx.Deref(t), fmt.Sprintf("%s[%d]", field, i)); ok {
 				a.names = append(a.names, s)
 			}
 		}
@@ -324,7 +325,7 @@ func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatc
 		return m
 	}
 	if v.Kind != yaml.MappingNode {
-		p.fail(v, field, "want a tool name, or {name: …, args: {…}}, got %s", kindName(v))
+		p.fail(v, field, "want a tool name, or {name: …, args: {…}}, got %s", yamlx.KindName(v))
 		return m
 	}
 	known := []string{"name", "args"}
@@ -339,7 +340,7 @@ func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatc
 			m.Name, _ = p.str(val, field+".name")
 		case "args":
 			if val.Kind != yaml.MappingNode {
-				p.fail(val, field+".args", "want the arguments to look for (a mapping), got %s", kindName(val))
+				p.fail(val, field+".args", "want the arguments to look for (a mapping), got %s", yamlx.KindName(val))
 				return
 			}
 			var raw any
@@ -351,7 +352,7 @@ func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatc
 		case "times":
 			n, err := strconv.Atoi(val.Value)
 			if val.Kind != yaml.ScalarNode || err != nil || n < 0 {
-				p.fail(val, field+".times", "want a whole number of calls, got %s", kindName(val))
+				p.fail(val, field+".times", "want a whole number of calls, got %s", yamlx.KindName(val))
 				return
 			}
 			m.Times = n

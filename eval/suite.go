@@ -1,4 +1,9 @@
-package main
+// Package eval runs suites of agent test cases (agentty eval): a suite
+// file's cases (a task or several turns) with assertions on the answer,
+// the tools called, the steps, memory, tokens and time; run concurrently,
+// each in a journaled session, recorded and replayed; reported as a table,
+// JUnit and JSON.
+package eval
 
 // Suite files of agentty eval: parsing (every error names file, line and
 // field, all found before anything runs) and the assertions.
@@ -16,21 +21,21 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// evalSuite is one suite file.
-type evalSuite struct {
+// Suite is one suite file.
+type Suite struct {
 	File        string
 	Name        string // the file's name without its extension
 	Description string
 	Model       string
 	Agent       string
 	MaxSteps    int
-	Cases       []*evalCase
+	Cases       []*Case
 }
 
-// evalCase is one case of a suite: one task or several turns in one
+// Case is one case of a suite: one task or several turns in one
 // session, checked by its assertions after the run; with Repeat, run that
 // many times and passing when at least MinPass of the runs pass.
-type evalCase struct {
+type Case struct {
 	Name    string
 	Line    int
 	Turns   []string
@@ -93,10 +98,10 @@ func (e fileError) Error() string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
 }
 
-// suiteErrors are every error found in a suite file.
-type suiteErrors []fileError
+// SuiteErrors are every error found in a suite file.
+type SuiteErrors []fileError
 
-func (es suiteErrors) Error() string {
+func (es SuiteErrors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -104,8 +109,8 @@ func (es suiteErrors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// loadSuite reads and checks a suite file.
-func loadSuite(path string) (*evalSuite, error) {
+// Load reads and checks a suite file.
+func Load(path string) (*Suite, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package eval
 
 // The reporting of a suite: its progress (plain or a live table), and its
 // results (the summary, JUnit XML, --json).
@@ -18,21 +18,21 @@ import (
 	"golang.org/x/term"
 )
 
-// evalReporter shows a suite's progress. Its methods are called from the
+// Reporter shows a suite's progress. Its methods are called from the
 // runs' goroutines, concurrently.
-type evalReporter interface {
+type Reporter interface {
 	start(runs int)
 	runStarted(j evalJob)
 	event(j evalJob, ev engine.Event)
 	// runFinished reports a run; c is its case when this run was the
 	// case's last, with its verdict, else nil.
-	runFinished(j evalJob, r *runResult, c *caseResult)
+	runFinished(j evalJob, r *runResult, c *CaseResult)
 	done()
 }
 
 // caseLine is a finished case on one line.
-func caseLine(c *caseResult) string {
-	mark := map[string]string{evalPass: "PASS ", evalFail: "FAIL ", evalNeedsRecord: "STALE", evalSkipped: "SKIP "}[c.Status]
+func caseLine(c *CaseResult) string {
+	mark := map[string]string{Passed: "PASS ", Failed: "FAIL ", NeedsRecording: "STALE", Skipped: "SKIP "}[c.Status]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s", mark, c.Name)
 	if c.Repeat > 1 {
@@ -41,12 +41,12 @@ func caseLine(c *caseResult) string {
 	if c.Flaky {
 		b.WriteString("  flaky")
 	}
-	if c.Status == evalNeedsRecord {
+	if c.Status == NeedsRecording {
 		b.WriteString("  needs a new recording")
 	}
-	if c.Repeat == 1 && c.Status != evalSkipped {
+	if c.Repeat == 1 && c.Status != Skipped {
 		r := c.Runs[0]
-		fmt.Fprintf(&b, "  (%d %s, %s)", r.Steps, plural(r.Steps, "step"), secs(r.Duration))
+		fmt.Fprintf(&b, "  (%d %s, %s)", r.Steps, engine.Plural(r.Steps, "step"), secs(r.Duration))
 	}
 	return b.String()
 }
@@ -56,6 +56,9 @@ func secs(s float64) string {
 }
 
 // plainReporter prints a line per finished case: for logs and pipes.
+// NewPlainReporter reports a line per case on w, for a pipe or a file.
+func NewPlainReporter(w io.Writer) Reporter { return &plainReporter{w: w} }
+
 type plainReporter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -66,7 +69,7 @@ func (p *plainReporter) runStarted(evalJob)          {}
 func (p *plainReporter) event(evalJob, engine.Event) {}
 func (p *plainReporter) done()                       {}
 
-func (p *plainReporter) runFinished(_ evalJob, _ *runResult, c *caseResult) {
+func (p *plainReporter) runFinished(_ evalJob, _ *runResult, c *CaseResult) {
 	if c == nil {
 		return
 	}
@@ -98,7 +101,7 @@ type liveRun struct {
 	step    int
 }
 
-func newLiveReporter(w io.Writer) *liveReporter {
+func NewLiveReporter(w io.Writer) *liveReporter {
 	l := &liveReporter{w: w, width: 80, running: map[string]*liveRun{}}
 	if f, ok := w.(*os.File); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
@@ -150,14 +153,14 @@ func (l *liveReporter) event(j evalJob, ev engine.Event) {
 	}
 }
 
-func (l *liveReporter) runFinished(j evalJob, r *runResult, c *caseResult) {
+func (l *liveReporter) runFinished(j evalJob, r *runResult, c *CaseResult) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ended++
 	switch r.Status {
-	case evalPass:
+	case Passed:
 		l.passed++
-	case evalSkipped:
+	case Skipped:
 	default:
 		l.failed++
 	}
@@ -229,7 +232,7 @@ func sanitizeLine(s string, width int) string {
 // junit writes the results as JUnit XML: one testsuite, a testcase per
 // case (its repeats together), with a failure, error (a stale recording)
 // or skipped element, and the sessions in system-out.
-func writeJUnit(w io.Writer, s *evalSuite, results []*caseResult, took time.Duration, at time.Time) error {
+func WriteJUnit(w io.Writer, s *Suite, results []*CaseResult, took time.Duration, at time.Time) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr"`
@@ -282,13 +285,13 @@ func writeJUnit(w io.Writer, s *evalSuite, results []*caseResult, took time.Dura
 		}
 		tc.SystemOut = strings.Join(out, "\n")
 		switch c.Status {
-		case evalFail:
+		case Failed:
 			ts.Failures++
 			tc.Failure = &failure{Message: failMessage(c), Type: "assertion", Text: strings.Join(caseReasons(c), "\n")}
-		case evalNeedsRecord:
+		case NeedsRecording:
 			ts.Errors++
 			tc.Error = &failure{Message: "needs a new recording", Type: "needs_recording", Text: strings.Join(caseReasons(c), "\n")}
-		case evalSkipped:
+		case Skipped:
 			ts.Skipped++
 			tc.Skipped = &skipped{Message: "not run: --fail-fast stopped the suite"}
 		}
@@ -309,7 +312,7 @@ func writeJUnit(w io.Writer, s *evalSuite, results []*caseResult, took time.Dura
 }
 
 // failMessage is a failed case's reason in one line.
-func failMessage(c *caseResult) string {
+func failMessage(c *CaseResult) string {
 	if c.Repeat > 1 {
 		m := fmt.Sprintf("%d of %d runs passed, %g needed", c.Passed, c.Repeat, c.MinPass)
 		if c.Flaky {
@@ -325,10 +328,10 @@ func failMessage(c *caseResult) string {
 
 // caseReasons are the reasons of the case's runs that did not pass, each
 // prefixed with its run when there are repeats.
-func caseReasons(c *caseResult) []string {
+func caseReasons(c *CaseResult) []string {
 	var out []string
 	for _, r := range c.Runs {
-		if r.Status == evalPass || r.Status == evalSkipped {
+		if r.Status == Passed || r.Status == Skipped {
 			continue
 		}
 		for _, why := range r.Reasons {
@@ -341,8 +344,8 @@ func caseReasons(c *caseResult) []string {
 	return out
 }
 
-// evalReport is the --json output.
-type evalReport struct {
+// Report is the --json output.
+type Report struct {
 	Suite       string        `json:"suite"`
 	File        string        `json:"file"`
 	Description string        `json:"description,omitempty"`
@@ -353,20 +356,20 @@ type evalReport struct {
 	Stale       int           `json:"needs_recording"`
 	Skipped     int           `json:"skipped"`
 	DurationS   float64       `json:"duration_s"`
-	Cases       []*caseResult `json:"cases"`
+	Cases       []*CaseResult `json:"cases"`
 }
 
-// tally counts the cases by status.
-func tally(results []*caseResult) (rep evalReport) {
+// Tally counts the cases by status.
+func Tally(results []*CaseResult) (rep Report) {
 	for _, c := range results {
 		switch c.Status {
-		case evalPass:
+		case Passed:
 			rep.Passed++
-		case evalFail:
+		case Failed:
 			rep.Failed++
-		case evalNeedsRecord:
+		case NeedsRecording:
 			rep.Stale++
-		case evalSkipped:
+		case Skipped:
 			rep.Skipped++
 		}
 		if c.Flaky {
@@ -376,25 +379,25 @@ func tally(results []*caseResult) (rep evalReport) {
 	return rep
 }
 
-// writeSummary prints the counts, then each case that did not pass with
+// WriteSummary prints the counts, then each case that did not pass with
 // its reasons and the sessions to open.
-func writeSummary(w io.Writer, results []*caseResult, took time.Duration) {
-	t := tally(results)
-	var bad []*caseResult
+func WriteSummary(w io.Writer, results []*CaseResult, took time.Duration) {
+	t := Tally(results)
+	var bad []*CaseResult
 	for _, c := range results {
-		if c.Status != evalPass || c.Flaky {
+		if c.Status != Passed || c.Flaky {
 			bad = append(bad, c)
 		}
 	}
 	for _, c := range bad {
-		head := map[string]string{evalFail: "FAILED", evalNeedsRecord: "NEEDS A NEW RECORDING", evalSkipped: "SKIPPED", evalPass: "FLAKY (passed)"}[c.Status]
+		head := map[string]string{Failed: "FAILED", NeedsRecording: "NEEDS A NEW RECORDING", Skipped: "SKIPPED", Passed: "FLAKY (passed)"}[c.Status]
 		fmt.Fprintf(w, "\n%s: %s", head, c.Name)
 		if c.Repeat > 1 {
 			fmt.Fprintf(w, " (%d of %d runs passed, min_pass %g)", c.Passed, c.Repeat, c.MinPass)
 		}
 		fmt.Fprintln(w)
 		for _, r := range c.Runs {
-			if r.Status == evalPass || r.Status == evalSkipped {
+			if r.Status == Passed || r.Status == Skipped {
 				continue
 			}
 			prefix := "  "
