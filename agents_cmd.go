@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/agents"
 	"io"
 	"strings"
 
@@ -40,7 +41,7 @@ func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	defer st.Close()
 	a := &st.agents
 	ours := map[string]bool{}
-	for _, p := range append(a.errors, a.notes...) {
+	for _, p := range append(a.Errors, a.Notes...) {
 		ours[p.String()] = true
 	}
 	for _, n := range st.notices {
@@ -49,24 +50,24 @@ func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 	code := 0
-	if len(a.errors) > 0 {
+	if len(a.Errors) > 0 {
 		code = exitError
 	}
 	if *asJSON {
 		out := struct {
-			Agents []agentRow     `json:"agents"`
-			Errors []agentProblem `json:"errors"`
-			Notes  []agentProblem `json:"notes"`
-		}{nonNil(a.rows), nonNil(a.errors), nonNil(a.notes)}
+			Agents []agents.Row     `json:"agents"`
+			Errors []agents.Problem `json:"errors"`
+			Notes  []agents.Problem `json:"notes"`
+		}{nonNil(a.Rows), nonNil(a.Errors), nonNil(a.Notes)}
 		if c := printJSON(stdout, out); c != 0 {
 			return c
 		}
 		return code
 	}
-	if len(a.rows) == 0 {
+	if len(a.Rows) == 0 {
 		fmt.Fprintln(stdout, "No agents. Define one in .agentty/agents/NAME.md (see the README's Agents section).")
 	}
-	for i, r := range a.rows {
+	for i, r := range a.Rows {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
@@ -85,15 +86,15 @@ func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 		fmt.Fprintf(stdout, "  tools: %s\n", tools)
 	}
-	if len(a.errors) > 0 {
-		fmt.Fprintf(stdout, "\nFailed to load (%d):\n", len(a.errors))
-		for _, p := range a.errors {
+	if len(a.Errors) > 0 {
+		fmt.Fprintf(stdout, "\nFailed to load (%d):\n", len(a.Errors))
+		for _, p := range a.Errors {
 			fmt.Fprintf(stdout, "  %s\n", p)
 		}
 	}
-	if len(a.notes) > 0 {
+	if len(a.Notes) > 0 {
 		fmt.Fprintln(stdout, "\nNotes:")
-		for _, p := range a.notes {
+		for _, p := range a.Notes {
 			fmt.Fprintf(stdout, "  %s\n", p)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/agents"
 	"net/http"
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ type setup struct {
 	busConn *nats.Conn
 	// agents are the agents of the workspace's and the user's agent
 	// files, and the files that failed to load (agents.go).
-	agents agentSet
+	agents agents.Set
 	// instructions are the project instructions (AGENTS.md), read again
 	// when they change; limits the model's context window as known.
 	instructions *projectInstructions
@@ -71,7 +72,7 @@ func (s *setup) Close() {
 
 // model picks the model: --model, else the config's, else an
 // OpenAI-compatible one when a key or base URL is set, else offline.
-func pickModel(o options, cfg *config, getenv func(string) string) (engine.Model, string, error) {
+func pickModel(o options, cfg *settings, getenv func(string) string) (engine.Model, string, error) {
 	name := cmp.Or(o.model, cfg.Model)
 	key := getenv("OPENAI_API_KEY")
 	base := cmp.Or(o.baseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
@@ -187,7 +188,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
 			ts := all()
 			st.registry.Replace(ts...)
-			st.agents.refresh(ts)
+			st.agents.Refresh(ts)
 		}})
 		for _, s := range st.mcp.Status() {
 			if !s.OK {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +20,7 @@ import (
 
 // config is the JSON configuration: the user's file, with what trust allows
 // of the workspace's .agentty.json merged over it (see trust.go).
-type config struct {
+type settings struct {
 	Model       string   `json:"model,omitempty"`
 	BaseURL     string   `json:"base_url,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -57,7 +57,7 @@ type config struct {
 // toolConfig returns the settings of the tool called name: its own entry,
 // else that of a pattern that matches it ("fs__*": every tool of the MCP
 // server fs; of several patterns, the longest).
-func (c *config) toolConfig(name string) (toolConfig, bool) {
+func (c *settings) toolConfig(name string) (toolConfig, bool) {
 	if tc, ok := c.Tools[name]; ok {
 		return tc, true
 	}
@@ -76,26 +76,10 @@ type toolConfig struct {
 	timeout time.Duration
 }
 
-// configPath returns the user's config file: $AGENTTY_CONFIG, else
-// $XDG_CONFIG_HOME/agentty/config.json, else ~/.config/agentty/config.json.
-func configPath(getenv func(string) string) string {
-	if p := getenv("AGENTTY_CONFIG"); p != "" {
-		return p
-	}
-	if x := getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "agentty", "config.json")
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".config", "agentty", "config.json")
-}
-
 // loadConfig reads the user's config (missing is fine) and the workspace's
 // .agentty.json (nil when there is none). The workspace's is not merged:
 // what of it takes effect depends on trust (see build).
-func loadConfig(getenv func(string) string, workspace string) (*config, *wsConfig, error) {
+func loadConfig(getenv func(string) string, workspace string) (*settings, *wsConfig, error) {
 	c, err := loadUserConfig(getenv)
 	if err != nil {
 		return nil, nil, err
@@ -112,11 +96,11 @@ func loadConfig(getenv func(string) string, workspace string) (*config, *wsConfi
 const maxDepthLimit = 8
 
 // loadUserConfig reads the person's own config; a missing one is empty.
-func loadUserConfig(getenv func(string) string) (*config, error) {
-	p := configPath(getenv)
+func loadUserConfig(getenv func(string) string) (*settings, error) {
+	p := config.Path(getenv)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &config{}, nil
+		return &settings{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", p, err)
@@ -126,8 +110,8 @@ func loadUserConfig(getenv func(string) string) (*config, error) {
 
 // parseConfig parses one file; its errors name the file, the line and the
 // field.
-func parseConfig(path string, b []byte) (*config, error) {
-	c := &config{}
+func parseConfig(path string, b []byte) (*settings, error) {
+	c := &settings{}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
@@ -252,7 +236,7 @@ func lineAfter(b []byte, after, s string) int {
 }
 
 // merge lays o over c: what o sets wins; maps are merged by key.
-func (c *config) merge(o *config) {
+func (c *settings) merge(o *settings) {
 	if o.Model != "" {
 		c.Model = o.Model
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io"
 	"os"
 	"regexp"
@@ -169,7 +170,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *judgeModel != "" {
 		jo := o
 		jo.model = *judgeModel
-		m, _, err := pickModel(jo, &config{}, getenv)
+		m, _, err := pickModel(jo, &settings{}, getenv)
 		if err != nil {
 			return fail(exitUsage, "--judge-model: %v", err)
 		}
@@ -255,5 +256,5 @@ func judgeSuiteModel(o options, suite *eval.Suite, getenv func(string) string) e
 		return err
 	}
 	return fmt.Errorf("%s: model %q: refused: the suite is in a workspace you have not trusted (%s); pass --model %s to run it with that model yourself, or trust the folder (agentty trust %s)",
-		suite.File, suite.Model, absDir(wsDir), shellQuote(suite.Model), shellQuote(absDir(wsDir)))
+		suite.File, suite.Model, absDir(wsDir), config.ShellQuote(suite.Model), config.ShellQuote(absDir(wsDir)))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ type projectInstructions struct {
 	// read.
 	workspace []instructionFile
 	// read reads a file: its first n bytes, and whether there was more
-	// (readAtMost; a seam for tests).
+	// (config.ReadAtMost; a seam for tests).
 	read func(path string, n int) ([]byte, bool, error)
 
 	mu    sync.Mutex
@@ -67,10 +68,10 @@ func newProjectInstructions(wsDir string, getenv func(string) string) (*projectI
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	userPath := filepath.Join(filepath.Dir(configPath(getenv)), "AGENTS.md")
+	userPath := filepath.Join(filepath.Dir(config.Path(getenv)), "AGENTS.md")
 	p := &projectInstructions{
 		user: instructionFile{path: userPath, show: homeShort(userPath, getenv("HOME"))},
-		read: readAtMost,
+		read: config.ReadAtMost,
 	}
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		p.workspace = append(p.workspace, instructionFile{path: filepath.Join(wsDir, name), show: name, root: root})

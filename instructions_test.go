@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/agentty/agentty/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ func countingInstructions(t *testing.T, ws string, env map[string]string) (*proj
 	reads := map[string]int{}
 	p.read = func(path string, n int) ([]byte, bool, error) {
 		reads[filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path)]++
-		return readAtMost(path, n)
+		return config.ReadAtMost(path, n)
 	}
 	return p, reads
 }
@@ -272,8 +273,8 @@ func TestInstructionsFIFO(t *testing.T) {
 	}
 	// The read itself refuses a FIFO without hanging too (a file replaced
 	// between the stat and the read).
-	if _, _, err := readAtMost(filepath.Join(ws, "AGENTS.md"), 10); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("readAtMost(FIFO) = %v", err)
+	if _, _, err := config.ReadAtMost(filepath.Join(ws, "AGENTS.md"), 10); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("config.ReadAtMost(FIFO) = %v", err)
 	}
 }
 

@@ -167,7 +167,7 @@ var decimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 // compaction is the engine's compaction setup from c, for a run whose
 // budget is budget (the trigger's percentage is of it). The model, when
 // compact.model names one, is picked as the session's is.
-func compaction(o options, cfg *config, budget int, getenv func(string) string) (engine.Compaction, error) {
+func compaction(o options, cfg *settings, budget int, getenv func(string) string) (engine.Compaction, error) {
 	c := cfg.Compact
 	var out engine.Compaction
 	if c.Auto != nil && !*c.Auto {

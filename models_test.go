@@ -88,7 +88,7 @@ func TestContextBudget(t *testing.T) {
 func TestBuildBudgetAndCompaction(t *testing.T) {
 	tests := []struct {
 		name        string
-		config      string
+		settings    string
 		o           options
 		wantBudget  int
 		wantWindow  int
@@ -115,7 +115,7 @@ func TestBuildBudgetAndCompaction(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env := trustEnv(t)
 			env["OPENAI_BASE_URL"] = "http://127.0.0.1:1/v1" // never called: build makes no request
-			writeFile(t, env["AGENTTY_CONFIG"], tt.config)
+			writeFile(t, env["AGENTTY_CONFIG"], tt.settings)
 			o := tt.o
 			o.maxSteps, o.workspace = 5, t.TempDir()
 			st, err := build(context.Background(), o, nil, func(k string) string { return env[k] })
@@ -231,7 +231,7 @@ func TestTrustOfCompactAndModels(t *testing.T) {
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"compact": {"auto": false, "trigger": "50%", "keep_turns": 3, "model": "gpt-4o"},
 		"models": {"local": {"context_window": 8192, "max_output": 1024}}}`)
-	w, err := readWorkspaceConfig(ws, &config{})
+	w, err := readWorkspaceConfig(ws, &settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestTrustOfCompactAndModels(t *testing.T) {
 	}
 
 	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"compact": {"model": "offline"}}`)
-	if w, err = readWorkspaceConfig(ws, &config{}); err != nil || len(w.risky) != 0 || w.safe().Compact.Model != "offline" {
+	if w, err = readWorkspaceConfig(ws, &settings{}); err != nil || len(w.risky) != 0 || w.safe().Compact.Model != "offline" {
 		t.Errorf("compact.model offline: risky %v, err %v", w.risky, err)
 	}
 

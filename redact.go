@@ -35,7 +35,7 @@ func secretName(name string) bool {
 	return false
 }
 
-func newRedactor(getenv func(string) string, cfg *config) *redactor {
+func newRedactor(getenv func(string) string, cfg *settings) *redactor {
 	secrets := map[string]string{} // value → what it is
 	add := func(what, v string) {
 		if len(v) >= minSecret {

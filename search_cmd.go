@@ -62,7 +62,7 @@ func openIndex(o options, store *sessions.Store, stderr io.Writer, getenv func(s
 // searchConfig is the config as a run would see it: the user's, with what
 // trust allows of the workspace's (never asking; a notice says what was
 // left out).
-func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*config, error) {
+func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*settings, error) {
 	cfg, ws, err := loadConfig(getenv, cmp.Or(o.workspace, "."))
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ type embedder struct {
 // the same OpenAI-compatible server as the model (--base-url,
 // OPENAI_BASE_URL or base_url, and OPENAI_API_KEY); none when it is not
 // set.
-func embedding(o options, cfg *config, getenv func(string) string) embedder {
+func embedding(o options, cfg *settings, getenv func(string) string) embedder {
 	if cfg.EmbeddingModel == "" {
 		return embedder{}
 	}

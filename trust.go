@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -42,7 +41,7 @@ type wsConfig struct {
 	dir  string // the workspace, absolute, symlinks resolved
 	path string // dir/.agentty.json
 	sum  string // hex SHA-256 of the file
-	cfg  *config
+	cfg  *settings
 	// risky maps each risky key ("mcpServers.web", "base_url",
 	// "tools.write_file.policy") to its value as compact JSON.
 	risky map[string]string
@@ -52,7 +51,7 @@ type wsConfig struct {
 // symlink that leads out of the folder, an unreadable file and an invalid one
 // are errors that name the file. user is the person's own config, against
 // which "tightening" a tool policy is judged.
-func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
+func readWorkspaceConfig(dir string, user *settings) (*wsConfig, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
@@ -77,7 +76,7 @@ func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
 			return nil, fmt.Errorf("config %s: a symlink to %s, outside the workspace; refusing to read it", path, target)
 		}
 	}
-	b, err := readSmallFile(path)
+	b, err := config.ReadSmall(path)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -89,53 +88,13 @@ func readWorkspaceConfig(dir string, user *config) (*wsConfig, error) {
 	return &wsConfig{dir: abs, path: path, sum: hex.EncodeToString(sum[:]), cfg: c, risky: riskyKeys(c, user)}, nil
 }
 
-// maxConfig bounds a workspace config file: it is someone else's.
-const maxConfig = 1 << 20
-
-// readSmallFile reads a regular file of at most maxConfig bytes: a FIFO or a
-// device would hang or never end.
-func readSmallFile(path string) ([]byte, error) {
-	b, more, err := readAtMost(path, maxConfig)
-	if err == nil && more {
-		err = fmt.Errorf("larger than %d bytes", maxConfig)
-	}
-	return b, err
-}
-
-// readAtMost reads the first n bytes of a regular file, and says whether
-// there was more; a FIFO or a device is an error (it would hang or never
-// end).
-func readAtMost(path string, n int) ([]byte, bool, error) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(n)+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if len(b) > n {
-		return b[:n], true, nil
-	}
-	return b, false, nil
-}
-
 // riskyKeys lists what an untrusted workspace config c may not set, each
 // with its value as JSON, judged on the decoded config (what would take
 // effect), so that a repeated key or a key in another case (encoding/json
 // matches field names case-insensitively) cannot slip past. Every field that
 // is not judged here and not in safeKeys is risky when set: a key added to
 // config later is risky until someone decides otherwise.
-func riskyKeys(c, user *config) map[string]string {
+func riskyKeys(c, user *settings) map[string]string {
 	risky := map[string]string{}
 	add := func(k string, v any) {
 		b, _ := json.Marshal(v)
@@ -222,9 +181,9 @@ func stricter(p, base engine.Policy) bool {
 }
 
 // safe is the part of the workspace config an untrusted folder may set.
-func (w *wsConfig) safe() *config {
+func (w *wsConfig) safe() *settings {
 	c := w.cfg
-	s := &config{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	s := &settings{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
 	s.Compact = compactConfig{Auto: c.Compact.Auto, Trigger: c.Compact.Trigger, KeepTurns: c.Compact.KeepTurns,
 		trigger: c.Compact.trigger, triggerPct: c.Compact.triggerPct}
 	if c.Compact.Model == offline.Name {
@@ -288,17 +247,7 @@ func ignoredNotice(w *wsConfig, changed []string) string {
 		what = "changed since you trusted it (" + strings.Join(changed, ", ") + ")"
 	}
 	return fmt.Sprintf("%s is %s: ignoring %s, which can run programs, reach hosts or loosen approvals (to use them: agentty trust %s)",
-		w.path, what, strings.Join(w.riskyList(), ", "), shellQuote(w.dir))
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		w.path, what, strings.Join(w.riskyList(), ", "), config.ShellQuote(w.dir))
 }
 
 // trustChoice is the person's answer about an untrusted workspace config.

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io"
 	"maps"
 	"os"
@@ -40,7 +41,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		for _, dir := range slices.Sorted(maps.Keys(store.Folders)) {
 			f := store.Folders[dir]
 			state := "trusted"
-			switch w, err := readWorkspaceConfig(dir, &config{}); {
+			switch w, err := readWorkspaceConfig(dir, &settings{}); {
 			case err != nil:
 				state = "unreadable: " + err.Error()
 			case w == nil && f.SHA256 != "":
@@ -98,7 +99,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if err := store.trust(dir, w); err != nil {
 		return fail(exitError, "%v", err)
 	}
-	fmt.Fprintf(stdout, "Trusted (recorded in %s; undo: agentty trust --revoke %s).\n", store.path, shellQuote(dir))
+	fmt.Fprintf(stdout, "Trusted (recorded in %s; undo: agentty trust --revoke %s).\n", store.path, config.ShellQuote(dir))
 	return 0
 }
 

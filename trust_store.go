@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
@@ -34,7 +35,7 @@ type trustedFolder struct {
 
 // trustPath is trusted.json in the folder of the user's config file.
 func trustPath(getenv func(string) string) string {
-	return filepath.Join(filepath.Dir(configPath(getenv)), "trusted.json")
+	return filepath.Join(filepath.Dir(config.Path(getenv)), "trusted.json")
 }
 
 func loadTrust(getenv func(string) string) (*trustStore, error) {

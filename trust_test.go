@@ -432,7 +432,7 @@ func TestTrustPromptShowsEverything(t *testing.T) {
 		"command": "node", "args": args, "env": map[string]string{"NODE_OPTIONS": "--require ./evil.js"}}}}
 	b, _ := json.Marshal(cfg)
 	writeFile(t, filepath.Join(ws, ".agentty.json"), string(b))
-	w, err := readWorkspaceConfig(ws, &config{})
+	w, err := readWorkspaceConfig(ws, &settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ type workflowFile struct {
 func workflowPlaces(wsDir string, getenv func(string) string) []struct{ dir, scope string } {
 	return []struct{ dir, scope string }{
 		{filepath.Join(wsDir, ".agentty", "workflows"), "workspace"},
-		{filepath.Join(filepath.Dir(configPath(getenv)), "workflows"), "user"},
+		{filepath.Join(filepath.Dir(config.Path(getenv)), "workflows"), "user"},
 	}
 }
 
@@ -88,7 +89,7 @@ func readWorkflow(path string, inWorkspace bool, wsDir string) (*workflow.Workfl
 			return nil, fmt.Errorf("%s: leads to %s, outside the workspace; refusing to read it", path, real)
 		}
 	}
-	b, err := readSmallFile(path)
+	b, err := config.ReadSmall(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

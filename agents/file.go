@@ -1,9 +1,10 @@
-package main
+package agents
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/agentty/agentty/config"
 	"io/fs"
 	"os"
 	"path"
@@ -29,11 +30,11 @@ import (
 // in the same place. A bad file is a problem naming file, line and field,
 // and the others still load.
 
-// agentDef is one agent as its file defines it.
-type agentDef struct {
+// Def is one agent as its file defines it.
+type Def struct {
 	Name        string
 	Description string
-	// Mode is agentDelegate or agentHandoff.
+	// Mode is Delegate or Handoff.
 	Mode string
 	// Model is "inherit", offline, "script:" with an absolute path, or a
 	// model name.
@@ -49,27 +50,27 @@ type agentDef struct {
 	File   string // the file, as shown in messages
 	Scope  string // "workspace" or "user"
 	claude bool   // read from a .claude/agents folder
-	// toolsLine and modelLine are where the fields are, for problems found
+	// ToolsLine and ModelLine are where the fields are, for problems found
 	// when the agent is wired (an unknown tool, a model that fails).
-	toolsLine, modelLine int
+	ToolsLine, ModelLine int
 }
 
 const (
-	agentDelegate = "delegate"
-	agentHandoff  = "handoff"
-	modelInherit  = "inherit"
+	Delegate = "delegate"
+	Handoff  = "handoff"
+	Inherit  = "inherit"
 )
 
-// agentProblem is an error (the file did not load) or a note (it did, with
+// Problem is an error (the file did not load) or a note (it did, with
 // something ignored) about an agent file.
-type agentProblem struct {
+type Problem struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 }
 
-func (p agentProblem) String() string {
+func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
 	if p.Line > 0 {
@@ -83,8 +84,8 @@ func (p agentProblem) String() string {
 	return b.String()
 }
 
-// agentPlace is a folder agent files are read from.
-type agentPlace struct {
+// Place is a folder agent files are read from.
+type Place struct {
 	dir    string // as shown in messages
 	scope  string // "workspace" or "user"
 	claude bool   // a .claude/agents folder: Claude Code's shape
@@ -96,21 +97,21 @@ type agentPlace struct {
 	untrusted bool
 }
 
-// agentPlaces lists where agents are read from, the strongest first: the
+// Places lists where agents are read from, the strongest first: the
 // workspace's .agentty/agents and .claude/agents, the user's agents folder
 // (beside their config: $AGENTTY_CONFIG's folder, else
 // $XDG_CONFIG_HOME/agentty, else ~/.config/agentty) and ~/.claude/agents.
 // ~/.claude is found through $HOME only: with no HOME there is none. A
 // folder that is two of these (the workspace is the home folder) is read
 // once, as the workspace's.
-func agentPlaces(wsDir, wsAbs string, trusted bool, getenv func(string) string) []agentPlace {
-	places := []agentPlace{
+func Places(wsDir, wsAbs string, trusted bool, getenv func(string) string) []Place {
+	places := []Place{
 		{dir: filepath.Join(wsDir, ".agentty", "agents"), scope: "workspace", root: wsAbs, untrusted: !trusted},
 		{dir: filepath.Join(wsDir, ".claude", "agents"), scope: "workspace", claude: true, root: wsAbs, untrusted: !trusted},
-		{dir: filepath.Join(filepath.Dir(configPath(getenv)), "agents"), scope: "user"},
+		{dir: filepath.Join(filepath.Dir(config.Path(getenv)), "agents"), scope: "user"},
 	}
 	if home := getenv("HOME"); home != "" {
-		places = append(places, agentPlace{dir: filepath.Join(home, ".claude", "agents"), scope: "user", claude: true})
+		places = append(places, Place{dir: filepath.Join(home, ".claude", "agents"), scope: "user", claude: true})
 	}
 	seen := map[string]bool{}
 	out := places[:0]
@@ -130,18 +131,18 @@ func agentPlaces(wsDir, wsAbs string, trusted bool, getenv func(string) string) 
 	return out
 }
 
-// agentFiles is what loading the agent folders found.
-type agentFiles struct {
-	Defs   []agentDef
-	Errors []agentProblem
-	Notes  []agentProblem
+// Files is what loading the agent folders found.
+type Files struct {
+	Defs   []Def
+	Errors []Problem
+	Notes  []Problem
 }
 
 // loadAgents reads every *.md file of places, strongest place first. A name
 // defined again in a weaker place is noted and skipped; twice in one place,
 // it is an error naming both files (the first by file name loads).
-func loadAgents(places []agentPlace) agentFiles {
-	var out agentFiles
+func Load(places []Place) Files {
+	var out Files
 	byName := map[string]int{}     // name → index in out.Defs
 	untrusted := map[string]bool{} // names defined by an untrusted workspace
 	for _, pl := range places {
@@ -150,7 +151,7 @@ func loadAgents(places []agentPlace) agentFiles {
 			continue
 		}
 		if err != nil {
-			out.Errors = append(out.Errors, agentProblem{File: pl.dir, Message: err.Error()})
+			out.Errors = append(out.Errors, Problem{File: pl.dir, Message: err.Error()})
 			continue
 		}
 		for _, e := range entries {
@@ -158,7 +159,7 @@ func loadAgents(places []agentPlace) agentFiles {
 				continue
 			}
 			file := filepath.Join(pl.dir, e.Name())
-			def, notes, prob := readAgentFile(file, pl)
+			def, notes, prob := readFile(file, pl)
 			out.Notes = append(out.Notes, notes...)
 			if prob != nil {
 				out.Errors = append(out.Errors, *prob)
@@ -169,17 +170,17 @@ func loadAgents(places []agentPlace) agentFiles {
 				if untrusted[def.Name] && !pl.untrusted {
 					// An untrusted workspace may not replace the person's own
 					// agent (and the tools they gave it) with its own.
-					out.Notes = append(out.Notes, agentProblem{File: first.File, Field: "name",
+					out.Notes = append(out.Notes, Problem{File: first.File, Field: "name",
 						Message: fmt.Sprintf("agent %q is the person's own (%s) while this folder is untrusted; this file is not used (to use it: agentty trust DIR)", def.Name, file)})
 					out.Defs[i] = def
 					untrusted[def.Name] = false
 					continue
 				}
 				if filepath.Dir(first.File) == pl.dir {
-					out.Errors = append(out.Errors, agentProblem{File: file, Line: 2, Field: "name",
+					out.Errors = append(out.Errors, Problem{File: file, Line: 2, Field: "name",
 						Message: fmt.Sprintf("agent %q is also defined in %s, in the same folder; rename one", def.Name, first.File)})
 				} else {
-					out.Notes = append(out.Notes, agentProblem{File: file, Field: "name",
+					out.Notes = append(out.Notes, Problem{File: file, Field: "name",
 						Message: fmt.Sprintf("agent %q is defined by %s too, which wins; this file is not used", def.Name, first.File)})
 				}
 				continue
@@ -192,10 +193,10 @@ func loadAgents(places []agentPlace) agentFiles {
 	return out
 }
 
-// readAgentFile reads one agent file of place pl.
-func readAgentFile(file string, pl agentPlace) (agentDef, []agentProblem, *agentProblem) {
-	fail := func(line int, field, format string, a ...any) (agentDef, []agentProblem, *agentProblem) {
-		return agentDef{}, nil, &agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
+// readFile reads one agent file of place pl.
+func readFile(file string, pl Place) (Def, []Problem, *Problem) {
+	fail := func(line int, field, format string, a ...any) (Def, []Problem, *Problem) {
+		return Def{}, nil, &Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
 	}
 	if pl.root != "" {
 		// Someone else's folder: a symlink must not lead out of it.
@@ -210,11 +211,11 @@ func readAgentFile(file string, pl agentPlace) (agentDef, []agentProblem, *agent
 			return fail(0, "", "leads to %s, outside the workspace; refusing to read it", real)
 		}
 	}
-	b, err := readSmallFile(file)
+	b, err := config.ReadSmall(file)
 	if err != nil {
 		return fail(0, "", "%v", err)
 	}
-	return parseAgent(file, b, pl)
+	return Parse(file, b, pl)
 }
 
 // agentName is what a name may be: it becomes the tool transfer_to_NAME.
@@ -236,16 +237,16 @@ var riskyAgentFields = map[string]string{
 	"policies":       "approvals",
 }
 
-// parseAgent parses an agent file's bytes: front matter between --- lines,
+// Parse parses an agent file's bytes: front matter between --- lines,
 // then the body. Problems name file, line and field; line numbers count the
 // opening --- as line 1.
-func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem, *agentProblem) {
-	var notes []agentProblem
-	fail := func(line int, field, format string, a ...any) (agentDef, []agentProblem, *agentProblem) {
-		return agentDef{}, notes, &agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
+func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
+	var notes []Problem
+	fail := func(line int, field, format string, a ...any) (Def, []Problem, *Problem) {
+		return Def{}, notes, &Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
 	}
 	note := func(line int, field, format string, a ...any) {
-		notes = append(notes, agentProblem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)})
+		notes = append(notes, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)})
 	}
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	lines := strings.SplitAfter(string(b), "\n")
@@ -262,7 +263,7 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 		line, msg := yamlx.ErrorLine(err)
 		return fail(line+1, "", "front matter: %s", msg)
 	}
-	def := agentDef{Mode: agentDelegate, Model: modelInherit, File: file, Scope: pl.scope, claude: pl.claude,
+	def := Def{Mode: Delegate, Model: Inherit, File: file, Scope: pl.scope, claude: pl.claude,
 		System: strings.TrimSpace(strings.Join(lines[end+1:], ""))}
 	var m *yaml.Node
 	switch {
@@ -296,12 +297,12 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 			case "description":
 				def.Description = strings.TrimSpace(s)
 			case "mode":
-				if s != agentDelegate && s != agentHandoff {
+				if s != Delegate && s != Handoff {
 					return fail(line, field, "want delegate or handoff, got %q", s)
 				}
 				def.Mode = s
 			case "model":
-				def.modelLine = line
+				def.ModelLine = line
 				def.Model = agentModel(file, s, line, pl, note)
 			}
 		case "max_steps", "maxTurns":
@@ -320,14 +321,14 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 				return def, notes, prob
 			}
 			if field == "tools" {
-				def.Tools, def.toolsLine = pats, line
+				def.Tools, def.ToolsLine = pats, line
 			} else {
 				def.Deny = append(def.Deny, pats...)
 			}
 		default:
 			if what, risky := riskyAgentFields[field]; risky {
 				if pl.untrusted {
-					note(k.Line+1, field, "refused: the workspace is not trusted (agentty trust %s), and agent files never set %s anyway: the config does; an agent's tools can only be narrowed", shellQuote(pl.root), what)
+					note(k.Line+1, field, "refused: the workspace is not trusted (agentty trust %s), and agent files never set %s anyway: the config does; an agent's tools can only be narrowed", config.ShellQuote(pl.root), what)
 				} else {
 					note(k.Line+1, field, "ignored: agent files do not set %s (the config does); an agent's tools can only be narrowed", what)
 				}
@@ -359,19 +360,19 @@ func parseAgent(file string, b []byte, pl agentPlace) (agentDef, []agentProblem,
 // script:PATH, the path relative to the agent file's folder; or a model
 // name. An untrusted workspace's file may pick none but inherit and
 // offline: a script or a model name is refused, noted, and inherits.
-func agentModel(file, s string, line int, pl agentPlace, note func(int, string, string, ...any)) string {
+func agentModel(file, s string, line int, pl Place, note func(int, string, string, ...any)) string {
 	switch s {
-	case "", modelInherit:
-		return modelInherit
+	case "", Inherit:
+		return Inherit
 	case "sonnet", "opus", "haiku":
 		note(line, "model", "%s is a Claude Code alias: the agent inherits the session's model", s)
-		return modelInherit
+		return Inherit
 	case offline.Name:
 		return s
 	}
 	if pl.untrusted {
-		note(line, "model", "refused %q: the workspace is not trusted, so its agent files may only inherit the model or use offline; the agent inherits it (to trust the folder: agentty trust %s)", s, shellQuote(pl.root))
-		return modelInherit
+		note(line, "model", "refused %q: the workspace is not trusted, so its agent files may only inherit the model or use offline; the agent inherits it (to trust the folder: agentty trust %s)", s, config.ShellQuote(pl.root))
+		return Inherit
 	}
 	if p, ok := strings.CutPrefix(s, "script:"); ok {
 		if !filepath.IsAbs(p) {
@@ -388,7 +389,7 @@ func agentModel(file, s string, line int, pl agentPlace, note func(int, string, 
 // toolPatterns reads a tools field: a YAML list of names, or (Claude Code's
 // shape) one comma-separated string. Each is a tool name or a path.Match
 // glob such as fs__*. line is the field's.
-func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
+func toolPatterns(v *yaml.Node, line int) ([]string, *Problem) {
 	var raw []*yaml.Node
 	switch v.Kind {
 	case yaml.SequenceNode:
@@ -396,14 +397,14 @@ func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
 	case yaml.ScalarNode:
 		raw = []*yaml.Node{v}
 	default:
-		return nil, &agentProblem{Line: line, Message: "want a list of tool names, got " + yamlx.KindName(v)}
+		return nil, &Problem{Line: line, Message: "want a list of tool names, got " + yamlx.KindName(v)}
 	}
 	pats := []string{} // not nil: an empty list is no tools
 	for _, n := range raw {
 		n = yamlx.Deref(n)
 		s, ok := yamlx.Scalar(n)
 		if !ok {
-			return nil, &agentProblem{Line: n.Line + 1, Message: "want a tool name, got " + yamlx.KindName(n)}
+			return nil, &Problem{Line: n.Line + 1, Message: "want a tool name, got " + yamlx.KindName(n)}
 		}
 		for p := range strings.SplitSeq(s, ",") {
 			p = strings.TrimSpace(p)
@@ -411,7 +412,7 @@ func toolPatterns(v *yaml.Node, line int) ([]string, *agentProblem) {
 				continue
 			}
 			if _, err := path.Match(p, ""); err != nil {
-				return nil, &agentProblem{Line: n.Line + 1, Message: fmt.Sprintf("%q is not a valid pattern: %v", p, err)}
+				return nil, &Problem{Line: n.Line + 1, Message: fmt.Sprintf("%q is not a valid pattern: %v", p, err)}
 			}
 			pats = append(pats, p)
 		}

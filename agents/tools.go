@@ -1,4 +1,4 @@
-package main
+package agents
 
 // An agent's tools (its patterns resolved against the session's) and the
 // agents made into the engine's, with the trust of the workspace.
@@ -35,10 +35,10 @@ var claudeTools = map[string]string{
 // tools (agent, transfer_to_*: offered by the engine), a tool of an MCP
 // server that is configured (mcp, the servers' names) but did not list it
 // now, or, in a .claude file, a Claude Code tool agentty does not have.
-func (def *agentDef) agentTools(names []string, mcp map[string]bool) ([]string, []agentProblem, *agentProblem) {
-	var notes []agentProblem
+func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []Problem, *Problem) {
+	var notes []Problem
 	note := func(format string, a ...any) {
-		notes = append(notes, agentProblem{File: def.File, Line: def.toolsLine, Field: "tools", Message: fmt.Sprintf(format, a...)})
+		notes = append(notes, Problem{File: def.File, Line: def.ToolsLine, Field: "tools", Message: fmt.Sprintf(format, a...)})
 	}
 	if def.Tools == nil {
 		if len(def.Deny) == 0 {
@@ -67,7 +67,7 @@ func (def *agentDef) agentTools(names []string, mcp map[string]bool) ([]string, 
 		case def.claude:
 			note("%s: agentty has no such tool; left out", p)
 		default:
-			return nil, notes, &agentProblem{File: def.File, Line: def.toolsLine, Field: "tools",
+			return nil, notes, &Problem{File: def.File, Line: def.ToolsLine, Field: "tools",
 				Message: fmt.Sprintf("%q matches no tool (agentty tools lists them)", p)}
 		}
 	}
@@ -76,7 +76,7 @@ func (def *agentDef) agentTools(names []string, mcp map[string]bool) ([]string, 
 
 // patterns maps Claude Code's tool names (Read, mcp__server__tool) to
 // agentty's in a .claude file; other files' patterns are as written.
-func (def *agentDef) patterns(ps []string) []string {
+func (def *Def) patterns(ps []string) []string {
 	if !def.claude {
 		return ps
 	}
@@ -94,7 +94,7 @@ func (def *agentDef) patterns(ps []string) []string {
 
 // filter keeps the names in want (nil: all), less those Deny matches, in
 // names' order.
-func (def *agentDef) filter(names []string, want map[string]bool) []string {
+func (def *Def) filter(names []string, want map[string]bool) []string {
 	deny := def.patterns(def.Deny)
 	out := []string{}
 	for _, name := range names {
@@ -111,15 +111,15 @@ func (def *agentDef) filter(names []string, want map[string]bool) []string {
 
 // allows reports whether the agent may use the tool called name: the
 // patterns of its file, as the MCP servers' tools come and go.
-func (def *agentDef) allows(name string) bool {
+func (def *Def) allows(name string) bool {
 	if def.Tools != nil && !slices.ContainsFunc(def.patterns(def.Tools), func(p string) bool { ok, _ := path.Match(p, name); return ok }) {
 		return false
 	}
 	return !slices.ContainsFunc(def.patterns(def.Deny), func(p string) bool { ok, _ := path.Match(p, name); return ok })
 }
 
-// agentRow describes an agent for `agentty agents`.
-type agentRow struct {
+// Row describes an agent for `agentty agents`.
+type Row struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Mode        string `json:"mode"`
@@ -132,36 +132,44 @@ type agentRow struct {
 	Scope    string   `json:"scope"`
 }
 
-// agentSet is a setup's agents: what `agentty agents` lists, and the
+// Set is a setup's agents: what `agentty agents` lists, and the
 // registries of the agents that have tools of their own.
-type agentSet struct {
-	rows   []agentRow
-	errors []agentProblem // files that did not load, agents that could not be wired
-	notes  []agentProblem
+type Set struct {
+	Rows   []Row
+	Errors []Problem // files that did not load, agents that could not be wired
+	Notes  []Problem
 	// mu guards regs, which an MCP server's changed tool list refreshes
 	// from another goroutine.
 	mu   sync.Mutex
 	regs []agentReg
 }
 
+// Track keeps reg, the registry of def's agent, to be refreshed when the
+// session's tools change.
+func (a *Set) Track(def *Def, reg *engine.Registry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.regs = append(a.regs, agentReg{def: def, reg: reg})
+}
+
 // agentReg is an agent's own registry and the file that says what it holds.
 type agentReg struct {
-	def *agentDef
+	def *Def
 	reg *engine.Registry
 }
 
-// refresh gives each agent with tools of its own those of ts it allows:
+// Refresh gives each agent with tools of its own those of ts it allows:
 // the session's tools changed (an MCP server's list).
-func (a *agentSet) refresh(ts []engine.Tool) {
+func (a *Set) Refresh(ts []engine.Tool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, r := range a.regs {
-		r.reg.Replace(allowed(ts, r.def)...)
+		r.reg.Replace(Allowed(ts, r.def)...)
 	}
 }
 
-// allowed is the tools of ts that def allows, in order.
-func allowed(ts []engine.Tool, def *agentDef) []engine.Tool {
+// Allowed is the tools of ts that def allows, in order.
+func Allowed(ts []engine.Tool, def *Def) []engine.Tool {
 	var out []engine.Tool
 	for _, t := range ts {
 		if def.allows(t.Name) {
@@ -171,109 +179,20 @@ func allowed(ts []engine.Tool, def *agentDef) []engine.Tool {
 	return out
 }
 
-// loadAgents reads the agent files of the workspace and the user and makes
-// the engine's agents of them, their tools a subset of the setup's registry
-// (which must be filled). Files that fail are in st.agents.errors, and with
-// the notes in st.notices; only --agent naming no agent is an error.
-func (st *setup) loadAgents(o options, cfg *config, wsDir string, ws *wsConfig, getenv func(string) string) ([]engine.Agent, error) {
-	wsAbs, err := filepath.Abs(wsDir)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", wsDir, err)
-	}
-	if real, err := filepath.EvalSymlinks(wsAbs); err == nil {
-		wsAbs = real
-	}
-	trusted, err := workspaceTrusted(o, wsAbs, ws, getenv)
-	if err != nil {
-		return nil, err
-	}
-	files := loadAgents(agentPlaces(wsDir, wsAbs, trusted, getenv))
-	a := &st.agents
-	a.errors, a.notes = files.Errors, files.Notes
-	mcp := map[string]bool{}
-	for name := range cfg.MCPServers {
-		mcp[name] = true
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	top := st.registry.Tools()
-	names := st.registry.Names()
-	var out []engine.Agent
-	for i := range files.Defs {
-		def := &files.Defs[i]
-		toolNames, notes, prob := def.agentTools(names, mcp)
-		a.notes = append(a.notes, notes...)
-		if prob != nil {
-			a.errors = append(a.errors, *prob)
-			continue
-		}
-		ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
-			MaxSteps: def.MaxSteps, Handoff: def.Mode == agentHandoff}
-		if def.Model != modelInherit {
-			mo := o
-			mo.model = def.Model
-			if ea.Model, ea.ModelName, err = pickModel(mo, cfg, getenv); err != nil {
-				a.errors = append(a.errors, agentProblem{File: def.File, Line: def.modelLine, Field: "model", Message: err.Error()})
-				continue
-			}
-		}
-		if toolNames != nil {
-			if ea.Tools, err = engine.NewRegistry(allowed(top, def)...); err != nil {
-				a.errors = append(a.errors, agentProblem{File: def.File, Line: def.toolsLine, Field: "tools", Message: err.Error()})
-				continue
-			}
-			a.regs = append(a.regs, agentReg{def: def, reg: ea.Tools})
-		}
-		out = append(out, ea)
-		a.rows = append(a.rows, agentRow{Name: def.Name, Description: def.Description, Mode: def.Mode, Model: def.Model,
-			Tools: toolNames, MaxSteps: def.MaxSteps, Source: def.File, Scope: def.Scope})
-	}
-	for _, p := range a.errors {
-		st.notices = append(st.notices, p.String()+" (the agent is not loaded)")
-	}
-	for _, p := range a.notes {
-		st.notices = append(st.notices, p.String())
-	}
-	if o.agent != "" && !slices.ContainsFunc(out, func(ea engine.Agent) bool { return ea.Name == o.agent }) {
-		return nil, errUsage{a.unknownAgent(o.agent)}
-	}
-	return out, nil
-}
-
 // unknownAgent is the error of --agent naming no agent: the agents there
 // are, and the file of that name that failed, if one did.
-func (a *agentSet) unknownAgent(name string) error {
-	for _, p := range a.errors {
+func (a *Set) UnknownAgent(name string) error {
+	for _, p := range a.Errors {
 		if filepath.Base(p.File) == name+".md" {
 			return fmt.Errorf("--agent %s: its file did not load: %s", name, p)
 		}
 	}
-	if len(a.rows) == 0 {
+	if len(a.Rows) == 0 {
 		return fmt.Errorf("--agent %s: no agents are defined (put them in .agentty/agents/NAME.md; see agentty agents)", name)
 	}
 	var names []string
-	for _, r := range a.rows {
+	for _, r := range a.Rows {
 		names = append(names, r.Name)
 	}
 	return fmt.Errorf("--agent %s: no such agent; the agents are %s (agentty agents lists them)", name, strings.Join(names, ", "))
-}
-
-// workspaceTrusted reports whether the person trusts the workspace dir
-// (absolute, symlinks resolved): --trust-workspace, or trusted.json holds
-// the folder with its .agentty.json as it is now (ws; none when it was
-// trusted with none). Agent files are not hashed into trusted.json:
-// trusting the folder trusts the agent files in it.
-func workspaceTrusted(o options, dir string, ws *wsConfig, getenv func(string) string) (bool, error) {
-	if o.trustWorkspace {
-		return true, nil
-	}
-	store, err := loadTrust(getenv)
-	if err != nil {
-		return false, err
-	}
-	if ws != nil {
-		return store.holds(ws), nil
-	}
-	f, ok := store.Folders[dir]
-	return ok && f.SHA256 == "", nil
 }

@@ -1,0 +1,80 @@
+// Package config holds what agentty reads of the person's and the
+// workspace's settings: where the config file is, and reading files that
+// may be someone else's (bounded, regular files only).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Path returns the user's config file: $AGENTTY_CONFIG, else
+// $XDG_CONFIG_HOME/agentty/config.json, else ~/.config/agentty/config.json.
+func Path(getenv func(string) string) string {
+	if p := getenv("AGENTTY_CONFIG"); p != "" {
+		return p
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "agentty", "config.json")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".config", "agentty", "config.json")
+}
+
+// MaxFile bounds a workspace config file: it is someone else's.
+const MaxFile = 1 << 20
+
+// ReadSmall reads a regular file of at most MaxFile bytes: a FIFO or a
+// device would hang or never end.
+func ReadSmall(path string) ([]byte, error) {
+	b, more, err := ReadAtMost(path, MaxFile)
+	if err == nil && more {
+		err = fmt.Errorf("larger than %d bytes", MaxFile)
+	}
+	return b, err
+}
+
+// ReadAtMost reads the first n bytes of a regular file, and says whether
+// there was more; a FIFO or a device is an error (it would hang or never
+// end).
+func ReadAtMost(path string, n int) ([]byte, bool, error) {
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(n)+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(b) > n {
+		return b[:n], true, nil
+	}
+	return b, false, nil
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
