@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
+	pathpkg "path"
 	"slices"
 	"strings"
 	"time"
@@ -54,20 +55,37 @@ type settings struct {
 	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
-// toolConfig returns the settings of the tool called name: its own entry,
-// else that of a pattern that matches it ("fs__*": every tool of the MCP
-// server fs; of several patterns, the longest).
+// toolConfig returns the settings of the tool called name, field by field
+// from the most specific entry that sets the field: its own entry, then the
+// patterns that match it ("fs__*": every tool of the MCP server fs), the
+// longest first.
 func (c *settings) toolConfig(name string) (toolConfig, bool) {
-	if tc, ok := c.Tools[name]; ok {
-		return tc, true
-	}
-	best, found := "", false
+	var entries []string
 	for pat := range c.Tools {
-		if ok, _ := path.Match(pat, name); ok && (!found || len(pat) > len(best) || len(pat) == len(best) && pat < best) {
-			best, found = pat, true
+		if ok, _ := pathpkg.Match(pat, name); ok || pat == name {
+			entries = append(entries, pat)
 		}
 	}
-	return c.Tools[best], found
+	slices.SortFunc(entries, func(a, b string) int {
+		switch {
+		case a == name:
+			return -1
+		case b == name:
+			return 1
+		}
+		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
+	})
+	var out toolConfig
+	for _, e := range entries {
+		tc := c.Tools[e]
+		if out.Policy == "" {
+			out.Policy = tc.Policy
+		}
+		if out.timeout == 0 {
+			out.Timeout, out.timeout = tc.Timeout, tc.timeout
+		}
+	}
+	return out, len(entries) > 0
 }
 
 type toolConfig struct {
@@ -136,6 +154,9 @@ func parseConfig(path string, b []byte) (*settings, error) {
 		}
 	}
 	for name, tc := range c.Tools {
+		if _, err := pathpkg.Match(name, ""); err != nil {
+			return nil, fmt.Errorf("config %s:%d: field tools.%s: not a tool name or pattern: %v", path, lineOf(b, `"`+name+`"`), name, err)
+		}
 		switch tc.Policy {
 		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
 		default:

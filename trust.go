@@ -112,7 +112,7 @@ func riskyKeys(c, user *settings) map[string]string {
 		add("max_depth", c.MaxDepth)
 	}
 	for name, tc := range c.Tools {
-		if tc.Policy != "" && !stricter(tc.Policy, user.Tools[name].Policy) {
+		if tc.Policy != "" && !stricter(tc.Policy, user.policyOf(name)) {
 			add("tools."+name+".policy", tc.Policy)
 		}
 	}
@@ -170,6 +170,24 @@ func policyRank(p engine.Policy) int {
 		return 1
 	}
 	return 0
+}
+
+// policyOf is the policy the person's own config gives the tool called
+// name (its entry, a pattern's, or its MCP server's; "" for none), as far
+// as a workspace entry for name could override it. A name that is itself
+// a pattern ("fs__*") could override any entry it matches: only deny is
+// stricter than all of them.
+func (c *settings) policyOf(name string) engine.Policy {
+	if strings.ContainsAny(name, "*?[\\") {
+		return engine.PolicyDeny
+	}
+	if tc, ok := c.toolConfig(name); ok && tc.Policy != "" {
+		return tc.Policy
+	}
+	if server, _, ok := strings.Cut(name, "__"); ok {
+		return c.MCPServers[server].Policy
+	}
+	return ""
 }
 
 // stricter reports whether an untrusted workspace may set p over base (the

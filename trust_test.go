@@ -458,3 +458,35 @@ func TestTrustPromptShowsEverything(t *testing.T) {
 func unwrap(s string) string {
 	return regexp.MustCompile(`\n {8,}`).ReplaceAllString(s, "")
 }
+
+// TestUntrustedPatternsDoNotLoosen: the person denies tools by pattern
+// ("calc*") or by MCP server; a workspace entry of a name they match, or a
+// pattern of its own, set to ask, does not loosen the deny.
+func TestUntrustedPatternsDoNotLoosen(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"tools": {"calculator": {"policy": "ask"}, "cl*": {"policy": "ask"}, "remember": {"policy": "deny"}}}`)
+	env := trustEnv(t)
+	writeFile(t, env["AGENTTY_CONFIG"], `{"tools": {"calc*": {"policy": "deny"}, "clock": {"policy": "deny"}}}`)
+	code, out, errs := runCLI(t, context.Background(), env, "tools", "--json", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("tools: exit %d: %s", code, errs)
+	}
+	var rows []toolRow
+	json.Unmarshal([]byte(out), &rows)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = string(r.Policy)
+	}
+	for name, want := range map[string]string{"calculator": "deny", "clock": "deny", "remember": "deny"} {
+		if got[name] != want {
+			t.Errorf("%s: policy %q, want %q (stderr %s)", name, got[name], want, errs)
+		}
+	}
+	if !strings.Contains(errs, "tools.calculator.policy") || !strings.Contains(errs, "tools.cl*.policy") {
+		t.Errorf("the loosening entries were not named as ignored: %s", errs)
+	}
+	writeFile(t, env["AGENTTY_CONFIG"], `{"tools": {"[bad": {"policy": "deny"}}}`)
+	if code, _, errs := runCLI(t, context.Background(), env, "tools", "--workspace", t.TempDir()); code == 0 || !strings.Contains(errs, "not a tool name or pattern") {
+		t.Errorf("a malformed pattern: exit %d, %s", code, errs)
+	}
+}

@@ -165,6 +165,9 @@ func workflowEngine(st *setup, o options, w *workflow.Workflow, inputs map[strin
 		cfg.Agents = append(cfg.Agents, a)
 	}
 	cfg.MaxSteps = max(cfg.MaxSteps, most+2)
+	// The planner calls every ready step, each foreach item a call, in one
+	// decision: the cap on a model's calls is not for it.
+	cfg.MaxCalls = max(cfg.MaxCalls, engine.DefaultMaxCalls, len(w.Steps)*workflow.MaxItems)
 	e := engine.New(cfg)
 	return e, e.Err()
 }

@@ -187,3 +187,25 @@ func TestWorkflowsInTheCurrentFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowFansOutPastTheCallCap: a foreach of 80 items is 80 calls in
+// one of the planner's decisions; the cap on a model's calls per decision
+// (64) does not cut it.
+func TestWorkflowFansOutPastTheCallCap(t *testing.T) {
+	var items []string
+	for i := 1; i <= 80; i++ {
+		items = append(items, fmt.Sprint(i))
+	}
+	file := filepath.Join(t.TempDir(), "fan.yaml")
+	os.WriteFile(file, []byte(`name: fan
+steps:
+  - id: double
+    foreach: '[`+strings.Join(items, ",")+`]'
+    tool: calculator
+    args: {expression: "{{ .item }}*2"}
+`), 0o600)
+	code, out, errs := runCLI(t, context.Background(), agentEnv(t), "workflow", "run", file, "--model", "offline")
+	if code != 0 || !strings.Contains(out, "160") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -80,8 +80,9 @@ type mcpServer struct {
 
 	mu      sync.Mutex // guards the fields below
 	session *mcp.ClientSession
-	cmd     *exec.Cmd  // of a stdio server
-	log     *serverLog // of a stdio server, kept across restarts
+	closed  chan struct{} // closed when session's connection ends
+	cmd     *exec.Cmd     // of a stdio server
+	log     *serverLog    // of a stdio server, kept across restarts
 	tools   []*mcp.Tool
 	err     error
 }
@@ -142,6 +143,12 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 		return fmt.Errorf("MCP server %s: list tools: %w", s.name, s.log.explain(err))
 	}
 	s.session, s.tools = session, tools
+	closed := make(chan struct{})
+	s.closed = closed
+	go func() {
+		session.Wait()
+		close(closed)
+	}()
 	return nil
 }
 
@@ -304,6 +311,12 @@ func (m *MCP) call(ctx context.Context, s *mcpServer, tool string, args json.Raw
 	}
 	s.mu.Lock()
 	sess, serr := s.session, s.err
+	if sess != nil && isDone(s.closed) {
+		// It died since its last call (or was closed): this call has
+		// not been sent, so it goes to a server started again.
+		sess.Close()
+		s.session, sess = nil, nil
+	}
 	if sess == nil {
 		serr = m.connect(ctx, s)
 		s.err = serr
@@ -334,6 +347,16 @@ func (m *MCP) call(ctx context.Context, s *mcpServer, tool string, args json.Raw
 		return "", errors.New(text)
 	}
 	return text, nil
+}
+
+// isDone reports whether ch is closed (a nil ch is not).
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return ch != nil
+	default:
+		return false
+	}
 }
 
 func isClosed(err error) bool {

@@ -38,29 +38,44 @@ type stdioTransport struct {
 
 var _ mcp.Transport = (*stdioTransport)(nil)
 
-// Connect starts the command.
+// Connect starts the command, in a process group of its own (Close ends
+// the group: a server started through npx or sh leaves no child behind).
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	stdout, err := t.cmd.StdoutPipe()
+	// The read end of stdout is ours, not exec's: Wait does not close it
+	// under the reader, and a grandchild that keeps the write end open
+	// cannot keep Wait from returning.
+	out, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	stdin, err := t.cmd.StdinPipe()
 	if err != nil {
+		out.Close()
+		outW.Close()
 		return nil, err
 	}
-	t.cmd.Stderr = t.log
+	t.cmd.Stdout, t.cmd.Stderr = outW, t.log
+	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that keeps stderr open must not hold Wait for ever.
 	t.cmd.WaitDelay = time.Second
-	if err := t.cmd.Start(); err != nil {
+	err = t.cmd.Start()
+	outW.Close() // the child has its own
+	if err != nil {
+		out.Close()
 		return nil, err
 	}
 	pr, pw := io.Pipe()
 	exited := make(chan struct{})
 	go func() {
-		// Every read of stdout is done before Wait closes it.
-		pw.CloseWithError(filterLines(stdout, pw, t.log))
 		t.cmd.Wait()
 		close(exited)
+		// What the server wrote before it exited is read; a grandchild
+		// holding stdout open does not hold the reader past a second.
+		out.SetReadDeadline(time.Now().Add(time.Second))
+	}()
+	go func() {
+		pw.CloseWithError(filterLines(out, pw, t.log))
+		out.Close()
 	}()
 	w := &procWriter{stdin: stdin, cmd: t.cmd, exited: exited, terminate: t.terminate}
 	return (&mcp.IOTransport{Reader: pr, Writer: w}).Connect(ctx)
@@ -114,13 +129,17 @@ func (p *procWriter) Close() error {
 			return false
 		}
 	}
+	// The server first; the rest of its group (what it started) goes
+	// with it in any case.
+	group := -p.cmd.Process.Pid
+	defer syscall.Kill(group, syscall.SIGKILL)
 	if wait(p.terminate) {
 		return nil
 	}
-	if p.cmd.Process.Signal(syscall.SIGTERM) == nil && wait(p.terminate) {
+	if syscall.Kill(group, syscall.SIGTERM) == nil && wait(p.terminate) {
 		return nil
 	}
-	p.cmd.Process.Kill()
+	syscall.Kill(group, syscall.SIGKILL)
 	if !wait(2 * time.Second) {
 		return fmt.Errorf("the MCP server %d did not exit", p.cmd.Process.Pid)
 	}

@@ -87,3 +87,28 @@ func (w *Workspace) writeRegular(p, rel string, content []byte, perm fs.FileMode
 	}
 	return w.explain(p, err)
 }
+
+// maxIgnoreFile bounds a .gitignore: a workspace's is anyone's.
+const maxIgnoreFile = 1 << 20
+
+// readRegularFS reads p of fsys when it is a regular file (a symlink to
+// one is followed) of at most max bytes: a .gitignore that is a FIFO would
+// hang every search, one of a gigabyte fill the memory.
+func readRegularFS(fsys fs.FS, p string, max int64) ([]byte, error) {
+	st, err := fs.Stat(fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errNotRegular(p, st.Mode())
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", p, max)
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}

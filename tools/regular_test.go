@@ -56,3 +56,27 @@ func TestFileToolsRefuseFIFOs(t *testing.T) {
 		t.Errorf("new.txt holds %q", b)
 	}
 }
+
+// TestSearchSkipsAFIFOGitignore: a .gitignore that is a named pipe is
+// skipped, not waited on, and the search goes on.
+func TestSearchSkipsAFIFOGitignore(t *testing.T) {
+	w, base := tree(t)
+	dir := filepath.Join(base, "ws", "src") // its .gitignore hid deep/
+	os.Remove(filepath.Join(dir, ".gitignore"))
+	if err := syscall.Mkfifo(filepath.Join(dir, ".gitignore"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		out, _ := w.SearchFiles().Func(context.Background(), &engine.Call{Args: json.RawMessage(`{"pattern":"needle"}`), Memory: &engine.MemoryView{}})
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		if !strings.Contains(out, "util.go") {
+			t.Errorf("the search after the FIFO: %q", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a FIFO .gitignore hangs the search")
+	}
+}

@@ -119,7 +119,7 @@ func newIgnorer(fsys fs.FS) *ignorer { return &ignorer{fsys: fsys} }
 
 // load reads dir/.gitignore, if there is one.
 func (ig *ignorer) load(dir string) {
-	b, err := fs.ReadFile(ig.fsys, path.Join(dir, ".gitignore"))
+	b, err := readRegularFS(ig.fsys, path.Join(dir, ".gitignore"), maxIgnoreFile)
 	if err != nil {
 		return
 	}
