@@ -256,14 +256,18 @@ func lineAfter(b []byte, after, s string) int {
 	return lineAt(b, int64(i+j))
 }
 
+// positive is n when it is set (above zero), else the value it would
+// replace.
+func positive(n, old int) int {
+	if n > 0 {
+		return n
+	}
+	return old
+}
+
 // merge lays o over c: what o sets wins; maps are merged by key.
 func (c *settings) merge(o *settings) {
-	if o.Model != "" {
-		c.Model = o.Model
-	}
-	if o.BaseURL != "" {
-		c.BaseURL = o.BaseURL
-	}
+	c.Model, c.BaseURL = cmp.Or(o.Model, c.Model), cmp.Or(o.BaseURL, c.BaseURL)
 	if o.Temperature != nil {
 		c.Temperature = o.Temperature
 	}
@@ -273,18 +277,8 @@ func (c *settings) merge(o *settings) {
 	if o.SystemPrompt != "" {
 		c.SystemPrompt = o.SystemPrompt
 	}
-	if o.ContextBudget > 0 {
-		c.ContextBudget = o.ContextBudget
-	}
-	if o.MaxSteps > 0 {
-		c.MaxSteps = o.MaxSteps
-	}
-	if o.MaxToolCalls > 0 {
-		c.MaxToolCalls = o.MaxToolCalls
-	}
-	if o.MaxDepth > 0 {
-		c.MaxDepth = o.MaxDepth
-	}
+	c.ContextBudget, c.MaxSteps = positive(o.ContextBudget, c.ContextBudget), positive(o.MaxSteps, c.MaxSteps)
+	c.MaxToolCalls, c.MaxDepth = positive(o.MaxToolCalls, c.MaxToolCalls), positive(o.MaxDepth, c.MaxDepth)
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts
 	}

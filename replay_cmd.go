@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -63,7 +64,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fail(exitError, "%v", err)
 	}
 	defer st.Close()
-	cfg, frame, err := replayConfig(st, o, l.Events, getenv)
+	cfg, frame, err := replayConfig(st, o, l.Events, *until >= 0, getenv)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
@@ -247,7 +248,10 @@ func lineDiff(a, b string) []string {
 // with: the setup's, or, for a workflow's session, the workflow's (its
 // task agents, and its framing sink, whose Next the caller sets), so that
 // the replayed requests offer what the recorded ones did.
-func replayConfig(st *setup, o options, events []engine.Event, getenv func(string) string) (engine.Config, *workflow.Sink, error) {
+//
+// Replayed whole (not live), the steps' own models are not made: the
+// recording stands for them, and they would need keys it does not.
+func replayConfig(st *setup, o options, events []engine.Event, live bool, getenv func(string) string) (engine.Config, *workflow.Sink, error) {
 	var started *engine.WorkflowStarted
 	for _, ev := range events {
 		if d, ok := ev.Data.(*engine.WorkflowStarted); ok && ev.ParentRun == "" {
@@ -261,6 +265,14 @@ func replayConfig(st *setup, o options, events []engine.Event, getenv func(strin
 	w, err := findWorkflow(cmpOr(started.File, started.Name), cmpOr(o.workspace, "."), getenv)
 	if err != nil {
 		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
+	}
+	if !live {
+		plain := *w
+		plain.Steps = slices.Clone(w.Steps)
+		for i := range plain.Steps {
+			plain.Steps[i].Model = ""
+		}
+		w = &plain
 	}
 	eng, err := workflowEngine(st, o, w, started.Inputs, getenv)
 	if err != nil {

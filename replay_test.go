@@ -139,3 +139,24 @@ func TestReplayAWorkflowSession(t *testing.T) {
 		t.Errorf("the replayed session is not framed as the workflow (exit %d)", code)
 	}
 }
+
+// TestReplayAWorkflowWithoutTheStepsModels: a workflow whose task step
+// names a model of a server is replayed with no key and no server: the
+// recording stands for the step's model, which is not made.
+func TestReplayAWorkflowWithoutTheStepsModels(t *testing.T) {
+	srv := enginetest.NewServer(t, enginetest.Reply{Body: enginetest.Answer("forty", "-two")})
+	file := filepath.Join(t.TempDir(), "asks.yaml")
+	os.WriteFile(file, []byte("name: asks\nsteps:\n  - id: ask\n    task: what is 6*7?\n    model: remote-model\n"), 0o600)
+	env := agentEnv(t)
+	env["OPENAI_BASE_URL"] = srv.URL()
+	code, _, errs := runCLI(t, context.Background(), env, "workflow", "run", file, "--model", "offline")
+	if code != 0 {
+		t.Fatalf("workflow run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(strings.Split(errs, "\n")[0], "session:"))
+	delete(env, "OPENAI_BASE_URL")
+	code, out, errs := runCLI(t, context.Background(), env, "replay", id)
+	if code != 0 || !strings.Contains(out, "0 differ") {
+		t.Errorf("replay with no server: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -181,8 +181,8 @@ func TestWorkersSurviveBadRequests(t *testing.T) {
 	waitTakers(t, srv.URL(), 2)
 	askOnce(t, srv.URL())
 	for _, w := range []*exec.Cmd{a, b} {
-		if w.ProcessState != nil {
-			t.Errorf("worker %d exited", w.Process.Pid)
+		if err := syscall.Kill(w.Process.Pid, 0); err != nil {
+			t.Errorf("worker %d is gone: %v", w.Process.Pid, err)
 		}
 	}
 }

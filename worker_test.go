@@ -41,7 +41,9 @@ func startWorker(t *testing.T, url, script string, extra ...string) *exec.Cmd {
 	args := append([]string{"worker", "--nats", url, "--model", model, "--workspace", ws,
 		"--data-dir", t.TempDir(), "--concurrency", "4", "--ack-wait", "2s"}, extra...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"))
+	// No key or server of the environment: an unknown model must fail
+	// here as on a machine with none.
+	cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"), "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 	logf, _ := os.Create(filepath.Join(t.TempDir(), "worker.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

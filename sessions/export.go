@@ -93,7 +93,7 @@ func subRunMarkdown(b *strings.Builder, ev engine.Event) {
 	q := strings.Repeat("> ", strings.Count(ev.Run, "/")/2)
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
-		fmt.Fprintf(b, "%s**%s** was asked (`%s`): %s\n%s\n", q, ev.Agent, ev.Run, engine.OneLine(d.Task, 200), q)
+		fmt.Fprintf(b, "%s**%s** was asked (%s): %s\n%s\n", q, inert(ev.Agent), codeSpan(ev.Run), inert(engine.OneLine(d.Task, 200)), q)
 	case *engine.Decided:
 		if len(d.ToolCalls) == 0 {
 			fmt.Fprintf(b, "%s**%s** answered: %s\n%s\n", q, ev.Agent, inert(engine.OneLine(d.Text, 400)), q)
@@ -101,7 +101,7 @@ func subRunMarkdown(b *strings.Builder, ev engine.Event) {
 	case *engine.ToolFinished:
 		fmt.Fprintf(b, "%s- %s, step %d: %s → %s: %s\n", q, ev.Agent, ev.Step, codeSpan(d.Name), d.Status, codeSpan(engine.OneLine(d.Result, 200)))
 	case *engine.MemoryChanged:
-		fmt.Fprintf(b, "%s- %s, memory: %s %s\n", q, ev.Agent, d.Op, d.Key)
+		fmt.Fprintf(b, "%s- %s, memory: %s %s\n", q, inert(ev.Agent), d.Op, codeSpan(d.Key))
 	case *engine.Handoff:
 		fmt.Fprintf(b, "%s- %s handed off to **%s**\n", q, ev.Agent, d.To)
 	case *engine.RunFinished:
@@ -140,9 +140,53 @@ func codeSpan(s string) string {
 
 // inert returns Markdown with nothing a viewer would load by itself: an
 // image (![…]) becomes text, and raw HTML (<img …>, <iframe …>) is
-// escaped. Links stay links: following one takes a click.
+// escaped. Links stay links: following one takes a click. Code (fenced
+// blocks and inline spans) is left as it is: a viewer shows it as text,
+// and escapes there would show as written.
 func inert(s string) string {
-	return inertReplacer.Replace(s)
+	if !strings.Contains(s, "![") && !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	fenced := false
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			b.WriteString(line)
+			continue
+		}
+		if fenced {
+			b.WriteString(line)
+			continue
+		}
+		inertLine(&b, line)
+	}
+	return b.String()
+}
+
+// inertLine writes line made inert outside its inline code spans.
+func inertLine(b *strings.Builder, line string) {
+	for line != "" {
+		start := strings.IndexByte(line, '`')
+		if start < 0 {
+			b.WriteString(inertReplacer.Replace(line))
+			return
+		}
+		b.WriteString(inertReplacer.Replace(line[:start]))
+		n := len(line[start:]) - len(strings.TrimLeft(line[start:], "`"))
+		fence := line[start : start+n]
+		end := strings.Index(line[start+n:], fence)
+		if end < 0 { // no closing run: not a code span
+			b.WriteString(fence)
+			line = line[start+n:]
+			continue
+		}
+		b.WriteString(line[start : start+n+end+n])
+		line = line[start+n+end+n:]
+	}
 }
 
 var inertReplacer = strings.NewReplacer("![", `!\[`, "<", "&lt;")

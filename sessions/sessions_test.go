@@ -489,7 +489,7 @@ func TestExportLoadsNothing(t *testing.T) {
 	store, _ := sessions.Open(t.TempDir())
 	id, _ := journaledRun(t, store, `{"tool_calls":[{"name":"remember","arguments":{"key":"k","value":"![v](http://127.0.0.1:9/value.png)"}}]},
 		{"tool_calls":[{"name":"calculator","arguments":{"expression":"![x](http://127.0.0.1:9/leak.png) `+"``"+`"}}]},
-		{"answer":"see ![a](http://127.0.0.1:9/answer.png) and <img src=http://127.0.0.1:9/html.png>"}`)
+		{"answer":"see ![a](http://127.0.0.1:9/answer.png) and <img src=http://127.0.0.1:9/html.png>, code `+"`a<-b`"+`\n`+"```"+`\nx := <-ch\n`+"```"+`"}`)
 	var md bytes.Buffer
 	if err := store.Export(id, "md", &md); err != nil {
 		t.Fatal(err)
@@ -502,6 +502,8 @@ func TestExportLoadsNothing(t *testing.T) {
 		"- memory: `k` = `![v](http://127.0.0.1:9/value.png)`",
 		"→ error: ```error: calculator: unexpected character '!' at position 1 of \"![x](http://127.0.0.1:9/leak.png) ``\"```",
 		"see !\\[a](http://127.0.0.1:9/answer.png) and &lt;img",
+		"code `a<-b`", // code is shown as written
+		"\nx := <-ch\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the export lacks %q:\n%s", want, out)

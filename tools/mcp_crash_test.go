@@ -109,9 +109,13 @@ func TestMCPCallNotSentTwice(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "effects.txt")
 	pid := serverPid(m, "crashy")
+	appendTool, ok := toolNamed(m.Tools(), "crashy__append")
+	if !ok {
+		t.Fatal("no crashy__append")
+	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := callTool(t, m, "crashy__append", fmt.Sprintf(`{"path":%q,"text":"first","sleep_ms":60000}`, file))
+		_, err := appendTool.Func(context.Background(), &engine.Call{Args: json.RawMessage(fmt.Sprintf(`{"path":%q,"text":"first","sleep_ms":60000}`, file))})
 		done <- err
 	}()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {

@@ -118,15 +118,9 @@ func (s *Sink) Emit(ev engine.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := runKey{ev.Session, ev.Run}
-	r := s.runs[k]
+	r := s.run(k, ev)
 	if r == nil {
-		if s.ended[k] {
-			// After its run_finished (a workflow's framing ends it): the
-			// run's span is sent; another would be a second root.
-			return nil
-		}
-		r = s.startRun(k, ev)
-		s.runs[k] = r
+		return nil
 	}
 	r.last = ev.Time
 	if r.chat != nil && r.chat.finished && ev.Kind != engine.KindUsage {
@@ -191,6 +185,18 @@ func (s *Sink) Emit(ev engine.Event) error {
 		s.ended[k] = true
 	}
 	return nil
+}
+
+// run is the state of ev's run, begun by ev when it is the run's first;
+// nil for an event after its run_finished (a workflow's framing ends it):
+// the run's span is sent, and another would be a second root. s.mu is held.
+func (s *Sink) run(k runKey, ev engine.Event) *runState {
+	r := s.runs[k]
+	if r == nil && !s.ended[k] {
+		r = s.startRun(k, ev)
+		s.runs[k] = r
+	}
+	return r
 }
 
 func (s *Sink) send(r *runState, sp *span) {
