@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -42,7 +43,60 @@ func (p *parser) tmpl(n *yaml.Node, field string) *template.Template {
 		p.fail(n.Line, field, "the template does not parse: %s", msg)
 		return nil
 	}
+	if err := checkRanges(t); err != nil {
+		p.fail(n.Line, field, "%v", err)
+		return nil
+	}
 	return t
+}
+
+// maxRangeWork bounds the iterations of a template's ranges over numbers,
+// nested ones multiplied: {{range 1000000000}}{{end}} writes nothing (the
+// output cap does not stop it) and holds a core for minutes.
+const maxRangeWork = 1_000_000
+
+// checkRanges refuses a template whose ranges over number literals, nested,
+// would run more than maxRangeWork times.
+func checkRanges(t *template.Template) error {
+	var walk func(n parse.Node, work float64) error
+	walk = func(n parse.Node, work float64) error {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return nil
+			}
+			for _, c := range n.Nodes {
+				if err := walk(c, work); err != nil {
+					return err
+				}
+			}
+		case *parse.RangeNode:
+			if len(n.Pipe.Cmds) == 1 && len(n.Pipe.Cmds[0].Args) == 1 {
+				if num, ok := n.Pipe.Cmds[0].Args[0].(*parse.NumberNode); ok && num.IsInt {
+					work *= float64(max(num.Int64, 1))
+				}
+			}
+			if work > maxRangeWork {
+				return fmt.Errorf("the template's ranges over numbers would run %.0f times; at most %d", work, maxRangeWork)
+			}
+			if err := walk(n.List, work); err != nil {
+				return err
+			}
+			return walk(n.ElseList, work)
+		case *parse.IfNode:
+			if err := walk(n.List, work); err != nil {
+				return err
+			}
+			return walk(n.ElseList, work)
+		case *parse.WithNode:
+			if err := walk(n.List, work); err != nil {
+				return err
+			}
+			return walk(n.ElseList, work)
+		}
+		return nil
+	}
+	return walk(t.Tree.Root, 1)
 }
 
 func (p *parser) inputs(n *yaml.Node) []Input {
@@ -187,6 +241,9 @@ func (p *parser) argTemplates(v any, path string, st *Step, field string, line i
 	switch x := v.(type) {
 	case string:
 		t, err := template.New(path).Funcs(Funcs).Option("missingkey=error").Parse(x)
+		if err == nil {
+			err = checkRanges(t)
+		}
 		if err != nil {
 			p.fail(line, field+path, "the template does not parse: %v", err)
 			return

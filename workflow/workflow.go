@@ -76,6 +76,12 @@ var Funcs = template.FuncMap{
 		}
 		return fmt.Sprint(v)
 	},
+	// print, printf and println (the builtins) and json cap what they
+	// make, as a rendered template is capped: a loop that doubles a
+	// variable writes nothing until it is too late.
+	"print":   func(a ...any) (string, error) { return capped(fmt.Sprint(a...)) },
+	"printf":  func(f string, a ...any) (string, error) { return capped(fmt.Sprintf(f, a...)) },
+	"println": func(a ...any) (string, error) { return capped(fmt.Sprintln(a...)) },
 	"default": func(def, v any) any {
 		if v == nil || v == "" {
 			return def
@@ -298,12 +304,20 @@ func (st *Step) renderArgs(data any) (json.RawMessage, error) {
 }
 
 // MaxRendered caps what one template may render: a workflow file is
-// someone else's, and {{range 100000}}{{range 100000}}x{{end}}{{end}}
-// would otherwise take every byte of memory.
+// someone else's, and a template that writes without bound (nested ranges
+// over a step's long output) would otherwise take every byte of memory.
 const MaxRendered = 1 << 20
 
 // errTooLong ends a template's rendering at MaxRendered.
 var errTooLong = fmt.Errorf("rendered more than %d bytes; not rendered further", MaxRendered)
+
+// capped refuses a string past MaxRendered.
+func capped(s string) (string, error) {
+	if len(s) > MaxRendered {
+		return "", errTooLong
+	}
+	return s, nil
+}
 
 // cappedBuffer is a bytes.Buffer that refuses to grow past MaxRendered.
 type cappedBuffer struct{ bytes.Buffer }

@@ -292,10 +292,10 @@ func (g *editGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, er
 }
 
 // TestTemplateOutputIsCapped: a step whose template would render without
-// bound (a gigabyte here, all memory with larger numbers) fails naming the
+// bound (2 MB here, all memory with larger output) fails naming the
 // step, and the next workflow runs.
 func TestTemplateOutputIsCapped(t *testing.T) {
-	w := parse(t, "name: big\nsteps:\n  - id: blowup\n    tool: echo\n    args: {text: \"{{range 100000}}{{range 10000}}xx{{end}}{{end}}\"}\n")
+	w := parse(t, "name: big\nsteps:\n  - id: blowup\n    tool: echo\n    args: {text: \"{{range 1000}}{{range 1000}}xx{{end}}{{end}}\"}\n")
 	r := run(t, w, nil, nil)
 	if r.res.StopReason != engine.StopError || !strings.Contains(r.res.Err.Error(), "blowup") || !strings.Contains(r.res.Err.Error(), "rendered more than") {
 		t.Errorf("%+v; want an error naming the step and the cap", r.res)
@@ -304,4 +304,24 @@ func TestTemplateOutputIsCapped(t *testing.T) {
 	if r := run(t, w, nil, nil); r.res.StopReason != engine.StopAnswered || !strings.Contains(r.res.Answer, "xxx") {
 		t.Errorf("the next workflow: %+v", r.res)
 	}
+}
+
+// TestTemplatesCannotSpin: a doubling loop that writes nothing until the
+// end fails at the cap, and ranges over numbers too large are refused when
+// the file is read.
+func TestTemplatesCannotSpin(t *testing.T) {
+	w := parse(t, "name: d\nsteps:\n  - id: double\n    tool: echo\n    args: {text: '{{$a := \"x\"}}{{range 40}}{{$a = printf \"%s%s\" $a $a}}{{end}}{{$a}}'}\n")
+	r := run(t, w, nil, nil)
+	if r.res.StopReason != engine.StopError || !strings.Contains(r.res.Err.Error(), "rendered more than") {
+		t.Errorf("a doubling loop: %+v", r.res)
+	}
+	for _, src := range []string{
+		"name: s\nsteps:\n  - id: spin\n    tool: echo\n    args: {text: '{{range 1000000000}}{{end}}'}\n",
+		"name: s\nsteps:\n  - id: spin\n    task: '{{range 2000}}{{range 2000}}x{{end}}{{end}}'\n",
+	} {
+		if _, err := workflow.Parse("wf.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "would run") {
+			t.Errorf("%q: %v; want a refusal of its ranges", src, err)
+		}
+	}
+	parse(t, "name: ok\nsteps:\n  - id: fine\n    tool: echo\n    args: {text: '{{range 100}}{{range 100}}x{{end}}{{end}}'}\n")
 }
