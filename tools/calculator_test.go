@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/calc"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -175,11 +176,11 @@ func TestFormatNumber(t *testing.T) {
 		{391, "391"}, {-4, "-4"}, {0.1 + 0.2, "0.3"}, {1.0 / 3, "0.333333333333"},
 		{1e20, "1e+20"}, {2.5e-7, "2.5e-07"}, {math.Pi, "3.14159265359"},
 	} {
-		if got := FormatNumber(tt.v); got != tt.want {
-			t.Errorf("FormatNumber(%v) = %q, want %q", tt.v, got, tt.want)
+		if got := calc.Format(tt.v); got != tt.want {
+			t.Errorf("calc.Format(%v) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
-	if v, err := Evaluate("-0"); err != nil || FormatNumber(v) != "0" {
+	if v, err := Evaluate("-0"); err != nil || calc.Format(v) != "0" {
 		t.Errorf(`Evaluate("-0") = %v, %v; want 0 printed as "0"`, v, err)
 	}
 }
@@ -212,7 +213,7 @@ func TestCalculatorTool(t *testing.T) {
 			t.Errorf("the description does not mention %q", want)
 		}
 	}
-	for _, name := range CalculatorNames() {
+	for _, name := range calc.Names() {
 		if name != "mod" && name != "of" && !strings.Contains(c.Description, name) {
 			t.Errorf("the description does not mention %q", name)
 		}
@@ -239,7 +240,7 @@ func FuzzEvaluate(f *testing.F) {
 			t.Fatalf("Evaluate(%q) = %v without an error", s, v)
 		}
 		// What the tool prints reads back as (nearly) the same number.
-		text := FormatNumber(v)
+		text := calc.Format(v)
 		back, err := Evaluate(text)
 		if err != nil || math.Abs(back-v) > 1e-11*math.Abs(v) {
 			t.Fatalf("Evaluate(%q) = %v, printed %q, which reads back as %v, %v", s, v, text, back, err)

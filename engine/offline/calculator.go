@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/agentty/agentty/tools"
+	"github.com/agentty/agentty/engine/calc"
 )
 
 // This file decides whether a message asks for arithmetic. The rule that
@@ -66,9 +66,9 @@ const maxMessage = 2000
 // calcWords are the names the calculator understands; calcConstants are
 // those of them that are numbers by themselves (pi, e).
 var calcWords, calcConstants = func() (words, constants []string) {
-	words = tools.CalculatorNames()
+	words = calc.Names()
 	for _, w := range words {
-		if _, err := tools.Evaluate(w); err == nil {
+		if _, err := calc.Evaluate(w); err == nil {
 			constants = append(constants, w)
 		}
 	}
