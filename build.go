@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/agents"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentty/agentty/agents"
+	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
@@ -49,7 +51,7 @@ type setup struct {
 	agents agents.Set
 	// instructions are the project instructions (AGENTS.md), read again
 	// when they change; limits the model's context window as known.
-	instructions *projectInstructions
+	instructions *config.Instructions
 	limits       modelLimits
 	// knowledge is the search index search_knowledge asks, opened on
 	// its first search (search_cmd.go).
@@ -229,13 +231,13 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		st.Close()
 		return nil, err
 	}
-	if st.instructions, err = newProjectInstructions(wsDir, getenv); err != nil {
+	if st.instructions, err = config.NewInstructions(wsDir, getenv); err != nil {
 		st.Close()
 		return nil, err
 	}
 	in, problems := st.instructions.Load()
 	st.notices = append(st.notices, problems...)
-	if n := instructionsNotice(in); n != "" {
+	if n := config.InstructionsNotice(in); n != "" {
 		st.notices = append(st.notices, n)
 	}
 	ecfg := engine.Config{

@@ -1,6 +1,7 @@
 // Package config holds what agentty reads of the person's and the
-// workspace's settings: where the config file is, and reading files that
-// may be someone else's (bounded, regular files only).
+// workspace's settings: where the config file is, reading files that may
+// be someone else's (bounded, regular files only), and the project
+// instructions (AGENTS.md and the like) given to the model.
 package config
 
 import (

@@ -1,9 +1,8 @@
-package main
+package config
 
 import (
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,16 +32,16 @@ type instructionFile struct {
 	root string
 }
 
-// projectInstructions reads the instructions files, again only when one
+// Instructions reads the instructions files, again only when one
 // changed (its size, modification time or identity). It is safe for
 // concurrent use.
-type projectInstructions struct {
+type Instructions struct {
 	user instructionFile
 	// workspace are AGENTS.md then CLAUDE.md: the first that exists is
 	// read.
 	workspace []instructionFile
 	// read reads a file: its first n bytes, and whether there was more
-	// (config.ReadAtMost; a seam for tests).
+	// (ReadAtMost; a seam for tests).
 	read func(path string, n int) ([]byte, bool, error)
 
 	mu    sync.Mutex
@@ -56,11 +55,11 @@ type readInstructions struct {
 	problem string
 }
 
-// newProjectInstructions finds the instructions files of the workspace
+// NewInstructions finds the instructions files of the workspace
 // wsDir and of the user: AGENTS.md beside the user's config file
 // ($AGENTTY_CONFIG's folder, else $XDG_CONFIG_HOME/agentty, else
 // ~/.config/agentty).
-func newProjectInstructions(wsDir string, getenv func(string) string) (*projectInstructions, error) {
+func NewInstructions(wsDir string, getenv func(string) string) (*Instructions, error) {
 	root, err := filepath.Abs(wsDir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", wsDir, err)
@@ -68,10 +67,10 @@ func newProjectInstructions(wsDir string, getenv func(string) string) (*projectI
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	userPath := filepath.Join(filepath.Dir(config.Path(getenv)), "AGENTS.md")
-	p := &projectInstructions{
+	userPath := filepath.Join(filepath.Dir(Path(getenv)), "AGENTS.md")
+	p := &Instructions{
 		user: instructionFile{path: userPath, show: homeShort(userPath, getenv("HOME"))},
-		read: config.ReadAtMost,
+		read: ReadAtMost,
 	}
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		p.workspace = append(p.workspace, instructionFile{path: filepath.Join(wsDir, name), show: name, root: root})
@@ -93,7 +92,7 @@ func homeShort(path, home string) string {
 // Load returns the instructions to give the model (the user's first, then
 // the project's, each under a heading naming its file) and the problems
 // found: a file that could not be read (it is left out) or was cut.
-func (p *projectInstructions) Load() (engine.Instructions, []string) {
+func (p *Instructions) Load() (engine.Instructions, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var files []instructionFile
@@ -137,7 +136,7 @@ func (p *projectInstructions) Load() (engine.Instructions, []string) {
 }
 
 // file reads f unless it is unchanged since it was last read. p.mu is held.
-func (p *projectInstructions) file(f instructionFile) readInstructions {
+func (p *Instructions) file(f instructionFile) readInstructions {
 	fail := func(format string, a ...any) readInstructions {
 		return readInstructions{problem: f.show + ": " + fmt.Sprintf(format, a...) + "; it is not given to the model"}
 	}
@@ -205,9 +204,9 @@ func unchanged(a, b fs.FileInfo) bool {
 	return a != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-// instructionsNotice names the instructions given to the model, for the
+// InstructionsNotice names the instructions given to the model, for the
 // person; "" when there are none.
-func instructionsNotice(in engine.Instructions) string {
+func InstructionsNotice(in engine.Instructions) string {
 	if len(in.Sources) == 0 {
 		return ""
 	}
