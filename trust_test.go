@@ -150,16 +150,7 @@ func TestUntrustedPoliciesOnlyTighten(t *testing.T) {
 	writeFile(t, env["AGENTTY_CONFIG"], `{"tools": {"read_file": {"policy": "deny"}}}`)
 	policies := func(args ...string) map[string]string {
 		t.Helper()
-		code, out, errs := runCLI(t, context.Background(), env, append([]string{"tools", "--json", "--workspace", ws}, args...)...)
-		if code != 0 {
-			t.Fatalf("tools: exit %d: %s", code, errs)
-		}
-		var rows []toolRow
-		json.Unmarshal([]byte(out), &rows)
-		got := map[string]string{}
-		for _, r := range rows {
-			got[r.Name] = string(r.Policy)
-		}
+		got, _ := toolPolicies(t, env, ws, args...)
 		return got
 	}
 	got := policies()
@@ -467,16 +458,7 @@ func TestUntrustedPatternsDoNotLoosen(t *testing.T) {
 	writeFile(t, filepath.Join(ws, ".agentty.json"), `{"tools": {"calculator": {"policy": "ask"}, "cl*": {"policy": "ask"}, "remember": {"policy": "deny"}}}`)
 	env := trustEnv(t)
 	writeFile(t, env["AGENTTY_CONFIG"], `{"tools": {"calc*": {"policy": "deny"}, "clock": {"policy": "deny"}}}`)
-	code, out, errs := runCLI(t, context.Background(), env, "tools", "--json", "--workspace", ws)
-	if code != 0 {
-		t.Fatalf("tools: exit %d: %s", code, errs)
-	}
-	var rows []toolRow
-	json.Unmarshal([]byte(out), &rows)
-	got := map[string]string{}
-	for _, r := range rows {
-		got[r.Name] = string(r.Policy)
-	}
+	got, errs := toolPolicies(t, env, ws)
 	for name, want := range map[string]string{"calculator": "deny", "clock": "deny", "remember": "deny"} {
 		if got[name] != want {
 			t.Errorf("%s: policy %q, want %q (stderr %s)", name, got[name], want, errs)
@@ -489,4 +471,21 @@ func TestUntrustedPatternsDoNotLoosen(t *testing.T) {
 	if code, _, errs := runCLI(t, context.Background(), env, "tools", "--workspace", t.TempDir()); code == 0 || !strings.Contains(errs, "not a tool name or pattern") {
 		t.Errorf("a malformed pattern: exit %d, %s", code, errs)
 	}
+}
+
+// toolPolicies runs agentty tools --json in the workspace ws and returns
+// each tool's policy, and what it printed on stderr.
+func toolPolicies(t *testing.T, env map[string]string, ws string, args ...string) (map[string]string, string) {
+	t.Helper()
+	code, out, errs := runCLI(t, context.Background(), env, append([]string{"tools", "--json", "--workspace", ws}, args...)...)
+	if code != 0 {
+		t.Fatalf("tools: exit %d: %s", code, errs)
+	}
+	var rows []toolRow
+	json.Unmarshal([]byte(out), &rows)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = string(r.Policy)
+	}
+	return got, errs
 }

@@ -52,6 +52,9 @@ type worker struct {
 	// lost is why serve stopped taking requests on its own (its
 	// connection closed for good); nil when it was told to stop.
 	lost error
+	// reconnected is signalled when the connection is back, to cut a
+	// failing pull's backoff short (buffered: one signal waits).
+	reconnected chan struct{}
 }
 
 // backoffLog says why taking requests failed without saying the same
@@ -65,8 +68,8 @@ type backoffLog struct {
 }
 
 // fail logs err as backoffLog says and waits out the current backoff, or
-// until stop.
-func (b *backoffLog) fail(err error, log func(string, ...any), stop <-chan struct{}) {
+// until stop or wake.
+func (b *backoffLog) fail(err error, log func(string, ...any), stop, wake <-chan struct{}) {
 	if msg := err.Error(); msg != b.last {
 		b.last, b.wait, b.repeat = msg, time.Second, 0
 		log("taking a request: %v (trying again)", err)
@@ -82,6 +85,7 @@ func (b *backoffLog) fail(err error, log func(string, ...any), stop <-chan struc
 	select {
 	case <-t.C:
 	case <-stop:
+	case <-wake:
 	}
 }
 
@@ -141,7 +145,7 @@ func (w *worker) serve(ctx context.Context) {
 				<-slots
 				return
 			}
-			quiet.fail(err, w.log, ctx.Done())
+			quiet.fail(err, w.log, ctx.Done(), w.reconnected)
 		} else {
 			quiet.ok(w.log)
 		}

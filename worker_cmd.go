@@ -79,6 +79,7 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 		return exitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
 	}
 	o.nats = url
+	reconnected := make(chan struct{}, 1)
 	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.natsCreds, Name: "agentty worker " + q.pool},
 		// One line each way: the queue's own loop says no more while the
 		// connection is down than once a backoff period.
@@ -87,7 +88,13 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 				log("lost the NATS server (%v); reconnecting", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted())) }))
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted()))
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
 	if errors.As(err, new(bus.UsageError)) {
 		return exitUsage, err
 	}
@@ -117,7 +124,7 @@ func runWorker(ctx context.Context, o options, q queueFlags, url string, getenv 
 		log("%s", cons.Note)
 	}
 	q.maxDeliver, q.ackWait = cons.Config().MaxDeliver, cons.Config().AckWait
-	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout}
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.concurrency, gateTimeout: q.gateTimeout, reconnected: reconnected}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.pool, bus.Redact(url), q.concurrency, store.Where())
 	w.serve(ctx)
 	n, back := int(w.done.Load()), int(w.requeued.Load())

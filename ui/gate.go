@@ -28,6 +28,9 @@ type gateRequest struct {
 	reply   chan engine.Verdict
 	step    string // the workflow step it holds back ("" for none), set by the console
 	scroll  int    // the first argument line the pause bar shows
+	// lines are the call's argument lines at width linesW (argLines).
+	lines  []string
+	linesW int
 }
 
 // NewGate returns a gate, in step mode when step is set.

@@ -70,7 +70,7 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, name, Sanitize(string(c.Args)), p.pending.Step)
 		if !fitsOneLine(string(c.Args), what, w-4-ansi.StringWidth(p.tag())) {
 			what = fmt.Sprintf("⏸ %s %s (step %d)", verb, name, p.pending.Step)
-			args = callLines(c.Args, w-4)
+			args = p.argLines(w - 4)
 		}
 	}
 	if tag := p.tag(); tag != "" {
@@ -94,6 +94,15 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 	}
 	lines = append(lines, styleDim.Render(keys))
 	return box("Paused", true, w, len(lines), lines, false)
+}
+
+// argLines is callLines of the paused call at width w, made once per width:
+// the bar is drawn on every frame, and its arguments may be long.
+func (p *gateRequest) argLines(w int) []string {
+	if p.lines == nil || p.linesW != w {
+		p.lines, p.linesW = callLines(p.pending.ToolCall.Args, w), w
+	}
+	return p.lines
 }
 
 // tag names the agent or the workflow step whose run is paused, for the
@@ -185,8 +194,8 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.pause.scroll = max(m.pause.scroll-1, 0)
 		return m, nil
 	case key.Matches(msg, m.keys.Down):
-		if c := m.pause.pending.ToolCall; c != nil {
-			n := len(callLines(c.Args, m.width-4))
+		if m.pause.pending.ToolCall != nil {
+			n := len(m.pause.argLines(m.width - 4))
 			m.pause.scroll = min(m.pause.scroll+1, max(n-m.barLines(), 0))
 		}
 		return m, nil
