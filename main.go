@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/agentty/agentty/ui"
@@ -85,15 +86,41 @@ func cli(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage)
 			return 0
+		case "version", "-version", "--version":
+			fmt.Fprintln(stdout, version())
+			return 0
 		}
 	}
 	return consoleCmd(ctx, args, stdin, stdout, stderr, getenv)
+}
+
+// version says which agentty this is: the module's version and the commit
+// it was built from, as the build recorded them ("(devel)" and no commit
+// for go run of a working tree without version control).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "agentty (unknown build)"
+	}
+	v := "agentty " + bi.Main.Version
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		v += " commit " + rev[:min(12, len(rev))]
+		if settings["vcs.modified"] == "true" {
+			v += " (modified)"
+		}
+	}
+	return v + " " + bi.GoVersion
 }
 
 const usage = `agentty: a terminal console for running LLM agents
 
   agentty [flags]                    the console, new session
   agentty --resume [ID]              the console, resuming a session
+  agentty --version                  the version and commit it was built from
   agentty run [flags] TASK           headless: one run, prints the answer (TASK - reads stdin)
   agentty run --session ID TASK      continue a session with a new task
   agentty run --session ID --continue   finish an interrupted run

@@ -130,3 +130,13 @@ func TestFlagsBeforeACommand(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errs)
 	}
 }
+
+// TestVersion: --version and version print which agentty this is and exit 0.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, out, errs := runCLI(t, context.Background(), testEnv(t), arg)
+		if code != 0 || !strings.HasPrefix(out, "agentty ") || !strings.Contains(out, "go1.") {
+			t.Errorf("%s: exit %d, %q, %q", arg, code, out, errs)
+		}
+	}
+}
