@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/agents"
 	"io"
 	"strings"
+
+	"github.com/agentty/agentty/agents"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/agents"
 	"github.com/agentty/agentty/engine"
 )
@@ -16,7 +18,7 @@ import (
 // the engine's agents of them, their tools a subset of the setup's registry
 // (which must be filled). Files that fail are in st.agents.Errors, and with
 // the notes in st.notices; only --agent naming no agent is an error.
-func (st *setup) loadAgents(o options, cfg *settings, wsDir string, ws *wsConfig, getenv func(string) string) ([]engine.Agent, error) {
+func (st *setup) loadAgents(o options, cfg *config.Settings, wsDir string, ws *config.Workspace, getenv func(string) string) ([]engine.Agent, error) {
 	wsAbs, err := filepath.Abs(wsDir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", wsDir, err)
@@ -84,16 +86,16 @@ func (st *setup) loadAgents(o options, cfg *settings, wsDir string, ws *wsConfig
 // the folder with its .agentty.json as it is now (ws; none when it was
 // trusted with none). Agent files are not hashed into trusted.json:
 // trusting the folder trusts the agent files in it.
-func workspaceTrusted(o options, dir string, ws *wsConfig, getenv func(string) string) (bool, error) {
+func workspaceTrusted(o options, dir string, ws *config.Workspace, getenv func(string) string) (bool, error) {
 	if o.trustWorkspace {
 		return true, nil
 	}
-	store, err := loadTrust(getenv)
+	store, err := config.LoadTrust(getenv)
 	if err != nil {
 		return false, err
 	}
 	if ws != nil {
-		return store.holds(ws), nil
+		return store.Holds(ws), nil
 	}
 	f, ok := store.Folders[dir]
 	return ok && f.SHA256 == "", nil

@@ -52,7 +52,7 @@ type setup struct {
 	// instructions are the project instructions (AGENTS.md), read again
 	// when they change; limits the model's context window as known.
 	instructions *config.Instructions
-	limits       modelLimits
+	limits       config.ModelLimits
 	// knowledge is the search index search_knowledge asks, opened on
 	// its first search (search_cmd.go).
 	knowledge *knowledge
@@ -74,7 +74,7 @@ func (s *setup) Close() {
 
 // model picks the model: --model, else the config's, else an
 // OpenAI-compatible one when a key or base URL is set, else offline.
-func pickModel(o options, cfg *settings, getenv func(string) string) (engine.Model, string, error) {
+func pickModel(o options, cfg *config.Settings, getenv func(string) string) (engine.Model, string, error) {
 	name := cmp.Or(o.model, cfg.Model)
 	key := getenv("OPENAI_API_KEY")
 	base := cmp.Or(o.baseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
@@ -114,7 +114,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		return nil, errUsage{fmt.Errorf("--context-budget must be positive, not %d", o.budget)}
 	}
 	wsDir := cmp.Or(o.workspace, ".")
-	cfg, ws, err := loadConfig(getenv, wsDir)
+	cfg, ws, err := config.Load(getenv, wsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +125,9 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 			return nil, err
 		}
 		if trusted {
-			cfg.merge(ws.cfg)
+			cfg.Merge(ws.Cfg)
 		} else {
-			cfg.merge(ws.safe())
+			cfg.Merge(ws.Safe())
 			if notice != "" {
 				notices = append(notices, notice)
 			}
@@ -174,12 +174,12 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 			ts = append(ts, st.mcp.Tools()...)
 		}
 		for i, t := range ts {
-			if tc, ok := cfg.toolConfig(t.Name); ok {
+			if tc, ok := cfg.Tool(t.Name); ok {
 				if tc.Policy != "" {
 					ts[i].Policy = tc.Policy
 				}
-				if tc.timeout > 0 {
-					ts[i].Timeout = tc.timeout
+				if d := tc.TimeLimit(); d > 0 {
+					ts[i].Timeout = d
 				}
 			}
 			ts[i] = redact.tool(ts[i])
@@ -221,9 +221,9 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 	}
 	// The budget: --context-budget or context_budget, else the model's
 	// window less its output (models.go), else the engine's default.
-	st.limits = lookupLimits(name, cfg.Models)
-	budget := contextBudget(cmp.Or(o.budget, cfg.ContextBudget), st.limits)
-	if n := budgetNotice(name, budget, st.limits); n != "" {
+	st.limits = config.LookupLimits(name, cfg.Models)
+	budget := config.ContextBudgetFor(cmp.Or(o.budget, cfg.ContextBudget), st.limits)
+	if n := config.BudgetNotice(name, budget, st.limits); n != "" {
 		st.notices = append(st.notices, n)
 	}
 	compact, err := compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
@@ -363,3 +363,28 @@ const systemPrompt = "You are agentty, a careful agent working in a terminal. Us
 	"the memory facts given to you are things the user asked you to remember. Answer concisely in Markdown."
 
 type errUsage struct{ error }
+
+// compaction is the engine's compaction setup from c, for a run whose
+// budget is budget (the trigger's percentage is of it). The model, when
+// compact.model names one, is picked as the session's is.
+func compaction(o options, cfg *config.Settings, budget int, getenv func(string) string) (engine.Compaction, error) {
+	c := cfg.Compact
+	var out engine.Compaction
+	if c.Auto != nil && !*c.Auto {
+		out.Off = true
+	}
+	out.Trigger = c.TriggerTokens(budget)
+	if c.KeepTurns != nil {
+		out.KeepTurns = *c.KeepTurns
+	}
+	if c.Model != "" {
+		mo := o
+		mo.model = c.Model
+		m, name, err := pickModel(mo, cfg, getenv)
+		if err != nil {
+			return engine.Compaction{}, fmt.Errorf("config: compact.model: %w", err)
+		}
+		out.Model, out.ModelName = m, name
+	}
+	return out, nil
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
@@ -219,7 +221,7 @@ func (c *console) engineFor(name string) (*engine.Engine, error) {
 	if name == c.setup.modelName {
 		return c.setup.engine, nil
 	}
-	cfg, ws, err := loadConfig(c.getenv, cmp.Or(c.opts.workspace, "."))
+	cfg, ws, err := config.Load(c.getenv, cmp.Or(c.opts.workspace, "."))
 	if err != nil {
 		return nil, err
 	}
@@ -231,9 +233,9 @@ func (c *console) engineFor(name string) (*engine.Engine, error) {
 			return nil, err
 		}
 		if trusted {
-			cfg.merge(ws.cfg)
+			cfg.Merge(ws.Cfg)
 		} else {
-			cfg.merge(ws.safe())
+			cfg.Merge(ws.Safe())
 		}
 	}
 	o := c.opts
@@ -246,8 +248,8 @@ func (c *console) engineFor(name string) (*engine.Engine, error) {
 	ec.Model, ec.ModelName = m, name
 	// The new model's window makes the budget and the trigger, as build
 	// makes them (models.go).
-	limits := lookupLimits(name, cfg.Models)
-	ec.Window, ec.Budget = limits.Window, cmp.Or(contextBudget(cmp.Or(o.budget, cfg.ContextBudget), limits), engine.DefaultBudget)
+	limits := config.LookupLimits(name, cfg.Models)
+	ec.Window, ec.Budget = limits.Window, cmp.Or(config.ContextBudgetFor(cmp.Or(o.budget, cfg.ContextBudget), limits), engine.DefaultBudget)
 	if ec.Compact, err = compaction(o, cfg, ec.Budget, c.getenv); err != nil {
 		return nil, err
 	}

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io"
 	"os"
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -170,7 +171,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *judgeModel != "" {
 		jo := o
 		jo.model = *judgeModel
-		m, _, err := pickModel(jo, &settings{}, getenv)
+		m, _, err := pickModel(jo, &config.Settings{}, getenv)
 		if err != nil {
 			return fail(exitUsage, "--judge-model: %v", err)
 		}
@@ -247,7 +248,7 @@ func judgeSuiteModel(o options, suite *eval.Suite, getenv func(string) string) e
 	if !inside(suite.File, wsDir) {
 		return nil
 	}
-	_, ws, err := loadConfig(getenv, wsDir)
+	_, ws, err := config.Load(getenv, wsDir)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/openai"
@@ -50,7 +52,7 @@ type options struct {
 	natsCreds string
 	// askTrust, when set, asks the person about a workspace config with
 	// risky keys and no trust (the console); nil never asks (run, tools).
-	askTrust func(w *wsConfig, changed []string) (trustChoice, error)
+	askTrust func(w *config.Workspace, changed []string) (trustChoice, error)
 }
 
 func (o *options) register(fs *flag.FlagSet) {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/engine"
 )
 
@@ -35,7 +37,7 @@ func secretName(name string) bool {
 	return false
 }
 
-func newRedactor(getenv func(string) string, cfg *settings) *redactor {
+func newRedactor(getenv func(string) string, cfg *config.Settings) *redactor {
 	secrets := map[string]string{} // value → what it is
 	add := func(what, v string) {
 		if len(v) >= minSecret {

@@ -3,11 +3,13 @@ package main
 import (
 	"testing"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/tools"
 )
 
 func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
-	cfg := &settings{
+	cfg := &config.Settings{
 		MCPServers: map[string]tools.MCPServer{
 			"web": {URL: "https://bob:url-password-1234@example.com/mcp?api_key=query-key-5678&page=2"},
 			"cli": {Command: "srv", Args: []string{"--api-key=arg-key-91011", "--verbose=long-enough-value"}, Env: map[string]string{"GITHUB_TOKEN": "ghp_token_121314", "HOME_DIR": "/home/not-a-secret"}},

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/search"
 	"github.com/agentty/agentty/sessions"
@@ -62,8 +64,8 @@ func openIndex(o options, store *sessions.Store, stderr io.Writer, getenv func(s
 // searchConfig is the config as a run would see it: the user's, with what
 // trust allows of the workspace's (never asking; a notice says what was
 // left out).
-func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*settings, error) {
-	cfg, ws, err := loadConfig(getenv, cmp.Or(o.workspace, "."))
+func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*config.Settings, error) {
+	cfg, ws, err := config.Load(getenv, cmp.Or(o.workspace, "."))
 	if err != nil {
 		return nil, err
 	}
@@ -73,9 +75,9 @@ func searchConfig(o options, stderr io.Writer, getenv func(string) string) (*set
 			return nil, err
 		}
 		if trusted {
-			cfg.merge(ws.cfg)
+			cfg.Merge(ws.Cfg)
 		} else {
-			cfg.merge(ws.safe())
+			cfg.Merge(ws.Safe())
 			if notice != "" {
 				fmt.Fprintln(stderr, "agentty: "+notice)
 			}
@@ -96,7 +98,7 @@ type embedder struct {
 // the same OpenAI-compatible server as the model (--base-url,
 // OPENAI_BASE_URL or base_url, and OPENAI_API_KEY); none when it is not
 // set.
-func embedding(o options, cfg *settings, getenv func(string) string) embedder {
+func embedding(o options, cfg *config.Settings, getenv func(string) string) embedder {
 	if cfg.EmbeddingModel == "" {
 		return embedder{}
 	}

@@ -3,13 +3,14 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentty/agentty/config"
 
 	"golang.org/x/term"
 )
@@ -29,7 +30,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if fs.NArg() > 1 || (*list && (*revoke || fs.NArg() > 0)) {
 		return fail(exitUsage, "usage: agentty trust [DIR] | --list | --revoke DIR")
 	}
-	store, err := loadTrust(getenv)
+	store, err := config.LoadTrust(getenv)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
@@ -41,12 +42,12 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		for _, dir := range slices.Sorted(maps.Keys(store.Folders)) {
 			f := store.Folders[dir]
 			state := "trusted"
-			switch w, err := readWorkspaceConfig(dir, &settings{}); {
+			switch w, err := config.ReadWorkspace(dir, &config.Settings{}); {
 			case err != nil:
 				state = "unreadable: " + err.Error()
 			case w == nil && f.SHA256 != "":
 				state = "its .agentty.json is gone"
-			case w != nil && w.sum != f.SHA256:
+			case w != nil && w.Sum != f.SHA256:
 				state = "changed since trusted: trust it again to use it"
 			}
 			fmt.Fprintf(stdout, "%s\t%s\t%s\n", dir, f.TrustedAt.Local().Format("2006-01-02 15:04"), state)
@@ -64,7 +65,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		if fs.NArg() != 1 {
 			return fail(exitUsage, "--revoke needs the folder: agentty trust --revoke DIR")
 		}
-		ok, err := store.revoke(dir)
+		ok, err := store.Revoke(dir)
 		switch {
 		case err != nil:
 			return fail(exitError, "%v", err)
@@ -77,40 +78,40 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fail(exitError, "%s is not a folder", dir)
 	}
-	user, err := loadUserConfig(getenv)
+	user, err := config.LoadUser(getenv)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
-	w, err := readWorkspaceConfig(dir, user)
+	w, err := config.ReadWorkspace(dir, user)
 	if err != nil {
 		return fail(exitError, "%v", err)
 	}
 	switch {
 	case w == nil:
 		fmt.Fprintf(stdout, "%s has no .agentty.json; trusting it anyway (a config added later must be trusted again).\n", dir)
-	case len(w.risky) == 0:
-		fmt.Fprintf(stdout, "%s asks for nothing risky; trusting it.\n", w.path)
+	case len(w.Risky) == 0:
+		fmt.Fprintf(stdout, "%s asks for nothing risky; trusting it.\n", w.File)
 	default:
-		if changed := store.changes(w); changed != nil && !store.holds(w) {
-			fmt.Fprintf(stdout, "%s changed since you trusted it: %s.\n", w.path, strings.Join(changed, ", "))
+		if changed := store.Changes(w); changed != nil && !store.Holds(w) {
+			fmt.Fprintf(stdout, "%s changed since you trusted it: %s.\n", w.File, strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(stdout, "Trusting %s: its .agentty.json may now\n%s", dir, describeRisky(w))
+		fmt.Fprintf(stdout, "Trusting %s: its .agentty.json may now\n%s", dir, config.DescribeRisky(w))
 	}
-	if err := store.trust(dir, w); err != nil {
+	if err := store.Trust(dir, w); err != nil {
 		return fail(exitError, "%v", err)
 	}
-	fmt.Fprintf(stdout, "Trusted (recorded in %s; undo: agentty trust --revoke %s).\n", store.path, config.ShellQuote(dir))
+	fmt.Fprintf(stdout, "Trusted (recorded in %s; undo: agentty trust --revoke %s).\n", store.Where(), config.ShellQuote(dir))
 	return 0
 }
 
 // promptTrust asks the person, on a terminal, what to do with a workspace
 // config that has risky keys and no trust. It reads one line from in.
-func promptTrust(in io.Reader, out io.Writer) func(w *wsConfig, changed []string) (trustChoice, error) {
-	return func(w *wsConfig, changed []string) (trustChoice, error) {
+func promptTrust(in io.Reader, out io.Writer) func(w *config.Workspace, changed []string) (trustChoice, error) {
+	return func(w *config.Workspace, changed []string) (trustChoice, error) {
 		if changed != nil {
-			fmt.Fprintf(out, "%s changed since you trusted this folder (%s).\n", w.path, strings.Join(changed, ", "))
+			fmt.Fprintf(out, "%s changed since you trusted this folder (%s).\n", w.File, strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.path, describeRisky(w))
+		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w))
 		r := byteReader{in} // no read-ahead: the console reads what follows
 		for {
 			fmt.Fprint(out, "Trust this folder? t = trust it, c = continue without these settings (the default), q = quit; then Enter: ")

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentty/agentty/config"
+
 	"github.com/agentty/agentty/engine/enginetest"
 )
 
@@ -423,7 +425,7 @@ func TestTrustPromptShowsEverything(t *testing.T) {
 		"command": "node", "args": args, "env": map[string]string{"NODE_OPTIONS": "--require ./evil.js"}}}}
 	b, _ := json.Marshal(cfg)
 	writeFile(t, filepath.Join(ws, ".agentty.json"), string(b))
-	w, err := readWorkspaceConfig(ws, &settings{})
+	w, err := config.ReadWorkspace(ws, &config.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +447,7 @@ func TestTrustPromptShowsEverything(t *testing.T) {
 	}
 }
 
-// unwrap joins the lines describeRisky wrapped a value into.
+// unwrap joins the lines config.DescribeRisky wrapped a value into.
 func unwrap(s string) string {
 	return regexp.MustCompile(`\n {8,}`).ReplaceAllString(s, "")
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/workflow"
@@ -140,7 +141,7 @@ func workflowEngine(st *setup, o options, w *workflow.Workflow, inputs map[strin
 			cfg.Agents[i].Model, cfg.Agents[i].ModelName = session, sessionName
 		}
 	}
-	userCfg, ws, err := loadConfig(getenv, cmpOr(o.workspace, "."))
+	userCfg, ws, err := config.Load(getenv, cmpOr(o.workspace, "."))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 // Package config holds what agentty reads of the person's and the
-// workspace's settings: where the config file is, reading files that may
-// be someone else's (bounded, regular files only), and the project
-// instructions (AGENTS.md and the like) given to the model.
+// workspace's settings: the config file (Settings: where it is, parsing
+// with errors that name file, line and field, merging), the trust of a
+// workspace's .agentty.json (its risky keys, the safe part, the trust
+// file), models' context windows and compaction settings, the project
+// instructions (AGENTS.md and the like) given to the model, and reading
+// files that may be someone else's (bounded, regular files only).
 package config
 
 import (

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
@@ -19,9 +18,9 @@ import (
 	"github.com/agentty/agentty/tools"
 )
 
-// config is the JSON configuration: the user's file, with what trust allows
-// of the workspace's .agentty.json merged over it (see trust.go).
-type settings struct {
+// Settings is the JSON configuration: the user's file, with what trust
+// allows of the workspace's .agentty.json merged over it (see trust.go).
+type Settings struct {
 	Model       string   `json:"model,omitempty"`
 	BaseURL     string   `json:"base_url,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -41,25 +40,25 @@ type settings struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
 	// Tools sets policies and timeouts per tool, by name.
-	Tools      map[string]toolConfig      `json:"tools,omitempty"`
+	Tools      map[string]ToolConfig      `json:"tools,omitempty"`
 	MCPServers map[string]tools.MCPServer `json:"mcpServers,omitempty"`
 	// ShellEnv names variables of agentty's environment that run_shell
 	// commands get, beyond the minimal set (tools.ChildEnv).
 	ShellEnv []string `json:"shell_env,omitempty"`
 	// Models gives models' context windows and most output by name
 	// (models.go); Compact sets compaction.
-	Models  map[string]modelConfig `json:"models,omitempty"`
-	Compact compactConfig          `json:"compact"`
+	Models  map[string]ModelConfig `json:"models,omitempty"`
+	Compact CompactConfig          `json:"compact"`
 	// EmbeddingModel, when set, gives the search index vectors from this
 	// model on the same OpenAI-compatible server (search_cmd.go).
 	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
-// toolConfig returns the settings of the tool called name, field by field
+// Tool returns the settings of the tool called name, field by field
 // from the most specific entry that sets the field: its own entry, then the
 // patterns that match it ("fs__*": every tool of the MCP server fs), the
 // longest first.
-func (c *settings) toolConfig(name string) (toolConfig, bool) {
+func (c *Settings) Tool(name string) (ToolConfig, bool) {
 	var entries []string
 	for pat := range c.Tools {
 		if ok, _ := pathpkg.Match(pat, name); ok || pat == name {
@@ -75,7 +74,7 @@ func (c *settings) toolConfig(name string) (toolConfig, bool) {
 		}
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
 	})
-	var out toolConfig
+	var out ToolConfig
 	for _, e := range entries {
 		tc := c.Tools[e]
 		if out.Policy == "" {
@@ -88,48 +87,53 @@ func (c *settings) toolConfig(name string) (toolConfig, bool) {
 	return out, len(entries) > 0
 }
 
-type toolConfig struct {
+// ToolConfig is a tool's entry of the config's tools: its policy and
+// timeout.
+type ToolConfig struct {
 	Policy  engine.Policy `json:"policy,omitempty"`
 	Timeout string        `json:"timeout,omitempty"`
 	timeout time.Duration
 }
 
-// loadConfig reads the user's config (missing is fine) and the workspace's
+// TimeLimit is Timeout parsed (0: none set).
+func (t ToolConfig) TimeLimit() time.Duration { return t.timeout }
+
+// Load reads the user's config (missing is fine) and the workspace's
 // .agentty.json (nil when there is none). The workspace's is not merged:
 // what of it takes effect depends on trust (see build).
-func loadConfig(getenv func(string) string, workspace string) (*settings, *wsConfig, error) {
-	c, err := loadUserConfig(getenv)
+func Load(getenv func(string) string, workspace string) (*Settings, *Workspace, error) {
+	c, err := LoadUser(getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	ws, err := readWorkspaceConfig(workspace, c)
+	ws, err := ReadWorkspace(workspace, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c, ws, nil
 }
 
-// maxDepthLimit bounds max_depth: parallel delegation grows the runs with
+// MaxDepthLimit bounds max_depth: parallel delegation grows the runs with
 // the depth exponentially.
-const maxDepthLimit = 8
+const MaxDepthLimit = 8
 
-// loadUserConfig reads the person's own config; a missing one is empty.
-func loadUserConfig(getenv func(string) string) (*settings, error) {
-	p := config.Path(getenv)
+// LoadUser reads the person's own config; a missing one is empty.
+func LoadUser(getenv func(string) string) (*Settings, error) {
+	p := Path(getenv)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &settings{}, nil
+		return &Settings{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", p, err)
 	}
-	return parseConfig(p, b)
+	return Parse(p, b)
 }
 
-// parseConfig parses one file; its errors name the file, the line and the
+// Parse parses one file; its errors name the file, the line and the
 // field.
-func parseConfig(path string, b []byte) (*settings, error) {
-	c := &settings{}
+func Parse(path string, b []byte) (*Settings, error) {
+	c := &Settings{}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
@@ -171,8 +175,8 @@ func parseConfig(path string, b []byte) (*settings, error) {
 			c.Tools[name] = tc
 		}
 	}
-	if c.MaxDepth < 0 || c.MaxDepth > maxDepthLimit {
-		return nil, fmt.Errorf("config %s:%d: field max_depth: want a number from 1 to %d, got %d", path, lineOf(b, `"max_depth"`), maxDepthLimit, c.MaxDepth)
+	if c.MaxDepth < 0 || c.MaxDepth > MaxDepthLimit {
+		return nil, fmt.Errorf("config %s:%d: field max_depth: want a number from 1 to %d, got %d", path, lineOf(b, `"max_depth"`), MaxDepthLimit, c.MaxDepth)
 	}
 	for name, s := range c.MCPServers {
 		if (s.Command == "") == (s.URL == "") {
@@ -190,7 +194,7 @@ func parseConfig(path string, b []byte) (*settings, error) {
 
 // checkModels validates the models key: positive numbers, and room for
 // input in the window (max_output less than context_window).
-func checkModels(path string, b []byte, models map[string]modelConfig) error {
+func checkModels(path string, b []byte, models map[string]ModelConfig) error {
 	for _, name := range slices.Sorted(maps.Keys(models)) {
 		mc := models[name]
 		line := lineAfter(b, `"models"`, `"`+name+`"`)
@@ -217,10 +221,10 @@ func checkModels(path string, b []byte, models map[string]modelConfig) error {
 }
 
 // checkCompact validates the compact key and parses its trigger.
-func checkCompact(path string, b []byte, c *compactConfig) error {
+func checkCompact(path string, b []byte, c *CompactConfig) error {
 	if c.Trigger != nil {
 		var err error
-		if c.trigger, c.triggerPct, err = parseTrigger(c.Trigger); err != nil {
+		if c.trigger, c.triggerPct, err = ParseTrigger(c.Trigger); err != nil {
 			return fmt.Errorf("config %s:%d: field compact.trigger: %v", path, lineAfter(b, `"compact"`, `"trigger"`), err)
 		}
 	}
@@ -265,8 +269,8 @@ func positive(n, old int) int {
 	return old
 }
 
-// merge lays o over c: what o sets wins; maps are merged by key.
-func (c *settings) merge(o *settings) {
+// Merge lays o over c: what o sets wins; maps are merged by key.
+func (c *Settings) Merge(o *Settings) {
 	c.Model, c.BaseURL = cmp.Or(o.Model, c.Model), cmp.Or(o.BaseURL, c.BaseURL)
 	if o.Temperature != nil {
 		c.Temperature = o.Temperature
@@ -287,7 +291,7 @@ func (c *settings) merge(o *settings) {
 	}
 	for name, tc := range o.Tools { // field by field: a policy keeps the timeout beneath it
 		if c.Tools == nil {
-			c.Tools = map[string]toolConfig{}
+			c.Tools = map[string]ToolConfig{}
 		}
 		base := c.Tools[name]
 		if tc.Policy != "" {
@@ -309,7 +313,7 @@ func (c *settings) merge(o *settings) {
 	}
 	for name, mc := range o.Models { // field by field, as tools
 		if c.Models == nil {
-			c.Models = map[string]modelConfig{}
+			c.Models = map[string]ModelConfig{}
 		}
 		base := c.Models[name]
 		if mc.ContextWindow != nil {

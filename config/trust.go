@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
@@ -35,23 +34,23 @@ var safeKeys = map[string]bool{
 	"temperature":    true,
 }
 
-// wsConfig is a workspace's .agentty.json as read, and what trusting it
+// Workspace is a workspace's .agentty.json as read, and what trusting it
 // would enable.
-type wsConfig struct {
-	dir  string // the workspace, absolute, symlinks resolved
-	path string // dir/.agentty.json
-	sum  string // hex SHA-256 of the file
-	cfg  *settings
-	// risky maps each risky key ("mcpServers.web", "base_url",
+type Workspace struct {
+	Dir  string // the workspace, absolute, symlinks resolved
+	File string // Dir/.agentty.json
+	Sum  string // hex SHA-256 of the file
+	Cfg  *Settings
+	// Risky maps each risky key ("mcpServers.web", "base_url",
 	// "tools.write_file.policy") to its value as compact JSON.
-	risky map[string]string
+	Risky map[string]string
 }
 
-// readWorkspaceConfig reads dir/.agentty.json: nil when there is none. A
+// ReadWorkspace reads dir/.agentty.json: nil when there is none. A
 // symlink that leads out of the folder, an unreadable file and an invalid one
 // are errors that name the file. user is the person's own config, against
 // which "tightening" a tool policy is judged.
-func readWorkspaceConfig(dir string, user *settings) (*wsConfig, error) {
+func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
@@ -76,16 +75,16 @@ func readWorkspaceConfig(dir string, user *settings) (*wsConfig, error) {
 			return nil, fmt.Errorf("config %s: a symlink to %s, outside the workspace; refusing to read it", path, target)
 		}
 	}
-	b, err := config.ReadSmall(path)
+	b, err := ReadSmall(path)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	c, err := parseConfig(path, b)
+	c, err := Parse(path, b)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	return &wsConfig{dir: abs, path: path, sum: hex.EncodeToString(sum[:]), cfg: c, risky: riskyKeys(c, user)}, nil
+	return &Workspace{Dir: abs, File: path, Sum: hex.EncodeToString(sum[:]), Cfg: c, Risky: riskyKeys(c, user)}, nil
 }
 
 // riskyKeys lists what an untrusted workspace config c may not set, each
@@ -94,7 +93,7 @@ func readWorkspaceConfig(dir string, user *settings) (*wsConfig, error) {
 // matches field names case-insensitively) cannot slip past. Every field that
 // is not judged here and not in safeKeys is risky when set: a key added to
 // config later is risky until someone decides otherwise.
-func riskyKeys(c, user *settings) map[string]string {
+func riskyKeys(c, user *Settings) map[string]string {
 	risky := map[string]string{}
 	add := func(k string, v any) {
 		b, _ := json.Marshal(v)
@@ -112,7 +111,7 @@ func riskyKeys(c, user *settings) map[string]string {
 		add("max_depth", c.MaxDepth)
 	}
 	for name, tc := range c.Tools {
-		if tc.Policy != "" && !stricter(tc.Policy, user.policyOf(name)) {
+		if tc.Policy != "" && !stricter(tc.Policy, user.PolicyOf(name)) {
 			add("tools."+name+".policy", tc.Policy)
 		}
 	}
@@ -172,16 +171,16 @@ func policyRank(p engine.Policy) int {
 	return 0
 }
 
-// policyOf is the policy the person's own config gives the tool called
+// PolicyOf is the policy the person's own config gives the tool called
 // name (its entry, a pattern's, or its MCP server's; "" for none), as far
 // as a workspace entry for name could override it. A name that is itself
 // a pattern ("fs__*") could override any entry it matches: only deny is
 // stricter than all of them.
-func (c *settings) policyOf(name string) engine.Policy {
+func (c *Settings) PolicyOf(name string) engine.Policy {
 	if strings.ContainsAny(name, "*?[\\") {
 		return engine.PolicyDeny
 	}
-	if tc, ok := c.toolConfig(name); ok && tc.Policy != "" {
+	if tc, ok := c.Tool(name); ok && tc.Policy != "" {
 		return tc.Policy
 	}
 	if server, _, ok := strings.Cut(name, "__"); ok {
@@ -198,22 +197,22 @@ func stricter(p, base engine.Policy) bool {
 	return p != engine.PolicyAllow && policyRank(p) >= policyRank(base)
 }
 
-// safe is the part of the workspace config an untrusted folder may set.
-func (w *wsConfig) safe() *settings {
-	c := w.cfg
-	s := &settings{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
-	s.Compact = compactConfig{Auto: c.Compact.Auto, Trigger: c.Compact.Trigger, KeepTurns: c.Compact.KeepTurns,
+// Safe is the part of the workspace config an untrusted folder may set.
+func (w *Workspace) Safe() *Settings {
+	c := w.Cfg
+	s := &Settings{SystemPrompt: c.SystemPrompt, MaxSteps: c.MaxSteps, ContextBudget: c.ContextBudget, Temperature: c.Temperature}
+	s.Compact = CompactConfig{Auto: c.Compact.Auto, Trigger: c.Compact.Trigger, KeepTurns: c.Compact.KeepTurns,
 		trigger: c.Compact.trigger, triggerPct: c.Compact.triggerPct}
 	if c.Compact.Model == offline.Name {
 		s.Compact.Model = c.Compact.Model
 	}
 	for name, mc := range c.Models {
 		if s.Models == nil {
-			s.Models = map[string]modelConfig{}
+			s.Models = map[string]ModelConfig{}
 		}
-		s.Models[name] = modelConfig{ContextWindow: mc.ContextWindow, MaxOutput: mc.MaxOutput}
+		s.Models[name] = ModelConfig{ContextWindow: mc.ContextWindow, MaxOutput: mc.MaxOutput}
 	}
-	if _, risky := w.risky["max_depth"]; !risky {
+	if _, risky := w.Risky["max_depth"]; !risky {
 		s.MaxDepth = c.MaxDepth
 	}
 	if c.Model == offline.Name {
@@ -223,32 +222,32 @@ func (w *wsConfig) safe() *settings {
 		s.AllowShell = c.AllowShell
 	}
 	for name, tc := range c.Tools {
-		if _, risky := w.risky["tools."+name+".policy"]; risky || tc.Policy == engine.PolicyAllow {
+		if _, risky := w.Risky["tools."+name+".policy"]; risky || tc.Policy == engine.PolicyAllow {
 			tc.Policy = ""
 		}
 		if s.Tools == nil {
-			s.Tools = map[string]toolConfig{}
+			s.Tools = map[string]ToolConfig{}
 		}
 		s.Tools[name] = tc
 	}
 	return s
 }
 
-// riskyList is the risky keys, sorted.
-func (w *wsConfig) riskyList() []string { return slices.Sorted(maps.Keys(w.risky)) }
+// RiskyList is the risky keys, sorted.
+func (w *Workspace) RiskyList() []string { return slices.Sorted(maps.Keys(w.Risky)) }
 
-// describeRisky lists risky keys and their values, one per line, for the
+// DescribeRisky lists risky keys and their values, one per line, for the
 // person deciding whether to trust a folder.
-func describeRisky(w *wsConfig) string {
+func DescribeRisky(w *Workspace) string {
 	var b strings.Builder
 	width := 0
-	for k := range w.risky {
+	for k := range w.Risky {
 		width = max(width, len(k))
 	}
-	for _, k := range w.riskyList() {
+	for _, k := range w.RiskyList() {
 		// Whole, wrapped: a value padded past a cut must not hide its end
 		// (an mcpServers entry's env after a long list of arguments).
-		lines := engine.Wrap(engine.ShowSpaces(w.risky[k]), max(40, 100-width))
+		lines := engine.Wrap(engine.ShowSpaces(w.Risky[k]), max(40, 100-width))
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, "", l)
@@ -257,60 +256,13 @@ func describeRisky(w *wsConfig) string {
 	return b.String()
 }
 
-// ignoredNotice is the one line that says which keys of an untrusted
+// IgnoredNotice is the one line that says which keys of an untrusted
 // workspace config were ignored, and how to trust the folder.
-func ignoredNotice(w *wsConfig, changed []string) string {
+func IgnoredNotice(w *Workspace, changed []string) string {
 	what := "untrusted"
 	if changed != nil {
 		what = "changed since you trusted it (" + strings.Join(changed, ", ") + ")"
 	}
 	return fmt.Sprintf("%s is %s: ignoring %s, which can run programs, reach hosts or loosen approvals (to use them: agentty trust %s)",
-		w.path, what, strings.Join(w.riskyList(), ", "), config.ShellQuote(w.dir))
-}
-
-// trustChoice is the person's answer about an untrusted workspace config.
-type trustChoice int
-
-const (
-	trustIgnore trustChoice = iota // continue without its risky keys
-	trustRecord                    // trust the folder (recorded)
-	trustQuit                      // start nothing
-)
-
-// errQuit is the person's choice not to start in an untrusted folder.
-var errQuit = errors.New("not started: the folder is not trusted")
-
-// decideTrust says whether w's risky keys take effect, and when they do not,
-// the notice that says so. It asks through o.askTrust when that is set.
-func decideTrust(o options, w *wsConfig, getenv func(string) string) (bool, string, error) {
-	if len(w.risky) == 0 {
-		return false, "", nil // its safe part is all of it
-	}
-	if o.trustWorkspace {
-		return true, "", nil
-	}
-	store, err := loadTrust(getenv)
-	if err != nil {
-		return false, "", err
-	}
-	if store.holds(w) {
-		return true, "", nil
-	}
-	changed := store.changes(w)
-	if o.askTrust != nil {
-		choice, err := o.askTrust(w, changed)
-		if err != nil {
-			return false, "", err
-		}
-		switch choice {
-		case trustRecord:
-			if err := store.trust(w.dir, w); err != nil {
-				return false, "", err
-			}
-			return true, "", nil
-		case trustQuit:
-			return false, "", errQuit
-		}
-	}
-	return false, ignoredNotice(w, changed), nil
+		w.File, what, strings.Join(w.RiskyList(), ", "), ShellQuote(w.Dir))
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io/fs"
 	"maps"
 	"os"
@@ -16,34 +15,36 @@ import (
 	"time"
 )
 
-// trustStore is the person's record of trusted folders, trusted.json beside
+// TrustStore is the person's record of trusted folders, trusted.json beside
 // their config file.
-type trustStore struct {
-	path    string
+type TrustStore struct {
+	path    string                   // the file; Where says it
 	Version int                      `json:"version"`
-	Folders map[string]trustedFolder `json:"folders"`
+	Folders map[string]TrustedFolder `json:"folders"`
 }
 
-// trustedFolder is one trusted folder: the SHA-256 of its .agentty.json when
+// TrustedFolder is one trusted folder: the SHA-256 of its .agentty.json when
 // it was trusted (empty when it had none), and the risky keys it had then,
 // each with the SHA-256 of its value, to say what changed.
-type trustedFolder struct {
+type TrustedFolder struct {
 	SHA256    string            `json:"sha256"`
 	TrustedAt time.Time         `json:"trusted_at"`
 	Keys      map[string]string `json:"keys,omitempty"`
 }
 
-// trustPath is trusted.json in the folder of the user's config file.
-func trustPath(getenv func(string) string) string {
-	return filepath.Join(filepath.Dir(config.Path(getenv)), "trusted.json")
+// TrustPath is trusted.json in the folder of the user's config file.
+func TrustPath(getenv func(string) string) string {
+	return filepath.Join(filepath.Dir(Path(getenv)), "trusted.json")
 }
 
-func loadTrust(getenv func(string) string) (*trustStore, error) {
-	return loadTrustFile(trustPath(getenv))
+// LoadTrust reads the person's trust file (an absent one trusts nothing).
+func LoadTrust(getenv func(string) string) (*TrustStore, error) {
+	return LoadTrustFile(TrustPath(getenv))
 }
 
-func loadTrustFile(path string) (*trustStore, error) {
-	t := &trustStore{path: path, Version: 1, Folders: map[string]trustedFolder{}}
+// LoadTrustFile reads the trust file at path.
+func LoadTrustFile(path string) (*TrustStore, error) {
+	t := &TrustStore{path: path, Version: 1, Folders: map[string]TrustedFolder{}}
 	b, err := os.ReadFile(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
@@ -55,26 +56,26 @@ func loadTrustFile(path string) (*trustStore, error) {
 		return nil, fmt.Errorf("trust: %s: %v (fix or remove the file; it lists the folders you trusted)", t.path, err)
 	}
 	if t.Folders == nil {
-		t.Folders = map[string]trustedFolder{}
+		t.Folders = map[string]TrustedFolder{}
 	}
 	return t, nil
 }
 
-// holds reports whether the person trusted w's folder with this very file.
-func (t *trustStore) holds(w *wsConfig) bool {
-	f, ok := t.Folders[w.dir]
-	return ok && f.SHA256 == w.sum
+// Holds reports whether the person trusted w's folder with this very file.
+func (t *TrustStore) Holds(w *Workspace) bool {
+	f, ok := t.Folders[w.Dir]
+	return ok && f.SHA256 == w.Sum
 }
 
-// changes says how w's risky keys differ from when its folder was trusted;
+// Changes says how w's risky keys differ from when its folder was trusted;
 // nil when it never was.
-func (t *trustStore) changes(w *wsConfig) []string {
-	f, ok := t.Folders[w.dir]
+func (t *TrustStore) Changes(w *Workspace) []string {
+	f, ok := t.Folders[w.Dir]
 	if !ok {
 		return nil
 	}
 	var out []string
-	now := valueSums(w.risky)
+	now := valueSums(w.Risky)
 	for _, k := range slices.Sorted(maps.Keys(now)) {
 		switch old, had := f.Keys[k]; {
 		case !had:
@@ -103,18 +104,19 @@ func valueSums(risky map[string]string) map[string]string {
 	return out
 }
 
-// trust records dir, with w its current config (nil when it has none).
-func (t *trustStore) trust(dir string, w *wsConfig) error {
-	f := trustedFolder{TrustedAt: time.Now().UTC().Truncate(time.Second)}
+// Trust records dir, with w its current config (nil when it has none).
+func (t *TrustStore) Trust(dir string, w *Workspace) error {
+	f := TrustedFolder{TrustedAt: time.Now().UTC().Truncate(time.Second)}
 	if w != nil {
-		f.SHA256, f.Keys = w.sum, valueSums(w.risky)
+		f.SHA256, f.Keys = w.Sum, valueSums(w.Risky)
 	}
-	return t.update(func(folders map[string]trustedFolder) { folders[dir] = f })
+	return t.update(func(folders map[string]TrustedFolder) { folders[dir] = f })
 }
 
-func (t *trustStore) revoke(dir string) (bool, error) {
+// Revoke forgets dir's trust, and says whether it was trusted.
+func (t *TrustStore) Revoke(dir string) (bool, error) {
 	found := false
-	err := t.update(func(folders map[string]trustedFolder) {
+	err := t.update(func(folders map[string]TrustedFolder) {
 		_, found = folders[dir]
 		delete(folders, dir)
 	})
@@ -123,7 +125,7 @@ func (t *trustStore) revoke(dir string) (bool, error) {
 
 // update changes the record under a lock file, on what is on disk now: two
 // agentty processes trusting folders at once both keep their record.
-func (t *trustStore) update(change func(map[string]trustedFolder)) error {
+func (t *TrustStore) update(change func(map[string]TrustedFolder)) error {
 	dir := filepath.Dir(t.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("trust: %w", err)
@@ -136,7 +138,7 @@ func (t *trustStore) update(change func(map[string]trustedFolder)) error {
 	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("trust: lock: %w", err)
 	}
-	fresh, err := loadTrustFile(t.path)
+	fresh, err := LoadTrustFile(t.path)
 	if err != nil {
 		return err
 	}
@@ -146,7 +148,7 @@ func (t *trustStore) update(change func(map[string]trustedFolder)) error {
 }
 
 // save replaces the file atomically: a temp file, synced, renamed over it.
-func (t *trustStore) save() error {
+func (t *TrustStore) save() error {
 	dir := filepath.Dir(t.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("trust: %w", err)
@@ -173,3 +175,6 @@ func (t *trustStore) save() error {
 	}
 	return nil
 }
+
+// Where is the trust file's path.
+func (t *TrustStore) Where() string { return t.path }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 )
 
@@ -16,65 +15,65 @@ import (
 // less the output the model may write. The config's models key gives them
 // by name; a small built-in table knows well-known names.
 
-// modelConfig is one entry of the config's models key.
-type modelConfig struct {
+// ModelConfig is one entry of the config's models key.
+type ModelConfig struct {
 	// ContextWindow is the tokens a request and its answer may hold
 	// together; MaxOutput the most the model writes in one answer.
 	ContextWindow *int `json:"context_window,omitempty"`
 	MaxOutput     *int `json:"max_output,omitempty"`
 }
 
-// modelLimits are a model's context window and its most output, 0 where
+// ModelLimits are a model's context window and its most output, 0 where
 // unknown.
-type modelLimits struct {
+type ModelLimits struct {
 	Window    int
 	MaxOutput int
 }
 
 // builtinModels are the limits of well-known models, matched by the
-// longest prefix of the name (see lookupLimits). Windows are the models'
+// longest prefix of the name (see LookupLimits). Windows are the models'
 // own; a local server may run one with less (Ollama's num_ctx, llama.cpp's
 // --ctx-size): say so in the config's models key. Where a provider has
 // given two figures over time, the smaller is here.
 var builtinModels = []struct {
 	prefix string
-	limits modelLimits
+	limits ModelLimits
 }{
-	{"gpt-4o", modelLimits{128_000, 16_384}}, // gpt-4o-mini too
-	{"gpt-4.1", modelLimits{1_047_576, 32_768}},
-	{"gpt-5", modelLimits{400_000, 128_000}},
-	{"gpt-5-chat", modelLimits{128_000, 0}},
-	{"o3", modelLimits{200_000, 100_000}}, // o3-mini, o3-pro too
-	{"o4-mini", modelLimits{200_000, 100_000}},
-	{"claude-", modelLimits{200_000, 0}},
-	{"llama3.1", modelLimits{131_072, 0}},
-	{"llama3.2", modelLimits{131_072, 0}},
-	{"llama3.3", modelLimits{131_072, 0}},
-	{"qwen2.5", modelLimits{32_768, 0}}, // the native window; 128K needs YaRN
-	{"qwen3", modelLimits{32_768, 0}},
-	{"mistral", modelLimits{32_768, 0}},
-	{"mistral-nemo", modelLimits{128_000, 0}},
-	{"mistral-large", modelLimits{128_000, 0}},
-	{"gemma", modelLimits{8_192, 0}}, // gemma and gemma2
-	{"gemma3", modelLimits{131_072, 0}},
-	{"gemma3:1b", modelLimits{32_768, 0}},
-	{"gemma3n", modelLimits{32_768, 0}},
-	{"deepseek-chat", modelLimits{65_536, 0}},
-	{"deepseek-reasoner", modelLimits{65_536, 0}},
-	{"deepseek-r1", modelLimits{128_000, 0}},
-	{"deepseek-v3", modelLimits{128_000, 0}},
-	{"deepseek-coder-v2", modelLimits{128_000, 0}},
+	{"gpt-4o", ModelLimits{128_000, 16_384}}, // gpt-4o-mini too
+	{"gpt-4.1", ModelLimits{1_047_576, 32_768}},
+	{"gpt-5", ModelLimits{400_000, 128_000}},
+	{"gpt-5-chat", ModelLimits{128_000, 0}},
+	{"o3", ModelLimits{200_000, 100_000}}, // o3-mini, o3-pro too
+	{"o4-mini", ModelLimits{200_000, 100_000}},
+	{"claude-", ModelLimits{200_000, 0}},
+	{"llama3.1", ModelLimits{131_072, 0}},
+	{"llama3.2", ModelLimits{131_072, 0}},
+	{"llama3.3", ModelLimits{131_072, 0}},
+	{"qwen2.5", ModelLimits{32_768, 0}}, // the native window; 128K needs YaRN
+	{"qwen3", ModelLimits{32_768, 0}},
+	{"mistral", ModelLimits{32_768, 0}},
+	{"mistral-nemo", ModelLimits{128_000, 0}},
+	{"mistral-large", ModelLimits{128_000, 0}},
+	{"gemma", ModelLimits{8_192, 0}}, // gemma and gemma2
+	{"gemma3", ModelLimits{131_072, 0}},
+	{"gemma3:1b", ModelLimits{32_768, 0}},
+	{"gemma3n", ModelLimits{32_768, 0}},
+	{"deepseek-chat", ModelLimits{65_536, 0}},
+	{"deepseek-reasoner", ModelLimits{65_536, 0}},
+	{"deepseek-r1", ModelLimits{128_000, 0}},
+	{"deepseek-v3", ModelLimits{128_000, 0}},
+	{"deepseek-coder-v2", ModelLimits{128_000, 0}},
 }
 
-// lookupLimits returns what is known of model name's limits: the config's
+// LookupLimits returns what is known of model name's limits: the config's
 // entry of that very name, field by field over the built-in table's entry
 // with the longest prefix of the name (compared in lower case, after any
 // "provider/" part). The offline and script models have no window.
-func lookupLimits(name string, models map[string]modelConfig) modelLimits {
+func LookupLimits(name string, models map[string]ModelConfig) ModelLimits {
 	if name == offline.Name || strings.HasPrefix(name, "script:") {
-		return modelLimits{}
+		return ModelLimits{}
 	}
-	var l modelLimits
+	var l ModelLimits
 	base := strings.ToLower(name)
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
@@ -96,14 +95,14 @@ func lookupLimits(name string, models map[string]modelConfig) modelLimits {
 	return l
 }
 
-// outputReserve is kept for the answer when a model's most output is not
+// OutputReserve is kept for the answer when a model's most output is not
 // known: 4,096 tokens, or a quarter of a small window.
-func outputReserve(window int) int { return min(4096, window/4) }
+func OutputReserve(window int) int { return min(4096, window/4) }
 
-// contextBudget is the engine's budget: explicit (--context-budget or the
+// ContextBudgetFor is the engine's budget: explicit (--context-budget or the
 // config's context_budget) when set, else the window less the model's most
-// output (or outputReserve), else 0: the engine's default.
-func contextBudget(explicit int, l modelLimits) int {
+// output (or OutputReserve), else 0: the engine's default.
+func ContextBudgetFor(explicit int, l ModelLimits) int {
 	if explicit > 0 {
 		return explicit
 	}
@@ -112,14 +111,14 @@ func contextBudget(explicit int, l modelLimits) int {
 	}
 	reserve := l.MaxOutput
 	if reserve <= 0 || reserve >= l.Window {
-		reserve = outputReserve(l.Window)
+		reserve = OutputReserve(l.Window)
 	}
 	return l.Window - reserve
 }
 
-// budgetNotice says when an explicit budget leaves no room for the
+// BudgetNotice says when an explicit budget leaves no room for the
 // answer in the model's window; "" otherwise.
-func budgetNotice(name string, budget int, l modelLimits) string {
+func BudgetNotice(name string, budget int, l ModelLimits) string {
 	if l.Window <= 0 || budget <= 0 || budget < l.Window {
 		return ""
 	}
@@ -127,9 +126,9 @@ func budgetNotice(name string, budget int, l modelLimits) string {
 		budget, name, l.Window, name)
 }
 
-// compactConfig is the config's compact key: how the history is compacted
+// CompactConfig is the config's compact key: how the history is compacted
 // when a request grows too long (engine.Compaction).
-type compactConfig struct {
+type CompactConfig struct {
 	// Auto false turns compaction off (default true).
 	Auto *bool `json:"auto,omitempty"`
 	// Trigger is a number of tokens, or a percentage of the budget such
@@ -142,9 +141,9 @@ type compactConfig struct {
 	triggerPct float64 // percent of the budget
 }
 
-// parseTrigger reads compact.trigger: a positive whole number of tokens, or
+// ParseTrigger reads compact.trigger: a positive whole number of tokens, or
 // a percentage of the budget above 0 and at most 100 ("80%").
-func parseTrigger(v any) (tokens int, pct float64, err error) {
+func ParseTrigger(v any) (tokens int, pct float64, err error) {
 	switch t := v.(type) {
 	case float64:
 		if t >= 1 && t <= math.MaxInt32 && t == math.Trunc(t) {
@@ -164,30 +163,11 @@ func parseTrigger(v any) (tokens int, pct float64, err error) {
 // decimal is a plain decimal number: digits, perhaps a fraction.
 var decimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
-// compaction is the engine's compaction setup from c, for a run whose
-// budget is budget (the trigger's percentage is of it). The model, when
-// compact.model names one, is picked as the session's is.
-func compaction(o options, cfg *settings, budget int, getenv func(string) string) (engine.Compaction, error) {
-	c := cfg.Compact
-	var out engine.Compaction
-	if c.Auto != nil && !*c.Auto {
-		out.Off = true
-	}
-	out.Trigger = c.trigger
+// TriggerTokens is where compaction starts for a budget of budget tokens:
+// the trigger's tokens, or its percentage of the budget (0: not set).
+func (c CompactConfig) TriggerTokens(budget int) int {
 	if c.triggerPct > 0 {
-		out.Trigger = max(1, int(float64(budget)*c.triggerPct/100))
+		return max(1, int(float64(budget)*c.triggerPct/100))
 	}
-	if c.KeepTurns != nil {
-		out.KeepTurns = *c.KeepTurns
-	}
-	if c.Model != "" {
-		mo := o
-		mo.model = c.Model
-		m, name, err := pickModel(mo, cfg, getenv)
-		if err != nil {
-			return engine.Compaction{}, fmt.Errorf("config: compact.model: %w", err)
-		}
-		out.Model, out.ModelName = m, name
-	}
-	return out, nil
+	return c.trigger
 }
