@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentty/agentty/agents"
+	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -66,7 +68,8 @@ func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return code
 	}
 	if len(a.Rows) == 0 {
-		fmt.Fprintln(stdout, "No agents. Define one in .agentty/agents/NAME.md (see the README's Agents section).")
+		fmt.Fprintf(stdout, "No agents. Define one in the workspace's .agentty/agents/NAME.md, or in %s for every folder (see docs/agents.md).\n",
+			filepath.Join(filepath.Dir(config.Path(getenv)), "agents"))
 	}
 	for i, r := range a.Rows {
 		if i > 0 {

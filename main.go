@@ -120,7 +120,7 @@ const usage = `agentty: a terminal console for running LLM agents
 
   agentty [flags]                    the console, new session
   agentty --resume [ID]              the console, resuming a session
-  agentty --version                  the version and commit it was built from
+  agentty --version                  the version (and the commit, when the build recorded it)
   agentty run [flags] TASK           headless: one run, prints the answer (TASK - reads stdin)
   agentty run --session ID TASK      continue a session with a new task
   agentty run --session ID --continue   finish an interrupted run

@@ -95,7 +95,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		if changed := store.Changes(w); changed != nil && !store.Holds(w) {
 			fmt.Fprintf(stdout, "%s changed since you trusted it: %s.\n", w.File, strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(stdout, "Trusting %s: its .agentty.json may now\n%s", dir, config.DescribeRisky(w))
+		fmt.Fprintf(stdout, "Trusting %s: its .agentty.json may now\n%s", dir, config.DescribeRisky(w, termWidth(stdout)))
 	}
 	if err := store.Trust(dir, w); err != nil {
 		return fail(exitError, "%v", err)
@@ -111,7 +111,7 @@ func promptTrust(in io.Reader, out io.Writer) func(w *config.Workspace, changed 
 		if changed != nil {
 			fmt.Fprintf(out, "%s changed since you trusted this folder (%s).\n", w.File, strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w))
+		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w, termWidth(out)))
 		r := byteReader{in} // no read-ahead: the console reads what follows
 		for {
 			fmt.Fprint(out, "Trust this folder? t = trust it, c = continue without these settings (the default), q = quit; then Enter: ")
@@ -128,6 +128,7 @@ func promptTrust(in io.Reader, out io.Writer) func(w *config.Workspace, changed 
 			case "q", "quit":
 				return trustQuit, nil
 			}
+			fmt.Fprintf(out, "%q is not one of the answers.\n", strings.TrimSpace(line))
 		}
 	}
 }
@@ -156,6 +157,20 @@ func readLine(r io.ByteReader) (string, error) {
 		}
 		b.WriteByte(c)
 	}
+}
+
+// termWidth is the width of the terminal w writes to, or 100 when it is
+// none (a pipe, a file, a test).
+func termWidth(w any) int {
+	if s, ok := w.(*safeWriter); ok {
+		w = s.w
+	}
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return cols
+		}
+	}
+	return 100
 }
 
 // isTerminal reports whether r is a terminal.

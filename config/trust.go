@@ -237,8 +237,8 @@ func (w *Workspace) Safe() *Settings {
 func (w *Workspace) RiskyList() []string { return slices.Sorted(maps.Keys(w.Risky)) }
 
 // DescribeRisky lists risky keys and their values, one per line, for the
-// person deciding whether to trust a folder.
-func DescribeRisky(w *Workspace) string {
+// person deciding whether to trust a folder, on a terminal cols wide.
+func DescribeRisky(w *Workspace, cols int) string {
 	var b strings.Builder
 	width := 0
 	for k := range w.Risky {
@@ -247,7 +247,7 @@ func DescribeRisky(w *Workspace) string {
 	for _, k := range w.RiskyList() {
 		// Whole, wrapped: a value padded past a cut must not hide its end
 		// (an mcpServers entry's env after a long list of arguments).
-		lines := engine.Wrap(engine.ShowSpaces(w.Risky[k]), max(40, 100-width))
+		lines := engine.Wrap(engine.ShowSpaces(w.Risky[k]), max(20, cols-width-5))
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, k, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, "", l)

@@ -56,8 +56,12 @@ func TestApprovalScrollsALongWrite(t *testing.T) {
 	args := json.RawMessage(`{"path":"run.sh","content":` + string(body) + `}`) // the model's order
 	m, reply := pausedOn(t, &engine.ToolCall{ID: "c1", Name: "write_file", Args: args}, 120, 40, nil)
 	v := m.View()
-	if !strings.Contains(v, "path: run.sh") || !strings.Contains(v, "line 1 of the file") || !strings.Contains(v, "↑/↓: scroll (lines 1–13 of 63)") {
+	if !strings.Contains(v, "path: run.sh") || !strings.Contains(v, "line 1 of the file") || !strings.Contains(v, "↑/↓ pgup/pgdn: scroll (lines 1–13 of 63)") {
 		t.Fatalf("the start of the write is not shown with a way to scroll:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
+	if v := m.View(); !strings.Contains(v, "lines 13–25 of 63") {
+		t.Errorf("pgdn does not scroll a page (the last line kept):\n%s", v)
 	}
 	for range 100 {
 		m.Update(tea.KeyMsg{Type: tea.KeyDown})
@@ -119,5 +123,18 @@ func TestEditorChecksTheSchema(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
 	if v := <-reply; v.Action != engine.Proceed || string(v.Args) != `{"expression":"6*8"}` {
 		t.Errorf("the fixed arguments: %+v", v)
+	}
+}
+
+// TestApprovalKeepsCodeIndentation: a code file's indentation is shown as
+// indentation, not as markers; a run of spaces inside a line still is.
+func TestApprovalKeepsCodeIndentation(t *testing.T) {
+	body, _ := json.Marshal("def f(x):\n    if x:\n\treturn 1\n" + strings.Repeat(" ", 40) + "far\nok" + strings.Repeat(" ", 8) + "; rm")
+	m, _ := pausedOn(t, &engine.ToolCall{ID: "c1", Name: "write_file", Args: json.RawMessage(`{"path":"f.py","content":` + string(body) + `}`)}, 120, 40, nil)
+	v := m.View()
+	for _, want := range []string{"  def f(x):", "      if x:", "      return 1", "⟨40 spaces⟩far", "ok⟨8 spaces⟩; rm"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in\n%s", want, v)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 		to := min(from+body, len(args))
 		lines = append(lines, args[from:to]...)
 		if len(args) > body {
-			keys = fmt.Sprintf("↑/↓: scroll (lines %d–%d of %d) · %s", from+1, to, len(args), keys)
+			keys = fmt.Sprintf("↑/↓ pgup/pgdn: scroll (lines %d–%d of %d) · %s", from+1, to, len(args), keys)
 		}
 	}
 	lines = append(lines, styleDim.Render(keys))
@@ -134,7 +134,7 @@ func callLines(args json.RawMessage, w int) []string {
 	var out []string
 	add := func(s string, indent string) {
 		for _, l := range strings.Split(s, "\n") {
-			for _, r := range wrapRows(Sanitize(engine.ShowSpaces(l)), w-len(indent)) {
+			for _, r := range wrapRows(Sanitize(showLine(l)), w-len(indent)) {
 				out = append(out, indent+r)
 			}
 		}
@@ -170,6 +170,26 @@ func callLines(args json.RawMessage, w int) []string {
 	return out
 }
 
+// pauseScrolls reports whether the pause bar shows a call's arguments a
+// part at a time.
+func (m *Model) pauseScrolls() bool {
+	return m.pause.pending.ToolCall != nil && m.barLines() > 0 && len(m.pause.argLines(m.width-4)) > m.barLines()
+}
+
+// showLine is a line of an argument for a person to approve: its leading
+// indentation as it is (tabs as four spaces) when it is a code file's, up
+// to 24 columns; past that, and in the rest of the line, what could hide
+// text (runs of spaces, tabs, carriage returns) made visible.
+func showLine(l string) string {
+	rest := strings.TrimLeft(l, " \t")
+	lead := l[:len(l)-len(rest)]
+	cols := len(strings.ReplaceAll(lead, "\t", "    "))
+	if cols > 24 || rest == "" {
+		return engine.ShowSpaces(l)
+	}
+	return strings.Repeat(" ", cols) + engine.ShowSpaces(rest)
+}
+
 // barLines is how many argument lines the pause bar may show at once: a
 // third of the terminal, within what is left when the panes keep a line,
 // the status line its own and the bar its frame; 0 on a terminal too
@@ -193,10 +213,16 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, m.keys.Up):
 		m.pause.scroll = max(m.pause.scroll-1, 0)
 		return m, nil
-	case key.Matches(msg, m.keys.Down):
+	case key.Matches(msg, m.keys.Down), key.Matches(msg, m.keys.PageDown), key.Matches(msg, m.keys.PageUp):
 		if m.pause.pending.ToolCall != nil {
-			n := len(m.pause.argLines(m.width - 4))
-			m.pause.scroll = min(m.pause.scroll+1, max(n-m.barLines(), 0))
+			n, step := len(m.pause.argLines(m.width-4)), 1
+			if !key.Matches(msg, m.keys.Down) {
+				step = max(m.barLines()-1, 1) // a page, the last line kept
+			}
+			if key.Matches(msg, m.keys.PageUp) {
+				step = -step
+			}
+			m.pause.scroll = min(max(m.pause.scroll+step, 0), max(n-m.barLines(), 0))
 		}
 		return m, nil
 	}

@@ -45,6 +45,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.readOnlyKey(msg) {
 		return m, nil
 	}
+	if m.pause != nil && (key.Matches(msg, k.PageUp) || key.Matches(msg, k.PageDown)) && m.pauseScrolls() {
+		return m.pauseKey(msg) // a long call's arguments page, not the chat
+	}
 	if cmd, ok := m.globalKey(msg); ok {
 		return m, cmd
 	}
