@@ -164,7 +164,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
 	}
 	st.registry, _ = engine.NewRegistry()
-	redact := newRedactor(getenv, cfg)
+	redact := config.NewRedactor(getenv, cfg)
 	// all is every tool with the config's policies and timeouts, its
 	// results redacted; MCP tools are read again when a server's list
 	// changes.
@@ -182,7 +182,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 					ts[i].Timeout = d
 				}
 			}
-			ts[i] = redact.tool(ts[i])
+			ts[i] = redact.Tool(ts[i])
 		}
 		return ts
 	}
@@ -194,10 +194,10 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		}})
 		for _, s := range st.mcp.Status() {
 			if !s.OK {
-				st.notices = append(st.notices, redact.redact(s.Error)+"; its tools are unavailable")
+				st.notices = append(st.notices, redact.Redact(s.Error)+"; its tools are unavailable")
 			}
 			if s.Warning != "" {
-				st.notices = append(st.notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.redact(s.Warning)))
+				st.notices = append(st.notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.Redact(s.Warning)))
 			}
 		}
 	}
@@ -259,7 +259,7 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 			return in
 		},
 	}
-	redact.engineConfig(&ecfg)
+	redact.EngineConfig(&ecfg)
 	st.engine = engine.New(ecfg)
 	if err := st.engine.Err(); err != nil {
 		st.Close()

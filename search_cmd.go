@@ -108,7 +108,7 @@ func embedding(o options, cfg *config.Settings, getenv func(string) string) embe
 		return embedder{err: fmt.Errorf("embedding_model %q needs OPENAI_API_KEY, or OPENAI_BASE_URL (or base_url) for a local server", cfg.EmbeddingModel)}
 	}
 	e := search.NewOpenAIEmbedder(search.OpenAIConfig{BaseURL: base, APIKey: key, Model: cfg.EmbeddingModel})
-	return embedder{e: redactedEmbedder{e, newRedactor(getenv, cfg)}, model: cfg.EmbeddingModel}
+	return embedder{e: redactedEmbedder{e, config.NewRedactor(getenv, cfg)}, model: cfg.EmbeddingModel}
 }
 
 // redactedEmbedder sends texts to the embedding server with the secrets
@@ -116,13 +116,13 @@ func embedding(o options, cfg *config.Settings, getenv func(string) string) embe
 // the index embeds the workspace's files as they are.
 type redactedEmbedder struct {
 	e search.Embedder
-	r *redactor
+	r *config.Redactor
 }
 
 func (x redactedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([]string, len(texts))
 	for i, t := range texts {
-		out[i] = x.r.redact(t)
+		out[i] = x.r.Redact(t)
 	}
 	return x.e.Embed(ctx, out)
 }

@@ -1,15 +1,13 @@
-package main
+package config
 
 import (
 	"testing"
-
-	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/tools"
 )
 
 func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
-	cfg := &config.Settings{
+	cfg := &Settings{
 		MCPServers: map[string]tools.MCPServer{
 			"web": {URL: "https://bob:url-password-1234@example.com/mcp?api_key=query-key-5678&page=2"},
 			"cli": {Command: "srv", Args: []string{"--api-key=arg-key-91011", "--verbose=long-enough-value"}, Env: map[string]string{"GITHUB_TOKEN": "ghp_token_121314", "HOME_DIR": "/home/not-a-secret"}},
@@ -18,7 +16,7 @@ func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
 		ShellEnv: []string{"MY_SECRET", "GOPATH"},
 	}
 	env := map[string]string{"OPENAI_API_KEY": "sk-openai-181920", "MY_SECRET": "shell-secret-212223", "GOPATH": "/go/path/not-secret"}
-	r := newRedactor(func(k string) string { return env[k] }, cfg)
+	r := NewRedactor(func(k string) string { return env[k] }, cfg)
 	for _, tt := range []struct{ in, want string }{
 		{"key sk-openai-181920 end", "key [redacted OPENAI_API_KEY] end"},
 		{"p url-password-1234", "p [redacted mcpServers.web url]"},
@@ -29,7 +27,7 @@ func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
 		{"s shell-secret-212223", "s [redacted MY_SECRET]"},
 		{"not secrets: /home/not-a-secret /go/path/not-secret long-enough-value page=2", "not secrets: /home/not-a-secret /go/path/not-secret long-enough-value page=2"},
 	} {
-		if got := r.redact(tt.in); got != tt.want {
+		if got := r.Redact(tt.in); got != tt.want {
 			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"cmp"
@@ -8,16 +8,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentty/agentty/config"
-
 	"github.com/agentty/agentty/engine"
 )
 
-// redactor takes the secrets agentty holds (the API key, credentials in the
+// Redactor takes the secrets agentty holds (the API key, credentials in the
 // config) out of tool results before the engine sees them, so they reach
 // neither the journal nor the next model request. It is the second line: the
 // first is that child processes do not get the secrets (tools.ChildEnv).
-type redactor struct {
+type Redactor struct {
 	r       *strings.Replacer
 	longest int // the longest secret's length in bytes
 }
@@ -37,7 +35,9 @@ func secretName(name string) bool {
 	return false
 }
 
-func newRedactor(getenv func(string) string, cfg *config.Settings) *redactor {
+// NewRedactor finds the secrets agentty holds: the API key, and the
+// credentials of cfg's MCP servers and shell environment.
+func NewRedactor(getenv func(string) string, cfg *Settings) *Redactor {
 	secrets := map[string]string{} // value → what it is
 	add := func(what, v string) {
 		if len(v) >= minSecret {
@@ -86,7 +86,7 @@ func newRedactor(getenv func(string) string, cfg *config.Settings) *redactor {
 		}
 	}
 	if len(secrets) == 0 {
-		return &redactor{}
+		return &Redactor{}
 	}
 	// Longest first, so a secret that contains another is replaced whole.
 	vals := slices.SortedFunc(maps.Keys(secrets), func(a, b string) int { return cmp.Compare(len(b), len(a)) })
@@ -94,37 +94,37 @@ func newRedactor(getenv func(string) string, cfg *config.Settings) *redactor {
 	for _, v := range vals {
 		pairs = append(pairs, v, "[redacted "+secrets[v]+"]")
 	}
-	return &redactor{r: strings.NewReplacer(pairs...), longest: len(vals[0])}
+	return &Redactor{r: strings.NewReplacer(pairs...), longest: len(vals[0])}
 }
 
-// engineConfig sets cfg to redact what the model says, when there is a
+// EngineConfig sets cfg to redact what the model says, when there is a
 // secret to take out.
-func (r *redactor) engineConfig(cfg *engine.Config) {
+func (r *Redactor) EngineConfig(cfg *engine.Config) {
 	if r.r != nil {
-		cfg.Redact, cfg.RedactHold = r.redact, r.longest-1
+		cfg.Redact, cfg.RedactHold = r.Redact, r.longest-1
 	}
 }
 
-// redact returns s without the secrets.
-func (r *redactor) redact(s string) string {
+// Redact returns s without the secrets.
+func (r *Redactor) Redact(s string) string {
 	if r.r == nil {
 		return s
 	}
 	return r.r.Replace(s)
 }
 
-// tool wraps t so that its result and its error carry no secret.
-func (r *redactor) tool(t engine.Tool) engine.Tool {
+// Tool wraps t so that its result and its error carry no secret.
+func (r *Redactor) Tool(t engine.Tool) engine.Tool {
 	if r.r == nil || t.Func == nil {
 		return t
 	}
 	f := t.Func
 	t.Func = func(ctx context.Context, c *engine.Call) (string, error) {
 		out, err := f(ctx, c)
-		out = r.redact(out)
+		out = r.Redact(out)
 		if err != nil {
-			if msg := err.Error(); r.redact(msg) != msg {
-				err = redactedError{msg: r.redact(msg), err: err}
+			if msg := err.Error(); r.Redact(msg) != msg {
+				err = redactedError{msg: r.Redact(msg), err: err}
 			}
 		}
 		return out, err
