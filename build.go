@@ -187,7 +187,11 @@ func build(ctx context.Context, o options, gate engine.Gate, getenv func(string)
 		return ts
 	}
 	if len(cfg.MCPServers) > 0 {
-		st.mcp = tools.StartMCP(ctx, cfg.MCPServers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
+		servers := map[string]tools.MCPServer{}
+		for name, srv := range cfg.MCPServers {
+			servers[name] = tools.MCPServer(srv)
+		}
+		st.mcp = tools.StartMCP(ctx, servers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
 			ts := all()
 			st.registry.Replace(ts...)
 			st.agents.Refresh(ts)

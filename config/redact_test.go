@@ -2,13 +2,11 @@ package config
 
 import (
 	"testing"
-
-	"github.com/agentty/agentty/tools"
 )
 
 func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
 	cfg := &Settings{
-		MCPServers: map[string]tools.MCPServer{
+		MCPServers: map[string]MCPServer{
 			"web": {URL: "https://bob:url-password-1234@example.com/mcp?api_key=query-key-5678&page=2"},
 			"cli": {Command: "srv", Args: []string{"--api-key=arg-key-91011", "--verbose=long-enough-value"}, Env: map[string]string{"GITHUB_TOKEN": "ghp_token_121314", "HOME_DIR": "/home/not-a-secret"}},
 			"hdr": {URL: "https://example.com", Headers: map[string]string{"Authorization": "Bearer header-token-151617"}},

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/tools"
 )
 
 // Settings is the JSON configuration: the user's file, with what trust
@@ -40,8 +39,8 @@ type Settings struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
 	// Tools sets policies and timeouts per tool, by name.
-	Tools      map[string]ToolConfig      `json:"tools,omitempty"`
-	MCPServers map[string]tools.MCPServer `json:"mcpServers,omitempty"`
+	Tools      map[string]ToolConfig `json:"tools,omitempty"`
+	MCPServers map[string]MCPServer  `json:"mcpServers,omitempty"`
 	// ShellEnv names variables of agentty's environment that run_shell
 	// commands get, beyond the minimal set (tools.ChildEnv).
 	ShellEnv []string `json:"shell_env,omitempty"`
@@ -85,6 +84,22 @@ func (c *Settings) Tool(name string) (ToolConfig, bool) {
 		}
 	}
 	return out, len(entries) > 0
+}
+
+// MCPServer is one server of the mcpServers key, in the shape other MCP
+// clients use: a command to start (stdio), or a URL (streamable HTTP). It
+// is tools.MCPServer field for field (the setup converts one to the other):
+// the settings do not depend on the adapter.
+type MCPServer struct {
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is set in a stdio server's environment, over a minimal one: a
+	// server sees an API key only when Env passes it.
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Policy, when set, is the policy of every tool of the server.
+	Policy engine.Policy `json:"policy,omitempty"`
 }
 
 // ToolConfig is a tool's entry of the config's tools: its policy and
@@ -307,7 +322,7 @@ func (c *Settings) Merge(o *Settings) {
 	}
 	if len(o.MCPServers) > 0 {
 		if c.MCPServers == nil {
-			c.MCPServers = map[string]tools.MCPServer{}
+			c.MCPServers = map[string]MCPServer{}
 		}
 		maps.Copy(c.MCPServers, o.MCPServers)
 	}
