@@ -1,0 +1,399 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/agents"
+	"github.com/agentty/agentty/config"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/engine/openai"
+	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/tools"
+	"github.com/agentty/agentty/traces"
+	"github.com/nats-io/nats.go"
+)
+
+// Setup is what a run needs: the model, the tools and the engine. Close
+// ends the MCP servers and releases the workspace.
+type Setup struct {
+	ModelName string
+	Engine    *engine.Engine
+	registry  *engine.Registry
+	Rows      []ToolRow
+	mcp       *tools.MCP
+	ws        *tools.Workspace
+	// Notices are problems to tell the person about, such as an MCP
+	// server that did not start.
+	Notices []string
+	// tracing exports spans when --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
+	// asks for it; nil otherwise (nothing is made when tracing is off).
+	tracing *traces.Tracing
+	Trace   *traces.Sink // the run's trace sink, nil when not tracing
+	// Bus publishes every event on NATS when --nats or AGENTTY_NATS_URL
+	// names a server; nil otherwise (nothing connects).
+	Bus *bus.Sink
+	// busConn is the connection bus publishes on, the setup's own: it is
+	// closed with the setup, never by the sink.
+	busConn *nats.Conn
+	// Agents are the Agents of the workspace's and the user's agent
+	// files, and the files that failed to load (Agents.go).
+	Agents agents.Set
+	// instructions are the project instructions (AGENTS.md), read again
+	// when they change; limits the model's context window as known.
+	instructions *config.Instructions
+	limits       config.ModelLimits
+	// knowledge is the search index search_knowledge asks, opened on
+	// its first search (search_cmd.go).
+	knowledge *knowledge
+}
+
+func (s *Setup) Close() {
+	s.CloseTraces()
+	s.CloseBus()
+	if s.knowledge != nil {
+		s.knowledge.Close()
+	}
+	if s.mcp != nil {
+		s.mcp.Close()
+	}
+	if s.ws != nil {
+		s.ws.Close()
+	}
+}
+
+// model picks the model: --model, else the config's, else an
+// OpenAI-compatible one when a key or base URL is set, else offline.
+func PickModel(o Options, cfg *config.Settings, getenv func(string) string) (engine.Model, string, error) {
+	name := cmp.Or(o.Model, cfg.Model)
+	key := getenv("OPENAI_API_KEY")
+	base := cmp.Or(o.BaseURL, getenv("OPENAI_BASE_URL"), cfg.BaseURL)
+	if name == "" {
+		name = offline.Name
+		if key != "" || base != "" {
+			name = cmp.Or(getenv("AGENTTY_MODEL"), "gpt-4o-mini")
+		}
+	}
+	switch {
+	case name == offline.Name:
+		return offline.Model{}, name, nil
+	case strings.HasPrefix(name, "script:"):
+		sm, err := script.Load(strings.TrimPrefix(name, "script:"))
+		return sm, name, err
+	case key == "" && base == "":
+		return nil, "", fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
+	}
+	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.Timeout, Temperature: cfg.Temperature}
+	if o.Temperature >= 0 {
+		mc.Temperature = &o.Temperature
+	}
+	if (traces.Config{Endpoint: o.OTLP, Getenv: getenv}).Enabled() {
+		// W3C trace context out: a proxy in front of the model joins the trace.
+		mc.Headers = func(r *engine.Request) http.Header {
+			return http.Header{"Traceparent": {traces.Traceparent(r.Session, r.Run, r.Step)}}
+		}
+	}
+	return openai.New(mc), name, nil
+}
+
+func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string) string) (*Setup, error) {
+	if o.MaxSteps <= 0 {
+		return nil, UsageError{fmt.Errorf("--max-steps must be at least 1, not %d", o.MaxSteps)}
+	}
+	if o.Budget < 0 {
+		return nil, UsageError{fmt.Errorf("--context-budget must be positive, not %d", o.Budget)}
+	}
+	wsDir := cmp.Or(o.Workspace, ".")
+	cfg, ws, err := config.Load(getenv, wsDir)
+	if err != nil {
+		return nil, err
+	}
+	var notices []string
+	if ws != nil {
+		trusted, notice, err := decideTrust(o, ws, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if trusted {
+			cfg.Merge(ws.Cfg)
+		} else {
+			cfg.Merge(ws.Safe())
+			if notice != "" {
+				notices = append(notices, notice)
+			}
+		}
+	}
+	maxSteps := o.MaxSteps
+	if !o.MaxStepsSet && cfg.MaxSteps > 0 {
+		maxSteps = cfg.MaxSteps
+	}
+	m, name, err := PickModel(o, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	st := &Setup{ModelName: name, Notices: notices}
+	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
+		return nil, err
+	}
+	var base []engine.Tool
+	sources := map[string]string{}
+	add := func(source string, ts ...engine.Tool) {
+		for _, t := range ts {
+			base = append(base, t)
+			sources[t.Name] = source
+		}
+	}
+	add("builtin", tools.Builtins()...)
+	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
+	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.LocalStore(getenv) }, wsDir, embedding(o, cfg, getenv))
+	add("search", tools.SearchKnowledge(st.knowledge))
+	if o.AllowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
+		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
+	}
+	if len(cfg.HTTP.AllowHosts) > 0 {
+		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
+	}
+	st.registry, _ = engine.NewRegistry()
+	redact := config.NewRedactor(getenv, cfg)
+	// all is every tool with the config's policies and timeouts, its
+	// results redacted; MCP tools are read again when a server's list
+	// changes.
+	all := func() []engine.Tool {
+		ts := slices.Clone(base)
+		if st.mcp != nil {
+			ts = append(ts, st.mcp.Tools()...)
+		}
+		for i, t := range ts {
+			if tc, ok := cfg.Tool(t.Name); ok {
+				if tc.Policy != "" {
+					ts[i].Policy = tc.Policy
+				}
+				if d := tc.TimeLimit(); d > 0 {
+					ts[i].Timeout = d
+				}
+			}
+			ts[i] = redact.Tool(ts[i])
+		}
+		return ts
+	}
+	if len(cfg.MCPServers) > 0 {
+		servers := map[string]tools.MCPServer{}
+		for name, srv := range cfg.MCPServers {
+			servers[name] = tools.MCPServer(srv)
+		}
+		st.mcp = tools.StartMCP(ctx, servers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
+			ts := all()
+			st.registry.Replace(ts...)
+			st.Agents.Refresh(ts)
+		}})
+		for _, s := range st.mcp.Status() {
+			if !s.OK {
+				st.Notices = append(st.Notices, redact.Redact(s.Error)+"; its tools are unavailable")
+			}
+			if s.Warning != "" {
+				st.Notices = append(st.Notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.Redact(s.Warning)))
+			}
+		}
+	}
+	ts := all()
+	if err := st.registry.Replace(ts...); err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, t := range st.registry.Tools() {
+		source, ok := sources[t.Name]
+		if !ok {
+			server, _, _ := strings.Cut(t.Name, "__")
+			source = "mcp:" + server
+		}
+		st.Rows = append(st.Rows, ToolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
+	}
+	agents, err := st.loadAgents(o, cfg, wsDir, ws, getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	// The budget: --context-budget or context_budget, else the model's
+	// window less its output (models.go), else the engine's default.
+	st.limits = config.LookupLimits(name, cfg.Models)
+	budget := config.ContextBudgetFor(cmp.Or(o.Budget, cfg.ContextBudget), st.limits)
+	if n := config.BudgetNotice(name, budget, st.limits); n != "" {
+		st.Notices = append(st.Notices, n)
+	}
+	compact, err := compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if st.instructions, err = config.NewInstructions(wsDir, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	in, problems := st.instructions.Load()
+	st.Notices = append(st.Notices, problems...)
+	if n := config.InstructionsNotice(in); n != "" {
+		st.Notices = append(st.Notices, n)
+	}
+	ecfg := engine.Config{
+		Model:     m,
+		ModelName: name,
+		Tools:     st.registry,
+		MaxSteps:  maxSteps,
+		Budget:    budget,
+		Window:    st.limits.Window,
+		Compact:   compact,
+		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
+		Gate:      gate,
+		Agents:    agents,
+		Agent:     o.Agent,
+		MaxDepth:  cfg.MaxDepth,
+		MaxCalls:  cfg.MaxToolCalls,
+		Instructions: func() engine.Instructions {
+			in, _ := st.instructions.Load() // its problems were told at start
+			return in
+		},
+	}
+	redact.EngineConfig(&ecfg)
+	st.Engine = engine.New(ecfg)
+	if err := st.Engine.Err(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	if err := st.startTraces(ctx, o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := st.startBus(o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// startBus connects to the NATS server of --nats or AGENTTY_NATS_URL, once
+// for every run of the setup. A server that cannot be reached is a notice,
+// not an error: the runs go on, journaled, unpublished.
+func (s *Setup) startBus(o Options, getenv func(string) string) error {
+	url := o.NATSURL(getenv)
+	if url == "" {
+		if o.NATSCreds != "" {
+			return UsageError{fmt.Errorf("--nats-creds needs --nats URL (or AGENTTY_NATS_URL)")}
+		}
+		return nil
+	}
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty " + s.ModelName})
+	if errors.As(err, new(bus.UsageError)) {
+		return UsageError{err}
+	}
+	if err != nil {
+		s.Notices = append(s.Notices, err.Error()+"; events are not published (the journal has them)")
+		return nil
+	}
+	s.Bus, s.busConn = bus.NewSink(nc), nc
+	return nil
+}
+
+// CloseBus sends what is still buffered (waiting a bounded time) and says,
+// once, what could not be published; "" when everything was.
+func (s *Setup) CloseBus() string {
+	if s.Bus == nil {
+		return ""
+	}
+	err := s.Bus.Close(2 * time.Second)
+	s.busConn.Close()
+	s.Bus, s.busConn = nil, nil
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// startTraces sets up the OTLP pipeline when it is asked for.
+func (s *Setup) startTraces(ctx context.Context, o Options, getenv func(string) string) error {
+	tc := traces.Config{Endpoint: o.OTLP, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
+	if !tc.Enabled() {
+		return nil
+	}
+	t, err := traces.Start(ctx, tc)
+	if err != nil {
+		return UsageError{err}
+	}
+	s.tracing = t
+	s.Trace = t.Sink(traces.Options{Model: s.ModelName})
+	return nil
+}
+
+// WithTrace is journal followed by the trace sink, if the setup traces,
+// and the NATS sink, if it publishes: the journal sees every event first.
+func (s *Setup) WithTrace(journal engine.Sink) engine.Sink {
+	sinks := engine.Sinks{journal}
+	if s.Trace != nil {
+		sinks = append(sinks, s.Trace)
+	}
+	if s.Bus != nil {
+		sinks = append(sinks, s.Bus)
+	}
+	if len(sinks) == 1 {
+		return journal
+	}
+	return sinks
+}
+
+// CloseTraces sends the spans still queued (waiting a bounded time) and
+// says why, once, if spans could not be sent; "" otherwise.
+func (s *Setup) CloseTraces() string {
+	if s.tracing == nil {
+		return ""
+	}
+	err := s.tracing.Close()
+	s.tracing = nil
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+const systemPrompt = "You are agentty, a careful agent working in a terminal. Use the tools when they help; " +
+	"the memory facts given to you are things the user asked you to remember. Answer concisely in Markdown."
+
+// UsageError is an error in how agentty was called (a flag, a setting):
+// the commands exit with 2 for it.
+type UsageError struct{ error }
+
+// Usage marks err as an error of usage.
+func Usage(err error) error { return UsageError{err} }
+
+// compaction is the engine's compaction setup from c, for a run whose
+// budget is budget (the trigger's percentage is of it). The model, when
+// compact.model names one, is picked as the session's is.
+func compaction(o Options, cfg *config.Settings, budget int, getenv func(string) string) (engine.Compaction, error) {
+	c := cfg.Compact
+	var out engine.Compaction
+	if c.Auto != nil && !*c.Auto {
+		out.Off = true
+	}
+	out.Trigger = c.TriggerTokens(budget)
+	if c.KeepTurns != nil {
+		out.KeepTurns = *c.KeepTurns
+	}
+	if c.Model != "" {
+		mo := o
+		mo.Model = c.Model
+		m, name, err := PickModel(mo, cfg, getenv)
+		if err != nil {
+			return engine.Compaction{}, fmt.Errorf("config: compact.model: %w", err)
+		}
+		out.Model, out.ModelName = m, name
+	}
+	return out, nil
+}

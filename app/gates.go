@@ -1,0 +1,25 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// HeadlessGate never pauses on its own; it answers approvals with --yes.
+type HeadlessGate struct {
+	Yes    bool
+	Stderr io.Writer
+}
+
+func (g HeadlessGate) Stop(engine.Pending) bool { return false }
+
+func (g HeadlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+	if g.Yes {
+		return engine.Verdict{Action: engine.Proceed}, nil
+	}
+	fmt.Fprintf(g.Stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
+	return engine.Verdict{Action: engine.Deny}, nil
+}

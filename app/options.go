@@ -1,0 +1,135 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/config"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// Options are the flags both the console and run take.
+type Options struct {
+	Model       string
+	BaseURL     string
+	Temperature float64
+	Timeout     time.Duration
+	MaxSteps    int
+	DataDir     string
+	Workspace   string
+	AllowShell  bool
+	Budget      int
+	MaxStepsSet bool // --max-steps was given: it wins over the config
+	Session     string
+	JSON        bool
+	Continue    bool
+	Yes         bool
+	// Agent (--Agent NAME) is the Agent the session's top-level runs run
+	// as.
+	Agent string
+	// TrustWorkspace (--trust-workspace) lets the workspace's risky
+	// config keys take effect this once.
+	TrustWorkspace bool
+	// OTLP (--OTLP URL) sends traces to an OTLP collector;
+	// traceContent (--trace-content) puts what was said in them.
+	OTLP         string
+	TraceContent bool
+	// NATS (--NATS URL, default $AGENTTY_NATS_URL) publishes every event
+	// of the runs on NATS; natsCreds (--NATS-creds FILE) is the
+	// credentials file for it.
+	NATS      string
+	NATSCreds string
+	// askTrust, when set, asks the person about a workspace config with
+	// risky keys and no trust (the console); nil never asks (run, tools).
+	askTrust func(w *config.Workspace, changed []string) (trustChoice, error)
+}
+
+// NATSURL is --nats, else $AGENTTY_NATS_URL; "" when neither is set.
+func (o *Options) NATSURL(getenv func(string) string) string {
+	if o.NATS != "" {
+		return o.NATS
+	}
+	return strings.TrimSpace(getenv("AGENTTY_NATS_URL"))
+}
+
+// Store opens the session Store: with --nats (or AGENTTY_NATS_URL) the
+// server's JetStream, else the data folder (--data-dir or the
+// environment). Close it when done: it may hold a connection.
+func (o *Options) Store(getenv func(string) string) (*sessions.Store, error) {
+	home := o.DataDir
+	if home == "" {
+		var err error
+		if home, err = sessions.Home(getenv); err != nil {
+			return nil, err
+		}
+	}
+	url := o.NATSURL(getenv)
+	if url == "" {
+		return sessions.Open(home)
+	}
+	return NATSStore(home, url, o.NATSCreds)
+}
+
+// mcpLogDir is the folder of the stdio MCP servers' logs: mcp/ in the data
+// folder ("" when there is none: the servers' last lines are still kept).
+func (o *Options) mcpLogDir(getenv func(string) string) string {
+	home := o.DataDir
+	if home == "" {
+		var err error
+		if home, err = sessions.Home(getenv); err != nil {
+			return ""
+		}
+	}
+	return filepath.Join(home, "mcp")
+}
+
+// LocalStore opens the data folder's sessions, whatever --nats says: the
+// search index covers the sessions on this machine.
+func (o *Options) LocalStore(getenv func(string) string) (*sessions.Store, error) {
+	l := *o
+	l.NATS = ""
+	l.NATSCreds = ""
+	return l.Store(func(k string) string {
+		if k == "AGENTTY_NATS_URL" {
+			return ""
+		}
+		return getenv(k)
+	})
+}
+
+// NATSStore opens the sessions kept in the JetStream of the server at url.
+func NATSStore(home, url, creds string) (*sessions.Store, error) {
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: creds, Name: "agentty sessions"})
+	if errors.As(err, new(bus.UsageError)) {
+		return nil, UsageError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := bus.OpenJournals(ctx, nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return sessions.OpenWith(home, natsJournals{js, nc}), nil
+}
+
+// natsJournals are the sessions in JetStream, with the connection they
+// own: the Store closes it.
+type natsJournals struct {
+	*bus.Journals
+	nc *nats.Conn
+}
+
+func (n natsJournals) Close() error {
+	n.nc.Close()
+	return nil
+}

@@ -1,0 +1,566 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// worker takes run requests from a pool's queue and carries them out with
+// its own engine, tools and config, journaling to the store (JetStream's,
+// with --nats). A request is acknowledged once its run has finished and is
+// journaled; a worker that dies mid-run leaves the request unacknowledged,
+// the server hands it to another worker, and that one continues the
+// interrupted run from the journal. Stopping (ctx) drains: runs stop at
+// their next step boundary, unfinished, and their requests go back on the
+// queue at once.
+type worker struct {
+	o      Options
+	getenv func(string) string
+	log    func(format string, a ...any)
+	store  *sessions.Store
+	nc     *nats.Conn
+	// pub publishes the events of the runs the worker gives up on, on
+	// nc; it never closes nc, which the queue and the gate share.
+	pub         *bus.Sink
+	queue       *bus.Queue
+	cons        *bus.Consumer
+	concurrency int
+	// gateTimeout bounds a stepped run's wait for a console (0: forever).
+	gateTimeout time.Duration
+
+	mu     sync.Mutex
+	setups map[setupKey]*Setup
+	runs   sync.Map // session id → *workerRun, for the gate
+	// draining is set when the worker is told to stop; drain is then
+	// done, for the waits (a console's answer) that a drain cuts short.
+	draining atomic.Bool
+	drain    context.Context
+	// done counts the requests acknowledged, and requeued those put back
+	// on the queue (a drain, a busy session), for the log.
+	done, requeued atomic.Int64
+	// lost is why serve stopped taking requests on its own (its
+	// connection closed for good); nil when it was told to stop.
+	lost error
+	// reconnected is signalled when the connection is back, to cut a
+	// failing pull's backoff short (buffered: one signal waits).
+	reconnected chan struct{}
+}
+
+// backoffLog says why taking requests failed without saying the same
+// thing more than once a backoff period: the first failure is logged, the
+// same error again only when its wait has grown (1 s doubling to 30 s),
+// and a recovery once. It is serve's alone.
+type backoffLog struct {
+	last   string
+	wait   time.Duration
+	repeat int
+}
+
+// fail logs err as backoffLog says and waits out the current backoff, or
+// until stop or wake.
+func (b *backoffLog) fail(err error, log func(string, ...any), stop, wake <-chan struct{}) {
+	if msg := err.Error(); msg != b.last {
+		b.last, b.wait, b.repeat = msg, time.Second, 0
+		log("taking a request: %v (trying again)", err)
+	} else {
+		b.repeat++
+		b.wait = min(2*b.wait, 30*time.Second)
+		if b.repeat&(b.repeat-1) == 0 { // the 1st, 2nd, 4th, 8th… repeat
+			log("taking a request: %v (%d times in a row; trying again in %s)", err, b.repeat+1, b.wait)
+		}
+	}
+	t := time.NewTimer(b.wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-stop:
+	case <-wake:
+	}
+}
+
+// ok notes that a request could be asked for again.
+func (b *backoffLog) ok(log func(string, ...any)) {
+	if b.last != "" {
+		log("taking requests again")
+	}
+	b.last, b.wait, b.repeat = "", 0, 0
+}
+
+type setupKey struct{ model, agent string }
+
+// workerRun is one run in progress.
+type workerRun struct {
+	remote   engine.Gate // the console's, for a stepped run; nil otherwise
+	detached atomic.Bool // stopped at a step boundary by a drain
+	tools    *engine.Registry
+}
+
+// serve takes requests until ctx ends, then drains: it waits for the runs
+// in progress to reach a step boundary.
+func (w *worker) serve(ctx context.Context) {
+	slots := make(chan struct{}, max(1, w.concurrency))
+	var wg sync.WaitGroup
+	var quiet backoffLog
+	drain, stopDraining := context.WithCancel(context.Background())
+	w.drain = drain
+	stopDrain := context.AfterFunc(ctx, func() {
+		w.draining.Store(true)
+		stopDraining()
+	})
+	defer stopDrain()
+	defer func() {
+		w.draining.Store(true)
+		stopDraining()
+		wg.Wait()
+		w.mu.Lock()
+		for _, st := range w.setups {
+			st.Close()
+		}
+		w.mu.Unlock()
+	}()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		if ctx.Err() != nil { // both were ready: draining takes nothing more
+			return
+		}
+		d, err := w.cons.Next(ctx, time.Second)
+		if err != nil {
+			if errors.Is(err, nats.ErrConnectionClosed) {
+				w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)
+				<-slots
+				return
+			}
+			quiet.fail(err, w.log, ctx.Done(), w.reconnected)
+		} else {
+			quiet.ok(w.log)
+		}
+		if d != nil && ctx.Err() != nil {
+			// Came as the drain began (perhaps a request a drained run
+			// just put back): untouched, for another worker, and put
+			// back as new, which a hand-back would count as a delivery.
+			w.requeue(d, "came as the worker began to drain")
+			d = nil
+		}
+		if d == nil {
+			<-slots
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			w.handle(d)
+		})
+	}
+}
+
+// handBackDelay is how long a request waits on the queue when this worker
+// could not do it now (its session busy, its journal unwritable).
+const handBackDelay = 5 * time.Second
+
+// handle carries out one request.
+func (w *worker) handle(d *bus.Delivery) {
+	ctx := context.Background() // a drain stops the run at a step, not mid-step
+	if d.Bad != "" {
+		w.log("dropped a message: %s", d.Bad)
+		d.Drop(d.Bad)
+		return
+	}
+	stop := d.KeepAlive()
+	defer stop()
+	req := d.Req
+	// A session busy here (another request of it is running) or written
+	// elsewhere: wait, holding the request, for as long as a lease can
+	// outlive its writer; then put it at the back of the queue as a new
+	// message. Neither counts as one of its deliveries.
+	wr := &workerRun{}
+	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
+	_, busy := w.runs.LoadOrStore(req.Session, wr)
+	for busy && time.Now().Before(wait) && !w.draining.Load() {
+		time.Sleep(time.Second)
+		_, busy = w.runs.LoadOrStore(req.Session, wr)
+	}
+	if busy {
+		w.requeue(d, "a run of it is going on in this worker")
+		return
+	}
+	defer w.runs.Delete(req.Session)
+	journal, s, past, err := w.open(req)
+	for errors.Is(err, sessions.ErrLocked) && time.Now().Before(wait) && !w.draining.Load() {
+		time.Sleep(time.Second)
+		journal, s, past, err = w.open(req)
+	}
+	switch {
+	case errors.Is(err, sessions.ErrLocked):
+		w.requeue(d, err.Error())
+		return
+	case errors.As(err, new(*sessions.WriteError)):
+		w.log("session %s: %v; the request goes back on the queue", req.Session, err)
+		d.HandBack(handBackDelay)
+		return
+	case err != nil:
+		w.log("session %s: %v; the request is dropped", req.Session, err)
+		d.Drop(err.Error())
+		return
+	}
+	defer journal.Close()
+	run, finished := RequestRun(past, req.ID)
+	switch {
+	case finished:
+		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
+		w.ack(d, journal)
+		return
+	case run != "" && s.LastRun().ID != run:
+		// Its run was cut off, and the session went on past it (another
+		// writer took the session after this request's worker stalled
+		// past its lease): the run cannot be continued in place. A run
+		// of its own says so, for whoever waits for the request.
+		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("its run %s was left unfinished and the session went on without it (%s); not tried again", run, s.LastRun().ID))
+		return
+	case run == "" && s.Interrupted():
+		// Another run of the session (a console's, a crashed one, another
+		// request's) is unfinished: this request's run would come after it.
+		if d.GiveUp != "" {
+			w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the session's run %s stayed unfinished, and this request's run would come after it; %s", s.LastRun().ID, d.GiveUp))
+			return
+		}
+		w.log("session %s: its run %s is unfinished; request %s waits", req.Session, s.LastRun().ID, req.ID)
+		journal.Close()
+		d.HandBack(handBackDelay)
+		return
+	}
+	st, err := w.setupFor(ctx, req)
+	if err != nil {
+		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the worker cannot run this request: %v", err))
+		return
+	}
+	if d.GiveUp != "" {
+		w.giveUp(ctx, d, journal, s, req, d.GiveUp)
+		return
+	}
+	wr.tools = st.registry
+	if req.Step {
+		wr.remote = bus.NewRemoteGate(w.nc, req.Session, true, w.gateTimeout)
+	}
+	sink, _ := st.WithTrace(journal).(engine.Releaser)
+	sinks := engine.Sinks{detachable{wr, sink}}
+	var res engine.Result
+	if run != "" {
+		w.log("session %s: continuing %s, interrupted (delivery %d)", req.Session, run, d.Attempt)
+		res = st.Engine.Continue(ctx, s, sinks)
+	} else {
+		res = st.Engine.RunRequest(ctx, s, req.Task, req.ID, sinks)
+	}
+	switch {
+	case wr.detached.Load():
+		journal.DiscardStep() // the next step's start: the next worker makes it again
+		journal.Close()
+		w.requeue(d, fmt.Sprintf("stopped at step %d to drain", s.Steps))
+	case errors.Is(res.Err, sessions.ErrLocked):
+		w.log("session %s: %v; the request goes back on the queue", req.Session, res.Err)
+		journal.Close()
+		d.HandBack(handBackDelay)
+	case errors.As(res.Err, new(*sessions.WriteError)):
+		// Not journaled to its end: what was not written is dropped (the
+		// run's error end among it), so another try continues the run.
+		w.log("session %s: %v; the run is unfinished and the request goes back on the queue", req.Session, res.Err)
+		journal.DropUnwritten()
+		journal.Close()
+		d.HandBack(handBackDelay)
+	default:
+		w.ack(d, journal)
+	}
+}
+
+// RequestRun finds the top-level run that carries out request in a
+// session's events: its id ("" when none), and whether it finished.
+func RequestRun(events []engine.Event, request string) (run string, finished bool) {
+	for _, ev := range events {
+		if ev.ParentRun != "" {
+			continue
+		}
+		switch d := ev.Data.(type) {
+		case *engine.RunStarted:
+			if d.Request == request {
+				run, finished = ev.Run, false
+			}
+		case *engine.RunFinished:
+			if run != "" && ev.Run == run {
+				finished = true
+			}
+		}
+	}
+	return run, finished
+}
+
+// requeue puts d's request at the back of the queue as a new message,
+// saying why; if that fails, it hands it back (a delivery).
+func (w *worker) requeue(d *bus.Delivery, why string) {
+	if err := d.Requeue(context.Background(), w.queue); err != nil {
+		w.log("session %s: %s; requeueing the request: %v (handed back instead)", d.Req.Session, why, err)
+		d.HandBack(handBackDelay)
+		return
+	}
+	w.requeued.Add(1)
+	w.log("session %s: %s; the request is back on the queue", d.Req.Session, why)
+}
+
+// ack closes the journal (everything is written) and acknowledges.
+func (w *worker) ack(d *bus.Delivery, journal *sessions.Journal) {
+	if err := journal.Close(); err != nil {
+		w.log("session %s: %v; the request stays on the queue", d.Req.Session, err)
+		return
+	}
+	if err := d.Done(context.Background()); err != nil {
+		w.log("session %s: acknowledging the request: %v (it may be handed out again; the journal shows it done)", d.Req.Session, err)
+		return
+	}
+	w.done.Add(1)
+}
+
+// giveUp ends the request's run with reason, journaled, and takes the
+// request off the queue.
+func (w *worker) giveUp(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, req bus.RunRequest, reason string) {
+	w.log("session %s: %s", req.Session, reason)
+	eng := engine.New(engine.Config{Model: noModel{}}) // nothing is asked: the run ends here
+	var sink engine.Sink = journal
+	if w.pub != nil { // published as every run's events are
+		defer w.pub.Close(2 * time.Second)
+		sink = engine.Sinks{journal, w.pub}
+	}
+	if res := eng.GiveUp(ctx, s, req.Task, req.ID, reason, sink); res.Err != nil && res.Err.Error() != reason {
+		w.log("session %s: journaling why: %v", req.Session, res.Err)
+	}
+	w.ack(d, journal)
+}
+
+// open opens the request's session for writing, making it if it is new,
+// and returns its events.
+func (w *worker) open(req bus.RunRequest) (*sessions.Journal, *engine.Session, []engine.Event, error) {
+	j, l, err := w.store.OpenWriter(req.Session)
+	if errors.Is(err, sessions.ErrNotFound) {
+		if j, err = w.store.CreateID(req.Session); err != nil {
+			return nil, nil, nil, err
+		}
+		return j, engine.NewSession(req.Session), nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return j, l.Session, l.Events, nil
+}
+
+// setupFor returns the setup for the request's model and agent, made on
+// first use and kept for the worker's life.
+func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*Setup, error) {
+	if strings.HasPrefix(req.Model, "script:") && req.Model != w.o.Model {
+		// A file on this machine, named by whoever can submit: not theirs to read.
+		return nil, fmt.Errorf("a submitted run may not name a script model (%q); the worker's own --model may", req.Model)
+	}
+	key := setupKey{cmp.Or(req.Model, w.o.Model), cmp.Or(req.Agent, w.o.Agent)}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st, ok := w.setups[key]; ok {
+		return st, nil
+	}
+	o := w.o
+	o.Model, o.Agent = key.model, key.agent
+	st, err := Build(ctx, o, workerGate{w}, w.getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range st.Notices {
+		w.log("warning: %s", n)
+	}
+	if w.setups == nil {
+		w.setups = map[setupKey]*Setup{}
+	}
+	w.setups[key] = st
+	return st, nil
+}
+
+// workerGate is the engine's gate in a worker: it stops a run at its next
+// step boundary when the worker drains, hands a stepped run's pauses to a
+// console, re-runs an interrupted call only for tools that are safe to
+// repeat, and answers approvals as --yes says.
+type workerGate struct{ w *worker }
+
+func (g workerGate) run(p engine.Pending) *workerRun {
+	r, _ := g.w.runs.Load(p.Session)
+	wr, _ := r.(*workerRun)
+	return wr
+}
+
+func (g workerGate) Stop(p engine.Pending) bool {
+	wr := g.run(p)
+	if wr == nil {
+		return false
+	}
+	if g.w.draining.Load() && p.At == engine.Decide && p.ParentRun == "" && p.ToolCall == nil {
+		// The step before this one is journaled whole: nothing after
+		// it is written, and the run ends here, unfinished.
+		wr.detached.Store(true)
+		return true
+	}
+	return wr.remote != nil && wr.remote.Stop(p)
+}
+
+func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	wr := g.run(p)
+	switch {
+	case wr == nil:
+		return engine.Verdict{Action: engine.Deny}, nil
+	case wr.detached.Load():
+		return engine.Verdict{Action: engine.Abort}, nil
+	case p.Rerun && p.ToolCall != nil:
+		// A call a dead worker started: again only if that cannot hurt.
+		if t, ok := wr.tools.Lookup(p.ToolCall.Name); ok && t.Repeatable {
+			return engine.Verdict{Action: engine.Proceed}, nil
+		}
+		return engine.Verdict{Action: engine.Deny}, nil
+	case wr.remote != nil:
+		// A drain does not wait for a console: the run stops here, its
+		// pause journaled, and the next worker asks again.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if g.w.drain != nil {
+			defer context.AfterFunc(g.w.drain, cancel)()
+		}
+		v, err := wr.remote.Wait(wctx, p)
+		if err != nil && ctx.Err() == nil && g.w.draining.Load() {
+			wr.detached.Store(true)
+			return engine.Verdict{Action: engine.Abort}, nil
+		}
+		return v, err
+	case g.w.o.Yes:
+		return engine.Verdict{Action: engine.Proceed}, nil
+	}
+	g.w.log("session %s: tool call %s needs approval; denied (start the worker with --yes to approve, or submit with --step and answer from a console)", p.Session, p.ToolCall.Name)
+	return engine.Verdict{Action: engine.Deny}, nil
+}
+
+// detachable passes events on until its run is detached by a drain; from
+// then on it drops them, so the journal ends at the step boundary (with,
+// at most, the next step's start, as if the process had been killed
+// there) and the run stays interrupted for the next worker to continue.
+// It holds events back as the journal behind it does.
+type detachable struct {
+	wr   *workerRun
+	next engine.Releaser
+}
+
+func (d detachable) Emit(ev engine.Event) error {
+	if d.wr.detached.Load() {
+		return nil
+	}
+	return d.next.Emit(ev)
+}
+
+func (d detachable) Flush() error {
+	_, err := d.Release()
+	return err
+}
+
+func (d detachable) Release() ([]engine.Event, error) {
+	if d.wr.detached.Load() {
+		return nil, nil
+	}
+	return d.next.Release()
+}
+
+// noModel is the model of an engine that only ends runs.
+type noModel struct{}
+
+func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
+	return engine.Decision{}, errors.New("no model")
+}
+
+// QueueConfig are the work queue's flags, shared by worker and serve.
+type QueueConfig struct {
+	Pool        string
+	Concurrency int
+	MaxDeliver  int
+	AckWait     time.Duration
+	GateTimeout time.Duration
+}
+
+// RunWorker connects, takes requests until ctx ends, and drains.
+func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
+	if q.Concurrency < 1 || q.MaxDeliver < 1 || q.AckWait < time.Second {
+		return ExitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
+	}
+	if strings.TrimSpace(q.Pool) == "" {
+		return ExitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
+	}
+	o.NATS = url
+	reconnected := make(chan struct{}, 1)
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty worker " + q.Pool},
+		// One line each way: the queue's own loop says no more while the
+		// connection is down than once a backoff period.
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log("lost the NATS server (%v); reconnecting", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted()))
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
+	if errors.As(err, new(bus.UsageError)) {
+		return ExitUsage, err
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	defer nc.Close()
+	store, err := o.Store(getenv)
+	if err != nil {
+		return ExitError, err
+	}
+	defer store.Close()
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	queue, err := bus.OpenQueue(octx, nc)
+	var cons *bus.Consumer
+	if err == nil {
+		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait})
+	}
+	if ctx.Err() != nil {
+		return 0, nil // stopped while starting: nothing was taken
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	if cons.Note != "" {
+		log("%s", cons.Note)
+	}
+	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected}
+	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
+	w.serve(ctx)
+	n, back := int(w.done.Load()), int(w.requeued.Load())
+	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
+	if w.lost != nil {
+		return ExitError, w.lost
+	}
+	return 0, nil
+}

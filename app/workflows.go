@@ -1,0 +1,219 @@
+package app
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentty/agentty/config"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/workflow"
+)
+
+// workflowFile is a workflow found in a workflows folder.
+type workflowFile struct {
+	W     *workflow.Workflow
+	Scope string // workspace or user
+}
+
+// workflowPlaces are the folders workflows are read from, strongest first:
+// the workspace's .agentty/workflows, then workflows beside the person's
+// config.
+func workflowPlaces(wsDir string, getenv func(string) string) []struct{ dir, scope string } {
+	return []struct{ dir, scope string }{
+		{filepath.Join(wsDir, ".agentty", "workflows"), "workspace"},
+		{filepath.Join(filepath.Dir(config.Path(getenv)), "workflows"), "user"},
+	}
+}
+
+// LoadWorkflows reads every *.yaml (and *.yml) file of the workflow
+// folders; the workspace's wins a name clash. A bad file is an error in
+// the list and the others still load.
+func LoadWorkflows(wsDir string, getenv func(string) string) ([]workflowFile, []error) {
+	var out []workflowFile
+	var errs []error
+	seen := map[string]bool{}
+	for _, pl := range workflowPlaces(wsDir, getenv) {
+		entries, err := os.ReadDir(pl.dir)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+				continue
+			}
+			w, err := readWorkflow(filepath.Join(pl.dir, e.Name()), pl.scope == "workspace", wsDir)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if seen[w.Name] {
+				continue
+			}
+			seen[w.Name] = true
+			out = append(out, workflowFile{W: w, Scope: pl.scope})
+		}
+	}
+	return out, errs
+}
+
+// readWorkflow reads a workflow file: a regular file of at most 1 MiB
+// (a FIFO cannot hang it), and, in the workspace, not a symlink leading out
+// of it.
+func readWorkflow(path string, inWorkspace bool, wsDir string) (*workflow.Workflow, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // named absolutely in the workflow_started event, for --continue from anywhere
+	}
+	if inWorkspace {
+		root, _ := filepath.Abs(wsDir)
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s: leads to %s, outside the workspace; refusing to read it", path, real)
+		}
+	}
+	b, err := config.ReadSmall(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return workflow.Parse(path, b)
+}
+
+// FindWorkflow is the workflow named (or the file given).
+func FindWorkflow(target, wsDir string, getenv func(string) string) (*workflow.Workflow, error) {
+	if strings.HasSuffix(target, ".yaml") || strings.HasSuffix(target, ".yml") || strings.ContainsRune(target, os.PathSeparator) {
+		return readWorkflow(target, false, wsDir)
+	}
+	files, errs := LoadWorkflows(wsDir, getenv)
+	for _, f := range files {
+		if f.W.Name == target {
+			return f.W, nil
+		}
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.W.Name)
+	}
+	msg := fmt.Sprintf("no workflow is called %q", target)
+	if len(names) > 0 {
+		msg += "; the workflows are: " + strings.Join(names, ", ")
+	} else {
+		msg += " (put one in .agentty/workflows/NAME.yaml)"
+	}
+	for _, e := range errs {
+		if strings.Contains(e.Error(), string(os.PathSeparator)+target+".y") {
+			msg += "; its file did not load: " + e.Error()
+		}
+	}
+	return nil, errors.New(msg)
+}
+
+// WorkflowEngine is the setup's engine made to carry out w: the planner as
+// its model, an agent for each task step (its model the step's, or the
+// session's), and room in the step limit for every step and retry.
+func WorkflowEngine(st *Setup, o Options, w *workflow.Workflow, inputs map[string]string, getenv func(string) string) (*engine.Engine, error) {
+	cfg := st.Engine.Config()
+	session, sessionName := cfg.Model, cfg.ModelName
+	// The run is named for the session's model, which its steps use (and
+	// which a continued run picks again): the workflow is in its events.
+	cfg.Model = workflow.Planner{W: w, Inputs: inputs}
+	cfg.Agents = slices.Clone(cfg.Agents)
+	for i := range cfg.Agents { // the planner is the run's model, not theirs
+		if cfg.Agents[i].Model == nil {
+			cfg.Agents[i].Model, cfg.Agents[i].ModelName = session, sessionName
+		}
+	}
+	userCfg, ws, err := config.Load(getenv, cmp.Or(o.Workspace, "."))
+	if err != nil {
+		return nil, err
+	}
+	most := 0
+	for _, s := range w.Steps {
+		most += 1 + s.Retry
+		if s.Kind != "task" {
+			continue
+		}
+		a := engine.Agent{Name: workflow.TaskAgent(s.ID), Description: "the task of workflow step " + s.ID, Model: session, ModelName: sessionName}
+		if s.Model != "" {
+			if trusted, _ := WorkspaceTrusted(o, AbsDir(cmp.Or(o.Workspace, ".")), ws, getenv); Inside(w.File, cmp.Or(o.Workspace, ".")) && !trusted && s.Model != "offline" {
+				st.Notices = append(st.Notices, fmt.Sprintf("%s:%d: steps.%s.model: refused %q: the workspace is not trusted; the step uses the session's model (agentty trust)", w.File, s.Line, s.ID, s.Model))
+			} else {
+				mo := o
+				mo.Model = s.Model
+				if a.Model, a.ModelName, err = PickModel(mo, userCfg, getenv); err != nil {
+					return nil, fmt.Errorf("%s:%d: steps.%s.model: %w", w.File, s.Line, s.ID, err)
+				}
+			}
+		}
+		cfg.Agents = append(cfg.Agents, a)
+	}
+	cfg.MaxSteps = max(cfg.MaxSteps, most+2)
+	// The planner calls every ready step, each foreach item a call, in one
+	// decision: the cap on a model's calls is not for it.
+	cfg.MaxCalls = max(cfg.MaxCalls, engine.DefaultMaxCalls, len(w.Steps)*workflow.MaxItems)
+	e := engine.New(cfg)
+	return e, e.Err()
+}
+
+// Inside reports whether file (symlinks resolved) is in the folder dir:
+// a workflow someone else's folder supplies.
+func Inside(file, dir string) bool {
+	f := AbsDir(file)
+	rel, err := filepath.Rel(AbsDir(dir), f)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func AbsDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// WorkflowTask is the run's task: the workflow and its inputs.
+func WorkflowTask(w *workflow.Workflow, in map[string]string) string {
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range in {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	var b strings.Builder
+	b.WriteString("workflow " + w.Name)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%q", k, in[k])
+	}
+	return b.String()
+}
+
+// WorkflowOf finds the workflow a session's last run carries out, from its
+// workflow_started event: (nil, nil) when it is no workflow's.
+func WorkflowOf(past []engine.Event, run string, wsDir string, getenv func(string) string) (*workflow.Workflow, map[string]string, error) {
+	for _, ev := range past {
+		if d, ok := ev.Data.(*engine.WorkflowStarted); ok && ev.Run == run {
+			w, err := readWorkflow(d.File, false, wsDir)
+			if err != nil {
+				return nil, nil, fmt.Errorf("the session's workflow %s: %w", d.Name, err)
+			}
+			return w, d.Inputs, nil
+		}
+	}
+	return nil, nil, nil
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+)
+
+func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if env == nil {
+		env = map[string]string{"AGENTTY_HOME": t.TempDir()}
+	}
+	if _, ok := env["AGENTTY_CONFIG"]; !ok {
+		env["AGENTTY_CONFIG"] = filepath.Join(t.TempDir(), "no-config.json") // never the person's own
+	}
+	code = Execute(ctx, args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func writeScript(t *testing.T, js string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunCommand(t *testing.T) {
+	never := writeScript(t, `{"turns":[`+strings.Repeat(`{"tool_calls":[{"name":"clock"}]},`, 5)+`{"answer":"late"}]}`)
+	failing := writeScript(t, `{"turns":[{"error":"401 authentication failed"}]}`)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    string
+		wantErr    string
+		errOneLine bool
+	}{
+		{"offline arithmetic", []string{"run", "--model", "offline", "what is 17*23?"}, 0, "391", "", false},
+		{"default model is offline", []string{"run", "what is 2+2"}, 0, "2+2 = 4", "", false},
+		{"step limit", []string{"run", "--model", "script:" + never, "--max-steps", "3", "go"}, 3, "", "step limit of 3", true},
+		{"model error", []string{"run", "--model", "script:" + failing, "go"}, 1, "", "agentty run: model: 401 authentication failed", true},
+		{"no task", []string{"run", "--model", "offline"}, 2, "", "no task given", true},
+		{"bad flag", []string{"run", "--frobnicate", "x"}, 2, "", "flag provided but not defined", false},
+		{"bad max-steps", []string{"run", "--max-steps", "0", "x"}, 2, "", "--max-steps must be at least 1", true},
+		{"missing script", []string{"run", "--model", "script:/nonexistent.json", "x"}, 1, "", "no such file", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, context.Background(), nil, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errs, tt.wantErr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errs, tt.wantCode, tt.wantOut, tt.wantErr)
+			}
+			errs = strings.TrimPrefix(errs, "session: ")
+			if _, rest, ok := strings.Cut(errs, "\n"); ok && strings.HasPrefix(errs, "0") {
+				errs = rest // the session id line
+			}
+			if tt.errOneLine && strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", errs)
+			}
+		})
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	code, out, errs := runCLI(t, context.Background(), nil, "run", "--model", "offline", "--json", "what is 17*23?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	phases := map[engine.Phase]bool{}
+	var tools []string
+	var last engine.Event
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var ev engine.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if ev.V != engine.SchemaVersion || ev.Session == "" || ev.Run == "" || ev.Time.IsZero() {
+			t.Errorf("event missing its envelope: %s", sc.Text())
+		}
+		phases[ev.Phase] = true
+		switch d := ev.Data.(type) {
+		case *engine.ToolStarted:
+			tools = append(tools, "started:"+d.Name)
+		case *engine.ToolFinished:
+			tools = append(tools, "finished:"+d.Name+":"+d.Result)
+		}
+		last = ev
+	}
+	for _, p := range []engine.Phase{engine.Perceive, engine.Decide, engine.Act, engine.Observe} {
+		if !phases[p] {
+			t.Errorf("no %s event", p)
+		}
+	}
+	if strings.Join(tools, " ") != "started:calculator finished:calculator:17*23 = 391" {
+		t.Errorf("tool events = %v", tools)
+	}
+	fin, ok := last.Data.(*engine.RunFinished)
+	if last.Kind != engine.KindRunFinished || !ok || fin.StopReason != engine.StopAnswered || !strings.Contains(fin.Answer, "391") {
+		t.Errorf("last event = %s %+v", last.Kind, last.Data)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	slow := writeScript(t, `{"turns":[{"answer":"late","delay_ms":60000}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, errs := runCLI(t, ctx, nil, "run", "--model", "script:"+slow, "go")
+	if code != 130 || !strings.Contains(errs, "cancelled") {
+		t.Errorf("exit %d, stderr %q; want 130, cancelled", code, errs)
+	}
+}
+
+// TestFlagsBeforeACommand: flags put before a sub-command are pointed
+// after it, not taken for a task.
+func TestFlagsBeforeACommand(t *testing.T) {
+	code, _, errs := runCLI(t, context.Background(), nil, "--nats", "nats://127.0.0.1:1", "sessions", "ls")
+	if code != 2 || !strings.Contains(errs, "flags go after the command: agentty sessions") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+}
+
+// TestVersion: --version and version print which agentty this is and exit 0.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, out, errs := runCLI(t, context.Background(), testEnv(t), arg)
+		if code != 0 || !strings.HasPrefix(out, "agentty ") || !strings.Contains(out, "go1.") {
+			t.Errorf("%s: exit %d, %q, %q", arg, code, out, errs)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/replay"
+	"github.com/agentty/agentty/workflow"
+)
+
+// replayCmd re-runs a recorded session's tasks with its recorded decisions
+// in place of the model (no model call), the tools running for real, and
+// reports every tool result that now differs from the recording. With
+// --until STEP the recording plays up to STEP and the run goes on live
+// (with --model, else the session's model), a fork that continues.
+func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("replay", stderr)
+	var o app.Options
+	register(&o, fs)
+	until := fs.Int("until", -1, "play the recording up to this step, then go on live (a fork that continues)")
+	asJSON := fs.Bool("json", false, "print the differences as JSON")
+	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask (their recorded calls run again)")
+	if err := parseInterspersed(fs, args); err != nil {
+		return parseFailed(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty replay: "+format+"\n", a...)
+		return code
+	}
+	if fs.NArg() != 1 {
+		return fail(app.ExitUsage, "usage: agentty replay ID [--until STEP [--model M]] [--json]")
+	}
+	o.MaxStepsSet = flagSet(fs, "max-steps")
+	id := fs.Arg(0)
+	store, err := o.Store(getenv)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	l, err := store.Load(id)
+	if l == nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	rec := replay.FromEvents(l.Events)
+	if rec.Decisions() == 0 || len(rec.Tasks) == 0 {
+		return fail(app.ExitError, "session %s has no recorded decisions to replay", id)
+	}
+	if *until >= 0 && o.Model == "" {
+		o.Model = l.Meta.Model // the live part goes on with the session's model
+	}
+	if *until < 0 && o.Model == "" {
+		o.Model = "offline" // never called: no key or server is needed
+	}
+	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
+	if err != nil {
+		if errors.As(err, new(app.UsageError)) {
+			return fail(app.ExitUsage, "%v", err)
+		}
+		return fail(app.ExitError, "%v", err)
+	}
+	defer st.Close()
+	cfg, frame, err := replayConfig(st, o, l.Events, *until >= 0, getenv)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	player := replay.NewModel(rec)
+	wrap := func(live engine.Model) engine.Model {
+		if *until < 0 {
+			return player
+		}
+		return replay.Until{Replay: player, Step: *until, Live: live}
+	}
+	cfg.Model, cfg.ModelName = wrap(cfg.Model), "replay of "+id
+	for i := range cfg.Agents {
+		live := cfg.Agents[i].Model
+		if live == nil {
+			live = st.Engine.Config().Model
+		}
+		cfg.Agents[i].Model = wrap(live)
+	}
+	if cfg.Compact.Model != nil {
+		cfg.Compact.Model = wrap(cfg.Compact.Model)
+	}
+	eng := engine.New(cfg)
+	if err := eng.Err(); err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	journal, err := store.Create()
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	defer journal.Close()
+	s := engine.NewSession(journal.ID)
+	cmp := &resultCompare{rec: rec, until: *until}
+	defer func() {
+		if why := st.CloseTraces(); why != "" {
+			fmt.Fprintln(stderr, "agentty replay: warning:", why)
+		}
+	}()
+	var first engine.Sink = journal
+	if frame != nil {
+		frame.Next = journal
+		first = frame
+	}
+	sinks := engine.Sinks{st.WithTrace(first), engine.SinkFunc(cmp.emit)} // traced and published as any run
+	var runErr error
+	for _, task := range rec.Tasks {
+		res := eng.Run(ctx, s, task, sinks)
+		if res.StopReason == engine.StopError {
+			runErr = res.Err
+			break
+		}
+		if *until >= 0 && s.Steps > *until {
+			break // live from STEP on: this run was the fork's
+		}
+	}
+	journal.Close()
+	if errors.Is(runErr, replay.ErrChanged) {
+		// Refused before anything was compared: no session of it is kept.
+		store.Remove(journal.ID)
+		return fail(app.ExitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
+	}
+	if *asJSON {
+		out := struct {
+			Session     string       `json:"session"`
+			Replayed    string       `json:"replayed"`
+			ToolCalls   int          `json:"tool_calls"`
+			Differences []difference `json:"differences"`
+			Error       string       `json:"error,omitempty"`
+		}{journal.ID, id, cmp.calls, cmp.diffs, errString(runErr)}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, journal.ID, cmp.calls, engine.Plural(cmp.calls, "tool call"), len(cmp.diffs))
+		for _, d := range cmp.diffs {
+			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
+			for _, l := range d.Diff {
+				fmt.Fprintf(stdout, "  %s\n", l)
+			}
+		}
+		if *until >= 0 {
+			fmt.Fprintf(stdout, "\nfrom step %d on the run went on live with %s; the new session is %s\n", *until+1, st.ModelName, journal.ID)
+		}
+	}
+	if runErr != nil {
+		return fail(app.ExitError, "%v", runErr)
+	}
+	if len(cmp.diffs) > 0 {
+		return app.ExitError
+	}
+	return 0
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// difference is a tool result that differs from its recording.
+type difference struct {
+	Run  string   `json:"run"`
+	Step int      `json:"step"`
+	Call string   `json:"call"`
+	Tool string   `json:"tool"`
+	What string   `json:"what"`
+	Diff []string `json:"diff,omitempty"`
+}
+
+// resultCompare compares each tool result of the replay with the
+// recording's (up to step until, when set).
+type resultCompare struct {
+	rec   *replay.Recording
+	until int
+	calls int
+	diffs []difference
+}
+
+func (c *resultCompare) emit(ev engine.Event) error {
+	d, ok := ev.Data.(*engine.ToolFinished)
+	if !ok || (c.until >= 0 && ev.Step > c.until) {
+		return nil
+	}
+	c.calls++
+	was, found := c.rec.Results[replay.Call{Run: ev.Run, ID: d.ID}]
+	diff := difference{Run: ev.Run, Step: ev.Step, Call: d.ID, Tool: d.Name}
+	switch {
+	case !found:
+		diff.What = "the recording has no such call"
+	case was.Status != d.Status:
+		diff.What = fmt.Sprintf("it ended %s, recorded %s", d.Status, was.Status)
+		diff.Diff = lineDiff(was.Text, d.Result)
+	case was.Text != d.Result:
+		diff.What = "the result differs from the recording"
+		diff.Diff = lineDiff(was.Text, d.Result)
+	default:
+		return nil
+	}
+	c.diffs = append(c.diffs, diff)
+	return nil
+}
+
+// lineDiff shows how b differs from a, line by line ("-" recorded, "+"
+// now), around a longest common subsequence; long texts are cut.
+func lineDiff(a, b string) []string {
+	const most = 400
+	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
+	x, y = x[:min(len(x), most)], y[:min(len(y), most)]
+	// lcs[i][j]: the longest common subsequence of x[i:] and y[j:].
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			i, j = i+1, j+1
+		case j < len(y) && (i == len(x) || lcs[i][j+1] > lcs[i+1][j]):
+			out = append(out, "+ "+y[j])
+			j++
+		default:
+			out = append(out, "- "+x[i])
+			i++
+		}
+	}
+	return out
+}
+
+// replayConfig is the engine configuration a recorded session was run
+// with: the setup's, or, for a workflow's session, the workflow's (its
+// task agents, and its framing sink, whose Next the caller sets), so that
+// the replayed requests offer what the recorded ones did.
+//
+// Replayed whole (not live), the steps' own models are not made: the
+// recording stands for them, and they would need keys it does not.
+func replayConfig(st *app.Setup, o app.Options, events []engine.Event, live bool, getenv func(string) string) (engine.Config, *workflow.Sink, error) {
+	var started *engine.WorkflowStarted
+	for _, ev := range events {
+		if d, ok := ev.Data.(*engine.WorkflowStarted); ok && ev.ParentRun == "" {
+			started = d
+			break
+		}
+	}
+	if started == nil {
+		return st.Engine.Config(), nil, nil
+	}
+	w, err := app.FindWorkflow(cmp.Or(started.File, started.Name), cmp.Or(o.Workspace, "."), getenv)
+	if err != nil {
+		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
+	}
+	if !live {
+		plain := *w
+		plain.Steps = slices.Clone(w.Steps)
+		for i := range plain.Steps {
+			plain.Steps[i].Model = ""
+		}
+		w = &plain
+	}
+	eng, err := app.WorkflowEngine(st, o, w, started.Inputs, getenv)
+	if err != nil {
+		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
+	}
+	return eng.Config(), &workflow.Sink{W: w, Inputs: started.Inputs}, nil
+}

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/workflow"
+)
+
+// taskArg is the task a command's arguments give: their words, or, when
+// they are "-", standard input.
+func taskArg(args []string, stdin io.Reader) (string, error) {
+	task := strings.TrimSpace(strings.Join(args, " "))
+	if task != "-" {
+		return task, nil
+	}
+	b, err := io.ReadAll(stdin)
+	return strings.TrimSpace(string(b)), err
+}
+
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("run", stderr)
+	var o app.Options
+	register(&o, fs)
+	fs.BoolVar(&o.JSON, "json", false, "print every event as one JSON line")
+	fs.StringVar(&o.Session, "session", "", "continue this session")
+	fs.BoolVar(&o.Continue, "continue", false, "finish the session's interrupted run")
+	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
+	if err := fs.Parse(args); err != nil {
+		return parseFailed(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
+		return code
+	}
+	o.MaxStepsSet = flagSet(fs, "max-steps")
+	task, err := taskArg(fs.Args(), stdin)
+	if err != nil {
+		return fail(app.ExitError, "reading the task: %v", err)
+	}
+	switch {
+	case o.Continue && o.Session == "":
+		return fail(app.ExitUsage, "--continue needs --session ID")
+	case o.Continue && task != "":
+		return fail(app.ExitUsage, "--continue takes no task: it finishes the interrupted one")
+	case !o.Continue && task == "":
+		return fail(app.ExitUsage, "no task given (usage: agentty run [flags] TASK)")
+	}
+	store, err := o.Store(getenv)
+	if errors.As(err, new(app.UsageError)) {
+		return fail(app.ExitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	defer store.Close()
+	gate := app.HeadlessGate{Yes: o.Yes, Stderr: stderr}
+	buildFailed := func(err error) int {
+		if errors.As(err, new(app.UsageError)) {
+			return fail(app.ExitUsage, "%v", err)
+		}
+		return fail(app.ExitError, "%v", err)
+	}
+	var st *app.Setup
+	var journal *sessions.Journal
+	var s *engine.Session
+	var past []engine.Event // the session's journal, when it is continued
+	if o.Session == "" {
+		if st, err = app.Build(ctx, o, gate, getenv); err != nil {
+			return buildFailed(err) // before a session is made for nothing
+		}
+		if journal, err = store.Create(); err != nil {
+			return fail(app.ExitError, "%v", err)
+		}
+		s = engine.NewSession(journal.ID)
+	} else {
+		var l *sessions.Loaded
+		journal, l, err = store.OpenWriter(o.Session)
+		if err != nil {
+			return fail(app.ExitError, "%v", err)
+		}
+		for _, w := range l.Warnings {
+			fmt.Fprintln(stderr, "agentty run: warning:", w)
+		}
+		s, past = l.Session, l.Events
+		if o.Model == "" {
+			o.Model = l.Meta.Model // a session keeps its model unless told otherwise
+		}
+	}
+	defer journal.Close()
+	if st == nil {
+		if st, err = app.Build(ctx, o, gate, getenv); err != nil {
+			return buildFailed(err)
+		}
+	}
+	defer st.Close()
+	for _, n := range st.Notices {
+		fmt.Fprintln(stderr, "agentty run: warning:", n)
+	}
+	fmt.Fprintln(stderr, "session:", journal.ID)
+	sinks := engine.Sinks{journal}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		for _, n := range st.Notices {
+			enc.Encode(engine.Event{V: engine.SchemaVersion, Session: s.ID, Step: s.Steps, Kind: engine.KindNotice, Time: time.Now(),
+				Data: &engine.Notice{Level: "warning", Message: n}})
+		}
+		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
+	}
+	if st.Trace != nil { // after the journal: it sees every event first
+		sinks = append(sinks, st.Trace)
+		if o.Continue { // the run goes on in the trace it began: its span starts when the run did
+			primeTrace(st.Trace, past, s.LastRun().ID)
+		}
+	}
+	if st.Bus != nil { // after the journal too: published once written
+		sinks = append(sinks, st.Bus)
+	}
+	defer func() {
+		if why := st.CloseTraces(); why != "" {
+			fmt.Fprintln(stderr, "agentty run: warning:", why)
+		}
+		if why := st.CloseBus(); why != "" {
+			fmt.Fprintln(stderr, "agentty run: warning:", why)
+		}
+	}()
+	var res engine.Result
+	if o.Continue {
+		if !s.Interrupted() {
+			return fail(app.ExitError, "session %s has no interrupted run to continue (its last run ended: %s)", s.ID, s.LastRun().Stop)
+		}
+		_, started := s.Unfinished()
+		for _, c := range started {
+			verb := "it will not be re-run (pass --yes to re-run it)"
+			if o.Yes {
+				verb = "re-running it (--yes)"
+			}
+			fmt.Fprintf(stderr, "agentty run: tool call %s %s (%s) was interrupted before it finished; %s\n", c.Name, c.Args, c.ID, verb)
+		}
+		eng := st.Engine
+		w, in, err := app.WorkflowOf(past, s.LastRun().ID, cmp.Or(o.Workspace, "."), getenv)
+		if err != nil {
+			return fail(app.ExitError, "%v", err)
+		}
+		if w != nil { // the run carries out a workflow: its planner goes on
+			if eng, err = app.WorkflowEngine(st, o, w, in, getenv); err != nil {
+				return fail(app.ExitError, "%v", err)
+			}
+			sink := &workflow.Sink{W: w, Inputs: in, Next: journal}
+			sink.Prime(past)
+			sinks[0] = sink
+		}
+		res = eng.Continue(ctx, s, sinks)
+	} else {
+		if o.Agent != "" && s.Agent != "" && s.Agent != o.Agent {
+			// The session ran as another agent: --agent picks this one, journaled.
+			if _, err := s.SwitchAgent(o.Agent, sinks); err != nil {
+				return fail(app.ExitError, "%v", err)
+			}
+		}
+		res = st.Engine.Run(ctx, s, task, sinks)
+	}
+	switch res.StopReason {
+	case engine.StopAnswered:
+		if !o.JSON {
+			fmt.Fprintln(stdout, res.Answer)
+		}
+		return app.ExitAnswered
+	case engine.StopStepLimit:
+		return fail(app.ExitStepLimit, "stopped: step limit of %d reached without an answer", st.Engine.Config().MaxSteps)
+	case engine.StopCancelled:
+		if res.Partial != "" && !o.JSON {
+			fmt.Fprintln(stdout, res.Partial) // what the model had said when it was cut off
+		}
+		return fail(app.ExitCancelled, "cancelled (the session is saved; go on with: agentty run --session %s TASK)", s.ID)
+	}
+	return fail(app.ExitError, "%v", res.Err)
+}
+
+// primeTrace tells the trace sink of the run_started of the run about to be
+// continued.
+func primeTrace(sink engine.Sink, past []engine.Event, run string) {
+	for i := len(past) - 1; i >= 0; i-- {
+		if ev := past[i]; ev.Kind == engine.KindRunStarted && ev.Run == run {
+			sink.Emit(ev)
+			return
+		}
+	}
+}

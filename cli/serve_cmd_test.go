@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestServe: serve prints its URL, takes connections with JetStream on and
+// its store in the data folder, and stops when its context ends.
+func TestServe(t *testing.T) {
+	home := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errs := newLiveBuf(), newLiveBuf()
+	wait := startCLI(ctx, map[string]string{}, out, errs, "serve", "--listen", "127.0.0.1:0", "--data-dir", home)
+	url := strings.TrimSpace(out.waitFor(t, "the URL", func(s string) bool { return strings.HasSuffix(s, "\n") }))
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") || strings.Contains(url, "\n") {
+		t.Fatalf("stdout = %q, want one URL", url)
+	}
+	nc, err := nats.Connect(url, nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jctx, jcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer jcancel()
+	if _, err := js.AccountInfo(jctx); err != nil {
+		t.Fatalf("JetStream: %v", err)
+	}
+	if _, err := js.CreateStream(jctx, jetstream.StreamConfig{Name: "PROBE", Subjects: []string{"probe"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "nats", "jetstream")); err != nil {
+		t.Errorf("the store is not in the data folder: %v", err)
+	}
+	// Its worker (the offline model: no key here) takes a submitted run.
+	code, answer, serrs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", url, "--wait", "what is 2+2?")
+	if code != 0 || !strings.Contains(answer, "4") {
+		t.Errorf("submit --wait: exit %d, %q, %q", code, answer, serrs)
+	}
+	cancel()
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection outlived the server")
+	}
+	if !strings.Contains(errs.String(), "stopped") {
+		t.Errorf("stderr = %q", errs)
+	}
+}
+
+func TestServeUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--workers", "-1"}, 2, "want 0 or more"},
+		{[]string{"serve", "extra"}, 2, "unexpected"},
+		{[]string{"serve", "--listen", "nowhere"}, 1, "want HOST:PORT"},
+	} {
+		code, _, errs := runCLI(t, context.Background(), nil, append(tt.args, "--data-dir", t.TempDir())...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, %q; want %d, %q", tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
+)
+
+// submitCmd is `agentty submit [flags] TASK`: put a run request on the
+// queue and print its session's id; with --wait, follow the run and exit as
+// `agentty run` would.
+func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("submit", stderr)
+	var o app.Options
+	registerNATS(&o, fs)
+	fs.StringVar(&o.DataDir, "data-dir", "", "the data folder (the sessions are the NATS server's)")
+	fs.StringVar(&o.Agent, "agent", "", "run as this agent (one the worker knows)")
+	fs.StringVar(&o.Model, "model", "", "the model (default: the worker's)")
+	fs.StringVar(&o.Session, "session", "", "run in this session (default: a new one)")
+	pool := fs.String("pool", bus.DefaultPool, "the pool whose workers take it")
+	step := fs.Bool("step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
+	wait := fs.Bool("wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
+	fs.BoolVar(&o.JSON, "json", false, "with --wait, print every event as one JSON line")
+	if err := parseInterspersed(fs, args); err != nil {
+		return parseFailed(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty submit: "+format+"\n", a...)
+		return code
+	}
+	task, err := taskArg(fs.Args(), stdin)
+	if err != nil {
+		return fail(app.ExitError, "reading the task: %v", err)
+	}
+	switch {
+	case task == "":
+		return fail(app.ExitUsage, "no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
+	case strings.TrimSpace(*pool) == "":
+		return fail(app.ExitUsage, "--pool is empty (the default pool is %q)", bus.DefaultPool)
+	case o.JSON && !*wait:
+		return fail(app.ExitUsage, "--json prints the run's events: it needs --wait")
+	case strings.HasPrefix(o.Model, "script:"):
+		// A worker refuses it (a file on its machine, named by whoever can
+		// submit); said here, before anything is queued.
+		return fail(app.ExitUsage, "--model %s: a submitted run may not name a script model (a worker's own --model may)", o.Model)
+	}
+	if o.Session != "" {
+		if err := sessions.CheckID(o.Session); err != nil {
+			return fail(app.ExitUsage, "--session: %v", err)
+		}
+	}
+	url := o.NATSURL(getenv)
+	if url == "" {
+		return fail(app.ExitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
+	}
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty submit"})
+	if errors.As(err, new(bus.UsageError)) {
+		return fail(app.ExitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	defer nc.Close()
+	store, err := o.Store(getenv)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	defer store.Close()
+	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: *step, Submitted: time.Now().UTC()}
+	reserved, submitted := false, false
+	defer func() {
+		if reserved && !submitted {
+			store.Remove(req.Session) // nothing will run in it
+		}
+	}()
+	if req.Session == "" {
+		// Listed (and watchable) at once, before a worker starts it.
+		req.Session = sessions.NewID()
+		if err := store.Reserve(req.Session, task); err != nil {
+			return fail(app.ExitError, "%v", err)
+		}
+		reserved = true
+	} else if _, err := store.Meta(req.Session); err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	var events *nats.Subscription
+	var ch chan *nats.Msg
+	if *wait { // subscribed before the request is out: nothing is missed
+		ch = make(chan *nats.Msg, 4096)
+		if events, err = nc.ChanSubscribe(bus.Filter(req.Session), ch); err == nil {
+			err = nc.Flush()
+		}
+		if err != nil {
+			return fail(app.ExitError, "subscribe: %v", err)
+		}
+		defer events.Unsubscribe()
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	queue, err := bus.OpenQueue(sctx, nc)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	if _, err := queue.Submit(sctx, *pool, req); err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	submitted = true
+	fmt.Fprintln(stdout, req.Session)
+	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
+	idle := func() (bool, bool) {
+		waiting, running, ok, err := queue.Takers(sctx, *pool)
+		return err == nil && waiting == 0 && running == 0, ok
+	}
+	if none, ok := idle(); none && ok {
+		time.Sleep(1200 * time.Millisecond) // a worker between two pulls waits at most a second
+		none, ok = idle()
+	}
+	if none, ok := idle(); none {
+		why := "no worker has served it yet"
+		if ok {
+			why = "no worker is taking its runs now"
+		}
+		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", *pool, why, *pool)
+	}
+	if *step {
+		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
+	}
+	if !*wait {
+		return 0
+	}
+	return followRun(ctx, store, req, ch, o.JSON, stdout, stderr)
+}
+
+// followRun waits for the request's run (the one whose run_started names
+// the request) to finish: its live events, and the journal every few
+// seconds in case they were missed (a reconnect). It prints the answer (or
+// every event with --json) and returns run's exit code.
+func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, ch <-chan *nats.Msg, asJSON bool, stdout, stderr io.Writer) int {
+	run := ""
+	enc := json.NewEncoder(stdout)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	seen := map[watchKey]bool{}
+	for {
+		var fin *engine.RunFinished
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "agentty submit: stopped waiting; the run goes on (agentty watch %s)\n", req.Session)
+			return app.ExitCancelled
+		case m := <-ch:
+			ev, err := engine.DecodeEvent(m.Data)
+			if err != nil {
+				continue
+			}
+			if d, ok := ev.Data.(*engine.RunStarted); ok && d.Request == req.ID && ev.ParentRun == "" {
+				run = ev.Run
+			}
+			if asJSON && !seen[keyOf(ev)] {
+				seen[keyOf(ev)] = true
+				enc.Encode(json.RawMessage(m.Data))
+			}
+			if d, ok := ev.Data.(*engine.RunFinished); ok && run != "" && ev.Run == run && ev.ParentRun == "" {
+				fin = d
+			}
+		case <-tick.C:
+			l, _ := store.Load(req.Session)
+			if l == nil {
+				continue
+			}
+			if id, done := app.RequestRun(l.Events, req.ID); done {
+				run = id
+				for _, ev := range l.Events {
+					if d, ok := ev.Data.(*engine.RunFinished); ok && ev.Run == run && ev.ParentRun == "" {
+						fin = d
+					}
+				}
+			}
+		}
+		if fin == nil {
+			continue
+		}
+		switch fin.StopReason {
+		case engine.StopAnswered:
+			if !asJSON {
+				fmt.Fprintln(app.TermSafe(stdout), fin.Answer)
+			}
+			return app.ExitAnswered
+		case engine.StopStepLimit:
+			fmt.Fprintf(stderr, "agentty submit: stopped: step limit reached without an answer\n")
+			return app.ExitStepLimit
+		case engine.StopCancelled:
+			fmt.Fprintf(stderr, "agentty submit: cancelled: %s\n", fin.Error)
+			return app.ExitCancelled
+		}
+		fmt.Fprintf(stderr, "agentty submit: %s\n", fin.Error)
+		return app.ExitError
+	}
+}

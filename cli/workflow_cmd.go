@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/workflow"
+)
+
+// inputFlags collects --input k=v.
+type inputFlags map[string]string
+
+func (f inputFlags) String() string { return "" }
+func (f inputFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	f[k] = val
+	return nil
+}
+
+// workflowCmd is `agentty workflow run NAME|FILE [--input k=v]… [--json]`.
+func workflowCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty workflow: "+format+"\n", a...)
+		return code
+	}
+	if len(args) == 0 || args[0] != "run" {
+		return fail(app.ExitUsage, "usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json] (agentty workflows lists them)")
+	}
+	fs := newFlags("workflow run", stderr)
+	var o app.Options
+	register(&o, fs)
+	inputs := inputFlags{}
+	fs.Var(inputs, "input", "an input of the workflow, NAME=VALUE (repeat it)")
+	fs.BoolVar(&o.JSON, "json", false, "print every event as one JSON line")
+	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask")
+	if err := parseInterspersed(fs, args[1:]); err != nil {
+		return parseFailed(err)
+	}
+	if fs.NArg() != 1 {
+		return fail(app.ExitUsage, "usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json]")
+	}
+	o.MaxStepsSet = flagSet(fs, "max-steps")
+	w, err := app.FindWorkflow(fs.Arg(0), cmp.Or(o.Workspace, "."), getenv)
+	if err != nil {
+		return fail(app.ExitUsage, "%v", err)
+	}
+	in, err := w.CheckInputs(inputs)
+	if err != nil {
+		return fail(app.ExitUsage, "%v", err)
+	}
+	store, err := o.Store(getenv)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
+	if err != nil {
+		if errors.As(err, new(app.UsageError)) {
+			return fail(app.ExitUsage, "%v", err)
+		}
+		return fail(app.ExitError, "%v", err)
+	}
+	defer st.Close()
+	eng, err := app.WorkflowEngine(st, o, w, in, getenv)
+	for _, n := range st.Notices {
+		fmt.Fprintln(stderr, "agentty workflow: warning:", n)
+	}
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	journal, err := store.Create()
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	defer journal.Close()
+	fmt.Fprintln(stderr, "session:", journal.ID)
+	s := engine.NewSession(journal.ID)
+	// Framed, then journaled, then traced and published as any run's.
+	sinks := engine.Sinks{st.WithTrace(&workflow.Sink{W: w, Inputs: in, Next: journal})}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
+	}
+	res := eng.Run(ctx, s, app.WorkflowTask(w, in), sinks)
+	for _, why := range []string{st.CloseBus(), st.CloseTraces()} {
+		if why != "" {
+			fmt.Fprintln(stderr, "agentty workflow: warning:", why)
+		}
+	}
+	return finishWorkflow(res, o, s, stdout, fail)
+}
+
+func finishWorkflow(res engine.Result, o app.Options, s *engine.Session, stdout io.Writer, fail func(int, string, ...any) int) int {
+	switch res.StopReason {
+	case engine.StopAnswered:
+		if !o.JSON {
+			fmt.Fprintln(stdout, res.Answer)
+		}
+		return app.ExitAnswered
+	case engine.StopStepLimit:
+		return fail(app.ExitStepLimit, "stopped: step limit reached")
+	case engine.StopCancelled:
+		return fail(app.ExitCancelled, "cancelled (go on with: agentty run --session %s --continue)", s.ID)
+	}
+	return fail(app.ExitError, "%v (the session is %s)", res.Err, s.ID)
+}
+
+// workflowsCmd is `agentty workflows [--json]`.
+func workflowsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("workflows", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	ws := fs.String("workspace", "", "the workspace (default: the current folder)")
+	if err := fs.Parse(args); err != nil {
+		return parseFailed(err)
+	}
+	files, errs := app.LoadWorkflows(cmp.Or(*ws, "."), getenv)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].W.Name < files[j].W.Name })
+	type row struct {
+		Name        string   `json:"name"`
+		Description string   `json:"description,omitempty"`
+		Steps       []string `json:"steps"`
+		Inputs      []string `json:"inputs,omitempty"`
+		Source      string   `json:"source"`
+		Scope       string   `json:"scope"`
+	}
+	var rows []row
+	for _, f := range files {
+		r := row{Name: f.W.Name, Description: f.W.Description, Source: f.W.File, Scope: f.Scope}
+		for _, s := range f.W.Steps {
+			r.Steps = append(r.Steps, s.ID)
+		}
+		for _, in := range f.W.Inputs {
+			n := in.Name
+			if in.Required {
+				n += " (required)"
+			}
+			r.Inputs = append(r.Inputs, n)
+		}
+		rows = append(rows, r)
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	code := 0
+	if len(errs) > 0 {
+		code = app.ExitError
+	}
+	if *asJSON {
+		printJSON(stdout, map[string]any{"workflows": rows, "errors": msgs})
+		return code
+	}
+	if len(rows) == 0 && len(msgs) == 0 {
+		fmt.Fprintln(stdout, "no workflows (put one in .agentty/workflows/NAME.yaml)")
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\tsteps: %s\tinputs: %s\t(%s)\n", r.Name, r.Description, strings.Join(r.Steps, ", "), cmp.Or(strings.Join(r.Inputs, ", "), "none"), r.Source)
+	}
+	tw.Flush()
+	if len(msgs) > 0 {
+		fmt.Fprintf(stdout, "\nFailed to load (%d):\n", len(msgs))
+		for _, m := range msgs {
+			fmt.Fprintln(stdout, "  "+m)
+		}
+	}
+	return code
+}
