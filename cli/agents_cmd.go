@@ -1,10 +1,11 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -16,19 +17,44 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 )
 
-// agentsCmd lists the agents: `agentty agents [--json]`. It exits 1 when
+// agentsOptions are the flags and arguments of agentty agents.
+type agentsOptions struct {
+	*factory
+	AsJSON bool
+	Args   []string
+}
+
+// newAgentsCmd binds the flags of its command into its options.
+func newAgentsCmd(f *factory) *cobra.Command {
+	opts := &agentsOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "agents [--json]",
+		Short: "List the agents (.agentty/agents/*.md …) and the files that failed to load",
+		Example: `  agentty agents
+  agentty agents --json | jq '.agents[].name' `,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(agentsRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// agentsRun lists the agents: `agentty agents [--json]`. It exits 1 when
 // an agent file failed to load (so that CI catches a broken file), 0
 // otherwise; the failures are listed either way.
-func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("agents", stderr)
-	var o app.Options
-	register(&o, fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentty agents: unexpected %q (usage: agentty agents [--json])\n", fs.Arg(0))
+func agentsRun(ctx context.Context, opts *agentsOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
+	if len(opts.Args) > 0 {
+		fmt.Fprintf(stderr, "agentty agents: unexpected %q (usage: agentty agents [--json])\n", arg(opts.Args, 0))
 		return app.ExitUsage
 	}
 	if o.Model == "" {
@@ -57,7 +83,7 @@ func agentsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if len(a.Errors) > 0 {
 		code = app.ExitError
 	}
-	if *asJSON {
+	if opts.AsJSON {
 		out := struct {
 			Agents []agents.Row     `json:"agents"`
 			Errors []agents.Problem `json:"errors"`

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -40,39 +42,74 @@ const evalUsage = `usage: agentty eval [flags] FILE.yaml
 exit codes: 0 every case passed, 1 some did not, 2 bad usage or a bad suite file
 `
 
-// evalCmd runs a suite of agent test cases (eval.go, eval_run.go).
-func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("eval", stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalUsage) }
-	var o app.Options
-	register(&o, fs)
-	filter := fs.String("filter", "", "only the cases whose name matches this regexp")
-	concurrency := fs.Int("concurrency", 4, "runs at once")
-	repeat := fs.Int("repeat", 0, "run each case this many times")
-	failFast := fs.Bool("fail-fast", false, "start no more runs once a case has failed")
-	junitFile := fs.String("junit", "", "write JUnit XML to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	recordDir := fs.String("record", "", "keep each case's journal in this folder")
-	replayDir := fs.String("replay", "", "replay the recordings in this folder")
-	judgeModel := fs.String("judge-model", "", "the model that grades judge: assertions")
-	fromSession := fs.String("from-session", "", "print a case made from this session")
-	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
+// evalOptions are the flags and arguments of agentty eval.
+type evalOptions struct {
+	*factory
+	Filter      string
+	Concurrency int
+	Repeat      int
+	FailFast    bool
+	JunitFile   string
+	JsonFile    string
+	RecordDir   string
+	ReplayDir   string
+	JudgeModel  string
+	FromSession string
+	Args        []string
+}
+
+// newEvalCmd binds the flags of its command into its options.
+func newEvalCmd(f *factory) *cobra.Command {
+	opts := &evalOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "eval [flags] FILE.yaml",
+		Short: "Run a suite of agent test cases (exit 1 if any failed)",
+		Example: `  agentty eval examples/evals.yaml
+  agentty eval evals.yaml --junit report.xml --concurrency 8
+  agentty eval evals.yaml --record rec/     then: agentty eval evals.yaml --replay rec/
+  agentty eval --from-session 0abc12 >> evals.yaml`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(evalRun(cmd.Context(), opts))
+		},
 	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.StringVar(&opts.Filter, "filter", "", "only the cases whose name matches this regexp")
+	fs.IntVar(&opts.Concurrency, "concurrency", 4, "runs at once")
+	fs.IntVar(&opts.Repeat, "repeat", 0, "run each case this many times")
+	fs.BoolVar(&opts.FailFast, "fail-fast", false, "start no more runs once a case has failed")
+	fs.StringVar(&opts.JunitFile, "junit", "", "write JUnit XML to this file")
+	fs.StringVar(&opts.JsonFile, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&opts.RecordDir, "record", "", "keep each case's journal in this folder")
+	fs.StringVar(&opts.ReplayDir, "replay", "", "replay the recordings in this folder")
+	fs.StringVar(&opts.JudgeModel, "judge-model", "", "the model that grades judge: assertions")
+	fs.StringVar(&opts.FromSession, "from-session", "", "print a case made from this session")
+	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask")
+	return cmd
+}
+
+// evalRun runs a suite of agent test cases (eval.go, eval_run.go).
+func evalRun(ctx context.Context, opts *evalOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty eval: "+format+"\n", a...)
 		return code
 	}
-	if *fromSession != "" {
-		if fs.NArg() > 0 {
+	if opts.FromSession != "" {
+		if len(opts.Args) > 0 {
 			return fail(app.ExitUsage, "--from-session takes no suite file")
 		}
 		store, err := o.Store(getenv)
 		if err != nil {
 			return fail(app.ExitError, "%v", err)
 		}
-		text, err := eval.CaseFromSession(store, *fromSession)
+		text, err := eval.CaseFromSession(store, opts.FromSession)
 		if err != nil {
 			return fail(app.ExitError, "%v", err)
 		}
@@ -80,16 +117,16 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return 0
 	}
 	switch {
-	case fs.NArg() != 1:
+	case len(opts.Args) != 1:
 		return fail(app.ExitUsage, "want one suite file\n%s", evalUsage)
-	case *concurrency < 1:
-		return fail(app.ExitUsage, "--concurrency must be at least 1, not %d", *concurrency)
-	case *repeat < 0:
-		return fail(app.ExitUsage, "--repeat must be at least 1, not %d", *repeat)
-	case *recordDir != "" && *replayDir != "":
+	case opts.Concurrency < 1:
+		return fail(app.ExitUsage, "--concurrency must be at least 1, not %d", opts.Concurrency)
+	case opts.Repeat < 0:
+		return fail(app.ExitUsage, "--repeat must be at least 1, not %d", opts.Repeat)
+	case opts.RecordDir != "" && opts.ReplayDir != "":
 		return fail(app.ExitUsage, "--record and --replay go apart: record once, then replay")
 	}
-	suite, err := eval.Load(fs.Arg(0))
+	suite, err := eval.Load(arg(opts.Args, 0))
 	if err != nil {
 		var es eval.SuiteErrors
 		if errors.As(err, &es) {
@@ -101,29 +138,29 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return fail(app.ExitUsage, "%v", err)
 	}
 	cases := suite.Cases
-	if *filter != "" {
-		re, err := regexp.Compile(*filter)
+	if opts.Filter != "" {
+		re, err := regexp.Compile(opts.Filter)
 		if err != nil {
 			return fail(app.ExitUsage, "--filter: bad regexp: %v", err)
 		}
 		cases = slices.DeleteFunc(slices.Clone(cases), func(c *eval.Case) bool { return !re.MatchString(c.Name) })
 		if len(cases) == 0 {
-			return fail(app.ExitUsage, "no case of %s matches --filter %s", suite.File, *filter)
+			return fail(app.ExitUsage, "no case of %s matches --filter %s", suite.File, opts.Filter)
 		}
 	}
-	if *judgeModel == "" {
+	if opts.JudgeModel == "" {
 		if err := eval.NeedsJudge(suite.File, cases); err != nil {
 			return fail(app.ExitUsage, "%v", err)
 		}
 	}
-	if *repeat > 0 {
+	if opts.Repeat > 0 {
 		for i, c := range cases {
 			cc := *c
-			cc.Repeat = *repeat
+			cc.Repeat = opts.Repeat
 			cases[i] = &cc
 		}
 	}
-	if *recordDir != "" || *replayDir != "" {
+	if opts.RecordDir != "" || opts.ReplayDir != "" {
 		files := map[string]string{}
 		for _, c := range cases {
 			f := eval.FileName(c.Name)
@@ -133,27 +170,26 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 			files[f] = c.Name
 		}
 	}
-	if *recordDir != "" {
-		if err := os.MkdirAll(*recordDir, 0o700); err != nil {
+	if opts.RecordDir != "" {
+		if err := os.MkdirAll(opts.RecordDir, 0o700); err != nil {
 			return fail(app.ExitUsage, "--record: %v", err)
 		}
 	}
-	if *replayDir != "" {
-		if st, err := os.Stat(*replayDir); err != nil || !st.IsDir() {
-			return fail(app.ExitUsage, "--replay: %s is not a folder of recordings", *replayDir)
+	if opts.ReplayDir != "" {
+		if st, err := os.Stat(opts.ReplayDir); err != nil || !st.IsDir() {
+			return fail(app.ExitUsage, "--replay: %s is not a folder of recordings", opts.ReplayDir)
 		}
 	}
-	if o.Model == "" && *replayDir == "" {
+	if o.Model == "" && opts.ReplayDir == "" {
 		if err := judgeSuiteModel(o, suite, getenv); err != nil {
 			return fail(app.ExitUsage, "%v", err)
 		}
 	}
 	o.Model = cmp.Or(o.Model, suite.Model, "offline")
-	if *replayDir != "" {
+	if opts.ReplayDir != "" {
 		o.Model = "offline" // never called: the recordings decide
 	}
 	o.Agent = cmp.Or(o.Agent, suite.Agent)
-	o.MaxStepsSet = flagSet(fs, "max-steps")
 	if !o.MaxStepsSet && suite.MaxSteps > 0 {
 		o.MaxSteps, o.MaxStepsSet = suite.MaxSteps, true
 	}
@@ -170,9 +206,9 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stderr, "agentty eval: warning:", n)
 	}
 	var judge eval.JudgeFunc
-	if *judgeModel != "" {
+	if opts.JudgeModel != "" {
 		jo := o
-		jo.Model = *judgeModel
+		jo.Model = opts.JudgeModel
 		m, _, err := app.PickModel(jo, &config.Settings{}, getenv)
 		if err != nil {
 			return fail(app.ExitUsage, "--judge-model: %v", err)
@@ -185,33 +221,33 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		report = eval.NewLiveReporter(raw)
 	}
 	model := st.ModelName
-	if *replayDir != "" {
-		model = "replay of " + *replayDir
+	if opts.ReplayDir != "" {
+		model = "replay of " + opts.ReplayDir
 	}
-	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, *concurrency)
+	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, opts.Concurrency)
 	r := &eval.Runner{Around: st.WithTrace, Suite: suite, Cases: cases, Engine: st.Engine, Config: st.Engine.Config(), Store: store, Judge: judge,
-		RecordDir: *recordDir, ReplayDir: *replayDir, Concurrency: *concurrency, FailFast: *failFast, Report: report}
+		RecordDir: opts.RecordDir, ReplayDir: opts.ReplayDir, Concurrency: opts.Concurrency, FailFast: opts.FailFast, Report: report}
 	began := time.Now()
 	results := r.Run(ctx)
 	took := time.Since(began)
 	eval.WriteSummary(stdout, results, took)
-	if *junitFile != "" {
+	if opts.JunitFile != "" {
 		var b bytes.Buffer
 		if err := eval.WriteJUnit(&b, suite, results, took, began); err != nil {
 			return fail(app.ExitError, "--junit: %v", err)
 		}
-		if err := os.WriteFile(*junitFile, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(opts.JunitFile, b.Bytes(), 0o644); err != nil {
 			return fail(app.ExitError, "--junit: %v", err)
 		}
 	}
-	if *jsonFile != "" {
+	if opts.JsonFile != "" {
 		rep := eval.Tally(results)
 		rep.Suite, rep.File, rep.Description, rep.Model, rep.DurationS, rep.Cases = suite.Name, suite.File, suite.Description, model, took.Seconds(), results
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return fail(app.ExitError, "--json: %v", err)
 		}
-		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(opts.JsonFile, append(b, '\n'), 0o644); err != nil {
 			return fail(app.ExitError, "--json: %v", err)
 		}
 	}

@@ -345,7 +345,7 @@ func TestEvalUsage(t *testing.T) {
 	}{
 		{[]string{"eval"}, "want one suite file"},
 		{[]string{"eval", suite, suite}, "want one suite file"},
-		{[]string{"eval", "--frobnicate", suite}, "flag provided but not defined"},
+		{[]string{"eval", "--frobnicate", suite}, "unknown flag: --frobnicate"},
 		{[]string{"eval", suite, "--filter", "("}, "--filter: bad regexp"},
 		{[]string{"eval", suite, "--filter", "zzz"}, "no case of"},
 		{[]string{"eval", suite, "--concurrency", "0"}, "--concurrency must be at least 1"},

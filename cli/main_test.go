@@ -51,7 +51,7 @@ func TestRunCommand(t *testing.T) {
 		{"step limit", []string{"run", "--model", "script:" + never, "--max-steps", "3", "go"}, 3, "", "step limit of 3", true},
 		{"model error", []string{"run", "--model", "script:" + failing, "go"}, 1, "", "agentty run: model: 401 authentication failed", true},
 		{"no task", []string{"run", "--model", "offline"}, 2, "", "no task given", true},
-		{"bad flag", []string{"run", "--frobnicate", "x"}, 2, "", "flag provided but not defined", false},
+		{"bad flag", []string{"run", "--frobnicate", "x"}, 2, "", "unknown flag: --frobnicate", false},
 		{"bad max-steps", []string{"run", "--max-steps", "0", "x"}, 2, "", "--max-steps must be at least 1", true},
 		{"missing script", []string{"run", "--model", "script:/nonexistent.json", "x"}, 1, "", "no such file", true},
 	}
@@ -122,12 +122,71 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// TestFlagsBeforeACommand: flags put before a sub-command are pointed
-// after it, not taken for a task.
+// TestFlagsBeforeACommand: the global flags work before the sub-command
+// as after it.
 func TestFlagsBeforeACommand(t *testing.T) {
-	code, _, errs := runCLI(t, context.Background(), nil, "--nats", "nats://127.0.0.1:1", "sessions", "ls")
-	if code != 2 || !strings.Contains(errs, "flags go after the command: agentty sessions") {
-		t.Errorf("exit %d, %q", code, errs)
+	env := testEnv(t)
+	home := t.TempDir()
+	if code, _, errs := runCLI(t, context.Background(), env, "--data-dir", home, "run", "--model", "offline", "what is 2+2"); code != 0 {
+		t.Fatalf("run: exit %d, %q", code, errs)
+	}
+	for _, args := range [][]string{{"--data-dir", home, "sessions", "ls"}, {"sessions", "ls", "--data-dir", home}, {"sessions", "--data-dir", home, "ls"}} {
+		code, out, errs := runCLI(t, context.Background(), env, args...)
+		if code != 0 || !strings.Contains(out, "offline") {
+			t.Errorf("%v: exit %d, %q, %q; want the session run with --data-dir", args, code, out, errs)
+		}
+	}
+	code, _, errs := runCLI(t, context.Background(), env, "--nats", "nats://127.0.0.1:1", "sessions", "ls")
+	if code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("--nats before the command: exit %d, %q; want the server tried", code, errs)
+	}
+}
+
+// TestUnknownCommandSuggests: a mistyped command gets the nearest, an
+// unknown flag says which, both exit 2, and the next good command works.
+func TestUnknownCommandSuggests(t *testing.T) {
+	env := testEnv(t)
+	code, _, errs := runCLI(t, context.Background(), env, "sesions", "ls")
+	if code != 2 || !strings.Contains(errs, `unknown command "sesions"`) || !strings.Contains(errs, "sessions") {
+		t.Errorf("sesions: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, context.Background(), env, "sessions", "lss")
+	if code != 2 || !strings.Contains(errs, "ls") {
+		t.Errorf("sessions lss: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, context.Background(), env, "what", "is", "2+2")
+	if code != 2 || !strings.Contains(errs, "agentty run TASK") {
+		t.Errorf("a task without run: exit %d, %q", code, errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "run", "what is 2+2"); code != 0 || !strings.Contains(out, "4") {
+		t.Errorf("the next good command: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// TestHelpAndCompletion: every command has -h with examples, and the
+// completion scripts and the man page are generated.
+func TestHelpAndCompletion(t *testing.T) {
+	env := testEnv(t)
+	for _, c := range [][]string{{}, {"run"}, {"sessions"}, {"sessions", "ls"}, {"tools"}, {"agents"}, {"trust"}, {"replay"}, {"eval"}, {"workflow", "run"}, {"workflows"}, {"search"}, {"index"}, {"serve"}, {"worker"}, {"submit"}, {"watch"}} {
+		code, out, errs := runCLI(t, context.Background(), env, append(c, "-h")...)
+		if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Flags:") {
+			t.Errorf("%v -h: exit %d, %q, %q", c, code, out, errs)
+		}
+		if len(c) != 1 || c[0] != "sessions" {
+			if !strings.Contains(out, "Examples:") && !strings.Contains(out, "Available Commands:") {
+				t.Errorf("%v -h has no examples:\n%s", c, out)
+			}
+		}
+	}
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, out, errs := runCLI(t, context.Background(), env, "completion", shell)
+		if code != 0 || !strings.Contains(out, "agentty") || len(out) < 1000 {
+			t.Errorf("completion %s: exit %d, %d bytes, %q", shell, code, len(out), errs)
+		}
+	}
+	code, out, errs := runCLI(t, context.Background(), env, "man")
+	if code != 0 || !strings.Contains(out, ".TH \"AGENTTY\" \"1\"") || !strings.Contains(out, "agentty-run(1)") {
+		t.Errorf("man: exit %d, %q…, %q", code, out[:min(len(out), 200)], errs)
 	}
 }
 

@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -16,30 +17,55 @@ import (
 	"github.com/agentty/agentty/workflow"
 )
 
-// replayCmd re-runs a recorded session's tasks with its recorded decisions
+// replayOptions are the flags and arguments of agentty replay.
+type replayOptions struct {
+	*factory
+	Until  int
+	AsJSON bool
+	Args   []string
+}
+
+// newReplayCmd binds the flags of its command into its options.
+func newReplayCmd(f *factory) *cobra.Command {
+	opts := &replayOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "replay ID [--until STEP [--model M]] [--json]",
+		Short: "Re-run a session with its recorded decisions; exit 1 if a result differs",
+		Example: `  agentty replay 0abc12
+  agentty replay 0abc12 --until 4 --model gpt-4o   the recording to step 4, then live`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(replayRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.IntVar(&opts.Until, "until", -1, "play the recording up to this step, then go on live (a fork that continues)")
+	fs.BoolVar(&opts.AsJSON, "json", false, "print the differences as JSON")
+	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask (their recorded calls run again)")
+	return cmd
+}
+
+// replayRun re-runs a recorded session's tasks with its recorded decisions
 // in place of the model (no model call), the tools running for real, and
 // reports every tool result that now differs from the recording. With
 // --until STEP the recording plays up to STEP and the run goes on live
 // (with --model, else the session's model), a fork that continues.
-func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("replay", stderr)
-	var o app.Options
-	register(&o, fs)
-	until := fs.Int("until", -1, "play the recording up to this step, then go on live (a fork that continues)")
-	asJSON := fs.Bool("json", false, "print the differences as JSON")
-	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask (their recorded calls run again)")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
-	}
+func replayRun(ctx context.Context, opts *replayOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty replay: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() != 1 {
+	if len(opts.Args) != 1 {
 		return fail(app.ExitUsage, "usage: agentty replay ID [--until STEP [--model M]] [--json]")
 	}
-	o.MaxStepsSet = flagSet(fs, "max-steps")
-	id := fs.Arg(0)
+	id := arg(opts.Args, 0)
 	store, err := o.Store(getenv)
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
@@ -52,10 +78,10 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if rec.Decisions() == 0 || len(rec.Tasks) == 0 {
 		return fail(app.ExitError, "session %s has no recorded decisions to replay", id)
 	}
-	if *until >= 0 && o.Model == "" {
+	if opts.Until >= 0 && o.Model == "" {
 		o.Model = l.Meta.Model // the live part goes on with the session's model
 	}
-	if *until < 0 && o.Model == "" {
+	if opts.Until < 0 && o.Model == "" {
 		o.Model = "offline" // never called: no key or server is needed
 	}
 	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
@@ -66,16 +92,16 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fail(app.ExitError, "%v", err)
 	}
 	defer st.Close()
-	cfg, frame, err := replayConfig(st, o, l.Events, *until >= 0, getenv)
+	cfg, frame, err := replayConfig(st, o, l.Events, opts.Until >= 0, getenv)
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
 	player := replay.NewModel(rec)
 	wrap := func(live engine.Model) engine.Model {
-		if *until < 0 {
+		if opts.Until < 0 {
 			return player
 		}
-		return replay.Until{Replay: player, Step: *until, Live: live}
+		return replay.Until{Replay: player, Step: opts.Until, Live: live}
 	}
 	cfg.Model, cfg.ModelName = wrap(cfg.Model), "replay of "+id
 	for i := range cfg.Agents {
@@ -98,7 +124,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	defer journal.Close()
 	s := engine.NewSession(journal.ID)
-	cmp := &resultCompare{rec: rec, until: *until}
+	cmp := &resultCompare{rec: rec, until: opts.Until}
 	defer func() {
 		if why := st.CloseTraces(); why != "" {
 			fmt.Fprintln(stderr, "agentty replay: warning:", why)
@@ -117,7 +143,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			runErr = res.Err
 			break
 		}
-		if *until >= 0 && s.Steps > *until {
+		if opts.Until >= 0 && s.Steps > opts.Until {
 			break // live from STEP on: this run was the fork's
 		}
 	}
@@ -127,7 +153,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		store.Remove(journal.ID)
 		return fail(app.ExitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
 	}
-	if *asJSON {
+	if opts.AsJSON {
 		out := struct {
 			Session     string       `json:"session"`
 			Replayed    string       `json:"replayed"`
@@ -146,8 +172,8 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 				fmt.Fprintf(stdout, "  %s\n", l)
 			}
 		}
-		if *until >= 0 {
-			fmt.Fprintf(stdout, "\nfrom step %d on the run went on live with %s; the new session is %s\n", *until+1, st.ModelName, journal.ID)
+		if opts.Until >= 0 {
+			fmt.Fprintf(stdout, "\nfrom step %d on the run went on live with %s; the new session is %s\n", opts.Until+1, st.ModelName, journal.ID)
 		}
 	}
 	if runErr != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"cmp"
 	"context"
 	"encoding/json"
@@ -27,23 +29,51 @@ func taskArg(args []string, stdin io.Reader) (string, error) {
 	return strings.TrimSpace(string(b)), err
 }
 
-func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("run", stderr)
-	var o app.Options
-	register(&o, fs)
-	fs.BoolVar(&o.JSON, "json", false, "print every event as one JSON line")
-	fs.StringVar(&o.Session, "session", "", "continue this session")
-	fs.BoolVar(&o.Continue, "continue", false, "finish the session's interrupted run")
-	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+// runOptions are the flags and arguments of agentty run.
+type runOptions struct {
+	*factory
+
+	Args []string
+}
+
+// newRunCmd binds the flags of its command into its options.
+func newRunCmd(f *factory) *cobra.Command {
+	opts := &runOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "run [flags] TASK",
+		Short: "Run one task headless and print the answer (TASK - reads stdin)",
+		Example: `  agentty run "what is 17*23?"
+  agentty run --json --model gpt-4o-mini "summarise README.md" | jq .kind
+  echo "what is 2+2" | agentty run -
+  agentty run --session ID "and now in French"     continue a session
+  agentty run --session ID --continue               finish an interrupted run`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(runRun(cmd.Context(), opts))
+		},
 	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
+	fs.StringVar(&f.App.Session, "session", "", "continue this session")
+	fs.BoolVar(&f.App.Continue, "continue", false, "finish the session's interrupted run")
+	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *runOptions) int {
+	o := *opts.App
+	stdin := opts.In
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
 		return code
 	}
-	o.MaxStepsSet = flagSet(fs, "max-steps")
-	task, err := taskArg(fs.Args(), stdin)
+	task, err := taskArg(opts.Args, stdin)
 	if err != nil {
 		return fail(app.ExitError, "reading the task: %v", err)
 	}

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -15,32 +16,56 @@ import (
 	"github.com/agentty/agentty/search"
 )
 
-// searchCmd runs `agentty search QUERY [--scope workspace|sessions|all]
+// searchOptions are the flags and arguments of agentty search.
+type searchOptions struct {
+	*factory
+	Scope  string
+	K      int
+	AsJSON bool
+	Args   []string
+}
+
+// newSearchCmd binds the flags of its command into its options.
+func newSearchCmd(f *factory) *cobra.Command {
+	opts := &searchOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "search QUERY [--scope workspace|sessions|all] [-k N] [--json]",
+		Short: "Search the workspace's files and the past sessions (BM25)",
+		Example: `  agentty search "retry backoff"
+  agentty search --scope sessions -k 3 "what did we decide about the cache"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(searchRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Scope, "scope", search.ScopeAll, "workspace, sessions or all")
+	fs.IntVarP(&opts.K, "k", "k", 10, "how many chunks")
+	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// searchRun runs `agentty search QUERY [--scope workspace|sessions|all]
 // [--json] [-k N]`: it brings the index up to date and prints the best
 // chunks.
-func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("search", stderr)
-	var o app.Options
-	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live")
-	fs.StringVar(&o.Workspace, "workspace", "", "the folder whose files are searched (default: the current folder)")
-	scope := fs.String("scope", search.ScopeAll, "workspace, sessions or all")
-	k := fs.Int("k", 10, "how many chunks")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
-	}
+func searchRun(ctx context.Context, opts *searchOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "agentty search: %s\n", strings.TrimPrefix(err.Error(), "search: "))
 		return code
 	}
-	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	query := strings.TrimSpace(strings.Join(opts.Args, " "))
 	switch {
 	case query == "":
 		return fail(app.ExitUsage, errors.New("say what to search for: agentty search QUERY [--scope workspace|sessions|all] [--json] [-k N]"))
-	case *scope != search.ScopeWorkspace && *scope != search.ScopeSessions && *scope != search.ScopeAll:
-		return fail(app.ExitUsage, fmt.Errorf("--scope %q: want workspace, sessions or all", *scope))
-	case *k <= 0:
-		return fail(app.ExitUsage, fmt.Errorf("-k %d: want at least 1", *k))
+	case opts.Scope != search.ScopeWorkspace && opts.Scope != search.ScopeSessions && opts.Scope != search.ScopeAll:
+		return fail(app.ExitUsage, fmt.Errorf("--scope %q: want workspace, sessions or all", opts.Scope))
+	case opts.K <= 0:
+		return fail(app.ExitUsage, fmt.Errorf("-k %d: want at least 1", opts.K))
 	}
 	store, err := o.LocalStore(getenv)
 	if err != nil {
@@ -54,11 +79,11 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if _, err := ix.Update(ctx); err != nil {
 		return fail(app.ExitError, err)
 	}
-	hits, err := ix.Search(ctx, query, *scope, *k)
+	hits, err := ix.Search(ctx, query, opts.Scope, opts.K)
 	if err != nil {
 		return fail(app.ExitError, err)
 	}
-	if *asJSON {
+	if opts.AsJSON {
 		if hits == nil {
 			hits = []search.Hit{}
 		}
@@ -68,7 +93,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			Query string       `json:"query"`
 			Scope string       `json:"scope"`
 			Hits  []search.Hit `json:"hits"`
-		}{query, *scope, hits})
+		}{query, opts.Scope, hits})
 		return 0
 	}
 	if len(hits) == 0 {
@@ -125,24 +150,47 @@ func preview(text, query string, n int) []string {
 	return out
 }
 
-// indexCmd runs `agentty index [--rebuild] [--json]`: it brings the index
-// up to date (or builds it anew) and says what it holds.
-func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("index", stderr)
-	var o app.Options
-	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live")
-	fs.StringVar(&o.Workspace, "workspace", "", "the folder whose files are indexed (default: the current folder)")
-	rebuild := fs.Bool("rebuild", false, "throw the index away and build it anew")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
+// indexOptions are the flags and arguments of agentty index.
+type indexOptions struct {
+	*factory
+	Rebuild bool
+	AsJSON  bool
+	Args    []string
+}
+
+// newIndexCmd binds the flags of its command into its options.
+func newIndexCmd(f *factory) *cobra.Command {
+	opts := &indexOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "index [--rebuild] [--json]",
+		Short: "Bring the search index up to date and say what it holds",
+		Example: `  agentty index
+  agentty index --rebuild`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(indexRun(cmd.Context(), opts))
+		},
 	}
+	fs := cmd.Flags()
+	fs.BoolVar(&opts.Rebuild, "rebuild", false, "throw the index away and build it anew")
+	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// indexRun runs `agentty index [--rebuild] [--json]`: it brings the index
+// up to date (or builds it anew) and says what it holds.
+func indexRun(ctx context.Context, opts *indexOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "agentty index: %s\n", strings.TrimPrefix(err.Error(), "search: "))
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(app.ExitUsage, fmt.Errorf("unexpected argument %q (agentty index [--rebuild] [--json])", fs.Arg(0)))
+	if len(opts.Args) > 0 {
+		return fail(app.ExitUsage, fmt.Errorf("unexpected argument %q (agentty index [--rebuild] [--json])", arg(opts.Args, 0)))
 	}
 	store, err := o.LocalStore(getenv)
 	if err != nil {
@@ -155,7 +203,7 @@ func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	defer ix.Close()
 	start := time.Now()
 	update := ix.Update
-	if *rebuild {
+	if opts.Rebuild {
 		update = ix.Rebuild
 	}
 	st, err := update(ctx)
@@ -163,7 +211,7 @@ func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(app.ExitError, err)
 	}
 	took := time.Since(start)
-	if *asJSON {
+	if opts.AsJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(struct {

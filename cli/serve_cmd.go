@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,34 +15,60 @@ import (
 	"github.com/agentty/agentty/sessions"
 )
 
-// serveCmd is `agentty serve [--listen HOST:PORT] [--data-dir DIR]`: an
+// serveOptions are the flags and arguments of agentty serve.
+type serveOptions struct {
+	*factory
+	Queue   app.QueueConfig
+	Listen  string
+	Workers int
+	Args    []string
+}
+
+// newServeCmd binds the flags of its command into its options.
+func newServeCmd(f *factory) *cobra.Command {
+	opts := &serveOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "serve [--listen HOST:PORT] [--workers N]",
+		Short: "Run a NATS server with JetStream and N workers; Ctrl+C drains them",
+		Example: `  agentty serve
+  agentty serve --listen 0.0.0.0:4222 --workers 0    workers run elsewhere`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(serveRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Listen, "listen", bus.DefaultListen, "HOST:PORT to listen on (port 0: a free one)")
+	addRunFlags(fs, f.App)
+	registerQueue(&opts.Queue, fs, -1)
+	fs.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "runs at once by the server's own worker (0: none; workers elsewhere take the runs)")
+	fs.BoolVar(&f.App.Yes, "yes", false, "the workers approve tools that ask")
+	return cmd
+}
+
+// serveRun is `agentty serve [--listen HOST:PORT] [--data-dir DIR]`: an
 // embedded NATS server with JetStream, its store in the data folder's nats/,
 // until ctx ends (Ctrl+C). Its URL is the one line on stdout.
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("serve", stderr)
-	listen := fs.String("listen", bus.DefaultListen, "HOST:PORT to listen on (port 0: a free one)")
-	var o app.Options
-	register(&o, fs)
-	var q app.QueueConfig
-	registerQueue(&q, fs, -1)
-	workers := fs.Int("workers", runtime.NumCPU(), "runs at once by the server's own worker (0: none; workers elsewhere take the runs)")
-	fs.BoolVar(&o.Yes, "yes", false, "the workers approve tools that ask")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
-	}
+func serveRun(ctx context.Context, opts *serveOptions) int {
+	q := opts.Queue
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty serve: "+format+"\n", a...)
 		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		return fail(app.ExitUsage, "unexpected %q (usage: agentty serve [--listen HOST:PORT] [--workers N] [--data-dir DIR])", fs.Arg(0))
+	case len(opts.Args) > 0:
+		return fail(app.ExitUsage, "unexpected %q (usage: agentty serve [--listen HOST:PORT] [--workers N] [--data-dir DIR])", arg(opts.Args, 0))
 	case o.NATS != "":
 		return fail(app.ExitUsage, "--nats: serve is the NATS server (its URL is the one it prints)")
-	case *workers < 0:
-		return fail(app.ExitUsage, "--workers %d: want 0 or more", *workers)
+	case opts.Workers < 0:
+		return fail(app.ExitUsage, "--workers %d: want 0 or more", opts.Workers)
 	}
-	o.MaxStepsSet = flagSet(fs, "max-steps")
 	home := o.DataDir
 	if home == "" {
 		var err error
@@ -53,17 +80,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		return fail(app.ExitError, "the JetStream store: %v", err)
 	}
-	srv, err := bus.StartServer(bus.ServerConfig{Listen: *listen, StoreDir: store})
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: opts.Listen, StoreDir: store})
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	if host, _, err := net.SplitHostPort(*listen); err == nil && !loopback(host) {
-		fmt.Fprintf(stderr, "agentty serve: warning: listening on %s with no authentication: whoever reaches it can read every event and publish; put a NATS server with accounts in front for anything beyond this machine\n", *listen)
+	if host, _, err := net.SplitHostPort(opts.Listen); err == nil && !loopback(host) {
+		fmt.Fprintf(stderr, "agentty serve: warning: listening on %s with no authentication: whoever reaches it can read every event and publish; put a NATS server with accounts in front for anything beyond this machine\n", opts.Listen)
 	}
 	fmt.Fprintf(stderr, "agentty serve: NATS with JetStream, its store in %s (synced on every write); Ctrl+C stops it\n", store)
 	fmt.Fprintln(stdout, srv.URL())
-	if *workers > 0 {
-		q.Concurrency = *workers
+	if opts.Workers > 0 {
+		q.Concurrency = opts.Workers
 		o.DataDir = home
 		code, err := app.RunWorker(ctx, o, q, srv.URL(), getenv, func(format string, a ...any) {
 			fmt.Fprintf(stderr, "agentty serve: worker: "+format+"\n", a...)

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -19,53 +20,93 @@ import (
 	"github.com/agentty/agentty/traces"
 )
 
-// sessionsCmd runs `agentty sessions ls|show|rm|rename|export|fork`.
-func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	const say = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP or trace ID [--run RUN] [--otlp URL]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, say)
-		return app.ExitUsage
+const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP or trace ID [--run RUN] [--otlp URL]"
+
+// sessionsOptions are the flags and arguments of agentty sessions' commands.
+type sessionsOptions struct {
+	*factory
+	JSON   bool
+	Format string
+	At     int
+	Run    string
+	Args   []string
+}
+
+// newSessionsCmd is `agentty sessions ls|show|rm|rename|export|fork|trace`.
+func newSessionsCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions ls|show|rm|rename|export|fork|trace",
+		Short: "List, show, rename, export, fork and trace the sessions",
+		Example: `  agentty sessions ls
+  agentty sessions show 0abc12 --json
+  agentty sessions export 0abc12 --format md > session.md
+  agentty sessions fork 0abc12 --at 4`,
+		Args: commandArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(f.Err, sessionsSay)
+			return exit(app.ExitUsage)
+		},
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, say)
-		return 0
+	sub := func(use, short, example string, args cobra.PositionalArgs, run func(*sessionsOptions, *sessions.Store) error) *cobra.Command {
+		opts := &sessionsOptions{factory: f}
+		c := &cobra.Command{
+			Use: use, Short: short, Example: example, Args: args,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				opts.Args = args
+				return exit(sessionsRun(opts, cmd.Name(), run))
+			},
+		}
+		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+		c.Flags().StringVar(&opts.Format, "format", "md", "export format: md or json")
+		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last `step` to keep")
+		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
+		for _, n := range []string{"json", "format", "at", "run"} {
+			if !strings.Contains(use, "--"+n) {
+				c.Flags().MarkHidden(n)
+			}
+		}
+		return c
 	}
-	sub := args[0]
-	fs := newFlags("sessions "+sub, stderr)
-	var o app.Options
-	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live")
-	registerNATS(&o, fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	format := fs.String("format", "md", "export format: md or json")
-	at := fs.Int("at", -1, "fork: the last step to keep")
-	run := fs.String("run", "", "trace: only this run (run-N)")
-	registerTraces(&o, fs)
-	if err := parseInterspersed(fs, args[1:]); err != nil {
-		return parseFailed(err)
-	}
+	cmd.AddCommand(
+		sub("ls [--json]", "List the sessions, newest first", "  agentty sessions ls\n  agentty sessions ls --nats nats://127.0.0.1:4222 --json", cobra.NoArgs, sessionsLs),
+		sub("show ID [--json]", "A session's timeline of steps and its memory", "  agentty sessions show 0abc12\n  agentty sessions show 0abc12 --json | jq '.steps | length'", cobra.ExactArgs(1), sessionsShow),
+		sub("rm ID", "Remove a session", "  agentty sessions rm 0abc12", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
+			if err := st.Remove(o.Args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintln(o.Out, "removed", o.Args[0])
+			return nil
+		}),
+		sub("rename ID TITLE", "Give a session a title", "  agentty sessions rename 0abc12 the cache bug", cobra.MinimumNArgs(2), func(o *sessionsOptions, st *sessions.Store) error {
+			return st.Rename(o.Args[0], strings.Join(o.Args[1:], " "))
+		}),
+		sub("export ID [--format md|json]", "Print a session as Markdown or JSON", "  agentty sessions export 0abc12 > session.md\n  agentty sessions export 0abc12 --format json", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
+			return st.Export(o.Args[0], o.Format, o.Out)
+		}),
+		sub("fork ID --at STEP", "Copy a session up to a step into a new one; prints its id", "  agentty sessions fork 0abc12 --at 4     then: agentty --resume NEWID", cobra.ExactArgs(1), sessionsFork),
+		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
+			return traceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
+		}),
+	)
+	return cmd
+}
+
+// sessionsRun opens the store and runs one of the sessions commands (sub)
+// on it, saying what went wrong as agentty sessions SUB: ….
+func sessionsRun(opts *sessionsOptions, sub string, run func(*sessionsOptions, *sessions.Store) error) int {
 	fail := func(code int, err error) int {
 		// The sessions package names itself; the command already says it.
 		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "sessions: "), sub+": ")
-		fmt.Fprintf(stderr, "agentty sessions %s: %s\n", sub, msg)
+		fmt.Fprintf(opts.Err, "agentty sessions %s: %s\n", sub, msg)
 		return code
 	}
-	rest := fs.Args()
-	want := map[string]int{"ls": 0, "show": 1, "rm": 1, "rename": 2, "export": 1, "fork": 1, "trace": 1}
-	n, ok := want[sub]
-	if !ok {
-		return fail(app.ExitUsage, fmt.Errorf("unknown command %q (ls, show, rm, rename, export, fork, trace)", sub))
+	if sub == "export" && opts.Format != "md" && opts.Format != "json" {
+		return fail(app.ExitUsage, fmt.Errorf("unknown format %q (md or json)", opts.Format))
 	}
-	if sub == "rename" && len(rest) > 2 {
-		rest = []string{rest[0], strings.Join(rest[1:], " ")}
+	if sub == "fork" && opts.At < 0 {
+		return fail(app.ExitUsage, errors.New("fork needs --at STEP"))
 	}
-	if len(rest) != n {
-		return fail(app.ExitUsage, fmt.Errorf("wants %d argument(s), got %d", n, len(rest)))
-	}
-	if sub == "export" && *format != "md" && *format != "json" {
-		return fail(app.ExitUsage, fmt.Errorf("unknown format %q (md or json)", *format))
-	}
-	store, err := o.Store(getenv)
+	store, err := opts.App.Store(opts.Getenv)
 	if errors.As(err, new(app.UsageError)) {
 		return fail(app.ExitUsage, err)
 	}
@@ -73,126 +114,102 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return fail(app.ExitError, err)
 	}
 	defer store.Close()
-	switch sub {
-	case "trace":
-		if err := traceSession(store, rest[0], *run, o, getenv, stdout); err != nil {
-			code := app.ExitError
-			if errors.As(err, new(app.UsageError)) {
-				code = app.ExitUsage
-			}
-			return fail(code, err)
+	if err := run(opts, store); err != nil {
+		if c, ok := errors.AsType[exitCode](err); ok {
+			return int(c)
 		}
-		return 0
-	case "ls":
-		list, err := store.List()
-		if err != nil {
-			return fail(app.ExitError, err)
+		code := app.ExitError
+		if errors.As(err, new(app.UsageError)) {
+			code = app.ExitUsage
 		}
-		if *asJSON {
-			type row struct {
-				sessions.Meta
-				Error string `json:"error,omitempty"`
-			}
-			rows := []row{}
-			for _, l := range list {
-				r := row{Meta: l.Meta}
-				if l.Err != nil {
-					r.Error = l.Err.Error()
-				}
-				rows = append(rows, r)
-			}
-			return printJSON(stdout, rows)
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Where())
-			if store.Local() {
-				fmt.Fprintln(stdout, "(sessions run with --nats or AGENTTY_NATS_URL are kept on that NATS server: pass --nats URL to list them)")
-			}
-			return 0
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tMODEL\tTITLE")
-		for _, l := range list {
-			title := l.Title
-			if l.Runs == 0 && l.LastStep == 0 {
-				title += " [queued]" // reserved by agentty submit, not yet started
-			} else if l.Writing {
-				title += " [running]"
-			} else if l.Interrupted {
-				title += " [interrupted]"
-			}
-			if l.Err != nil {
-				title += " [damaged: " + l.Err.Error() + "]"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Model, title)
-		}
-		tw.Flush()
-	case "show":
-		l, err := store.Load(rest[0])
-		if l == nil {
-			return fail(app.ExitError, err)
-		}
-		steps := sessions.Timeline(l.Events)
-		if *asJSON {
-			return printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()})
-		}
-		fmt.Fprintf(stdout, "%s  %s  (%s, %d runs, %d steps)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, l.Meta.LastStep)
-		printSteps(stdout, steps)
-		for _, f := range l.Session.Memory() {
-			by := ""
-			if f.Agent != "" {
-				by = ", by " + f.Agent
-			}
-			fmt.Fprintf(stdout, "memory: %s = %s (step %d%s)\n", f.Key, f.Value, f.Step, by)
-		}
-		for _, w := range l.Warnings {
-			fmt.Fprintln(stderr, "warning:", w)
-		}
-		if err != nil {
-			return fail(app.ExitError, err)
-		}
-	case "rm":
-		if err := store.Remove(rest[0]); err != nil {
-			return fail(app.ExitError, err)
-		}
-		fmt.Fprintln(stdout, "removed", rest[0])
-	case "rename":
-		if err := store.Rename(rest[0], rest[1]); err != nil {
-			return fail(app.ExitError, err)
-		}
-	case "export":
-		if err := store.Export(rest[0], *format, stdout); err != nil {
-			return fail(app.ExitError, err)
-		}
-	case "fork":
-		if *at < 0 {
-			return fail(app.ExitUsage, errors.New("fork needs --at STEP"))
-		}
-		id, err := store.Fork(rest[0], *at)
-		if err != nil {
-			return fail(app.ExitError, err)
-		}
-		fmt.Fprintln(stdout, id)
+		return fail(code, err)
 	}
 	return 0
 }
 
-// parseInterspersed parses flags that may come before or after the
-// positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+// sessionsLs lists the sessions, newest first.
+func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
+	stdout := opts.Out
+	list, err := store.List()
+	if err != nil {
+		return err
 	}
-	return fs.Parse(append([]string{"--"}, pos...))
+	if opts.JSON {
+		type row struct {
+			sessions.Meta
+			Error string `json:"error,omitempty"`
+		}
+		rows := []row{}
+		for _, l := range list {
+			r := row{Meta: l.Meta}
+			if l.Err != nil {
+				r.Error = l.Err.Error()
+			}
+			rows = append(rows, r)
+		}
+		return exit(printJSON(stdout, rows))
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Where())
+		if store.Local() {
+			fmt.Fprintln(stdout, "(sessions run with --nats or AGENTTY_NATS_URL are kept on that NATS server: pass --nats URL to list them)")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tMODEL\tTITLE")
+	for _, l := range list {
+		title := l.Title
+		if l.Runs == 0 && l.LastStep == 0 {
+			title += " [queued]" // reserved by agentty submit, not yet started
+		} else if l.Writing {
+			title += " [running]"
+		} else if l.Interrupted {
+			title += " [interrupted]"
+		}
+		if l.Err != nil {
+			title += " [damaged: " + l.Err.Error() + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Model, title)
+	}
+	return tw.Flush()
+}
+
+// sessionsShow prints a session's timeline of steps and its memory.
+func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
+	stdout := opts.Out
+	l, err := store.Load(opts.Args[0])
+	if l == nil {
+		return err
+	}
+	steps := sessions.Timeline(l.Events)
+	if opts.JSON {
+		return exit(printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()}))
+	}
+	fmt.Fprintf(stdout, "%s  %s  (%s, %d runs, %d steps)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, l.Meta.LastStep)
+	printSteps(stdout, steps)
+	for _, f := range l.Session.Memory() {
+		by := ""
+		if f.Agent != "" {
+			by = ", by " + f.Agent
+		}
+		fmt.Fprintf(stdout, "memory: %s = %s (step %d%s)\n", f.Key, f.Value, f.Step, by)
+	}
+	for _, w := range l.Warnings {
+		fmt.Fprintln(opts.Err, "warning:", w)
+	}
+	return err
+}
+
+// sessionsFork copies a session up to --at into a new one and prints its
+// id.
+func sessionsFork(opts *sessionsOptions, store *sessions.Store) error {
+	id, err := store.Fork(opts.Args[0], opts.At)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Out, id)
+	return nil
 }
 
 func printJSON(w io.Writer, v any) int {

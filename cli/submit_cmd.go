@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,38 +18,62 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// submitCmd is `agentty submit [flags] TASK`: put a run request on the
+// submitOptions are the flags and arguments of agentty submit.
+type submitOptions struct {
+	*factory
+	Pool string
+	Step bool
+	Wait bool
+	Args []string
+}
+
+// newSubmitCmd binds the flags of its command into its options.
+func newSubmitCmd(f *factory) *cobra.Command {
+	opts := &submitOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "submit [flags] TASK",
+		Short: "Queue a run for a worker and print its session id",
+		Example: `  agentty submit --nats nats://127.0.0.1:4222 "summarise the open issues"
+  agentty submit --wait --agent reviewer "review the last commit"
+  agentty submit --step TASK      then answer its pauses: agentty watch ID`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(submitRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.App.Session, "session", "", "run in this session (default: a new one)")
+	fs.StringVar(&opts.Pool, "pool", bus.DefaultPool, "the pool whose workers take it")
+	fs.BoolVar(&opts.Step, "step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
+	fs.BoolVar(&opts.Wait, "wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
+	fs.BoolVar(&f.App.JSON, "json", false, "with --wait, print every event as one JSON line")
+	return cmd
+}
+
+// submitRun is `agentty submit [flags] TASK`: put a run request on the
 // queue and print its session's id; with --wait, follow the run and exit as
 // `agentty run` would.
-func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("submit", stderr)
-	var o app.Options
-	registerNATS(&o, fs)
-	fs.StringVar(&o.DataDir, "data-dir", "", "the data folder (the sessions are the NATS server's)")
-	fs.StringVar(&o.Agent, "agent", "", "run as this agent (one the worker knows)")
-	fs.StringVar(&o.Model, "model", "", "the model (default: the worker's)")
-	fs.StringVar(&o.Session, "session", "", "run in this session (default: a new one)")
-	pool := fs.String("pool", bus.DefaultPool, "the pool whose workers take it")
-	step := fs.Bool("step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
-	wait := fs.Bool("wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
-	fs.BoolVar(&o.JSON, "json", false, "with --wait, print every event as one JSON line")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
-	}
+func submitRun(ctx context.Context, opts *submitOptions) int {
+	o := *opts.App
+	stdin := opts.In
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty submit: "+format+"\n", a...)
 		return code
 	}
-	task, err := taskArg(fs.Args(), stdin)
+	task, err := taskArg(opts.Args, stdin)
 	if err != nil {
 		return fail(app.ExitError, "reading the task: %v", err)
 	}
 	switch {
 	case task == "":
 		return fail(app.ExitUsage, "no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
-	case strings.TrimSpace(*pool) == "":
+	case strings.TrimSpace(opts.Pool) == "":
 		return fail(app.ExitUsage, "--pool is empty (the default pool is %q)", bus.DefaultPool)
-	case o.JSON && !*wait:
+	case o.JSON && !opts.Wait:
 		return fail(app.ExitUsage, "--json prints the run's events: it needs --wait")
 	case strings.HasPrefix(o.Model, "script:"):
 		// A worker refuses it (a file on its machine, named by whoever can
@@ -76,7 +102,7 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return fail(app.ExitError, "%v", err)
 	}
 	defer store.Close()
-	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: *step, Submitted: time.Now().UTC()}
+	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: opts.Step, Submitted: time.Now().UTC()}
 	reserved, submitted := false, false
 	defer func() {
 		if reserved && !submitted {
@@ -95,7 +121,7 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	var events *nats.Subscription
 	var ch chan *nats.Msg
-	if *wait { // subscribed before the request is out: nothing is missed
+	if opts.Wait { // subscribed before the request is out: nothing is missed
 		ch = make(chan *nats.Msg, 4096)
 		if events, err = nc.ChanSubscribe(bus.Filter(req.Session), ch); err == nil {
 			err = nc.Flush()
@@ -111,14 +137,14 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	if _, err := queue.Submit(sctx, *pool, req); err != nil {
+	if _, err := queue.Submit(sctx, opts.Pool, req); err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
 	submitted = true
 	fmt.Fprintln(stdout, req.Session)
-	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", *pool, req.Session)
+	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", opts.Pool, req.Session)
 	idle := func() (bool, bool) {
-		waiting, running, ok, err := queue.Takers(sctx, *pool)
+		waiting, running, ok, err := queue.Takers(sctx, opts.Pool)
 		return err == nil && waiting == 0 && running == 0, ok
 	}
 	if none, ok := idle(); none && ok {
@@ -130,12 +156,12 @@ func submitCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if ok {
 			why = "no worker is taking its runs now"
 		}
-		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", *pool, why, *pool)
+		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", opts.Pool, why, opts.Pool)
 	}
-	if *step {
+	if opts.Step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
 	}
-	if !*wait {
+	if !opts.Wait {
 		return 0
 	}
 	return followRun(ctx, store, req, ch, o.JSON, stdout, stderr)

@@ -3,23 +3,48 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"text/tabwriter"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
+	"github.com/spf13/cobra"
 )
 
-// toolsCmd lists every tool: `agentty tools [--json]`.
-func toolsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("tools", stderr)
-	var o app.Options
-	register(&o, fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+// toolsOptions are the flags and arguments of agentty tools.
+type toolsOptions struct {
+	*factory
+	AsJSON bool
+	Args   []string
+}
+
+// newToolsCmd binds the flags of its command into its options.
+func newToolsCmd(f *factory) *cobra.Command {
+	opts := &toolsOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "tools [--json]",
+		Short: "List every tool, with its source, policy and schema",
+		Example: `  agentty tools
+  agentty tools --allow-shell --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(toolsRun(cmd.Context(), opts))
+		},
 	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// toolsRun lists every tool: `agentty tools [--json]`.
+func toolsRun(ctx context.Context, opts *toolsOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	if o.Model == "" {
 		o.Model = offline.Name // listing tools needs no model
 	}
@@ -32,7 +57,7 @@ func toolsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	for _, n := range st.Notices {
 		fmt.Fprintln(stderr, "agentty tools: warning:", n)
 	}
-	if *asJSON {
+	if opts.AsJSON {
 		return printJSON(stdout, st.Rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

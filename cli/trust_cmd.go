@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"cmp"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 
@@ -11,26 +12,53 @@ import (
 	"github.com/agentty/agentty/config"
 )
 
-// trustCmd runs `agentty trust [DIR] | --list | --revoke DIR`.
-func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("trust", stderr)
-	list := fs.Bool("list", false, "list the trusted folders")
-	revoke := fs.Bool("revoke", false, "stop trusting DIR")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+// trustOptions are the flags and arguments of agentty trust.
+type trustOptions struct {
+	*factory
+	List   bool
+	Revoke bool
+	Args   []string
+}
+
+// newTrustCmd binds the flags of its command into its options.
+func newTrustCmd(f *factory) *cobra.Command {
+	opts := &trustOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "trust [DIR] | --list | --revoke DIR",
+		Short: "Trust a folder's .agentty.json (default: the workspace)",
+		Example: `  agentty trust
+  agentty trust ~/src/project
+  agentty trust --list
+  agentty trust --revoke ~/src/project`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(trustRun(opts))
+		},
 	}
+	fs := cmd.Flags()
+	fs.BoolVar(&opts.List, "list", false, "list the trusted folders")
+	fs.BoolVar(&opts.Revoke, "revoke", false, "stop trusting DIR")
+	return cmd
+}
+
+// trustRun runs `agentty trust [DIR] | --list | --revoke DIR`.
+func trustRun(opts *trustOptions) int {
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty trust: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() > 1 || (*list && (*revoke || fs.NArg() > 0)) {
+	if len(opts.Args) > 1 || (opts.List && (opts.Revoke || len(opts.Args) > 0)) {
 		return fail(app.ExitUsage, "usage: agentty trust [DIR] | --list | --revoke DIR")
 	}
 	store, err := config.LoadTrust(getenv)
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	if *list {
+	if opts.List {
 		if len(store.Folders) == 0 {
 			fmt.Fprintln(stdout, "No folder is trusted.")
 			return 0
@@ -50,11 +78,11 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		}
 		return 0
 	}
-	if *revoke {
-		if fs.NArg() != 1 {
+	if opts.Revoke {
+		if len(opts.Args) != 1 {
 			return fail(app.ExitUsage, "--revoke needs the folder: agentty trust --revoke DIR")
 		}
-		dir, err := app.RealDir(fs.Arg(0))
+		dir, err := app.RealDir(arg(opts.Args, 0))
 		if err != nil {
 			return fail(app.ExitError, "%v", err)
 		}
@@ -68,7 +96,7 @@ func trustCmd(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintf(stdout, "%s is no longer trusted.\n", dir)
 		return 0
 	}
-	if err := app.TrustFolder(store, cmp.Or(fs.Arg(0), "."), stdout, getenv); err != nil {
+	if err := app.TrustFolder(store, cmp.Or(arg(opts.Args, 0), "."), stdout, getenv); err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
 	return 0

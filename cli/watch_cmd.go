@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"bytes"
 	"context"
 	"errors"
@@ -17,7 +19,33 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// watchCmd is `agentty watch [SESSION] [--json]`: one session's events (or
+// watchOptions are the flags and arguments of agentty watch.
+type watchOptions struct {
+	*factory
+
+	Args []string
+}
+
+// newWatchCmd binds the flags of its command into its options.
+func newWatchCmd(f *factory) *cobra.Command {
+	opts := &watchOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "watch [SESSION] [--json]",
+		Short: "Follow a session (or all) live over NATS",
+		Example: `  agentty watch --nats nats://127.0.0.1:4222           every session, as lines
+  agentty watch 0abc12                                  one session, in the console`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(watchRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
+	return cmd
+}
+
+// watchRun is `agentty watch [SESSION] [--json]`: one session's events (or
 // every session's) as they happen, from NATS. For a session whose journal
 // the store holds it first shows what the journal holds, then the live
 // events after it, with no gap and none twice: it subscribes first, reads
@@ -25,23 +53,19 @@ import (
 // (watchMerge). One session on a terminal, without --json, opens the
 // console on it read-only (watchConsole); otherwise each event is printed
 // as a line. Ctrl+C ends it.
-func watchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("watch", stderr)
-	var o app.Options
-	registerNATS(&o, fs)
-	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live")
-	fs.BoolVar(&o.JSON, "json", false, "print every event as one JSON line")
-	if err := parseInterspersed(fs, args); err != nil {
-		return parseFailed(err)
-	}
+func watchRun(ctx context.Context, opts *watchOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty watch: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() > 1 {
+	if len(opts.Args) > 1 {
 		return fail(app.ExitUsage, "one session at most (usage: agentty watch [SESSION] [--json])")
 	}
-	id := fs.Arg(0)
+	id := arg(opts.Args, 0)
 	if id != "" {
 		if err := sessions.CheckID(id); err != nil {
 			return fail(app.ExitUsage, "%v", err)

@@ -1,8 +1,9 @@
 package cli
 
 import (
+	"github.com/spf13/pflag"
+
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,8 +28,9 @@ func BenchmarkServeRuns(b *testing.B) {
 			script := filepath.Join(b.TempDir(), "script.json")
 			os.WriteFile(script, []byte(`{"turns":[{"answer":"ok"}]}`), 0o600)
 			var o app.Options
-			fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-			register(&o, fs)
+			fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+			addGlobalFlags(fs, &o)
+			addRunFlags(fs, &o)
 			if err := fs.Parse([]string{"--model", "script:" + script, "--workspace", b.TempDir(), "--data-dir", b.TempDir()}); err != nil {
 				b.Fatal(err)
 			}

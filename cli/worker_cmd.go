@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 	"time"
 
@@ -11,26 +12,50 @@ import (
 	"github.com/agentty/agentty/bus"
 )
 
-// workerCmd is `agentty worker [--pool P] [--concurrency N] [flags]`: take
-// run requests from the queue until Ctrl+C, which drains.
-func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := newFlags("worker", stderr)
-	var o app.Options
-	register(&o, fs)
-	var q app.QueueConfig
-	registerQueue(&q, fs, runtime.NumCPU())
-	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask (without it they are denied, unless the run was submitted with --step)")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+// workerOptions are the flags and arguments of agentty worker.
+type workerOptions struct {
+	*factory
+	Queue app.QueueConfig
+
+	Args []string
+}
+
+// newWorkerCmd binds the flags of its command into its options.
+func newWorkerCmd(f *factory) *cobra.Command {
+	opts := &workerOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "worker [--pool P] [--concurrency N] [flags]",
+		Short: "Take queued runs and carry them out; Ctrl+C drains",
+		Example: `  agentty worker --nats nats://10.0.0.5:4222 --concurrency 4
+  agentty worker --pool gpu --model qwen2.5-coder:32b --base-url http://localhost:8000/v1`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(workerRun(cmd.Context(), opts))
+		},
 	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	registerQueue(&opts.Queue, fs, runtime.NumCPU())
+	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask (without it they are denied, unless the run was submitted with --step)")
+	return cmd
+}
+
+// workerRun is `agentty worker [--pool P] [--concurrency N] [flags]`: take
+// run requests from the queue until Ctrl+C, which drains.
+func workerRun(ctx context.Context, opts *workerOptions) int {
+	q := opts.Queue
+	o := *opts.App
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty worker: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(app.ExitUsage, "unexpected %q (usage: agentty worker [--pool P] [--concurrency N] [flags])", fs.Arg(0))
+	if len(opts.Args) > 0 {
+		return fail(app.ExitUsage, "unexpected %q (usage: agentty worker [--pool P] [--concurrency N] [flags])", arg(opts.Args, 0))
 	}
-	o.MaxStepsSet = flagSet(fs, "max-steps")
 	url := o.NATSURL(getenv)
 	if url == "" {
 		return fail(app.ExitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one, with workers)")

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
+
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -21,6 +22,7 @@ import (
 type inputFlags map[string]string
 
 func (f inputFlags) String() string { return "" }
+func (f inputFlags) Type() string   { return "NAME=VALUE" }
 func (f inputFlags) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	if !ok || k == "" {
@@ -30,34 +32,55 @@ func (f inputFlags) Set(v string) error {
 	return nil
 }
 
-// workflowCmd is `agentty workflow run NAME|FILE [--input k=v]… [--json]`.
-func workflowCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+// workflowRunOptions are the flags and arguments of agentty workflow run.
+type workflowRunOptions struct {
+	*factory
+	Inputs inputFlags
+
+	Args []string
+}
+
+// newWorkflowRunCmd binds the flags of its command into its options.
+func newWorkflowRunCmd(f *factory) *cobra.Command {
+	opts := &workflowRunOptions{factory: f, Inputs: inputFlags{}}
+	cmd := &cobra.Command{
+		Use:   "run NAME|FILE [--input NAME=VALUE]… [--json]",
+		Short: "Carry out a workflow (.agentty/workflows/NAME.yaml)",
+		Example: `  agentty workflow run examples/workflows/arithmetic.yaml --input a=6 --input b=7
+  agentty workflow run review --json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(workflowRunRun(cmd.Context(), opts))
+		},
+	}
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.Var(opts.Inputs, "input", "an input of the workflow, NAME=VALUE (repeat it)")
+	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
+	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask")
+	return cmd
+}
+
+// workflowRunRun is `agentty workflow run NAME|FILE [--input k=v]… [--json]`.
+func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	stderr := opts.Err
+	getenv := opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty workflow: "+format+"\n", a...)
 		return code
 	}
-	if len(args) == 0 || args[0] != "run" {
-		return fail(app.ExitUsage, "usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json] (agentty workflows lists them)")
-	}
-	fs := newFlags("workflow run", stderr)
-	var o app.Options
-	register(&o, fs)
-	inputs := inputFlags{}
-	fs.Var(inputs, "input", "an input of the workflow, NAME=VALUE (repeat it)")
-	fs.BoolVar(&o.JSON, "json", false, "print every event as one JSON line")
-	fs.BoolVar(&o.Yes, "yes", false, "approve tools that ask")
-	if err := parseInterspersed(fs, args[1:]); err != nil {
-		return parseFailed(err)
-	}
-	if fs.NArg() != 1 {
+	if len(opts.Args) != 1 {
 		return fail(app.ExitUsage, "usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json]")
 	}
-	o.MaxStepsSet = flagSet(fs, "max-steps")
-	w, err := app.FindWorkflow(fs.Arg(0), cmp.Or(o.Workspace, "."), getenv)
+	w, err := app.FindWorkflow(arg(opts.Args, 0), cmp.Or(o.Workspace, "."), getenv)
 	if err != nil {
 		return fail(app.ExitUsage, "%v", err)
 	}
-	in, err := w.CheckInputs(inputs)
+	in, err := w.CheckInputs(opts.Inputs)
 	if err != nil {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -117,16 +140,37 @@ func finishWorkflow(res engine.Result, o app.Options, s *engine.Session, stdout 
 	return fail(app.ExitError, "%v (the session is %s)", res.Err, s.ID)
 }
 
-// workflowsCmd is `agentty workflows [--json]`.
-func workflowsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("workflows", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	ws := fs.String("workspace", "", "the workspace (default: the current folder)")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+// workflowsOptions are the flags and arguments of agentty workflows.
+type workflowsOptions struct {
+	*factory
+	AsJSON bool
+	Args   []string
+}
+
+// newWorkflowsCmd binds the flags of its command into its options.
+func newWorkflowsCmd(f *factory) *cobra.Command {
+	opts := &workflowsOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:     "workflows [--json]",
+		Short:   "List the workflows and the files that failed to load",
+		Example: `  agentty workflows`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			return exit(workflowsRun(opts))
+		},
 	}
-	files, errs := app.LoadWorkflows(cmp.Or(*ws, "."), getenv)
+	fs := cmd.Flags()
+	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// workflowsRun is `agentty workflows [--json]`.
+func workflowsRun(opts *workflowsOptions) int {
+	o := *opts.App
+	stdout := opts.Out
+	getenv := opts.Getenv
+	files, errs := app.LoadWorkflows(cmp.Or(o.Workspace, "."), getenv)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].W.Name < files[j].W.Name })
 	type row struct {
 		Name        string   `json:"name"`
@@ -159,7 +203,7 @@ func workflowsCmd(args []string, stdout, stderr io.Writer, getenv func(string) s
 	if len(errs) > 0 {
 		code = app.ExitError
 	}
-	if *asJSON {
+	if opts.AsJSON {
 		printJSON(stdout, map[string]any{"workflows": rows, "errors": msgs})
 		return code
 	}
@@ -178,4 +222,19 @@ func workflowsCmd(args []string, stdout, stderr io.Writer, getenv func(string) s
 		}
 	}
 	return code
+}
+
+// newWorkflowCmd is `agentty workflow`, whose one command is run.
+func newWorkflowCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "workflow run NAME|FILE",
+		Short: "Carry out a workflow (agentty workflows lists them)",
+		Args:  commandArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(f.Err, "agentty workflow: usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json] (agentty workflows lists them)")
+			return exit(app.ExitUsage)
+		},
+	}
+	cmd.AddCommand(newWorkflowRunCmd(f))
+	return cmd
 }

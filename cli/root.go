@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"github.com/spf13/cobra/doc"
+
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/openai"
+)
+
+// consoleOptions are the console's: agentty [flags].
+type consoleOptions struct {
+	*factory
+	Step   bool
+	Resume string // --resume [ID]: "-" for the picker
+	Args   []string
+}
+
+// resumePicker is --resume's value when it is given no session: the
+// picker.
+const resumePicker = "-"
+
+func newRootCmd(f *factory) *cobra.Command {
+	opts := &consoleOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "agentty [flags]",
+		Short: "A terminal console for running LLM agents",
+		Long: `agentty runs an agent through a task (perceive, decide, act, observe) and shows
+what it does step by step: chat, a step timeline and memory side by side. With no
+command it opens the console on a new session; the commands below run the same
+engine headless, keep and search the sessions, and run a fleet of workers over NATS.`,
+		Example: `  agentty                                 the console, a new session (the offline model)
+  agentty --step                          pause before every decision and tool call
+  agentty --resume                        pick a session to resume
+  agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b   a local model
+  agentty run "what is 17*23?"            one run, headless`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || (opts.Resume != "" && len(args) == 1) {
+				return nil
+			}
+			return unknownCommand(cmd, args[0])
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			withRunFlags(cmd, f.App)
+			return exit(consoleRun(cmd, opts))
+		},
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	addGlobalFlags(cmd.PersistentFlags(), f.App)
+	fs := cmd.Flags()
+	addRunFlags(fs, f.App)
+	fs.BoolVar(&opts.Step, "step", false, "start in step mode: pause before every decision and tool call")
+	fs.StringVar(&opts.Resume, "resume", "", "resume a session: `ID`, or with no ID pick one")
+	fs.Lookup("resume").NoOptDefVal = resumePicker
+	fs.StringVar(&f.App.Session, "session", "", "resume this session (as --resume ID)")
+	cmd.AddGroup(
+		&cobra.Group{ID: "runs", Title: "Runs:"},
+		&cobra.Group{ID: "sessions", Title: "Sessions and search:"},
+		&cobra.Group{ID: "defs", Title: "What is defined here:"},
+		&cobra.Group{ID: "fleet", Title: "A fleet over NATS:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			cmd.AddCommand(c)
+		}
+	}
+	add("runs", newRunCmd(f), newReplayCmd(f), newEvalCmd(f), newWorkflowCmd(f))
+	add("sessions", newSessionsCmd(f), newSearchCmd(f), newIndexCmd(f))
+	add("defs", newToolsCmd(f), newAgentsCmd(f), newWorkflowsCmd(f), newTrustCmd(f))
+	add("fleet", newServeCmd(f), newWorkerCmd(f), newSubmitCmd(f), newWatchCmd(f))
+	cmd.AddCommand(newVersionCmd(f), newManCmd(f))
+	return cmd
+}
+
+// consoleRun opens the console: a new session, the picker, or the session
+// --resume (or --session) names.
+func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
+	o := *opts.App
+	start := app.ConsoleStart{Step: opts.Step}
+	switch {
+	case o.Session != "":
+		start.Resume, start.ID = true, o.Session
+	case opts.Resume == resumePicker && len(opts.Args) == 1:
+		start.Resume, start.ID = true, opts.Args[0] // --resume ID
+	case opts.Resume != "":
+		start.Resume = true
+		if opts.Resume != resumePicker {
+			start.ID = opts.Resume // --resume=ID
+		}
+	}
+	return app.RunConsole(cmd.Context(), o, start, opts.In, opts.Err, opts.Getenv)
+}
+
+// unknownCommand is the error for a word agentty does not know, with the
+// commands nearest to it.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	cmd.SuggestionsMinimumDistance = 2
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += "\n\nDid you mean this?"
+		for _, c := range s {
+			msg += "\n\t" + c
+		}
+	} else if !cmd.HasParent() {
+		msg += " (to run a task headless: agentty run TASK)"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// commandArgs is the Args of a command made of commands: a word that is
+// none of them is an unknown command, with the nearest.
+func commandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(cmd, args[0])
+	}
+	return nil
+}
+
+// addGlobalFlags adds the flags every command takes, before or after its
+// name.
+func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
+	fs.StringVar(&o.Model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model `name` (default $AGENTTY_MODEL, gpt-4o-mini with a key, else offline)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "an OpenAI-compatible server, e.g. http://localhost:11434/v1 (default $OPENAI_BASE_URL)")
+	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty or ~/.local/share/agentty)")
+	fs.StringVar(&o.Workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
+	fs.StringVar(&o.Agent, "agent", "", "run as this agent (see agentty agents)")
+	fs.BoolVar(&o.TrustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
+	fs.StringVar(&o.OTLP, "otlp", "", "send traces to this OTLP collector, e.g. http://localhost:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.BoolVar(&o.TraceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
+	fs.StringVar(&o.NATS, "nats", "", "keep the sessions in this NATS server's JetStream and publish every event there, e.g. nats://127.0.0.1:4222 (default $AGENTTY_NATS_URL)")
+	fs.StringVar(&o.NATSCreds, "nats-creds", "", "a NATS credentials `file` (a user JWT and its seed) for --nats")
+}
+
+// addRunFlags adds the flags of the commands that run the engine.
+func addRunFlags(fs *pflag.FlagSet, o *app.Options) {
+	fs.Float64Var(&o.Temperature, "temperature", -1, "sampling temperature (default: the server's)")
+	fs.DurationVar(&o.Timeout, "timeout", openai.DefaultTimeout, "time limit of one model request")
+	fs.IntVar(&o.MaxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping with step_limit")
+	fs.BoolVar(&o.AllowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
+	fs.IntVar(&o.Budget, "context-budget", 0, "tokens of history, memory and tools one request may hold (default 64000)")
+}
+
+// withRunFlags notes in o what the run flags cannot say by their values:
+// whether --max-steps was given (it then wins over the config).
+func withRunFlags(cmd *cobra.Command, o *app.Options) {
+	o.MaxStepsSet = cmd.Flags().Changed("max-steps")
+}
+
+// newManCmd is `agentty man`: the manual page, in roff, on stdout.
+func newManCmd(f *factory) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:     "man",
+		Short:   "Print agentty's manual page (roff)",
+		Example: "  agentty man > agentty.1 && man ./agentty.1\n  agentty man --dir /usr/local/share/man/man1   one page per command",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return exit(manRun(cmd.Root(), dir, f.Out, f.Err))
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "write one page per command into this `folder` instead")
+	return cmd
+}
+
+// manRun writes the manual page of root, or with dir one page per command
+// into dir.
+func manRun(root *cobra.Command, dir string, out, errw io.Writer) int {
+	root.DisableAutoGenTag = true // no date: the page changes only with the commands
+	header := &doc.GenManHeader{Title: "AGENTTY", Section: "1", Source: "agentty", Manual: "agentty manual"}
+	var err error
+	if dir != "" {
+		err = doc.GenManTree(root, header, dir)
+	} else {
+		err = doc.GenMan(root, header, out)
+	}
+	if err != nil {
+		fmt.Fprintln(errw, "agentty man:", err)
+		return app.ExitError
+	}
+	return 0
+}
