@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -106,6 +107,11 @@ func PickModel(o Options, cfg *config.Settings, getenv func(string) string) (eng
 	return openai.New(mc), name, nil
 }
 
+// Build is the composition root: the settings (the user's, the
+// workspace's as far as it is trusted), the model, the tools (built-in,
+// the workspace's, search, shell and http as allowed, MCP servers), the
+// agents, and the engine over them, with traces and NATS when asked for.
+// gate pauses the runs (nil: never). Close the Setup when done.
 func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string) string) (*Setup, error) {
 	if o.MaxSteps <= 0 {
 		return nil, UsageError{fmt.Errorf("--max-steps must be at least 1, not %d", o.MaxSteps)}
@@ -114,28 +120,9 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		return nil, UsageError{fmt.Errorf("--context-budget must be positive, not %d", o.Budget)}
 	}
 	wsDir := cmp.Or(o.Workspace, ".")
-	cfg, ws, err := config.Load(getenv, wsDir)
+	cfg, ws, notices, err := settings(o, wsDir, getenv)
 	if err != nil {
 		return nil, err
-	}
-	var notices []string
-	if ws != nil {
-		trusted, notice, err := decideTrust(o, ws, getenv)
-		if err != nil {
-			return nil, err
-		}
-		if trusted {
-			cfg.Merge(ws.Cfg)
-		} else {
-			cfg.Merge(ws.Safe())
-			if notice != "" {
-				notices = append(notices, notice)
-			}
-		}
-	}
-	maxSteps := o.MaxSteps
-	if !o.MaxStepsSet && cfg.MaxSteps > 0 {
-		maxSteps = cfg.MaxSteps
 	}
 	m, name, err := PickModel(o, cfg, getenv)
 	if err != nil {
@@ -145,6 +132,67 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
 		return nil, err
 	}
+	redact := config.NewRedactor(getenv, cfg)
+	if err := st.addTools(ctx, o, cfg, wsDir, redact, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	agents, err := st.loadAgents(o, cfg, wsDir, ws, getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	ecfg, err := st.engineConfig(o, cfg, wsDir, getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	ecfg.Model, ecfg.ModelName, ecfg.Gate, ecfg.Agents = m, name, gate, agents
+	redact.EngineConfig(&ecfg)
+	st.Engine = engine.New(ecfg)
+	if err := st.Engine.Err(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	if err := st.startTraces(ctx, o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := st.startBus(o, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// settings are the user's settings with the workspace's over them: all of
+// them in a trusted folder, else its safe part, with a notice of what was
+// ignored.
+func settings(o Options, wsDir string, getenv func(string) string) (*config.Settings, *config.Workspace, []string, error) {
+	cfg, ws, err := config.Load(getenv, wsDir)
+	if err != nil || ws == nil {
+		return cfg, ws, nil, err
+	}
+	trusted, notice, err := decideTrust(o, ws, getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if trusted {
+		cfg.Merge(ws.Cfg)
+		return cfg, ws, nil, nil
+	}
+	cfg.Merge(ws.Safe())
+	if notice != "" {
+		return cfg, ws, []string{notice}, nil
+	}
+	return cfg, ws, nil, nil
+}
+
+// addTools fills the setup's registry: the built-in tools, the
+// workspace's, search, shell and http as the flags and settings allow, and
+// the MCP servers' (read again when a server's list changes), each with
+// the settings' policy and time limit and its results redacted.
+func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, wsDir string, redact *config.Redactor, getenv func(string) string) error {
 	var base []engine.Tool
 	sources := map[string]string{}
 	add := func(source string, ts ...engine.Tool) {
@@ -164,10 +212,6 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
 	}
 	st.registry, _ = engine.NewRegistry()
-	redact := config.NewRedactor(getenv, cfg)
-	// all is every tool with the config's policies and timeouts, its
-	// results redacted; MCP tools are read again when a server's list
-	// changes.
 	all := func() []engine.Tool {
 		ts := slices.Clone(base)
 		if st.mcp != nil {
@@ -186,29 +230,9 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		}
 		return ts
 	}
-	if len(cfg.MCPServers) > 0 {
-		servers := map[string]tools.MCPServer{}
-		for name, srv := range cfg.MCPServers {
-			servers[name] = tools.MCPServer(srv)
-		}
-		st.mcp = tools.StartMCP(ctx, servers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
-			ts := all()
-			st.registry.Replace(ts...)
-			st.Agents.Refresh(ts)
-		}})
-		for _, s := range st.mcp.Status() {
-			if !s.OK {
-				st.Notices = append(st.Notices, redact.Redact(s.Error)+"; its tools are unavailable")
-			}
-			if s.Warning != "" {
-				st.Notices = append(st.Notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.Redact(s.Warning)))
-			}
-		}
-	}
-	ts := all()
-	if err := st.registry.Replace(ts...); err != nil {
-		st.Close()
-		return nil, err
+	st.startMCP(ctx, o, cfg, redact, all, getenv)
+	if err := st.registry.Replace(all()...); err != nil {
+		return err
 	}
 	for _, t := range st.registry.Tools() {
 		source, ok := sources[t.Name]
@@ -218,66 +242,78 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		}
 		st.Rows = append(st.Rows, ToolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
 	}
-	agents, err := st.loadAgents(o, cfg, wsDir, ws, getenv)
-	if err != nil {
-		st.Close()
-		return nil, err
+	return nil
+}
+
+// startMCP starts the settings' MCP servers; all is every tool of the
+// setup, put in the registry again when a server's tools change. A server
+// that did not start is a notice: its tools are unavailable.
+func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, redact *config.Redactor, all func() []engine.Tool, getenv func(string) string) {
+	if len(cfg.MCPServers) == 0 {
+		return
+	}
+	servers := map[string]tools.MCPServer{}
+	for name, srv := range cfg.MCPServers {
+		servers[name] = tools.MCPServer(srv)
+	}
+	st.mcp = tools.StartMCP(ctx, servers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
+		ts := all()
+		st.registry.Replace(ts...)
+		st.Agents.Refresh(ts)
+	}})
+	for _, s := range st.mcp.Status() {
+		if !s.OK {
+			st.Notices = append(st.Notices, redact.Redact(s.Error)+"; its tools are unavailable")
+		}
+		if s.Warning != "" {
+			st.Notices = append(st.Notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.Redact(s.Warning)))
+		}
+	}
+}
+
+// engineConfig is the engine's configuration but for the model, the gate
+// and the agents: the step limit, the context budget and compaction, the
+// system prompt and the project instructions.
+func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, getenv func(string) string) (engine.Config, error) {
+	maxSteps := o.MaxSteps
+	if !o.MaxStepsSet && cfg.MaxSteps > 0 {
+		maxSteps = cfg.MaxSteps
 	}
 	// The budget: --context-budget or context_budget, else the model's
-	// window less its output (models.go), else the engine's default.
-	st.limits = config.LookupLimits(name, cfg.Models)
+	// window less its output (config.LookupLimits), else the engine's
+	// default.
+	st.limits = config.LookupLimits(st.ModelName, cfg.Models)
 	budget := config.ContextBudgetFor(cmp.Or(o.Budget, cfg.ContextBudget), st.limits)
-	if n := config.BudgetNotice(name, budget, st.limits); n != "" {
+	if n := config.BudgetNotice(st.ModelName, budget, st.limits); n != "" {
 		st.Notices = append(st.Notices, n)
 	}
 	compact, err := compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return engine.Config{}, err
 	}
 	if st.instructions, err = config.NewInstructions(wsDir, getenv); err != nil {
-		st.Close()
-		return nil, err
+		return engine.Config{}, err
 	}
 	in, problems := st.instructions.Load()
 	st.Notices = append(st.Notices, problems...)
 	if n := config.InstructionsNotice(in); n != "" {
 		st.Notices = append(st.Notices, n)
 	}
-	ecfg := engine.Config{
-		Model:     m,
-		ModelName: name,
-		Tools:     st.registry,
-		MaxSteps:  maxSteps,
-		Budget:    budget,
-		Window:    st.limits.Window,
-		Compact:   compact,
-		System:    cmp.Or(cfg.SystemPrompt, systemPrompt),
-		Gate:      gate,
-		Agents:    agents,
-		Agent:     o.Agent,
-		MaxDepth:  cfg.MaxDepth,
-		MaxCalls:  cfg.MaxToolCalls,
+	return engine.Config{
+		Tools:    st.registry,
+		MaxSteps: maxSteps,
+		Budget:   budget,
+		Window:   st.limits.Window,
+		Compact:  compact,
+		System:   cmp.Or(cfg.SystemPrompt, systemPrompt),
+		Agent:    o.Agent,
+		MaxDepth: cfg.MaxDepth,
+		MaxCalls: cfg.MaxToolCalls,
 		Instructions: func() engine.Instructions {
 			in, _ := st.instructions.Load() // its problems were told at start
 			return in
 		},
-	}
-	redact.EngineConfig(&ecfg)
-	st.Engine = engine.New(ecfg)
-	if err := st.Engine.Err(); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("agents: %w", err)
-	}
-	if err := st.startTraces(ctx, o, getenv); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if err := st.startBus(o, getenv); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	}, nil
 }
 
 // startBus connects to the NATS server of --nats or AGENTTY_NATS_URL, once
@@ -301,6 +337,16 @@ func (s *Setup) startBus(o Options, getenv func(string) string) error {
 	}
 	s.Bus, s.busConn = bus.NewSink(nc), nc
 	return nil
+}
+
+// Flush sends the spans and events still queued (CloseTraces, CloseBus),
+// writing on w, after prefix, a warning for what could not be sent.
+func (s *Setup) Flush(w io.Writer, prefix string) {
+	for _, why := range []string{s.CloseTraces(), s.CloseBus()} {
+		if why != "" {
+			fmt.Fprintln(w, prefix+": warning:", why)
+		}
+	}
 }
 
 // CloseBus sends what is still buffered (waiting a bounded time) and says,

@@ -32,7 +32,6 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		fmt.Fprintln(stderr, "agentty:", err)
 		return code
 	}
-	resume, resumeID := start.Resume, start.ID
 	store, err := o.Store(getenv)
 	if err != nil {
 		return fail(ExitError, err)
@@ -41,33 +40,11 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		cfg.Style = "notty"
 	}
-	var events []engine.Event
-	var journal *sessions.Journal
-	var session *engine.Session
-	var readOnly *readOnlyBackend
-	switch {
-	case resume && resumeID != "":
-		var l *sessions.Loaded
-		var why string
-		if journal, l, why, err = store.Resume(resumeID); err != nil {
-			return fail(ExitError, err)
-		}
-		if journal == nil {
-			readOnly = &readOnlyBackend{id: resumeID, why: why}
-			events = l.Events
-		} else {
-			session, events = l.Session, l.Events
-		}
-		if o.Model == "" {
-			// The model the person picked for it (/model), else its last run's.
-			o.Model = cmp.Or(l.Session.Model, l.Meta.Model)
-		}
-	case !resume:
-		if journal, err = store.Create(); err != nil {
-			return fail(ExitError, err)
-		}
-		session = engine.NewSession(journal.ID)
+	opened, err := openSession(store, start, &o)
+	if err != nil {
+		return fail(ExitError, err)
 	}
+	journal, session, events, readOnly := opened.journal, opened.session, opened.events, opened.readOnly
 	if IsTerminal(stdin) {
 		o.askTrust = PromptTrust(stdin, stderr)
 	}
@@ -88,17 +65,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	defer st.Close()
 	cfg.Model = st.ModelName
 	notices := st.Notices
-	if st.mcp != nil {
-		var down []string
-		for _, s := range st.mcp.Status() {
-			if !s.OK {
-				down = append(down, s.Server)
-			}
-		}
-		if len(down) > 0 {
-			cfg.Status = "MCP down: " + strings.Join(down, ", ")
-		}
-	}
+	cfg.Status = mcpDown(st)
 	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv}
 	cfg.Sessions = picker{store: store, setup: st, con: con}
 	cfg.Events = events
@@ -118,10 +85,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		notices = append(notices, "Read-only: "+readOnly.why+". Nothing can be added to this session here; ctrl+o opens another.")
 	}
 	if st.ModelName == offline.Name {
-		notices = append(notices, "Using the built-in offline model: no model key and no model server are configured. It can do arithmetic, "+
-			"remember and recall facts, tell the time, read and search files and past sessions, delegate to the agents you "+
-			"define and run workflows (/workflow). For a real model set OPENAI_API_KEY, or point --base-url at a local server "+
-			"(Ollama: agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b).")
+		notices = append(notices, offlineNotice)
 	}
 	cfg.Notice = strings.Join(notices, "\n\n")
 	m := ui.New(cfg)
@@ -131,16 +95,82 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 			b.Close() // a session never written leaves nothing (sessions.Store.Create)
 		}
 	}
-	if why := st.CloseTraces(); why != "" {
-		fmt.Fprintln(stderr, "agentty: warning:", why)
+	st.Flush(stderr, "agentty")
+	return consoleEnded(err, store, stderr, cfg.Backend, m.Backend())
+}
+
+// opened is the session the console opens: journal and session to go on
+// with, or, when another process writes it, readOnly; events are its
+// journal so far.
+type opened struct {
+	journal  *sessions.Journal
+	session  *engine.Session
+	events   []engine.Event
+	readOnly *readOnlyBackend
+}
+
+// openSession opens the session start names, or a new one; none when start
+// asks for the picker. A resumed session keeps its model unless o names
+// one.
+func openSession(store *sessions.Store, start ConsoleStart, o *Options) (opened, error) {
+	var c opened
+	var err error
+	switch {
+	case start.Resume && start.ID != "":
+		var l *sessions.Loaded
+		var why string
+		if c.journal, l, why, err = store.Resume(start.ID); err != nil {
+			return c, err
+		}
+		if c.journal == nil {
+			c.readOnly = &readOnlyBackend{id: start.ID, why: why}
+			c.events = l.Events
+		} else {
+			c.session, c.events = l.Session, l.Events
+		}
+		if o.Model == "" {
+			// The model the person picked for it (/model), else its last run's.
+			o.Model = cmp.Or(l.Session.Model, l.Meta.Model)
+		}
+	case !start.Resume:
+		if c.journal, err = store.Create(); err != nil {
+			return c, err
+		}
+		c.session = engine.NewSession(c.journal.ID)
 	}
-	if why := st.CloseBus(); why != "" {
-		fmt.Fprintln(stderr, "agentty: warning:", why)
+	return c, nil
+}
+
+// mcpDown is the status line's word on the MCP servers that did not start
+// ("" when all did).
+func mcpDown(st *Setup) string {
+	if st.mcp != nil {
+		var down []string
+		for _, s := range st.mcp.Status() {
+			if !s.OK {
+				down = append(down, s.Server)
+			}
+		}
+		if len(down) > 0 {
+			return "MCP down: " + strings.Join(down, ", ")
+		}
 	}
+	return ""
+}
+
+// offlineNotice is said when the console runs on the offline model.
+const offlineNotice = "Using the built-in offline model: no model key and no model server are configured. It can do arithmetic, " +
+	"remember and recall facts, tell the time, read and search files and past sessions, delegate to the agents you " +
+	"define and run workflows (/workflow). For a real model set OPENAI_API_KEY, or point --base-url at a local server " +
+	"(Ollama: agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b)."
+
+// consoleEnded says how the console ended and returns the exit code: a
+// crash is written to a report beside the sessions.
+func consoleEnded(err error, store *sessions.Store, stderr io.Writer, backends ...ui.Backend) int {
 	if pe, ok := errors.AsType[*ui.PanicError](err); ok {
 		// The terminal is restored and the run's end journaled (ui.Run);
 		// keep the stack where the person can send it to us.
-		path, werr := writeCrash(filepath.Dir(store.Dir()), pe, cfg.Backend, m.Backend())
+		path, werr := writeCrash(filepath.Dir(store.Dir()), pe, backends...)
 		if werr != nil {
 			fmt.Fprintf(stderr, "agentty: the console crashed (%v) and the crash report could not be written (%v); the session is saved.\n", pe.Value, werr)
 		} else {
@@ -149,7 +179,8 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		return ExitError
 	}
 	if err != nil {
-		return fail(ExitError, err)
+		fmt.Fprintln(stderr, "agentty:", err)
+		return ExitError
 	}
 	return 0
 }

@@ -201,48 +201,13 @@ func (w *worker) handle(d *bus.Delivery) {
 		return
 	}
 	defer w.runs.Delete(req.Session)
-	journal, s, past, err := w.open(req)
-	for errors.Is(err, sessions.ErrLocked) && time.Now().Before(wait) && !w.draining.Load() {
-		time.Sleep(time.Second)
-		journal, s, past, err = w.open(req)
-	}
-	switch {
-	case errors.Is(err, sessions.ErrLocked):
-		w.requeue(d, err.Error())
-		return
-	case errors.As(err, new(*sessions.WriteError)):
-		w.log("session %s: %v; the request goes back on the queue", req.Session, err)
-		d.HandBack(handBackDelay)
-		return
-	case err != nil:
-		w.log("session %s: %v; the request is dropped", req.Session, err)
-		d.Drop(err.Error())
+	journal, s, past, ok := w.openWaiting(d, wait)
+	if !ok {
 		return
 	}
 	defer journal.Close()
-	run, finished := RequestRun(past, req.ID)
-	switch {
-	case finished:
-		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
-		w.ack(d, journal)
-		return
-	case run != "" && s.LastRun().ID != run:
-		// Its run was cut off, and the session went on past it (another
-		// writer took the session after this request's worker stalled
-		// past its lease): the run cannot be continued in place. A run
-		// of its own says so, for whoever waits for the request.
-		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("its run %s was left unfinished and the session went on without it (%s); not tried again", run, s.LastRun().ID))
-		return
-	case run == "" && s.Interrupted():
-		// Another run of the session (a console's, a crashed one, another
-		// request's) is unfinished: this request's run would come after it.
-		if d.GiveUp != "" {
-			w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the session's run %s stayed unfinished, and this request's run would come after it; %s", s.LastRun().ID, d.GiveUp))
-			return
-		}
-		w.log("session %s: its run %s is unfinished; request %s waits", req.Session, s.LastRun().ID, req.ID)
-		journal.Close()
-		d.HandBack(handBackDelay)
+	run, goOn := w.resumable(ctx, d, journal, s, past)
+	if !goOn {
 		return
 	}
 	st, err := w.setupFor(ctx, req)
@@ -267,6 +232,73 @@ func (w *worker) handle(d *bus.Delivery) {
 	} else {
 		res = st.Engine.RunRequest(ctx, s, req.Task, req.ID, sinks)
 	}
+	w.finish(d, journal, s, wr, res)
+}
+
+// openWaiting opens the request's session for writing, waiting until wait
+// while another process writes it; when it cannot, it puts the request
+// back (or drops it) and says false.
+func (w *worker) openWaiting(d *bus.Delivery, wait time.Time) (*sessions.Journal, *engine.Session, []engine.Event, bool) {
+	req := d.Req
+	journal, s, past, err := w.open(req)
+	for errors.Is(err, sessions.ErrLocked) && time.Now().Before(wait) && !w.draining.Load() {
+		time.Sleep(time.Second)
+		journal, s, past, err = w.open(req)
+	}
+	switch {
+	case errors.Is(err, sessions.ErrLocked):
+		w.requeue(d, err.Error())
+		return nil, nil, nil, false
+	case errors.As(err, new(*sessions.WriteError)):
+		w.log("session %s: %v; the request goes back on the queue", req.Session, err)
+		d.HandBack(handBackDelay)
+		return nil, nil, nil, false
+	case err != nil:
+		w.log("session %s: %v; the request is dropped", req.Session, err)
+		d.Drop(err.Error())
+		return nil, nil, nil, false
+	}
+	return journal, s, past, true
+}
+
+// resumable says whether the request's run is to be carried out now, and
+// the run to continue ("" for a new one). It is not when the request was
+// done already (acknowledged now), when its run cannot be continued (given
+// up), or when another run of the session is unfinished (handed back).
+func (w *worker) resumable(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, past []engine.Event) (string, bool) {
+	req := d.Req
+	run, finished := RequestRun(past, req.ID)
+	switch {
+	case finished:
+		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
+		w.ack(d, journal)
+		return run, false
+	case run != "" && s.LastRun().ID != run:
+		// Its run was cut off, and the session went on past it (another
+		// writer took the session after this request's worker stalled
+		// past its lease): the run cannot be continued in place. A run
+		// of its own says so, for whoever waits for the request.
+		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("its run %s was left unfinished and the session went on without it (%s); not tried again", run, s.LastRun().ID))
+		return run, false
+	case run == "" && s.Interrupted():
+		// Another run of the session (a console's, a crashed one, another
+		// request's) is unfinished: this request's run would come after it.
+		if d.GiveUp != "" {
+			w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the session's run %s stayed unfinished, and this request's run would come after it; %s", s.LastRun().ID, d.GiveUp))
+			return run, false
+		}
+		w.log("session %s: its run %s is unfinished; request %s waits", req.Session, s.LastRun().ID, req.ID)
+		journal.Close()
+		d.HandBack(handBackDelay)
+		return run, false
+	}
+	return run, true
+}
+
+// finish acknowledges the request of a run that ended, or puts it back: a
+// drain stopped the run, or its journal could not be written to its end.
+func (w *worker) finish(d *bus.Delivery, journal *sessions.Journal, s *engine.Session, wr *workerRun, res engine.Result) {
+	req := d.Req
 	switch {
 	case wr.detached.Load():
 		journal.DiscardStep() // the next step's start: the next worker makes it again
@@ -393,174 +425,4 @@ func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*Setup, erro
 	}
 	w.setups[key] = st
 	return st, nil
-}
-
-// workerGate is the engine's gate in a worker: it stops a run at its next
-// step boundary when the worker drains, hands a stepped run's pauses to a
-// console, re-runs an interrupted call only for tools that are safe to
-// repeat, and answers approvals as --yes says.
-type workerGate struct{ w *worker }
-
-func (g workerGate) run(p engine.Pending) *workerRun {
-	r, _ := g.w.runs.Load(p.Session)
-	wr, _ := r.(*workerRun)
-	return wr
-}
-
-func (g workerGate) Stop(p engine.Pending) bool {
-	wr := g.run(p)
-	if wr == nil {
-		return false
-	}
-	if g.w.draining.Load() && p.At == engine.Decide && p.ParentRun == "" && p.ToolCall == nil {
-		// The step before this one is journaled whole: nothing after
-		// it is written, and the run ends here, unfinished.
-		wr.detached.Store(true)
-		return true
-	}
-	return wr.remote != nil && wr.remote.Stop(p)
-}
-
-func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
-	wr := g.run(p)
-	switch {
-	case wr == nil:
-		return engine.Verdict{Action: engine.Deny}, nil
-	case wr.detached.Load():
-		return engine.Verdict{Action: engine.Abort}, nil
-	case p.Rerun && p.ToolCall != nil:
-		// A call a dead worker started: again only if that cannot hurt.
-		if t, ok := wr.tools.Lookup(p.ToolCall.Name); ok && t.Repeatable {
-			return engine.Verdict{Action: engine.Proceed}, nil
-		}
-		return engine.Verdict{Action: engine.Deny}, nil
-	case wr.remote != nil:
-		// A drain does not wait for a console: the run stops here, its
-		// pause journaled, and the next worker asks again.
-		wctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if g.w.drain != nil {
-			defer context.AfterFunc(g.w.drain, cancel)()
-		}
-		v, err := wr.remote.Wait(wctx, p)
-		if err != nil && ctx.Err() == nil && g.w.draining.Load() {
-			wr.detached.Store(true)
-			return engine.Verdict{Action: engine.Abort}, nil
-		}
-		return v, err
-	case g.w.o.Yes:
-		return engine.Verdict{Action: engine.Proceed}, nil
-	}
-	g.w.log("session %s: tool call %s needs approval; denied (start the worker with --yes to approve, or submit with --step and answer from a console)", p.Session, p.ToolCall.Name)
-	return engine.Verdict{Action: engine.Deny}, nil
-}
-
-// detachable passes events on until its run is detached by a drain; from
-// then on it drops them, so the journal ends at the step boundary (with,
-// at most, the next step's start, as if the process had been killed
-// there) and the run stays interrupted for the next worker to continue.
-// It holds events back as the journal behind it does.
-type detachable struct {
-	wr   *workerRun
-	next engine.Releaser
-}
-
-func (d detachable) Emit(ev engine.Event) error {
-	if d.wr.detached.Load() {
-		return nil
-	}
-	return d.next.Emit(ev)
-}
-
-func (d detachable) Flush() error {
-	_, err := d.Release()
-	return err
-}
-
-func (d detachable) Release() ([]engine.Event, error) {
-	if d.wr.detached.Load() {
-		return nil, nil
-	}
-	return d.next.Release()
-}
-
-// noModel is the model of an engine that only ends runs.
-type noModel struct{}
-
-func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
-	return engine.Decision{}, errors.New("no model")
-}
-
-// QueueConfig are the work queue's flags, shared by worker and serve.
-type QueueConfig struct {
-	Pool        string
-	Concurrency int
-	MaxDeliver  int
-	AckWait     time.Duration
-	GateTimeout time.Duration
-}
-
-// RunWorker connects, takes requests until ctx ends, and drains.
-func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
-	if q.Concurrency < 1 || q.MaxDeliver < 1 || q.AckWait < time.Second {
-		return ExitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
-	}
-	if strings.TrimSpace(q.Pool) == "" {
-		return ExitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
-	}
-	o.NATS = url
-	reconnected := make(chan struct{}, 1)
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty worker " + q.Pool},
-		// One line each way: the queue's own loop says no more while the
-		// connection is down than once a backoff period.
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log("lost the NATS server (%v); reconnecting", err)
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted()))
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if errors.As(err, new(bus.UsageError)) {
-		return ExitUsage, err
-	}
-	if err != nil {
-		return ExitError, err
-	}
-	defer nc.Close()
-	store, err := o.Store(getenv)
-	if err != nil {
-		return ExitError, err
-	}
-	defer store.Close()
-	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	queue, err := bus.OpenQueue(octx, nc)
-	var cons *bus.Consumer
-	if err == nil {
-		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait})
-	}
-	if ctx.Err() != nil {
-		return 0, nil // stopped while starting: nothing was taken
-	}
-	if err != nil {
-		return ExitError, err
-	}
-	if cons.Note != "" {
-		log("%s", cons.Note)
-	}
-	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
-	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected}
-	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
-	w.serve(ctx)
-	n, back := int(w.done.Load()), int(w.requeued.Load())
-	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
-	if w.lost != nil {
-		return ExitError, w.lost
-	}
-	return 0, nil
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"context"
@@ -50,9 +52,7 @@ func newAgentsCmd(f *factory) *cobra.Command {
 // otherwise; the failures are listed either way.
 func agentsRun(ctx context.Context, opts *agentsOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	if len(opts.Args) > 0 {
 		fmt.Fprintf(stderr, "agentty agents: unexpected %q (usage: agentty agents [--json])\n", arg(opts.Args, 0))
 		return app.ExitUsage
@@ -94,9 +94,17 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 		}
 		return code
 	}
+	printAgents(stdout, a, config.Path(getenv))
+	return code
+}
+
+// printAgents lists the agents of a, the files that failed to load and the
+// notes. configPath is the user's config file: its folder holds the agents
+// of every workspace.
+func printAgents(stdout io.Writer, a *agents.Set, configPath string) {
 	if len(a.Rows) == 0 {
 		fmt.Fprintf(stdout, "No agents. Define one in the workspace's .agentty/agents/NAME.md, or in %s for every folder (see docs/agents.md).\n",
-			filepath.Join(filepath.Dir(config.Path(getenv)), "agents"))
+			filepath.Join(filepath.Dir(configPath), "agents"))
 	}
 	for i, r := range a.Rows {
 		if i > 0 {
@@ -129,7 +137,6 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 			fmt.Fprintf(stdout, "  %s\n", p)
 		}
 	}
-	return code
 }
 
 // nonNil is s, or an empty slice for nil (JSON [] rather than null).

@@ -49,8 +49,8 @@ type evalOptions struct {
 	Concurrency int
 	Repeat      int
 	FailFast    bool
-	JunitFile   string
-	JsonFile    string
+	JUnitFile   string
+	JSONFile    string
 	RecordDir   string
 	ReplayDir   string
 	JudgeModel  string
@@ -81,8 +81,8 @@ func newEvalCmd(f *factory) *cobra.Command {
 	fs.IntVar(&opts.Concurrency, "concurrency", 4, "runs at once")
 	fs.IntVar(&opts.Repeat, "repeat", 0, "run each case this many times")
 	fs.BoolVar(&opts.FailFast, "fail-fast", false, "start no more runs once a case has failed")
-	fs.StringVar(&opts.JunitFile, "junit", "", "write JUnit XML to this file")
-	fs.StringVar(&opts.JsonFile, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&opts.JUnitFile, "junit", "", "write JUnit XML to this file")
+	fs.StringVar(&opts.JSONFile, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&opts.RecordDir, "record", "", "keep each case's journal in this folder")
 	fs.StringVar(&opts.ReplayDir, "replay", "", "replay the recordings in this folder")
 	fs.StringVar(&opts.JudgeModel, "judge-model", "", "the model that grades judge: assertions")
@@ -91,130 +91,59 @@ func newEvalCmd(f *factory) *cobra.Command {
 	return cmd
 }
 
-// evalRun runs a suite of agent test cases (eval.go, eval_run.go).
+// evalRun runs a suite of agent test cases (package eval) and reports
+// them; exit 1 if any failed, 2 for bad usage or a bad suite file.
 func evalRun(ctx context.Context, opts *evalOptions) int {
-	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "agentty eval: "+format+"\n", a...)
-		return code
-	}
-	if opts.FromSession != "" {
-		if len(opts.Args) > 0 {
-			return fail(app.ExitUsage, "--from-session takes no suite file")
-		}
-		store, err := o.Store(getenv)
-		if err != nil {
-			return fail(app.ExitError, "%v", err)
-		}
-		text, err := eval.CaseFromSession(store, opts.FromSession)
-		if err != nil {
-			return fail(app.ExitError, "%v", err)
-		}
-		io.WriteString(stdout, text)
-		return 0
-	}
-	switch {
-	case len(opts.Args) != 1:
-		return fail(app.ExitUsage, "want one suite file\n%s", evalUsage)
-	case opts.Concurrency < 1:
-		return fail(app.ExitUsage, "--concurrency must be at least 1, not %d", opts.Concurrency)
-	case opts.Repeat < 0:
-		return fail(app.ExitUsage, "--repeat must be at least 1, not %d", opts.Repeat)
-	case opts.RecordDir != "" && opts.ReplayDir != "":
-		return fail(app.ExitUsage, "--record and --replay go apart: record once, then replay")
-	}
-	suite, err := eval.Load(arg(opts.Args, 0))
-	if err != nil {
-		var es eval.SuiteErrors
-		if errors.As(err, &es) {
+	fail := func(err error) int {
+		if es, ok := errors.AsType[eval.SuiteErrors](err); ok {
 			for _, e := range es {
-				fmt.Fprintf(stderr, "agentty eval: %v\n", e)
+				fmt.Fprintf(opts.Err, "agentty eval: %v\n", e)
 			}
 			return app.ExitUsage
 		}
-		return fail(app.ExitUsage, "%v", err)
-	}
-	cases := suite.Cases
-	if opts.Filter != "" {
-		re, err := regexp.Compile(opts.Filter)
-		if err != nil {
-			return fail(app.ExitUsage, "--filter: bad regexp: %v", err)
+		fmt.Fprintf(opts.Err, "agentty eval: %v\n", err)
+		if errors.As(err, new(app.UsageError)) {
+			return app.ExitUsage
 		}
-		cases = slices.DeleteFunc(slices.Clone(cases), func(c *eval.Case) bool { return !re.MatchString(c.Name) })
-		if len(cases) == 0 {
-			return fail(app.ExitUsage, "no case of %s matches --filter %s", suite.File, opts.Filter)
+		return app.ExitError
+	}
+	if opts.FromSession != "" {
+		if err := evalFromSession(opts); err != nil {
+			return fail(err)
 		}
+		return 0
 	}
-	if opts.JudgeModel == "" {
-		if err := eval.NeedsJudge(suite.File, cases); err != nil {
-			return fail(app.ExitUsage, "%v", err)
-		}
-	}
-	if opts.Repeat > 0 {
-		for i, c := range cases {
-			cc := *c
-			cc.Repeat = opts.Repeat
-			cases[i] = &cc
-		}
-	}
-	if opts.RecordDir != "" || opts.ReplayDir != "" {
-		files := map[string]string{}
-		for _, c := range cases {
-			f := eval.FileName(c.Name)
-			if other, dup := files[f]; dup {
-				return fail(app.ExitUsage, "cases %q and %q would share the recording %s.jsonl: rename one", other, c.Name, f)
-			}
-			files[f] = c.Name
-		}
-	}
-	if opts.RecordDir != "" {
-		if err := os.MkdirAll(opts.RecordDir, 0o700); err != nil {
-			return fail(app.ExitUsage, "--record: %v", err)
-		}
-	}
-	if opts.ReplayDir != "" {
-		if st, err := os.Stat(opts.ReplayDir); err != nil || !st.IsDir() {
-			return fail(app.ExitUsage, "--replay: %s is not a folder of recordings", opts.ReplayDir)
-		}
-	}
-	if o.Model == "" && opts.ReplayDir == "" {
-		if err := judgeSuiteModel(o, suite, getenv); err != nil {
-			return fail(app.ExitUsage, "%v", err)
-		}
-	}
-	o.Model = cmp.Or(o.Model, suite.Model, "offline")
-	if opts.ReplayDir != "" {
-		o.Model = "offline" // never called: the recordings decide
-	}
-	o.Agent = cmp.Or(o.Agent, suite.Agent)
-	if !o.MaxStepsSet && suite.MaxSteps > 0 {
-		o.MaxSteps, o.MaxStepsSet = suite.MaxSteps, true
-	}
-	store, err := o.Store(getenv)
+	suite, cases, err := evalCases(opts)
 	if err != nil {
-		return fail(app.ExitError, "%v", err)
+		return fail(err)
 	}
-	st, err := app.Build(ctx, o, eval.Gate{Yes: o.Yes}, getenv)
+	o, err := evalOptionsFor(opts, suite)
 	if err != nil {
-		return fail(app.ExitUsage, "%v", err)
+		return fail(err)
+	}
+	store, err := o.Store(opts.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	st, err := app.Build(ctx, o, eval.Gate{Yes: o.Yes}, opts.Getenv)
+	if err != nil {
+		return fail(app.Usage(err))
 	}
 	defer st.Close()
 	for _, n := range st.Notices {
-		fmt.Fprintln(stderr, "agentty eval: warning:", n)
+		fmt.Fprintln(opts.Err, "agentty eval: warning:", n)
 	}
 	var judge eval.JudgeFunc
 	if opts.JudgeModel != "" {
 		jo := o
 		jo.Model = opts.JudgeModel
-		m, _, err := app.PickModel(jo, &config.Settings{}, getenv)
+		m, _, err := app.PickModel(jo, &config.Settings{}, opts.Getenv)
 		if err != nil {
-			return fail(app.ExitUsage, "--judge-model: %v", err)
+			return fail(app.Usage(fmt.Errorf("--judge-model: %w", err)))
 		}
 		judge = eval.NewJudge(m)
 	}
+	stdout := opts.Out
 	raw := app.RawOf(stdout) // the live table sanitizes what it draws
 	report := eval.NewPlainReporter(stdout)
 	if app.IsTerminal(raw) {
@@ -231,25 +160,8 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 	results := r.Run(ctx)
 	took := time.Since(began)
 	eval.WriteSummary(stdout, results, took)
-	if opts.JunitFile != "" {
-		var b bytes.Buffer
-		if err := eval.WriteJUnit(&b, suite, results, took, began); err != nil {
-			return fail(app.ExitError, "--junit: %v", err)
-		}
-		if err := os.WriteFile(opts.JunitFile, b.Bytes(), 0o644); err != nil {
-			return fail(app.ExitError, "--junit: %v", err)
-		}
-	}
-	if opts.JsonFile != "" {
-		rep := eval.Tally(results)
-		rep.Suite, rep.File, rep.Description, rep.Model, rep.DurationS, rep.Cases = suite.Name, suite.File, suite.Description, model, took.Seconds(), results
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return fail(app.ExitError, "--json: %v", err)
-		}
-		if err := os.WriteFile(opts.JsonFile, append(b, '\n'), 0o644); err != nil {
-			return fail(app.ExitError, "--json: %v", err)
-		}
+	if err := evalWriteReports(opts, suite, model, results, began, took); err != nil {
+		return fail(err)
 	}
 	if ctx.Err() != nil {
 		return app.ExitCancelled
@@ -260,6 +172,148 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 		}
 	}
 	return 0
+}
+
+// evalFromSession prints a case made from the session --from-session
+// names.
+func evalFromSession(opts *evalOptions) error {
+	if len(opts.Args) > 0 {
+		return app.Usage(errors.New("--from-session takes no suite file"))
+	}
+	store, err := opts.App.Store(opts.Getenv)
+	if err != nil {
+		return err
+	}
+	text, err := eval.CaseFromSession(store, opts.FromSession)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(opts.Out, text)
+	return err
+}
+
+// evalCases loads the suite and picks its cases as the flags say (every
+// error is one of usage).
+func evalCases(opts *evalOptions) (*eval.Suite, []*eval.Case, error) {
+	usage := func(format string, a ...any) (*eval.Suite, []*eval.Case, error) {
+		return nil, nil, app.Usage(fmt.Errorf(format, a...))
+	}
+	switch {
+	case len(opts.Args) != 1:
+		return usage("want one suite file\n%s", evalUsage)
+	case opts.Concurrency < 1:
+		return usage("--concurrency must be at least 1, not %d", opts.Concurrency)
+	case opts.Repeat < 0:
+		return usage("--repeat must be at least 1, not %d", opts.Repeat)
+	case opts.RecordDir != "" && opts.ReplayDir != "":
+		return usage("--record and --replay go apart: record once, then replay")
+	}
+	suite, err := eval.Load(opts.Args[0])
+	if err != nil {
+		if _, ok := errors.AsType[eval.SuiteErrors](err); ok {
+			return nil, nil, err
+		}
+		return nil, nil, app.Usage(err)
+	}
+	cases := suite.Cases
+	if opts.Filter != "" {
+		re, err := regexp.Compile(opts.Filter)
+		if err != nil {
+			return usage("--filter: bad regexp: %v", err)
+		}
+		cases = slices.DeleteFunc(slices.Clone(cases), func(c *eval.Case) bool { return !re.MatchString(c.Name) })
+		if len(cases) == 0 {
+			return usage("no case of %s matches --filter %s", suite.File, opts.Filter)
+		}
+	}
+	if opts.JudgeModel == "" {
+		if err := eval.NeedsJudge(suite.File, cases); err != nil {
+			return nil, nil, app.Usage(err)
+		}
+	}
+	if opts.Repeat > 0 {
+		for i, c := range cases {
+			cc := *c
+			cc.Repeat = opts.Repeat
+			cases[i] = &cc
+		}
+	}
+	if err := evalRecordings(opts, cases); err != nil {
+		return nil, nil, app.Usage(err)
+	}
+	return suite, cases, nil
+}
+
+// evalRecordings checks --record and --replay: the cases' recordings have
+// names of their own, and the folders are there.
+func evalRecordings(opts *evalOptions, cases []*eval.Case) error {
+	if opts.RecordDir == "" && opts.ReplayDir == "" {
+		return nil
+	}
+	files := map[string]string{}
+	for _, c := range cases {
+		f := eval.FileName(c.Name)
+		if other, dup := files[f]; dup {
+			return fmt.Errorf("cases %q and %q would share the recording %s.jsonl: rename one", other, c.Name, f)
+		}
+		files[f] = c.Name
+	}
+	if opts.RecordDir != "" {
+		if err := os.MkdirAll(opts.RecordDir, 0o700); err != nil {
+			return fmt.Errorf("--record: %v", err)
+		}
+	}
+	if opts.ReplayDir != "" {
+		if st, err := os.Stat(opts.ReplayDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--replay: %s is not a folder of recordings", opts.ReplayDir)
+		}
+	}
+	return nil
+}
+
+// evalOptionsFor is the setup the suite's runs get: the flags, else the
+// suite's model, agent and step limit.
+func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
+	o := *opts.App
+	if o.Model == "" && opts.ReplayDir == "" {
+		if err := judgeSuiteModel(o, suite, opts.Getenv); err != nil {
+			return o, app.Usage(err)
+		}
+	}
+	o.Model = cmp.Or(o.Model, suite.Model, "offline")
+	if opts.ReplayDir != "" {
+		o.Model = "offline" // never called: the recordings decide
+	}
+	o.Agent = cmp.Or(o.Agent, suite.Agent)
+	if !o.MaxStepsSet && suite.MaxSteps > 0 {
+		o.MaxSteps, o.MaxStepsSet = suite.MaxSteps, true
+	}
+	return o, nil
+}
+
+// evalWriteReports writes the --junit and --json reports.
+func evalWriteReports(opts *evalOptions, suite *eval.Suite, model string, results []*eval.CaseResult, began time.Time, took time.Duration) error {
+	if opts.JUnitFile != "" {
+		var b bytes.Buffer
+		if err := eval.WriteJUnit(&b, suite, results, took, began); err != nil {
+			return fmt.Errorf("--junit: %v", err)
+		}
+		if err := os.WriteFile(opts.JUnitFile, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--junit: %v", err)
+		}
+	}
+	if opts.JSONFile != "" {
+		rep := eval.Tally(results)
+		rep.Suite, rep.File, rep.Description, rep.Model, rep.DurationS, rep.Cases = suite.Name, suite.File, suite.Description, model, took.Seconds(), results
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("--json: %v", err)
+		}
+		if err := os.WriteFile(opts.JSONFile, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("--json: %v", err)
+		}
+	}
+	return nil
 }
 
 // judgeSuiteModel refuses the model a suite names when the suite is a file

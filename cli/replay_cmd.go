@@ -55,9 +55,7 @@ func newReplayCmd(f *factory) *cobra.Command {
 // (with --model, else the session's model), a fork that continues.
 func replayRun(ctx context.Context, opts *replayOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stderr, getenv := opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty replay: "+format+"\n", a...)
 		return code
@@ -86,36 +84,11 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	}
 	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
 	if err != nil {
-		if errors.As(err, new(app.UsageError)) {
-			return fail(app.ExitUsage, "%v", err)
-		}
-		return fail(app.ExitError, "%v", err)
+		return fail(codeOf(err), "%v", err)
 	}
 	defer st.Close()
-	cfg, frame, err := replayConfig(st, o, l.Events, opts.Until >= 0, getenv)
+	eng, frame, err := replayEngine(st, o, l.Events, rec, opts.Until, id, getenv)
 	if err != nil {
-		return fail(app.ExitError, "%v", err)
-	}
-	player := replay.NewModel(rec)
-	wrap := func(live engine.Model) engine.Model {
-		if opts.Until < 0 {
-			return player
-		}
-		return replay.Until{Replay: player, Step: opts.Until, Live: live}
-	}
-	cfg.Model, cfg.ModelName = wrap(cfg.Model), "replay of "+id
-	for i := range cfg.Agents {
-		live := cfg.Agents[i].Model
-		if live == nil {
-			live = st.Engine.Config().Model
-		}
-		cfg.Agents[i].Model = wrap(live)
-	}
-	if cfg.Compact.Model != nil {
-		cfg.Compact.Model = wrap(cfg.Compact.Model)
-	}
-	eng := engine.New(cfg)
-	if err := eng.Err(); err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
 	journal, err := store.Create()
@@ -125,11 +98,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	defer journal.Close()
 	s := engine.NewSession(journal.ID)
 	cmp := &resultCompare{rec: rec, until: opts.Until}
-	defer func() {
-		if why := st.CloseTraces(); why != "" {
-			fmt.Fprintln(stderr, "agentty replay: warning:", why)
-		}
-	}()
+	defer st.Flush(stderr, "agentty replay")
 	var first engine.Sink = journal
 	if frame != nil {
 		frame.Next = journal
@@ -153,29 +122,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 		store.Remove(journal.ID)
 		return fail(app.ExitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
 	}
-	if opts.AsJSON {
-		out := struct {
-			Session     string       `json:"session"`
-			Replayed    string       `json:"replayed"`
-			ToolCalls   int          `json:"tool_calls"`
-			Differences []difference `json:"differences"`
-			Error       string       `json:"error,omitempty"`
-		}{journal.ID, id, cmp.calls, cmp.diffs, errString(runErr)}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
-	} else {
-		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, journal.ID, cmp.calls, engine.Plural(cmp.calls, "tool call"), len(cmp.diffs))
-		for _, d := range cmp.diffs {
-			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
-			for _, l := range d.Diff {
-				fmt.Fprintf(stdout, "  %s\n", l)
-			}
-		}
-		if opts.Until >= 0 {
-			fmt.Fprintf(stdout, "\nfrom step %d on the run went on live with %s; the new session is %s\n", opts.Until+1, st.ModelName, journal.ID)
-		}
-	}
+	replayReport(opts, id, journal.ID, st.ModelName, cmp, runErr)
 	if runErr != nil {
 		return fail(app.ExitError, "%v", runErr)
 	}
@@ -183,6 +130,65 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 		return app.ExitError
 	}
 	return 0
+}
+
+// replayEngine is the engine of a replay of session id: the setup's, its
+// models (the session's, its agents', compaction's) playing the recording
+// rec, up to step until when it is not negative and live from there.
+func replayEngine(st *app.Setup, o app.Options, events []engine.Event, rec *replay.Recording, until int, id string, getenv func(string) string) (*engine.Engine, *workflow.Sink, error) {
+	cfg, frame, err := replayConfig(st, o, events, until >= 0, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	player := replay.NewModel(rec)
+	wrap := func(live engine.Model) engine.Model {
+		if until < 0 {
+			return player
+		}
+		return replay.Until{Replay: player, Step: until, Live: live}
+	}
+	cfg.Model, cfg.ModelName = wrap(cfg.Model), "replay of "+id
+	for i := range cfg.Agents {
+		live := cfg.Agents[i].Model
+		if live == nil {
+			live = st.Engine.Config().Model
+		}
+		cfg.Agents[i].Model = wrap(live)
+	}
+	if cfg.Compact.Model != nil {
+		cfg.Compact.Model = wrap(cfg.Compact.Model)
+	}
+	eng := engine.New(cfg)
+	return eng, frame, eng.Err()
+}
+
+// replayReport prints what differed between the replay, session, and the
+// recording of id.
+func replayReport(opts *replayOptions, id, session, model string, cmp *resultCompare, runErr error) {
+	stdout := opts.Out
+	if opts.AsJSON {
+		out := struct {
+			Session     string       `json:"session"`
+			Replayed    string       `json:"replayed"`
+			ToolCalls   int          `json:"tool_calls"`
+			Differences []difference `json:"differences"`
+			Error       string       `json:"error,omitempty"`
+		}{session, id, cmp.calls, cmp.diffs, errString(runErr)}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, session, cmp.calls, engine.Plural(cmp.calls, "tool call"), len(cmp.diffs))
+		for _, d := range cmp.diffs {
+			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
+			for _, l := range d.Diff {
+				fmt.Fprintf(stdout, "  %s\n", l)
+			}
+		}
+		if opts.Until >= 0 {
+			fmt.Fprintf(stdout, "\nfrom step %d on the run went on live with %s; the new session is %s\n", opts.Until+1, model, session)
+		}
+	}
 }
 
 func errString(err error) string {

@@ -63,12 +63,12 @@ func newRunCmd(f *factory) *cobra.Command {
 	return cmd
 }
 
+// runRun is `agentty run [flags] TASK`: one run, the answer on stdout.
+// With --session it continues that session, and with --continue it
+// finishes the session's interrupted run.
 func runRun(ctx context.Context, opts *runOptions) int {
 	o := *opts.App
-	stdin := opts.In
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdin, stderr, getenv := opts.In, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
 		return code
@@ -95,10 +95,7 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	defer store.Close()
 	gate := app.HeadlessGate{Yes: o.Yes, Stderr: stderr}
 	buildFailed := func(err error) int {
-		if errors.As(err, new(app.UsageError)) {
-			return fail(app.ExitUsage, "%v", err)
-		}
-		return fail(app.ExitError, "%v", err)
+		return fail(codeOf(err), "%v", err)
 	}
 	var st *app.Setup
 	var journal *sessions.Journal
@@ -137,6 +134,18 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		fmt.Fprintln(stderr, "agentty run: warning:", n)
 	}
 	fmt.Fprintln(stderr, "session:", journal.ID)
+	return runSession(ctx, opts, o, st, s, journal, past, task)
+
+}
+
+// runSession runs the task in session s (or, with --continue, finishes its
+// interrupted run), journaling to journal and the sinks the setup has.
+func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Setup, s *engine.Session, journal *sessions.Journal, past []engine.Event, task string) int {
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentty run: "+format+"\n", a...)
+		return code
+	}
 	sinks := engine.Sinks{journal}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
@@ -155,14 +164,7 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	if st.Bus != nil { // after the journal too: published once written
 		sinks = append(sinks, st.Bus)
 	}
-	defer func() {
-		if why := st.CloseTraces(); why != "" {
-			fmt.Fprintln(stderr, "agentty run: warning:", why)
-		}
-		if why := st.CloseBus(); why != "" {
-			fmt.Fprintln(stderr, "agentty run: warning:", why)
-		}
-	}()
+	defer st.Flush(stderr, "agentty run")
 	var res engine.Result
 	if o.Continue {
 		if !s.Interrupted() {
@@ -199,6 +201,11 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		}
 		res = st.Engine.Run(ctx, s, task, sinks)
 	}
+	return runResult(res, o, st, s, stdout, fail)
+}
+
+// runResult prints the answer of a run and returns its exit code.
+func runResult(res engine.Result, o app.Options, st *app.Setup, s *engine.Session, stdout io.Writer, fail func(int, string, ...any) int) int {
 	switch res.StopReason {
 	case engine.StopAnswered:
 		if !o.JSON {

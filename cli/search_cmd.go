@@ -51,9 +51,7 @@ func newSearchCmd(f *factory) *cobra.Command {
 // chunks.
 func searchRun(ctx context.Context, opts *searchOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "agentty search: %s\n", strings.TrimPrefix(err.Error(), "search: "))
 		return code
@@ -182,9 +180,7 @@ func newIndexCmd(f *factory) *cobra.Command {
 // up to date (or builds it anew) and says what it holds.
 func indexRun(ctx context.Context, opts *indexOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "agentty index: %s\n", strings.TrimPrefix(err.Error(), "search: "))
 		return code

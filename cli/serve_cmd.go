@@ -54,9 +54,7 @@ func newServeCmd(f *factory) *cobra.Command {
 func serveRun(ctx context.Context, opts *serveOptions) int {
 	q := opts.Queue
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty serve: "+format+"\n", a...)
 		return code

@@ -56,10 +56,7 @@ func newSubmitCmd(f *factory) *cobra.Command {
 // `agentty run` would.
 func submitRun(ctx context.Context, opts *submitOptions) int {
 	o := *opts.App
-	stdin := opts.In
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdin, stdout, stderr, getenv := opts.In, opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty submit: "+format+"\n", a...)
 		return code
@@ -68,28 +65,10 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "reading the task: %v", err)
 	}
-	switch {
-	case task == "":
-		return fail(app.ExitUsage, "no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
-	case strings.TrimSpace(opts.Pool) == "":
-		return fail(app.ExitUsage, "--pool is empty (the default pool is %q)", bus.DefaultPool)
-	case o.JSON && !opts.Wait:
-		return fail(app.ExitUsage, "--json prints the run's events: it needs --wait")
-	case strings.HasPrefix(o.Model, "script:"):
-		// A worker refuses it (a file on its machine, named by whoever can
-		// submit); said here, before anything is queued.
-		return fail(app.ExitUsage, "--model %s: a submitted run may not name a script model (a worker's own --model may)", o.Model)
+	if err := submitCheck(opts, task); err != nil {
+		return fail(app.ExitUsage, "%v", err)
 	}
-	if o.Session != "" {
-		if err := sessions.CheckID(o.Session); err != nil {
-			return fail(app.ExitUsage, "--session: %v", err)
-		}
-	}
-	url := o.NATSURL(getenv)
-	if url == "" {
-		return fail(app.ExitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
-	}
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty submit"})
+	nc, err := bus.Connect(bus.Config{URL: o.NATSURL(getenv), Creds: o.NATSCreds, Name: "agentty submit"})
 	if errors.As(err, new(bus.UsageError)) {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -143,8 +122,48 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	submitted = true
 	fmt.Fprintln(stdout, req.Session)
 	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", opts.Pool, req.Session)
+	submitWorkers(sctx, queue, opts.Pool, stderr)
+	if opts.Step {
+		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
+	}
+	if !opts.Wait {
+		return 0
+	}
+	return followRun(ctx, store, req, ch, o.JSON, stdout, stderr)
+}
+
+// submitCheck refuses a request that no worker should get, before anything
+// is queued.
+func submitCheck(opts *submitOptions, task string) error {
+	o := opts.App
+	switch {
+	case task == "":
+		return fmt.Errorf("no task given (usage: agentty submit [--pool P] [--session ID] [--wait] TASK)")
+	case strings.TrimSpace(opts.Pool) == "":
+		return fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
+	case o.JSON && !opts.Wait:
+		return fmt.Errorf("--json prints the run's events: it needs --wait")
+	case strings.HasPrefix(o.Model, "script:"):
+		// A worker refuses it (a file on its machine, named by whoever can
+		// submit); said here, before anything is queued.
+		return fmt.Errorf("--model %s: a submitted run may not name a script model (a worker's own --model may)", o.Model)
+	}
+	if o.Session != "" {
+		if err := sessions.CheckID(o.Session); err != nil {
+			return fmt.Errorf("--session: %v", err)
+		}
+	}
+	if o.NATSURL(opts.Getenv) == "" {
+		return errors.New("no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)")
+	}
+	return nil
+}
+
+// submitWorkers says when no worker takes the pool's runs now: the run
+// waits for one.
+func submitWorkers(ctx context.Context, queue *bus.Queue, pool string, stderr io.Writer) {
 	idle := func() (bool, bool) {
-		waiting, running, ok, err := queue.Takers(sctx, opts.Pool)
+		waiting, running, ok, err := queue.Takers(ctx, pool)
 		return err == nil && waiting == 0 && running == 0, ok
 	}
 	if none, ok := idle(); none && ok {
@@ -156,15 +175,8 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 		if ok {
 			why = "no worker is taking its runs now"
 		}
-		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", opts.Pool, why, opts.Pool)
+		fmt.Fprintf(stderr, "agentty submit: pool %q: %s; the run waits for one (agentty worker --pool %s, or agentty serve)\n", pool, why, pool)
 	}
-	if opts.Step {
-		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
-	}
-	if !opts.Wait {
-		return 0
-	}
-	return followRun(ctx, store, req, ch, o.JSON, stdout, stderr)
 }
 
 // followRun waits for the request's run (the one whose run_started names

@@ -42,9 +42,7 @@ func newToolsCmd(f *factory) *cobra.Command {
 // toolsRun lists every tool: `agentty tools [--json]`.
 func toolsRun(ctx context.Context, opts *toolsOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	if o.Model == "" {
 		o.Model = offline.Name // listing tools needs no model
 	}

@@ -44,9 +44,7 @@ func newTrustCmd(f *factory) *cobra.Command {
 
 // trustRun runs `agentty trust [DIR] | --list | --revoke DIR`.
 func trustRun(opts *trustOptions) int {
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty trust: "+format+"\n", a...)
 		return code

@@ -55,9 +55,7 @@ func newWatchCmd(f *factory) *cobra.Command {
 // as a line. Ctrl+C ends it.
 func watchRun(ctx context.Context, opts *watchOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty watch: "+format+"\n", a...)
 		return code
@@ -78,17 +76,7 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 	errw := &holdWriter{w: stderr} // held while the console has the screen
 	stderr = errw
 	warn := func(format string, a ...any) { fmt.Fprintf(errw, "agentty watch: warning: "+format+"\n", a...) }
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty watch"},
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			warn("%v (some events were missed; the journal has them)", err)
-		}),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				warn("disconnected from %s (%v); reconnecting — events published meanwhile are missed", bus.Redact(url), err)
-			}
-		}),
-		nats.ReconnectHandler(func(*nats.Conn) { warn("reconnected to %s", bus.Redact(url)) }),
-	)
+	nc, err := watchConnect(url, o.NATSCreds, warn)
 	if errors.As(err, new(bus.UsageError)) {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -96,17 +84,8 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	defer nc.Close()
-	// Subscribe before reading the journal, and make sure the server has
-	// the subscription: every event published from now on reaches us.
-	sub, err := nc.SubscribeSync(bus.Filter(id))
-	if err == nil {
-		err = sub.SetPendingLimits(-1, 256<<20) // held while the journal is read
-	}
-	if err == nil {
-		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err = nc.FlushWithContext(fctx)
-		cancel()
-	}
+	// Subscribed before the journal is read: nothing is missed between.
+	sub, err := watchSubscribe(ctx, nc, id)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0
@@ -145,6 +124,38 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 			p.print(it.ev, it.raw)
 		}
 	}
+}
+
+// watchConnect connects to the server at url, warning of what is missed
+// while the connection is down.
+func watchConnect(url, creds string, warn func(string, ...any)) (*nats.Conn, error) {
+	return bus.Connect(bus.Config{URL: url, Creds: creds, Name: "agentty watch"},
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			warn("%v (some events were missed; the journal has them)", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				warn("disconnected from %s (%v); reconnecting — events published meanwhile are missed", bus.Redact(url), err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { warn("reconnected to %s", bus.Redact(url)) }),
+	)
+}
+
+// watchSubscribe subscribes to session id's events (every session's when
+// id is ""), and makes sure the server has the subscription: every event
+// published from now on reaches it.
+func watchSubscribe(ctx context.Context, nc *nats.Conn, id string) (*nats.Subscription, error) {
+	sub, err := nc.SubscribeSync(bus.Filter(id))
+	if err == nil {
+		err = sub.SetPendingLimits(-1, 256<<20) // held while the journal is read
+	}
+	if err == nil {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = nc.FlushWithContext(fctx)
+		cancel()
+	}
+	return sub, err
 }
 
 // watchConsole follows session id in the console, read-only: the journal,

@@ -47,8 +47,7 @@ func newWorkerCmd(f *factory) *cobra.Command {
 func workerRun(ctx context.Context, opts *workerOptions) int {
 	q := opts.Queue
 	o := *opts.App
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stderr, getenv := opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty worker: "+format+"\n", a...)
 		return code

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -66,9 +65,7 @@ func newWorkflowRunCmd(f *factory) *cobra.Command {
 // workflowRunRun is `agentty workflow run NAME|FILE [--input k=v]… [--json]`.
 func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	stderr := opts.Err
-	getenv := opts.Getenv
+	stdout, stderr, getenv := opts.Out, opts.Err, opts.Getenv
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "agentty workflow: "+format+"\n", a...)
 		return code
@@ -90,10 +87,7 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	}
 	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
 	if err != nil {
-		if errors.As(err, new(app.UsageError)) {
-			return fail(app.ExitUsage, "%v", err)
-		}
-		return fail(app.ExitError, "%v", err)
+		return fail(codeOf(err), "%v", err)
 	}
 	defer st.Close()
 	eng, err := app.WorkflowEngine(st, o, w, in, getenv)
@@ -117,11 +111,7 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 		sinks = append(sinks, engine.SinkFunc(func(ev engine.Event) error { return enc.Encode(ev) }))
 	}
 	res := eng.Run(ctx, s, app.WorkflowTask(w, in), sinks)
-	for _, why := range []string{st.CloseBus(), st.CloseTraces()} {
-		if why != "" {
-			fmt.Fprintln(stderr, "agentty workflow: warning:", why)
-		}
-	}
+	st.Flush(stderr, "agentty workflow")
 	return finishWorkflow(res, o, s, stdout, fail)
 }
 
@@ -168,8 +158,7 @@ func newWorkflowsCmd(f *factory) *cobra.Command {
 // workflowsRun is `agentty workflows [--json]`.
 func workflowsRun(opts *workflowsOptions) int {
 	o := *opts.App
-	stdout := opts.Out
-	getenv := opts.Getenv
+	stdout, getenv := opts.Out, opts.Getenv
 	files, errs := app.LoadWorkflows(cmp.Or(o.Workspace, "."), getenv)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].W.Name < files[j].W.Name })
 	type row struct {

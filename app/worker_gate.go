@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// workerGate is the engine's gate in a worker: it stops a run at its next
+// step boundary when the worker drains, hands a stepped run's pauses to a
+// console, re-runs an interrupted call only for tools that are safe to
+// repeat, and answers approvals as --yes says.
+type workerGate struct{ w *worker }
+
+func (g workerGate) run(p engine.Pending) *workerRun {
+	r, _ := g.w.runs.Load(p.Session)
+	wr, _ := r.(*workerRun)
+	return wr
+}
+
+func (g workerGate) Stop(p engine.Pending) bool {
+	wr := g.run(p)
+	if wr == nil {
+		return false
+	}
+	if g.w.draining.Load() && p.At == engine.Decide && p.ParentRun == "" && p.ToolCall == nil {
+		// The step before this one is journaled whole: nothing after
+		// it is written, and the run ends here, unfinished.
+		wr.detached.Store(true)
+		return true
+	}
+	return wr.remote != nil && wr.remote.Stop(p)
+}
+
+func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	wr := g.run(p)
+	switch {
+	case wr == nil:
+		return engine.Verdict{Action: engine.Deny}, nil
+	case wr.detached.Load():
+		return engine.Verdict{Action: engine.Abort}, nil
+	case p.Rerun && p.ToolCall != nil:
+		// A call a dead worker started: again only if that cannot hurt.
+		if t, ok := wr.tools.Lookup(p.ToolCall.Name); ok && t.Repeatable {
+			return engine.Verdict{Action: engine.Proceed}, nil
+		}
+		return engine.Verdict{Action: engine.Deny}, nil
+	case wr.remote != nil:
+		// A drain does not wait for a console: the run stops here, its
+		// pause journaled, and the next worker asks again.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if g.w.drain != nil {
+			defer context.AfterFunc(g.w.drain, cancel)()
+		}
+		v, err := wr.remote.Wait(wctx, p)
+		if err != nil && ctx.Err() == nil && g.w.draining.Load() {
+			wr.detached.Store(true)
+			return engine.Verdict{Action: engine.Abort}, nil
+		}
+		return v, err
+	case g.w.o.Yes:
+		return engine.Verdict{Action: engine.Proceed}, nil
+	}
+	g.w.log("session %s: tool call %s needs approval; denied (start the worker with --yes to approve, or submit with --step and answer from a console)", p.Session, p.ToolCall.Name)
+	return engine.Verdict{Action: engine.Deny}, nil
+}
+
+// detachable passes events on until its run is detached by a drain; from
+// then on it drops them, so the journal ends at the step boundary (with,
+// at most, the next step's start, as if the process had been killed
+// there) and the run stays interrupted for the next worker to continue.
+// It holds events back as the journal behind it does.
+type detachable struct {
+	wr   *workerRun
+	next engine.Releaser
+}
+
+func (d detachable) Emit(ev engine.Event) error {
+	if d.wr.detached.Load() {
+		return nil
+	}
+	return d.next.Emit(ev)
+}
+
+func (d detachable) Flush() error {
+	_, err := d.Release()
+	return err
+}
+
+func (d detachable) Release() ([]engine.Event, error) {
+	if d.wr.detached.Load() {
+		return nil, nil
+	}
+	return d.next.Release()
+}
+
+// noModel is the model of an engine that only ends runs.
+type noModel struct{}
+
+func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
+	return engine.Decision{}, errors.New("no model")
+}

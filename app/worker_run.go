@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+	"github.com/nats-io/nats.go"
+)
+
+// QueueConfig are the work queue's flags, shared by worker and serve.
+type QueueConfig struct {
+	Pool        string
+	Concurrency int
+	MaxDeliver  int
+	AckWait     time.Duration
+	GateTimeout time.Duration
+}
+
+// RunWorker connects, takes requests until ctx ends, and drains.
+func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
+	if q.Concurrency < 1 || q.MaxDeliver < 1 || q.AckWait < time.Second {
+		return ExitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
+	}
+	if strings.TrimSpace(q.Pool) == "" {
+		return ExitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
+	}
+	o.NATS = url
+	reconnected := make(chan struct{}, 1)
+	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty worker " + q.Pool},
+		// One line each way: the queue's own loop says no more while the
+		// connection is down than once a backoff period.
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log("lost the NATS server (%v); reconnecting", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log("reconnected to %s", bus.Redact(nc.ConnectedUrlRedacted()))
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
+	if errors.As(err, new(bus.UsageError)) {
+		return ExitUsage, err
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	defer nc.Close()
+	store, err := o.Store(getenv)
+	if err != nil {
+		return ExitError, err
+	}
+	defer store.Close()
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	queue, err := bus.OpenQueue(octx, nc)
+	var cons *bus.Consumer
+	if err == nil {
+		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait})
+	}
+	if ctx.Err() != nil {
+		return 0, nil // stopped while starting: nothing was taken
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	if cons.Note != "" {
+		log("%s", cons.Note)
+	}
+	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected}
+	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
+	w.serve(ctx)
+	n, back := int(w.done.Load()), int(w.requeued.Load())
+	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
+	if w.lost != nil {
+		return ExitError, w.lost
+	}
+	return 0, nil
+}
