@@ -298,27 +298,7 @@ func (c *chat) apply(ev engine.Event) {
 			c.dropStreaming()
 		}
 	case *engine.Decided:
-		c.dropStreaming()
-		if d.Text != "" {
-			c.add(&chatItem{kind: itemAssistant, text: d.Text})
-		}
-		for _, tc := range d.ToolCalls {
-			call := c.newCall(ev, tc)
-			name := ""
-			if ev.Workflow != "" {
-				name = stepOfCall(tc.ID)
-			}
-			if name == "" {
-				c.add(call)
-				continue
-			}
-			// A workflow step's call is drawn in the step's line.
-			st := c.stepItem(name)
-			call.parent = st
-			st.step.calls = append(st.step.calls, call)
-			c.byCall[call.call] = call
-			changed(st)
-		}
+		c.decided(ev, d)
 	case *engine.WorkflowStarted:
 		c.steps = map[string]*chatItem{}
 	case *engine.WorkflowStepFinished:
@@ -341,26 +321,57 @@ func (c *chat) apply(ev engine.Event) {
 			changed(it)
 		}
 	case *engine.RunFinished:
-		cut := d.StopReason == engine.StopCancelled && c.keepStreaming()
-		c.dropStreaming()
-		if d.StopReason == engine.StopCancelled && !cut && d.Partial != "" {
-			// A resumed journal has no deltas: the text streamed before
-			// the cancel comes with run_finished.
-			c.add(&chatItem{kind: itemAssistant, text: d.Partial})
-			cut = true
+		c.runFinished(d)
+	}
+}
+
+// decided drops the streamed text for the decision: its text, and a line
+// per call (a workflow step's in the step's line).
+func (c *chat) decided(ev engine.Event, d *engine.Decided) {
+	c.dropStreaming()
+	if d.Text != "" {
+		c.add(&chatItem{kind: itemAssistant, text: d.Text})
+	}
+	for _, tc := range d.ToolCalls {
+		call := c.newCall(ev, tc)
+		name := ""
+		if ev.Workflow != "" {
+			name = stepOfCall(tc.ID)
 		}
-		switch d.StopReason {
-		case engine.StopStepLimit:
-			c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})
-		case engine.StopCancelled:
-			if cut {
-				c.add(&chatItem{kind: itemNote, text: "Cancelled: the answer above was cut off."})
-			} else {
-				c.add(&chatItem{kind: itemNote, text: "Cancelled."})
-			}
-		case engine.StopError:
-			c.add(&chatItem{kind: itemNote, text: "Error: " + d.Error})
+		if name == "" {
+			c.add(call)
+			continue
 		}
+		// A workflow step's call is drawn in the step's line.
+		st := c.stepItem(name)
+		call.parent = st
+		st.step.calls = append(st.step.calls, call)
+		c.byCall[call.call] = call
+		changed(st)
+	}
+}
+
+// runFinished says how a run ended when it did not answer.
+func (c *chat) runFinished(d *engine.RunFinished) {
+	cut := d.StopReason == engine.StopCancelled && c.keepStreaming()
+	c.dropStreaming()
+	if d.StopReason == engine.StopCancelled && !cut && d.Partial != "" {
+		// A resumed journal has no deltas: the text streamed before
+		// the cancel comes with run_finished.
+		c.add(&chatItem{kind: itemAssistant, text: d.Partial})
+		cut = true
+	}
+	switch d.StopReason {
+	case engine.StopStepLimit:
+		c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})
+	case engine.StopCancelled:
+		if cut {
+			c.add(&chatItem{kind: itemNote, text: "Cancelled: the answer above was cut off."})
+		} else {
+			c.add(&chatItem{kind: itemNote, text: "Cancelled."})
+		}
+	case engine.StopError:
+		c.add(&chatItem{kind: itemNote, text: "Error: " + d.Error})
 	}
 }
 

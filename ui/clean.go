@@ -40,15 +40,6 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		c = &eventCleaner{} // its resets below change nothing of the top-level stream's
 	}
 	switch d := ev.Data.(type) {
-	case *engine.Handoff:
-		from, ok1 := sanitized(d.From)
-		to, ok2 := sanitized(d.To)
-		call, ok3 := sanitized(d.Call)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.From, cp.To, cp.Call = flatten(from), flatten(to), call
-			ev.Data = &cp
-		}
 	case *engine.TextDelta:
 		z := &c.text
 		if d.Reasoning {
@@ -60,40 +51,42 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 			ev.Data = &cp
 		}
 		return ev
-	case *engine.RunStarted:
+	case *engine.RunStarted, *engine.StepStarted, *engine.Decided, *engine.RunFinished:
 		c.reset()
+	case *engine.RetryScheduled:
+		if d.Op == "model" {
+			c.reset()
+		}
+	}
+	if data, ok := cleanRunData(ev.Data); ok {
+		ev.Data = data
+	} else if data, ok := cleanOtherData(ev.Data); ok {
+		ev.Data = data
+	}
+	return ev
+}
+
+// cleanRunData is data, an event of a run's steps, with its text made
+// safe to show: a copy, and true, when something changed.
+func cleanRunData(data any) (any, bool) {
+	switch d := data.(type) {
+	case *engine.RunStarted:
 		task, ok1 := sanitized(d.Task)
 		model, ok2 := sanitized(d.Model)
 		sources, ok3 := sanitizeAll(d.Instructions)
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.Task, cp.Model, cp.Instructions = task, model, sources
-			ev.Data = &cp
+			return &cp, true
 		}
-	case *engine.ContextCompacted:
-		summary, ok1 := sanitized(d.Summary)
-		model, ok2 := sanitized(d.Model)
-		focus, ok3 := sanitized(d.Focus)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.Summary, cp.Model, cp.Focus = summary, model, focus
-			ev.Data = &cp
-		}
-	case *engine.ModelChanged:
-		if s, ok := sanitized(d.Model); ok {
-			ev.Data = &engine.ModelChanged{Model: s}
-		}
-	case *engine.StepStarted:
-		c.reset()
 	case *engine.Decided:
-		c.reset()
 		text, ok1 := sanitized(d.Text)
 		reasoning, ok2 := sanitized(d.Reasoning)
 		calls, ok3 := sanitizeCalls(d.ToolCalls)
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.Text, cp.Reasoning, cp.ToolCalls = text, reasoning, calls
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.ToolStarted:
 		id, ok1 := sanitized(d.ID)
@@ -102,7 +95,7 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.ID, cp.Name, cp.Args = id, name, args
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.ToolFinished:
 		id, ok1 := sanitized(d.ID)
@@ -113,18 +106,68 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 || ok4 || ok5 {
 			cp := *d
 			cp.ID, cp.Name, cp.Result, cp.Error, cp.Status = id, name, result, msg, engine.ToolStatus(status)
-			ev.Data = &cp
+			return &cp, true
+		}
+	case *engine.GatePaused:
+		if d.ToolCall != nil {
+			if calls, ok := sanitizeCalls([]engine.ToolCall{*d.ToolCall}); ok {
+				cp := *d
+				cp.ToolCall = &calls[0]
+				return &cp, true
+			}
+		}
+	case *engine.GateResumed:
+		if args, ok := sanitizeArgs(d.Args); ok {
+			cp := *d
+			cp.Args = args
+			return &cp, true
+		}
+	case *engine.RunFinished:
+		answer, ok1 := sanitized(d.Answer)
+		msg, ok2 := sanitized(d.Error)
+		partial, ok3 := sanitized(d.Partial)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Answer, cp.Error, cp.Partial = answer, msg, partial
+			return &cp, true
 		}
 	case *engine.RetryScheduled:
-		if d.Op == "model" {
-			c.reset()
-		}
 		op, ok1 := sanitized(d.Op)
 		cause, ok2 := sanitized(d.Cause)
 		if ok1 || ok2 {
 			cp := *d
 			cp.Op, cp.Cause = op, cause
-			ev.Data = &cp
+			return &cp, true
+		}
+	}
+	return data, false
+}
+
+// cleanOtherData is as cleanRunData for the other events: hand-offs,
+// compaction, the model, memory, workflows and notices.
+func cleanOtherData(data any) (any, bool) {
+	switch d := data.(type) {
+	case *engine.Handoff:
+		from, ok1 := sanitized(d.From)
+		to, ok2 := sanitized(d.To)
+		call, ok3 := sanitized(d.Call)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.From, cp.To, cp.Call = flatten(from), flatten(to), call
+			return &cp, true
+		}
+	case *engine.ContextCompacted:
+		summary, ok1 := sanitized(d.Summary)
+		model, ok2 := sanitized(d.Model)
+		focus, ok3 := sanitized(d.Focus)
+		if ok1 || ok2 || ok3 {
+			cp := *d
+			cp.Summary, cp.Model, cp.Focus = summary, model, focus
+			return &cp, true
+		}
+	case *engine.ModelChanged:
+		if s, ok := sanitized(d.Model); ok {
+			return &engine.ModelChanged{Model: s}, true
 		}
 	case *engine.MemoryChanged:
 		k, ok1 := sanitized(d.Key)
@@ -133,31 +176,7 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.Key, cp.Value, cp.Source = k, v, src
-			ev.Data = &cp
-		}
-	case *engine.GatePaused:
-		if d.ToolCall != nil {
-			if calls, ok := sanitizeCalls([]engine.ToolCall{*d.ToolCall}); ok {
-				cp := *d
-				cp.ToolCall = &calls[0]
-				ev.Data = &cp
-			}
-		}
-	case *engine.GateResumed:
-		if args, ok := sanitizeArgs(d.Args); ok {
-			cp := *d
-			cp.Args = args
-			ev.Data = &cp
-		}
-	case *engine.RunFinished:
-		c.reset()
-		answer, ok1 := sanitized(d.Answer)
-		msg, ok2 := sanitized(d.Error)
-		partial, ok3 := sanitized(d.Partial)
-		if ok1 || ok2 || ok3 {
-			cp := *d
-			cp.Answer, cp.Error, cp.Partial = answer, msg, partial
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.WorkflowStarted:
 		name, ok1 := sanitized(d.Name)
@@ -169,7 +188,7 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 			for i := range steps {
 				cp.Steps[i] = flatten(steps[i])
 			}
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.WorkflowStepFinished:
 		step, ok1 := sanitized(d.Step)
@@ -178,7 +197,7 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 {
 			cp := *d
 			cp.Step, cp.Status, cp.Output = flatten(step), flatten(status), out
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.WorkflowFinished:
 		name, ok1 := sanitized(d.Name)
@@ -188,16 +207,16 @@ func (c *eventCleaner) event(ev engine.Event) engine.Event {
 		if ok1 || ok2 || ok3 || ok4 {
 			cp := *d
 			cp.Name, cp.Status, cp.Output, cp.Error = flatten(name), flatten(status), out, msg
-			ev.Data = &cp
+			return &cp, true
 		}
 	case *engine.Notice:
 		if s, ok := sanitized(d.Message); ok {
 			cp := *d
 			cp.Message = s
-			ev.Data = &cp
+			return &cp, true
 		}
 	}
-	return ev
+	return data, false
 }
 
 // sanitizeAll returns ss sanitized, copied when one of them changes.

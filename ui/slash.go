@@ -251,57 +251,11 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 				note: "A new session, with the same settings (ctrl+o opens the last one again: " + last + ")."}
 		})
 	case "model", "agent":
-		if strings.ContainsAny(arg, " \t\n") {
-			m.notify(fmt.Sprintf("/%s takes one name, not %q.", name, arg))
-			return nil
-		}
-		if arg == "" && name == "model" {
-			m.notify("/model NAME sets the model of the next runs (now " + m.model + ").")
-			return nil
-		}
-		return m.runCommand(name, func() commandDoneMsg {
-			var ev engine.Event
-			var err error
-			if name == "model" {
-				ev, err = c.SetModel(arg)
-			} else {
-				ev, err = c.SetAgent(arg)
-			}
-			return commandDoneMsg{ev: &ev, err: err}
-		})
+		return m.setModelOrAgent(c, name, arg)
 	case "fork":
-		step := m.sess.Steps
-		if arg != "" {
-			n, err := strconv.Atoi(arg)
-			if err != nil || n < 0 {
-				m.notify(fmt.Sprintf("/fork STEP takes a step number (0 to %d), not %q.", m.sess.Steps, arg))
-				return nil
-			}
-			step = n
-		}
-		from := m.backend.SessionID()
-		return m.runCommand(name, func() commandDoneMsg {
-			b, evs, err := c.Fork(step)
-			return commandDoneMsg{open: b, events: evs, err: err, note: fmt.Sprintf("A fork of %s at step %d.", from, step)}
-		})
+		return m.forkCommand(c, arg)
 	case "export":
-		format, file := "", arg
-		if f, rest, _ := strings.Cut(arg, " "); f == "md" || f == "markdown" || f == "json" {
-			format, file = f, strings.TrimSpace(rest)
-		}
-		if format == "" {
-			format = "md"
-			if strings.HasSuffix(strings.ToLower(file), ".json") {
-				format = "json"
-			}
-		}
-		if format == "markdown" {
-			format = "md"
-		}
-		return m.runCommand(name, func() commandDoneMsg {
-			path, err := c.Export(format, file)
-			return commandDoneMsg{err: err, note: "Exported the session to " + path + "."}
-		})
+		return m.exportCommand(c, arg)
 	case "trust":
 		return m.runCommand(name, func() commandDoneMsg {
 			said, err := c.Trust()
@@ -309,6 +263,67 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		})
 	}
 	return nil
+}
+
+// setModelOrAgent runs /model NAME or /agent NAME.
+func (m *Model) setModelOrAgent(c Commander, name, arg string) tea.Cmd {
+	if strings.ContainsAny(arg, " \t\n") {
+		m.notify(fmt.Sprintf("/%s takes one name, not %q.", name, arg))
+		return nil
+	}
+	if arg == "" && name == "model" {
+		m.notify("/model NAME sets the model of the next runs (now " + m.model + ").")
+		return nil
+	}
+	return m.runCommand(name, func() commandDoneMsg {
+		var ev engine.Event
+		var err error
+		if name == "model" {
+			ev, err = c.SetModel(arg)
+		} else {
+			ev, err = c.SetAgent(arg)
+		}
+		return commandDoneMsg{ev: &ev, err: err}
+	})
+}
+
+// forkCommand runs /fork [STEP].
+func (m *Model) forkCommand(c Commander, arg string) tea.Cmd {
+	step := m.sess.Steps
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			m.notify(fmt.Sprintf("/fork STEP takes a step number (0 to %d), not %q.", m.sess.Steps, arg))
+			return nil
+		}
+		step = n
+	}
+	from := m.backend.SessionID()
+	return m.runCommand("fork", func() commandDoneMsg {
+		b, evs, err := c.Fork(step)
+		return commandDoneMsg{open: b, events: evs, err: err, note: fmt.Sprintf("A fork of %s at step %d.", from, step)}
+	})
+}
+
+// exportCommand runs /export [md|json] [FILE].
+func (m *Model) exportCommand(c Commander, arg string) tea.Cmd {
+	format, file := "", arg
+	if f, rest, _ := strings.Cut(arg, " "); f == "md" || f == "markdown" || f == "json" {
+		format, file = f, strings.TrimSpace(rest)
+	}
+	if format == "" {
+		format = "md"
+		if strings.HasSuffix(strings.ToLower(file), ".json") {
+			format = "json"
+		}
+	}
+	if format == "markdown" {
+		format = "md"
+	}
+	return m.runCommand("export", func() commandDoneMsg {
+		path, err := c.Export(format, file)
+		return commandDoneMsg{err: err, note: "Exported the session to " + path + "."}
+	})
 }
 
 // busy says why a command that changes the session cannot run now ("":

@@ -174,57 +174,80 @@ loop:
 			continue
 		}
 		if c < 0x80 {
-			switch c {
-			case '\t':
-				col += ansi.StringWidth(b.String()[seg:])
-				n := tabWidth - col%tabWidth
-				b.WriteString("        "[:n])
-				col += n
-				seg = b.Len()
-			case '\r':
-				switch {
-				case i+1 < len(s) && s[i+1] == '\n':
-					// "\r\n" is a line break: the "\n" is written next.
-				case i+1 == len(s) && !final:
-					z.held = "\r"
-					break loop
-				default:
-					b.WriteString("^M")
-				}
-			case 0x1b:
-				b.WriteString("␛")
-			case 0x7f:
-				b.WriteString("^?")
-			default:
-				b.WriteByte('^')
-				b.WriteByte(c + 0x40)
+			if !z.control(&b, s, i, final, &col, &seg) {
+				break loop
 			}
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch name := bidiName(r); {
-		case size == 1 && !final && !utf8.FullRuneInString(s[i:]):
-			z.held = s[i:] // a rune cut at the end of the piece
+		size := z.nonASCII(&b, s[i:], final, col == 0 && b.Len() == seg)
+		if size == 0 {
 			break loop
-		case size == 1:
-			b.WriteString("\uFFFD")
-		case r <= 0x9f:
-			b.WriteString("␛")
-			b.WriteByte(byte(r - 0x40))
-		case name != "":
-			b.WriteString("⟨" + name + "⟩")
-		default:
-			if col == 0 && b.Len() == seg && ansi.StringWidth(s[i:i+size]) == 0 {
-				b.WriteString("◌") // a mark that begins its line
-			}
-			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
 	out := b.String()
 	z.col = col + ansi.StringWidth(out[seg:])
 	return out
+}
+
+// control writes the ASCII control character s[i] as it is shown, keeping
+// col (the cells before seg) and seg (where the text since the last tab
+// begins in b) for tabs. It says false when s[i] is a "\r" that ends a
+// piece that is not the last: it is held back.
+func (z *Sanitizer) control(b *strings.Builder, s string, i int, final bool, col, seg *int) bool {
+	switch c := s[i]; c {
+	case '\t':
+		*col += ansi.StringWidth(b.String()[*seg:])
+		n := tabWidth - *col%tabWidth
+		b.WriteString("        "[:n])
+		*col += n
+		*seg = b.Len()
+	case '\r':
+		switch {
+		case i+1 < len(s) && s[i+1] == '\n':
+			// "\r\n" is a line break: the "\n" is written next.
+		case i+1 == len(s) && !final:
+			z.held = "\r"
+			return false
+		default:
+			b.WriteString("^M")
+		}
+	case 0x1b:
+		b.WriteString("␛")
+	case 0x7f:
+		b.WriteString("^?")
+	default:
+		b.WriteByte('^')
+		b.WriteByte(c + 0x40)
+	}
+	return true
+}
+
+// nonASCII writes the rune s begins with as it is shown and returns its
+// size, or 0 when it is cut at the end of a piece that is not the last: it
+// is held back. lineStart says that nothing of its line is written yet (a
+// combining mark there is drawn on a dotted circle).
+func (z *Sanitizer) nonASCII(b *strings.Builder, s string, final, lineStart bool) int {
+	r, size := utf8.DecodeRuneInString(s)
+	switch name := bidiName(r); {
+	case size == 1 && !final && !utf8.FullRuneInString(s):
+		z.held = s // a rune cut at the end of the piece
+		return 0
+	case size == 1:
+		b.WriteString("\uFFFD")
+	case r <= 0x9f:
+		b.WriteString("␛")
+		b.WriteByte(byte(r - 0x40))
+	case name != "":
+		b.WriteString("⟨" + name + "⟩")
+	default:
+		if lineStart && ansi.StringWidth(s[:size]) == 0 {
+			b.WriteString("◌") // a mark that begins its line
+		}
+		b.WriteString(s[:size])
+	}
+	return size
 }
 
 // flatten makes sanitized text one line: each run of line breaks and
@@ -267,6 +290,18 @@ func wrapWide(lines []string, width int) []string {
 		return lines
 	}
 	return out
+}
+
+// trackSGR is the SGR sequences in force, sgr, after seq: a reset clears
+// them, another SGR sequence is added, anything else changes nothing.
+func trackSGR(sgr []string, seq string) []string {
+	if !strings.HasPrefix(seq, "\x1b[") || !strings.HasSuffix(seq, "m") {
+		return sgr
+	}
+	if seq == "\x1b[m" || seq == "\x1b[0m" {
+		return sgr[:0]
+	}
+	return append(sgr, seq)
 }
 
 // breakLine cuts one styled line into rows of at most width cells: between
@@ -312,13 +347,7 @@ func breakLine(l string, width int) []string {
 			if word.Len() == 0 {
 				wordSGR = append(wordSGR[:0], sgr...)
 			}
-			if strings.HasPrefix(seq, "\x1b[") && strings.HasSuffix(seq, "m") {
-				if seq == "\x1b[m" || seq == "\x1b[0m" {
-					sgr = sgr[:0]
-				} else {
-					sgr = append(sgr, seq)
-				}
-			}
+			sgr = trackSGR(sgr, seq)
 			word.WriteString(seq)
 		case seq == " ":
 			row.WriteString(word.String())

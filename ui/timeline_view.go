@@ -259,36 +259,7 @@ func (t *timeline) detailLines(width int) []string {
 	for _, r := range d.retries {
 		fmt.Fprintf(&b, "Retry %s attempt %d after %dms: %s\n", r.Op, r.Attempt, r.DelayMS, r.Cause)
 	}
-	if dec := d.decision; dec != nil {
-		b.WriteString("\nDecision")
-		if dec.Attempts > 1 {
-			fmt.Fprintf(&b, " (after %d attempts)", dec.Attempts)
-		}
-		b.WriteString(":\n")
-		if dec.Reasoning != "" {
-			fmt.Fprintf(&b, "  reasoning: %s\n", dec.Reasoning)
-		}
-		if dec.Text != "" {
-			fmt.Fprintf(&b, "  %s\n", dec.Text)
-		}
-		for _, c := range dec.ToolCalls {
-			fmt.Fprintf(&b, "  call %s %s (%s)\n", c.Name, string(c.Args), c.ID)
-		}
-	}
-	for _, tf := range d.tools {
-		fmt.Fprintf(&b, "\nTool %s: %s in %dms, %s", flatten(tf.Name), tf.Status, tf.DurationMS, count(tf.Attempts, "attempt"))
-		if tf.Truncated {
-			b.WriteString(", truncated")
-		}
-		fmt.Fprintf(&b, "\n  args: %s\n", d.args[tf.ID])
-		if tf.Error != "" {
-			fmt.Fprintf(&b, "  error: %s\n", tf.Error)
-		}
-		fmt.Fprintf(&b, "  result:\n")
-		for _, l := range strings.Split(tf.Result, "\n") {
-			fmt.Fprintf(&b, "    %s\n", l)
-		}
-	}
+	writeDecision(&b, d)
 	if u := d.usage; u != nil {
 		est := ""
 		if u.Estimated {
@@ -304,6 +275,41 @@ func (t *timeline) detailLines(width int) []string {
 		out = append(out, hangRows(l, width)...)
 	}
 	return out
+}
+
+// writeDecision writes a step's decision and the results of its tool
+// calls.
+func writeDecision(b *strings.Builder, d *stepDetail) {
+	if dec := d.decision; dec != nil {
+		b.WriteString("\nDecision")
+		if dec.Attempts > 1 {
+			fmt.Fprintf(b, " (after %d attempts)", dec.Attempts)
+		}
+		b.WriteString(":\n")
+		if dec.Reasoning != "" {
+			fmt.Fprintf(b, "  reasoning: %s\n", dec.Reasoning)
+		}
+		if dec.Text != "" {
+			fmt.Fprintf(b, "  %s\n", dec.Text)
+		}
+		for _, c := range dec.ToolCalls {
+			fmt.Fprintf(b, "  call %s %s (%s)\n", c.Name, string(c.Args), c.ID)
+		}
+	}
+	for _, tf := range d.tools {
+		fmt.Fprintf(b, "\nTool %s: %s in %dms, %s", flatten(tf.Name), tf.Status, tf.DurationMS, count(tf.Attempts, "attempt"))
+		if tf.Truncated {
+			b.WriteString(", truncated")
+		}
+		fmt.Fprintf(b, "\n  args: %s\n", d.args[tf.ID])
+		if tf.Error != "" {
+			fmt.Fprintf(b, "  error: %s\n", tf.Error)
+		}
+		fmt.Fprintf(b, "  result:\n")
+		for _, l := range strings.Split(tf.Result, "\n") {
+			fmt.Fprintf(b, "    %s\n", l)
+		}
+	}
 }
 
 // since is the time from start to end, or 0 when start is unknown (a row

@@ -1,0 +1,237 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentty/agentty/engine"
+)
+
+func (t *timeline) apply(ev engine.Event) {
+	if ev.Kind == engine.KindTextDelta {
+		return // the chat shows those
+	}
+	t.dirty = true
+	sub := t.subs[ev.Run]
+	switch d := ev.Data.(type) {
+	case *engine.RunStarted:
+		t.runStarted(ev, d, sub)
+	case *engine.Handoff:
+		t.add(ev, row{step: ev.Step, text: "⇄ handed off to " + d.To, status: "handoff"})
+	case *engine.WorkflowStarted:
+		t.steps = map[string]int{}
+	case *engine.WorkflowStepFinished:
+		t.workflowStepFinished(ev, d)
+	case *engine.StepStarted:
+		if sub != nil {
+			sub.steps++
+		}
+		t.add(ev, row{step: ev.Step, phase: engine.Perceive, status: "running", started: ev.Time})
+	case *engine.ModelRequest:
+		t.detail(ev).request = d
+		if r := t.last(ev.Step, engine.Perceive); r != nil {
+			r.text = fmt.Sprintf("%d msg%s, %d tok", d.Messages, plural(d.Messages), d.Tokens)
+			r.status, r.dur = "ok", since(r.started, ev.Time)
+		}
+		t.add(ev, row{step: ev.Step, phase: engine.Decide, text: "thinking", status: "running", started: ev.Time})
+	case *engine.ContextTrimmed:
+		t.detail(ev).trimmed = d
+	case *engine.ContextCompacted:
+		dt := t.detail(ev)
+		dt.compacts = append(dt.compacts, d)
+		status := "auto"
+		if d.Manual {
+			status = "manual"
+		}
+		t.add(ev, row{step: ev.Step, text: "compacted", status: status, compact: d})
+	case *engine.RetryScheduled:
+		dt := t.detail(ev)
+		dt.retries = append(dt.retries, d)
+		phase := engine.Decide
+		if d.Op != "model" {
+			phase = engine.Act
+		}
+		if r := t.last(ev.Step, phase); r != nil {
+			r.retries++
+		}
+	case *engine.Decided:
+		t.decided(ev, d, sub)
+	case *engine.UsageRecorded:
+		t.detail(ev).usage = d
+	case *engine.ToolStarted:
+		t.toolStarted(ev, d)
+	case *engine.ToolFinished:
+		t.toolFinished(ev, d)
+	case *engine.GatePaused:
+		t.gatePaused(ev, d)
+	case *engine.GateResumed:
+		t.gateResumed(ev, d)
+	case *engine.StepFinished:
+		if d.ToolCalls > 0 { // a step that only answered has nothing to observe
+			t.add(ev, row{step: ev.Step, phase: engine.Observe, text: count(d.ToolCalls, "result"), status: "ok"})
+		}
+	case *engine.RunFinished:
+		t.runFinished(ev, d)
+	}
+}
+
+// runStarted applies run_started: a run's row, a sub-run under the call that started it.
+func (t *timeline) runStarted(ev engine.Event, d *engine.RunStarted, sub *subRun) {
+	text := "▶ " + engine.OneLine(d.Task, 60)
+	if ev.ParentRun != "" && sub == nil { // a continued sub-run stays where it was
+		p, ok := t.calls[parentOf(ev)]
+		if !ok {
+			p = -1
+			text = "▶ " + ev.Agent + ": " + engine.OneLine(d.Task, 60)
+		}
+		t.subs[ev.Run] = &subRun{parent: p}
+		if p >= 0 {
+			t.rows[p].sub = t.subs[ev.Run]
+		}
+	}
+	t.add(ev, row{step: ev.Step, text: text, status: "run"})
+}
+
+// workflowStepFinished applies workflow_step_finished: the end of a workflow step on its row.
+func (t *timeline) workflowStepFinished(ev engine.Event, d *engine.WorkflowStepFinished) {
+	if ev.ParentRun != "" || d.Step == "" {
+		return
+	}
+	ev.WorkflowStep = d.Step
+	_, had := t.steps[ev.WorkflowStep]
+	r := &t.rows[t.stepRow(ev)]
+	r.wf.end, r.status = d, d.Status
+	if had {
+		r.dur = since(r.started, ev.Time)
+	}
+}
+
+// decided applies decided: the decide row says what was decided.
+func (t *timeline) decided(ev engine.Event, d *engine.Decided, sub *subRun) {
+	t.detail(ev).decision = d
+	if sub != nil {
+		sub.tools += len(d.ToolCalls)
+	}
+	for _, c := range d.ToolCalls {
+		if c.Name == agentTool {
+			t.agents[keyOf(ev, c.ID)], _ = delegation(c.Args)
+		}
+	}
+	if r := t.last(ev.Step, engine.Decide); r != nil {
+		r.status, r.dur = "ok", since(r.started, ev.Time)
+		if len(d.ToolCalls) == 0 {
+			r.text = "answer"
+		} else {
+			var names []string
+			for _, c := range d.ToolCalls {
+				names = append(names, flatten(c.Name))
+			}
+			r.text = "call " + strings.Join(names, ", ")
+		}
+	}
+}
+
+// toolStarted applies tool_started: the call's row runs.
+func (t *timeline) toolStarted(ev engine.Event, d *engine.ToolStarted) {
+	t.detail(ev).args[d.ID] = string(d.Args)
+	k := keyOf(ev, d.ID)
+	if d.Name == agentTool {
+		t.agents[k], _ = delegation(d.Args) // the arguments as run, edited at the gate or not
+	}
+	if r := t.callRow(k); r != nil {
+		// The call was paused at the gate: its row goes on, now running.
+		r.text, r.status, r.started, r.agent = flatten(d.Name), "running", ev.Time, t.agents[k]
+		return
+	}
+	t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: "running", call: k, started: ev.Time})
+}
+
+// toolFinished applies tool_finished: the call's row ends (a sub-run's folds).
+func (t *timeline) toolFinished(ev engine.Event, d *engine.ToolFinished) {
+	dt := t.detail(ev)
+	dt.tools = append(dt.tools, d)
+	k := keyOf(ev, d.ID)
+	if r := t.callRow(k); r != nil {
+		r.text, r.status, r.dur = flatten(d.Name), string(d.Status), time.Duration(d.DurationMS)*time.Millisecond
+		if r.sub != nil && !r.toggled && !r.folded {
+			// Its sub-run is over: it folds into one row, unless the
+			// person chose otherwise.
+			r.folded, t.ordered = true, false
+		}
+	} else {
+		t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: string(d.Status), call: k})
+	}
+}
+
+// gatePaused applies gate_paused: the row of what the pause holds back.
+func (t *timeline) gatePaused(ev engine.Event, d *engine.GatePaused) {
+	// A pause is drawn on the row of what it holds back: the decide
+	// row that model_request began ("waiting" for the person), or the
+	// tool call's own row, which tool_started and tool_finished then
+	// carry on. The details say what each pause was and its answer.
+	dt := t.detail(ev)
+	switch {
+	case d.ToolCall == nil:
+		dt.gates = append(dt.gates, "paused before deciding")
+	case d.Reason == engine.ReasonApproval:
+		dt.gates = append(dt.gates, "asked to approve "+flatten(d.ToolCall.Name))
+	default:
+		dt.gates = append(dt.gates, "paused before calling "+flatten(d.ToolCall.Name))
+	}
+	switch r := t.last(ev.Step, engine.Decide); {
+	case d.ToolCall != nil:
+		k := keyOf(ev, d.ToolCall.ID)
+		t.addCall(ev, row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", call: k})
+	case r != nil && r.status == "running":
+		r.text, r.status, r.started = "waiting", "paused", time.Time{}
+	default:
+		t.add(ev, row{step: ev.Step, phase: d.At, text: "waiting", status: "paused"})
+	}
+}
+
+// gateResumed applies gate_resumed: the paused row goes on.
+func (t *timeline) gateResumed(ev engine.Event, d *engine.GateResumed) {
+	if dt := t.details[ev.Step]; dt != nil && len(dt.gates) > 0 {
+		dt.gates[len(dt.gates)-1] += ": " + string(d.Action)
+	}
+	i := len(t.rows) - 1 // the run's paused row: parallel sub-runs may each have one
+	for i >= 0 && (t.rows[i].status != "paused" || t.rows[i].run != ev.Run) {
+		i--
+	}
+	if i < 0 {
+		return
+	}
+	r := &t.rows[i]
+	switch {
+	case d.Action == engine.Abort:
+		r.status = string(d.Action)
+	case r.phase == engine.Decide:
+		// The model is asked now: its time starts here, not when the
+		// person was asked.
+		r.text, r.status, r.started = "thinking", "running", ev.Time
+	default:
+		r.status = string(d.Action) // the tool call's row: tool_started or tool_finished follows
+	}
+}
+
+// runFinished applies run_finished: what still runs ends, and the run's end row.
+func (t *timeline) runFinished(ev engine.Event, d *engine.RunFinished) {
+	// A sub-run's end ends its own rows; the top-level run's, all.
+	for i := range t.rows {
+		if r := &t.rows[i]; (r.status == "running" || r.status == "paused") && (ev.ParentRun == "" || r.run == ev.Run) {
+			r.status = string(d.StopReason)
+			if d.StopReason == engine.StopError {
+				r.status = "error"
+			}
+		}
+	}
+	if d.Error != "" {
+		t.detail(ev).errors = append(t.detail(ev).errors, d.Error)
+	}
+	if ev.ParentRun == "" || d.StopReason != engine.StopAnswered {
+		// A sub-run that answered needs no row of its own: its
+		// call's row turns ok.
+		t.add(ev, row{step: ev.Step, text: "■ " + string(d.StopReason), status: string(d.StopReason)})
+	}
+}
