@@ -237,6 +237,72 @@ var riskyAgentFields = map[string]string{
 	"policies":       "approvals",
 }
 
+// unknownField notes a field agentty does not take from agent files: a
+// risky one (tools beyond the session's, permissions), a Claude Code one,
+// or one that is no field at all.
+func unknownField(line int, field string, pl Place, note func(int, string, string, ...any)) {
+	if what, risky := riskyAgentFields[field]; risky {
+		if pl.untrusted {
+			note(line, field, "refused: the workspace is not trusted (agentty trust %s), and agent files never set %s anyway: the config does; an agent's tools can only be narrowed", config.ShellQuote(pl.root), what)
+		} else {
+			note(line, field, "ignored: agent files do not set %s (the config does); an agent's tools can only be narrowed", what)
+		}
+		return
+	}
+	if pl.claude {
+		note(line, field, "ignored: a Claude Code field agentty does not use")
+	} else {
+		note(line, field, "ignored: not a field of an agent (name, description, tools, model, max_steps, mode)")
+	}
+}
+
+// frontMatter splits an agent file into its fields (a YAML mapping) and
+// the lines, of which end is the one that closes the fields.
+func frontMatter(file string, b []byte) (*yaml.Node, []string, int, *Problem) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	lines := strings.SplitAfter(string(b), "\n")
+	fence := func(l string) bool { return strings.TrimRight(l, " \t\r\n") == "---" }
+	if !fence(lines[0]) {
+		return nil, nil, 0, problem(file, 1, "", "front matter: an agent file begins with a --- line, then YAML fields (name, description, …), then another --- line")
+	}
+	end := slices.IndexFunc(lines[1:], fence) + 1
+	if end == 0 {
+		return nil, nil, 0, problem(file, 1, "", "front matter: no closing --- line after the fields")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &doc); err != nil {
+		line, msg := yamlx.ErrorLine(err)
+		return nil, nil, 0, problem(file, line+1, "", "front matter: %s", msg)
+	}
+	switch {
+	case doc.Kind == 0: // empty front matter
+		return &yaml.Node{Kind: yaml.MappingNode}, lines, end, nil
+	case yamlx.Deref(doc.Content[0]).Kind == yaml.MappingNode:
+		return yamlx.Deref(doc.Content[0]), lines, end, nil
+	default:
+		return nil, nil, 0, problem(file, yamlx.Deref(doc.Content[0]).Line+1, "", "front matter: want fields (name: …, description: …), got %s", yamlx.KindName(yamlx.Deref(doc.Content[0])))
+	}
+}
+
+// checkDef says what an agent file lacks: a valid name (on line
+// nameLine), a description.
+func checkDef(file string, def Def, nameLine int) *Problem {
+	switch {
+	case def.Name == "":
+		return problem(file, 1, "name", "missing: every agent needs a name (lower-case letters, digits, - and _)")
+	case !agentName.MatchString(def.Name) || len(def.Name) > maxAgentName:
+		return problem(file, nameLine, "name", "%q is not a valid agent name: use lower-case letters, digits, - and _, starting with a letter or digit, at most %d characters (it becomes the tool name %sNAME)", def.Name, maxAgentName, engine.TransferPrefix)
+	case def.Description == "":
+		return problem(file, 1, "description", "missing: every agent needs a description (the model reads it to choose the agent)")
+	}
+	return nil
+}
+
+// problem is a Problem of file at line: field, and what is wrong with it.
+func problem(file string, line int, field, format string, a ...any) *Problem {
+	return &Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
+}
+
 // Parse parses an agent file's bytes: front matter between --- lines,
 // then the body. Problems name file, line and field; line numbers count the
 // opening --- as line 1.
@@ -248,32 +314,12 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 	note := func(line int, field, format string, a ...any) {
 		notes = append(notes, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)})
 	}
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	lines := strings.SplitAfter(string(b), "\n")
-	fence := func(l string) bool { return strings.TrimRight(l, " \t\r\n") == "---" }
-	if !fence(lines[0]) {
-		return fail(1, "", "front matter: an agent file begins with a --- line, then YAML fields (name, description, …), then another --- line")
-	}
-	end := slices.IndexFunc(lines[1:], fence) + 1
-	if end == 0 {
-		return fail(1, "", "front matter: no closing --- line after the fields")
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &doc); err != nil {
-		line, msg := yamlx.ErrorLine(err)
-		return fail(line+1, "", "front matter: %s", msg)
+	m, lines, end, prob := frontMatter(file, b)
+	if prob != nil {
+		return Def{}, nil, prob
 	}
 	def := Def{Mode: Delegate, Model: Inherit, File: file, Scope: pl.scope, claude: pl.claude,
 		System: strings.TrimSpace(strings.Join(lines[end+1:], ""))}
-	var m *yaml.Node
-	switch {
-	case doc.Kind == 0: // empty front matter
-		m = &yaml.Node{Kind: yaml.MappingNode}
-	case yamlx.Deref(doc.Content[0]).Kind == yaml.MappingNode:
-		m = yamlx.Deref(doc.Content[0])
-	default:
-		return fail(yamlx.Deref(doc.Content[0]).Line+1, "", "front matter: want fields (name: …, description: …), got %s", yamlx.KindName(yamlx.Deref(doc.Content[0])))
-	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := yamlx.Deref(m.Content[i]), yamlx.Deref(m.Content[i+1])
@@ -326,28 +372,11 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 				def.Deny = append(def.Deny, pats...)
 			}
 		default:
-			if what, risky := riskyAgentFields[field]; risky {
-				if pl.untrusted {
-					note(k.Line+1, field, "refused: the workspace is not trusted (agentty trust %s), and agent files never set %s anyway: the config does; an agent's tools can only be narrowed", config.ShellQuote(pl.root), what)
-				} else {
-					note(k.Line+1, field, "ignored: agent files do not set %s (the config does); an agent's tools can only be narrowed", what)
-				}
-				continue
-			}
-			if pl.claude {
-				note(k.Line+1, field, "ignored: a Claude Code field agentty does not use")
-			} else {
-				note(k.Line+1, field, "ignored: not a field of an agent (name, description, tools, model, max_steps, mode)")
-			}
+			unknownField(k.Line+1, field, pl, note)
 		}
 	}
-	switch {
-	case def.Name == "":
-		return fail(1, "name", "missing: every agent needs a name (lower-case letters, digits, - and _)")
-	case !agentName.MatchString(def.Name) || len(def.Name) > maxAgentName:
-		return fail(seen["name"], "name", "%q is not a valid agent name: use lower-case letters, digits, - and _, starting with a letter or digit, at most %d characters (it becomes the tool name %sNAME)", def.Name, maxAgentName, engine.TransferPrefix)
-	case def.Description == "":
-		return fail(1, "description", "missing: every agent needs a description (the model reads it to choose the agent)")
+	if prob := checkDef(file, def, seen["name"]); prob != nil {
+		return Def{}, notes, prob
 	}
 	if def.System == "" {
 		note(end+1, "", "the body after the front matter is empty: the agent has no system prompt of its own")

@@ -253,85 +253,8 @@ const maxAnswered = 256
 // for another console to answer. stop waits for the answers to be sent.
 func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var (
-		wg       sync.WaitGroup // the pauses being waited on
-		mu       sync.Mutex     // guards the fields below, and wg.Add against wg.Wait
-		stopped  bool
-		waiting  = map[string]*nats.Msg{} // by pause ID: the latest request of a pause g holds
-		answered = map[string]GateReply{} // by pause ID: answers given, the latest maxAnswered
-		order    []string                 // the IDs of answered, oldest first
-	)
-	respond := func(msg *nats.Msg, r GateReply) {
-		b, _ := json.Marshal(r)
-		msg.Respond(b)
-	}
-	sub, err := nc.QueueSubscribe(GateSubject(session), gateQueue, func(msg *nats.Msg) {
-		if msg.Reply == "" {
-			return // not a request: nobody to answer
-		}
-		var req GateRequest
-		if err := json.Unmarshal(msg.Data, &req); err != nil {
-			respond(msg, GateReply{Error: "the pause is not JSON: " + err.Error()})
-			return
-		}
-		if req.Session != session { // another session whose subject token is the same
-			respond(msg, GateReply{Again: true})
-			return
-		}
-		p := req.Pending()
-		if !g.Stop(p) && !p.Approval {
-			respond(msg, GateReply{Action: engine.Proceed, Release: true})
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			respond(msg, GateReply{Again: true})
-			return
-		}
-		id := req.ID
-		if id != "" {
-			if r, ok := answered[id]; ok {
-				respond(msg, r)
-				return
-			}
-			if _, ok := waiting[id]; ok {
-				waiting[id] = msg // the run now waits on this request
-				return
-			}
-			waiting[id] = msg
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := g.Wait(ctx, p)
-			var r GateReply
-			switch {
-			case err == nil:
-				r = GateReply{Action: v.Action, Args: v.Args, Release: !g.Stop(p)}
-			case ctx.Err() != nil:
-				r = GateReply{Again: true}
-			default:
-				r = GateReply{Error: err.Error()}
-			}
-			mu.Lock()
-			to := msg
-			if id != "" {
-				to = waiting[id]
-				delete(waiting, id)
-				if !r.Again {
-					answered[id] = r
-					order = append(order, id)
-					if len(order) > maxAnswered {
-						delete(answered, order[0])
-						order = order[1:]
-					}
-				}
-			}
-			mu.Unlock()
-			respond(to, r)
-		}()
-	})
+	a := &answerer{ctx: ctx, session: session, g: g, waiting: map[string]*nats.Msg{}, answered: map[string]GateReply{}}
+	sub, err := nc.QueueSubscribe(GateSubject(session), gateQueue, a.handle)
 	if err == nil {
 		err = nc.Flush() // the server has the subscription before anyone relies on it
 	}
@@ -342,13 +265,108 @@ func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err 
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			mu.Lock()
-			stopped = true
-			mu.Unlock()
+			a.mu.Lock()
+			a.stopped = true
+			a.mu.Unlock()
 			sub.Unsubscribe()
 			cancel()
-			wg.Wait()
+			a.wg.Wait()
 			nc.Flush()
 		})
 	}, nil
+}
+
+// answerer answers the pauses of one session's runs with a gate (see
+// AnswerGate).
+type answerer struct {
+	ctx      context.Context // cancelled when AnswerGate's stop is called
+	session  string
+	g        engine.Gate
+	wg       sync.WaitGroup // the pauses being waited on
+	mu       sync.Mutex     // guards the fields below, and wg.Add against wg.Wait
+	stopped  bool
+	waiting  map[string]*nats.Msg // by pause ID: the latest request of a pause g holds
+	answered map[string]GateReply // by pause ID: answers given, the latest maxAnswered
+	order    []string             // the IDs of answered, oldest first
+}
+
+func respond(msg *nats.Msg, r GateReply) {
+	b, _ := json.Marshal(r)
+	msg.Respond(b)
+}
+
+// handle answers one request of a pause: at once when the gate would not
+// stop there, with the answer given when the request is a repeat, else
+// when the gate's Wait returns.
+func (a *answerer) handle(msg *nats.Msg) {
+	if msg.Reply == "" {
+		return // not a request: nobody to answer
+	}
+	var req GateRequest
+	if err := json.Unmarshal(msg.Data, &req); err != nil {
+		respond(msg, GateReply{Error: "the pause is not JSON: " + err.Error()})
+		return
+	}
+	if req.Session != a.session { // another session whose subject token is the same
+		respond(msg, GateReply{Again: true})
+		return
+	}
+	p := req.Pending()
+	if !a.g.Stop(p) && !p.Approval {
+		respond(msg, GateReply{Action: engine.Proceed, Release: true})
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		respond(msg, GateReply{Again: true})
+		return
+	}
+	id := req.ID
+	if id != "" {
+		if r, ok := a.answered[id]; ok {
+			respond(msg, r)
+			return
+		}
+		if _, ok := a.waiting[id]; ok {
+			a.waiting[id] = msg // the run now waits on this request
+			return
+		}
+		a.waiting[id] = msg
+	}
+	a.wg.Add(1)
+	go a.wait(msg, id, p)
+}
+
+// wait asks the gate about pause p and answers its latest request (msg,
+// when it has no id), remembering the answer for the requests that repeat
+// it.
+func (a *answerer) wait(msg *nats.Msg, id string, p engine.Pending) {
+	defer a.wg.Done()
+	v, err := a.g.Wait(a.ctx, p)
+	var r GateReply
+	switch {
+	case err == nil:
+		r = GateReply{Action: v.Action, Args: v.Args, Release: !a.g.Stop(p)}
+	case a.ctx.Err() != nil:
+		r = GateReply{Again: true}
+	default:
+		r = GateReply{Error: err.Error()}
+	}
+	a.mu.Lock()
+	to := msg
+	if id != "" {
+		to = a.waiting[id]
+		delete(a.waiting, id)
+		if !r.Again {
+			a.answered[id] = r
+			a.order = append(a.order, id)
+			if len(a.order) > maxAnswered {
+				delete(a.answered, a.order[0])
+				a.order = a.order[1:]
+			}
+		}
+	}
+	a.mu.Unlock()
+	respond(to, r)
 }

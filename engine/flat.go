@@ -72,32 +72,8 @@ func compileFlat(schema json.RawMessage) *flatSchema {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		p := flatProp{name: name}
-		for k, v := range props[name] {
-			switch k {
-			case "type":
-				switch string(v) {
-				case `"string"`:
-					p.kind = 's'
-				case `"integer"`:
-					p.kind = 'i'
-				case `"number"`:
-					p.kind = 'n'
-				case `"boolean"`:
-					p.kind = 'b'
-				default:
-					return nil
-				}
-			case "enum":
-				if json.Unmarshal(v, &p.enum) != nil || p.enum == nil {
-					return nil
-				}
-			case "description", "title":
-			default:
-				return nil
-			}
-		}
-		if p.kind == 0 || (p.enum != nil && p.kind != 's') {
+		p, ok := compileFlatProp(name, props[name])
+		if !ok {
 			return nil
 		}
 		f.props = append(f.props, p)
@@ -110,6 +86,40 @@ func compileFlat(schema json.RawMessage) *flatSchema {
 		f.required |= 1 << i
 	}
 	return f
+}
+
+// compileFlatProp is the property name of a flat schema, or false when it
+// is not one: a string (maybe an enum), an integer, a number or a boolean.
+func compileFlatProp(name string, fields map[string]json.RawMessage) (flatProp, bool) {
+	p := flatProp{name: name}
+	for k, v := range fields {
+		switch k {
+		case "type":
+			switch string(v) {
+			case `"string"`:
+				p.kind = 's'
+			case `"integer"`:
+				p.kind = 'i'
+			case `"number"`:
+				p.kind = 'n'
+			case `"boolean"`:
+				p.kind = 'b'
+			default:
+				return p, false
+			}
+		case "enum":
+			if json.Unmarshal(v, &p.enum) != nil || p.enum == nil {
+				return p, false
+			}
+		case "description", "title":
+		default:
+			return p, false
+		}
+	}
+	if p.kind == 0 || (p.enum != nil && p.kind != 's') {
+		return p, false
+	}
+	return p, true
 }
 
 func (f *flatSchema) index(name string) int {

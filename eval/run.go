@@ -297,27 +297,9 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		res.Reasons = append(res.Reasons, fmt.Sprintf(format, a...))
 		return res
 	}
-	eng := r.Engine
-	if r.ReplayDir != "" {
-		path := recordingPath(r.ReplayDir, j)
-		l, err := readRecording(path)
-		if err != nil {
-			return failed(NeedsRecording, "%v", err)
-		}
-		cfg := r.Config
-		cfg.Model = recordingModel{replay.NewModel(replay.FromEvents(l))}
-		cfg.ModelName = "replay of " + filepath.Base(path)
-		cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
-		for i := range cfg.Agents {
-			cfg.Agents[i].Model = cfg.Model // the agents' decisions are in the one recording too
-		}
-		if cfg.Compact.Model != nil {
-			cfg.Compact.Model = cfg.Model
-		}
-		eng = engine.New(cfg)
-		if err := eng.Err(); err != nil {
-			return failed(Failed, "%v", err)
-		}
+	eng, status, err := r.engineFor(j)
+	if err != nil {
+		return failed(status, "%v", err)
 	}
 	journal, err := r.Store.Create()
 	if err != nil {
@@ -372,14 +354,47 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		}
 	}
 	res.Status = Passed
-	if !j.c.stopAsserted && o.Stop != engine.StopAnswered {
+	r.check(ctx, j.c, o, failed)
+	return res
+}
+
+// engineFor is the engine of job j: the suite's, or with ReplayDir, one
+// whose models play j's recording; when there is none, the status is
+// NeedsRecording.
+func (r *Runner) engineFor(j evalJob) (*engine.Engine, string, error) {
+	if r.ReplayDir == "" {
+		return r.Engine, "", nil
+	}
+	path := recordingPath(r.ReplayDir, j)
+	l, err := readRecording(path)
+	if err != nil {
+		return nil, NeedsRecording, err
+	}
+	cfg := r.Config
+	cfg.Model = recordingModel{replay.NewModel(replay.FromEvents(l))}
+	cfg.ModelName = "replay of " + filepath.Base(path)
+	cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
+	for i := range cfg.Agents {
+		cfg.Agents[i].Model = cfg.Model // the agents' decisions are in the one recording too
+	}
+	if cfg.Compact.Model != nil {
+		cfg.Compact.Model = cfg.Model
+	}
+	eng := engine.New(cfg)
+	return eng, Failed, eng.Err()
+}
+
+// check fails the case c, through failed, for each of its assertions that
+// o does not meet, and when it did not answer without saying it may not.
+func (r *Runner) check(ctx context.Context, c *Case, o *outcome, failed func(status, format string, a ...any) *runResult) {
+	if !c.stopAsserted && o.Stop != engine.StopAnswered {
 		why := string(o.Stop)
 		if o.Err != "" {
 			why += ": " + engine.OneLine(o.Err, 200)
 		}
 		failed(Failed, "the run did not answer (%s)", why)
 	}
-	for _, a := range j.c.Asserts {
+	for _, a := range c.Asserts {
 		ok, why, err := a.check(ctx, o, r.Judge)
 		switch {
 		case err != nil:
@@ -388,7 +403,6 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 			failed(Failed, "%s (line %d): %s", a.Text, a.Line, why)
 		}
 	}
-	return res
 }
 
 // readRecording reads a recorded journal.

@@ -52,20 +52,12 @@ func (g Gate) Wait(context.Context, engine.Pending) (engine.Verdict, error) {
 	return engine.Verdict{Action: engine.Deny}, nil
 }
 
-// CaseFromSession writes a case (YAML, a list item to paste under cases:)
-// from a session: its tasks, the facts given before its first run, and
-// assertions on a distinctive part of the last answer, the tools it used
-// and its steps.
-func CaseFromSession(store *sessions.Store, id string) (string, error) {
-	l, err := store.Load(id)
-	if l == nil {
-		return "", err
-	}
-	var tasks, tools []string
-	var memory []kv
-	var last *engine.RunFinished
+// sessionFacts are what a case is made of: the tasks of a session's
+// top-level runs, the tools its decisions called, the memory set before
+// its first run, and how its last top-level run finished.
+func sessionFacts(events []engine.Event) (tasks, tools []string, memory []kv, last *engine.RunFinished) {
 	ran := false
-	for _, ev := range l.Events {
+	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case *engine.RunStarted:
 			if ev.ParentRun == "" {
@@ -88,6 +80,19 @@ func CaseFromSession(store *sessions.Store, id string) (string, error) {
 			}
 		}
 	}
+	return tasks, tools, memory, last
+}
+
+// CaseFromSession writes a case (YAML, a list item to paste under cases:)
+// from a session: its tasks, the facts given before its first run, and
+// assertions on a distinctive part of the last answer, the tools it used
+// and its steps.
+func CaseFromSession(store *sessions.Store, id string) (string, error) {
+	l, err := store.Load(id)
+	if l == nil {
+		return "", err
+	}
+	tasks, tools, memory, last := sessionFacts(l.Events)
 	if len(tasks) == 0 {
 		return "", fmt.Errorf("session %s has no runs to make a case of", id)
 	}

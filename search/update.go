@@ -1,14 +1,17 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -93,69 +96,20 @@ type fileRow struct {
 }
 
 func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
-	known := map[string]fileRow{}
-	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime, hash FROM files WHERE root = ?`, ix.root)
+	known, err := ix.knownFiles(ctx)
 	if err != nil {
-		return fmt.Errorf("search: files: %w", err)
+		return err
 	}
-	for rows.Next() {
-		var p string
-		var r fileRow
-		if err := rows.Scan(&p, &r.size, &r.mtime, &r.hash); err != nil {
-			rows.Close()
-			return fmt.Errorf("search: files: %w", err)
-		}
-		known[p] = r
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("search: files: %w", err)
-	}
-
-	maxBytes := ix.cfg.MaxFileBytes
-	if maxBytes <= 0 {
-		maxBytes = 1 << 20
-	}
-	type change struct {
-		path string
-		row  fileRow
-		data []byte // nil: only size and mtime changed
-	}
-	var batch []change
+	maxBytes := cmp.Or(max(ix.cfg.MaxFileBytes, 0), 1<<20)
+	var batch []fileChange
 	var prog Progress
 	seen := map[string]bool{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		tx, err := ix.db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("search: files: %w", err)
-		}
-		defer tx.Rollback()
-		w, err := newWriter(tx)
-		if err != nil {
+		if err := ix.writeFiles(ctx, batch); err != nil {
 			return err
-		}
-		defer w.close()
-		for _, c := range batch {
-			if c.data != nil {
-				if err := w.deleteFile(ix.root, c.path); err != nil {
-					return err
-				}
-				for _, p := range chunk(string(c.data), ix.cfg.ChunkLines, ix.cfg.ChunkBytes, ix.cfg.Overlap) {
-					if err := w.add(chunkRow{source: ScopeWorkspace, kind: KindFile, root: ix.root, path: c.path, start: p.Start, end: p.End}, p.Text); err != nil {
-						return err
-					}
-				}
-			}
-			if _, err := tx.Exec(`INSERT OR REPLACE INTO files(root, path, size, mtime, hash) VALUES (?, ?, ?, ?, ?)`,
-				ix.root, c.path, c.row.size, c.row.mtime, c.row.hash); err != nil {
-				return fmt.Errorf("search: file %s: %w", c.path, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("search: files: %w", err)
 		}
 		prog.FilesIndexed += len(batch)
 		batch = batch[:0]
@@ -189,7 +143,7 @@ func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
 		seen[p] = true
 		sum := sha256.Sum256(b)
 		row.hash = hex.EncodeToString(sum[:])
-		c := change{path: p, row: row}
+		c := fileChange{path: p, row: row}
 		if !ok || old.hash != row.hash {
 			c.data = b
 			st.Added++
@@ -206,39 +160,109 @@ func (ix *Index) updateFiles(ctx context.Context, st *Stats) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	var gone []string
-	for p := range known {
-		if !seen[p] {
-			gone = append(gone, p)
-		}
+	gone := slices.DeleteFunc(slices.Collect(maps.Keys(known)), func(p string) bool { return seen[p] })
+	if err := ix.removeFiles(ctx, gone); err != nil {
+		return err
 	}
-	if len(gone) > 0 {
-		tx, err := ix.db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("search: files: %w", err)
-		}
-		defer tx.Rollback()
-		w, err := newWriter(tx)
-		if err != nil {
-			return err
-		}
-		defer w.close()
-		for _, p := range gone {
-			if err := w.deleteFile(ix.root, p); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(`DELETE FROM files WHERE root = ? AND path = ?`, ix.root, p); err != nil {
-				return fmt.Errorf("search: file %s: %w", p, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("search: files: %w", err)
-		}
-		st.Removed += len(gone)
-	}
+	st.Removed += len(gone)
 	if ix.cfg.Progress != nil {
 		prog.Done = true
 		ix.cfg.Progress(prog)
+	}
+	return nil
+}
+
+// knownFiles are the workspace's files as the index has them.
+func (ix *Index) knownFiles(ctx context.Context) (map[string]fileRow, error) {
+	known := map[string]fileRow{}
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime, hash FROM files WHERE root = ?`, ix.root)
+	if err != nil {
+		return nil, fmt.Errorf("search: files: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var r fileRow
+		if err := rows.Scan(&p, &r.size, &r.mtime, &r.hash); err != nil {
+			return nil, fmt.Errorf("search: files: %w", err)
+		}
+		known[p] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: files: %w", err)
+	}
+	return known, nil
+}
+
+// fileChange is a workspace file that changed since the index saw it.
+type fileChange struct {
+	path string
+	row  fileRow
+	data []byte // nil: only size and mtime changed
+}
+
+// writeFiles writes a batch of changed files in one transaction: the
+// chunks of those whose content changed, and every one's size, time and
+// hash.
+func (ix *Index) writeFiles(ctx context.Context, batch []fileChange) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search: files: %w", err)
+	}
+	defer tx.Rollback()
+	w, err := newWriter(tx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for _, c := range batch {
+		if c.data != nil {
+			if err := w.deleteFile(ix.root, c.path); err != nil {
+				return err
+			}
+			for _, p := range chunk(string(c.data), ix.cfg.ChunkLines, ix.cfg.ChunkBytes, ix.cfg.Overlap) {
+				if err := w.add(chunkRow{source: ScopeWorkspace, kind: KindFile, root: ix.root, path: c.path, start: p.Start, end: p.End}, p.Text); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO files(root, path, size, mtime, hash) VALUES (?, ?, ?, ?, ?)`,
+			ix.root, c.path, c.row.size, c.row.mtime, c.row.hash); err != nil {
+			return fmt.Errorf("search: file %s: %w", c.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search: files: %w", err)
+	}
+	return nil
+}
+
+// removeFiles drops the files that are gone from the workspace, and their
+// chunks, in one transaction.
+func (ix *Index) removeFiles(ctx context.Context, gone []string) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("search: files: %w", err)
+	}
+	defer tx.Rollback()
+	w, err := newWriter(tx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for _, p := range gone {
+		if err := w.deleteFile(ix.root, p); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM files WHERE root = ? AND path = ?`, ix.root, p); err != nil {
+			return fmt.Errorf("search: file %s: %w", p, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("search: files: %w", err)
 	}
 	return nil
 }

@@ -72,16 +72,8 @@ func (w *Workspace) SearchFiles() engine.Tool {
 					return nil
 				}
 				files++
-				sc := bufio.NewScanner(bytes.NewReader(b))
-				sc.Buffer(make([]byte, 64<<10), 1<<20)
-				for n := 1; sc.Scan(); n++ {
-					if re.Match(sc.Bytes()) {
-						line := engine.Clip(strings.TrimSpace(sc.Text()), 200)
-						out = append(out, fmt.Sprintf("%s:%d: %s", p, n, line))
-						if len(out) >= maxMatches {
-							return fs.SkipAll
-						}
-					}
+				if out = matchLines(out, p, b, re); len(out) >= maxMatches {
+					return fs.SkipAll
 				}
 				return nil
 			})
@@ -206,4 +198,18 @@ func matchSegs(pat, name []string) bool {
 		next, cur = cur, next
 	}
 	return next[0]
+}
+
+// matchLines adds to out the lines of file p (content b) that re matches,
+// as path:line: text, up to maxMatches in all.
+func matchLines(out []string, p string, b []byte, re *regexp.Regexp) []string {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan() && len(out) < maxMatches; n++ {
+		if re.Match(sc.Bytes()) {
+			line := engine.Clip(strings.TrimSpace(sc.Text()), 200)
+			out = append(out, fmt.Sprintf("%s:%d: %s", p, n, line))
+		}
+	}
+	return out
 }

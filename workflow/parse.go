@@ -158,17 +158,7 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 		case "args":
 			args = v
 		case "needs":
-			st.Needs = []string{}
-			switch v.Kind {
-			case yaml.SequenceNode:
-				for _, x := range v.Content {
-					st.Needs = append(st.Needs, p.str(x, field("needs")))
-				}
-			case yaml.ScalarNode:
-				st.Needs = append(st.Needs, v.Value)
-			default:
-				p.fail(v.Line, field("needs"), "want a list of step ids")
-			}
+			st.Needs = p.needs(v, field("needs"))
 		case "if":
 			st.If = p.tmpl(v, field("if"))
 		case "foreach":
@@ -198,11 +188,34 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 	default:
 		p.fail(n.Line, "steps."+st.ID, "an unknown kind of step: give agent (with task), tool (with args), or task (with model)")
 	}
+	p.stepBody(st, n, task, args)
+	return st
+}
+
+// needs parses a step's needs: a step id or a list of them.
+func (p *parser) needs(v *yaml.Node, field string) []string {
+	needs := []string{}
+	switch v.Kind {
+	case yaml.SequenceNode:
+		for _, x := range v.Content {
+			needs = append(needs, p.str(x, field))
+		}
+	case yaml.ScalarNode:
+		needs = append(needs, v.Value)
+	default:
+		p.fail(v.Line, field, "want a list of step ids")
+	}
+	return needs
+}
+
+// stepBody parses what step st does, as its kind says: an agent's or a
+// model's task, or a tool's arguments (templates, each).
+func (p *parser) stepBody(st *Step, n, task, args *yaml.Node) {
 	switch st.Kind {
 	case "agent", "task":
 		if task == nil {
 			p.fail(n.Line, "steps."+st.ID+".task", "required for an %s step", st.Kind)
-			return st
+			return
 		}
 		if args != nil {
 			p.fail(args.Line, "steps."+st.ID+".args", "only a tool step takes args")
@@ -217,13 +230,12 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 			var v any
 			if err := args.Decode(&v); err != nil {
 				p.fail(args.Line, "steps."+st.ID+".args", "%v", err)
-				return st
+				return
 			}
 			st.Args = v
 			p.argTemplates(v, "", st, "steps."+st.ID+".args", args.Line)
 		}
 	}
-	return st
 }
 
 // foreach parses a foreach template; one that is a single action is

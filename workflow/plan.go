@@ -200,20 +200,9 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 					continue
 				}
 			}
-			items := []any{nil}
-			if s.Foreach != nil {
-				v, err := execute(s.Foreach, data)
-				if err != nil {
-					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: %w", p.W.Name, s.ID, err))
-				}
-				var list []any
-				if err := json.Unmarshal([]byte(v), &list); err != nil {
-					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120)))
-				}
-				if len(list) > MaxItems {
-					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: foreach: %d items, more than %d", p.W.Name, s.ID, len(list), MaxItems))
-				}
-				items = list
+			items, err := p.items(s, data)
+			if err != nil {
+				return engine.Decision{}, engine.Permanent(err)
 			}
 			attempt := st.attempt + 1
 			st.attempt, st.items, st.results = attempt, len(items), map[int]string{}
@@ -237,6 +226,32 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 	if len(calls) > 0 {
 		return engine.Decision{ToolCalls: calls}, nil
 	}
+	return p.finish(states)
+}
+
+// items are what step s runs on: once (one nil item), or with foreach, on
+// each item of the JSON list its template gives.
+func (p Planner) items(s *Step, data map[string]any) ([]any, error) {
+	if s.Foreach == nil {
+		return []any{nil}, nil
+	}
+	v, err := execute(s.Foreach, data)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s, step %s: foreach: %w", p.W.Name, s.ID, err)
+	}
+	var list []any
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120))
+	}
+	if len(list) > MaxItems {
+		return nil, fmt.Errorf("workflow %s, step %s: foreach: %d items, more than %d", p.W.Name, s.ID, len(list), MaxItems)
+	}
+	return list, nil
+}
+
+// finish is the decision once no step is left to call: the workflow's
+// error when a step failed for good, else its output.
+func (p Planner) finish(states map[string]*stepState) (engine.Decision, error) {
 	for _, s := range p.W.Steps {
 		st := states[s.ID]
 		if st.done() && st.failed() {
