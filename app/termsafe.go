@@ -45,6 +45,9 @@ func OnTerminal(w io.Writer) bool {
 	return IsTerminal(w)
 }
 
+// Sanitize makes foreign text safe to show on a terminal (ui.Sanitize).
+func Sanitize(s string) string { return ui.Sanitize(s) }
+
 // RawOf is the writer under w: what termSafe wrapped, else w.
 func RawOf(w io.Writer) io.Writer {
 	if s, ok := w.(*safeWriter); ok {

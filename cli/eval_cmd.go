@@ -147,7 +147,7 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 	raw := app.RawOf(stdout) // the live table sanitizes what it draws
 	report := eval.NewPlainReporter(stdout)
 	if app.IsTerminal(raw) {
-		report = eval.NewLiveReporter(raw)
+		report = eval.NewLiveReporter(raw, app.Sanitize)
 	}
 	model := st.ModelName
 	if opts.ReplayDir != "" {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/ui"
 	"golang.org/x/term"
 )
 
@@ -94,6 +93,8 @@ type liveReporter struct {
 	drawn   int                 // lines of the table last drawn
 	stop    chan struct{}
 	stopped chan struct{}
+	// sanitize makes foreign text safe for the terminal.
+	sanitize func(string) string
 }
 
 type liveRun struct {
@@ -101,8 +102,11 @@ type liveRun struct {
 	step    int
 }
 
-func NewLiveReporter(w io.Writer) *liveReporter {
-	l := &liveReporter{w: w, width: 80, running: map[string]*liveRun{}}
+// NewLiveReporter is a reporter for a terminal, w: a table of the runs
+// going on, redrawn as they go. sanitize makes the foreign text it shows
+// (case names, errors) safe for the terminal.
+func NewLiveReporter(w io.Writer, sanitize func(string) string) *liveReporter {
+	l := &liveReporter{w: w, width: 80, running: map[string]*liveRun{}, sanitize: sanitize}
 	if f, ok := w.(*os.File); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
 			l.width = cols - 1
@@ -198,7 +202,7 @@ func (l *liveReporter) draw(line string) {
 		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", l.drawn)
 	}
 	if line != "" {
-		b.WriteString(sanitizeLine(line, l.width))
+		b.WriteString(l.line(line))
 		b.WriteString("\n")
 	}
 	const most = 8
@@ -210,7 +214,7 @@ func (l *liveReporter) draw(line string) {
 			break
 		}
 		r := l.running[label]
-		fmt.Fprintf(&b, "%s\n", sanitizeLine(fmt.Sprintf("  ▸ %-40s step %-3d %s", label, r.step, time.Since(r.started).Round(100*time.Millisecond)), l.width))
+		fmt.Fprintf(&b, "%s\n", l.line(fmt.Sprintf("  ▸ %-40s step %-3d %s", label, r.step, time.Since(r.started).Round(100*time.Millisecond))))
 		n++
 	}
 	const barWidth = 30
@@ -223,10 +227,10 @@ func (l *liveReporter) draw(line string) {
 	io.WriteString(l.w, b.String())
 }
 
-// sanitizeLine makes a line of foreign text safe for the terminal, one
-// line cut to width.
-func sanitizeLine(s string, width int) string {
-	return engine.Clip(ui.Sanitize(strings.ReplaceAll(s, "\n", " ")), width)
+// line makes a line of foreign text safe for the terminal, one line cut
+// to the width.
+func (l *liveReporter) line(s string) string {
+	return engine.Clip(l.sanitize(strings.ReplaceAll(s, "\n", " ")), l.width)
 }
 
 // junit writes the results as JUnit XML: one testsuite, a testcase per

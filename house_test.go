@@ -1,0 +1,131 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentty/agentty"
+
+// ourPackages are the module's packages (folders, "." for main) with the
+// module's packages each one's non-test files import, and their files.
+func ourPackages(t *testing.T) (imports map[string]map[string]bool, files map[string][]string) {
+	t.Helper()
+	imports, files = map[string]map[string]bool{}, map[string][]string{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		files[dir] = append(files[dir], p)
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if imports[dir] == nil {
+			imports[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			if rest, ok := strings.CutPrefix(path, module+"/"); ok {
+				imports[dir][rest] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return imports, files
+}
+
+// within reports whether package p is dir or in its subtree.
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// TestImportsRunOneWay: the rooms of ARCHITECTURE.md import one way. The
+// engine's subtree imports nothing of ours outside it; ui imports the
+// engine alone, and only app imports ui; only main imports cli, and only
+// cli (and main) import app; config stands on the engine alone, agents on
+// config and the engine.
+func TestImportsRunOneWay(t *testing.T) {
+	imports, _ := ourPackages(t)
+	if len(imports) < 15 {
+		t.Fatalf("found only %d packages: %v", len(imports), imports)
+	}
+	allowed := func(pkg, dep string) bool {
+		switch {
+		case within(pkg, "engine"):
+			return within(dep, "engine")
+		case pkg == "ui":
+			return within(dep, "engine")
+		case pkg == "config":
+			return within(dep, "engine") || within(dep, "internal")
+		case pkg == "agents":
+			return dep == "config" || dep == "tools" || within(dep, "engine") || within(dep, "internal")
+		}
+		switch dep {
+		case "cli":
+			return pkg == "."
+		case "app":
+			return pkg == "cli"
+		case "ui":
+			return pkg == "app"
+		}
+		return pkg != "."
+	}
+	for pkg, deps := range imports {
+		for dep := range deps {
+			if !allowed(pkg, dep) {
+				t.Errorf("%s imports %s: the imports run cli → app → config, agents, eval → the packages below → engine", pkg, dep)
+			}
+		}
+	}
+	if !imports["."]["cli"] || len(imports["."]) != 1 {
+		t.Errorf("main imports %v; want cli alone", imports["."])
+	}
+}
+
+// TestHouseIsSmall: main is main.go alone, no file is over 500 lines and
+// no function over 80, outside tests.
+func TestHouseIsSmall(t *testing.T) {
+	_, files := ourPackages(t)
+	if got := files["."]; len(got) != 1 || got[0] != "main.go" {
+		t.Errorf("package main has %v; want main.go alone", got)
+	}
+	for _, ps := range files {
+		for _, p := range ps {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), "\n"); n > 500 {
+				t.Errorf("%s has %d lines: split it (500 at most)", p, n)
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, p, b, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok {
+					if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > 80 {
+						t.Errorf("%s: %s has %d lines: split it (80 at most)", fset.Position(fd.Pos()), fd.Name.Name, n)
+					}
+				}
+			}
+		}
+	}
+}
