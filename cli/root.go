@@ -145,7 +145,7 @@ func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
 
 // addRunFlags adds the flags of the commands that run the engine.
 func addRunFlags(fs *pflag.FlagSet, o *app.Options) {
-	fs.Float64Var(&o.Temperature, "temperature", -1, "sampling temperature (default: the server's)")
+	fs.Float64Var(&o.Temperature, "temperature", -1, "sampling temperature (-1: the server's own)")
 	fs.DurationVar(&o.Timeout, "timeout", openai.DefaultTimeout, "time limit of one model request")
 	fs.IntVar(&o.MaxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping with step_limit")
 	fs.BoolVar(&o.AllowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
