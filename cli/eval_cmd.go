@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"bytes"
 	"cmp"
 	"context"
@@ -14,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"cmp"
 	"context"
 	"encoding/json"
@@ -10,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"

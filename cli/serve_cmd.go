@@ -1,14 +1,14 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"cmp"
 	"context"
 	"encoding/json"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/sessions"

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"

@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"context"
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
