@@ -90,9 +90,10 @@ func version() string {
 // newVersionCmd is `agentty version`, as --version.
 func newVersionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version (and the commit, when the build recorded it)",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version (and the commit, when the build recorded it)",
+		Example: "  agentty version\n  agentty --version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(f.Out, version())
 			return nil

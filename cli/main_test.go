@@ -154,6 +154,14 @@ func TestUnknownCommandSuggests(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "ls") {
 		t.Errorf("sessions lss: exit %d, %q", code, errs)
 	}
+	code, _, errs = runCLI(t, context.Background(), env, "run", "--temprature", "0.2", "x")
+	if code != 2 || !strings.Contains(errs, "unknown flag: --temprature") || !strings.Contains(errs, "--temperature") {
+		t.Errorf("run --temprature: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, context.Background(), env, "sessions", "ls", "--dat-dir", "x")
+	if code != 2 || !strings.Contains(errs, "--data-dir") {
+		t.Errorf("sessions ls --dat-dir (a global flag): exit %d, %q", code, errs)
+	}
 	code, _, errs = runCLI(t, context.Background(), env, "what", "is", "2+2")
 	if code != 2 || !strings.Contains(errs, "agentty run TASK") {
 		t.Errorf("a task without run: exit %d, %q", code, errs)

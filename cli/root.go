@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra/doc"
 
 	"fmt"
@@ -56,7 +58,7 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 		},
 	}
 	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	cmd.SetFlagErrorFunc(flagError)
 	addGlobalFlags(cmd.PersistentFlags(), f.App)
 	fs := cmd.Flags()
 	addRunFlags(fs, f.App)
@@ -190,4 +192,47 @@ func manRun(root *cobra.Command, dir string, out, errw io.Writer) int {
 		return app.ExitError
 	}
 	return 0
+}
+
+// flagError is cobra's error for a flag of cmd it could not parse, with
+// the nearest flag cmd has when the flag is unknown (--temprature: did you
+// mean --temperature?).
+func flagError(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	best, bestD := "", 3 // at most two edits away
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD && !f.Hidden {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n\nDid you mean this?\n\t--%s", err, best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
