@@ -14,8 +14,8 @@ import (
 	"github.com/agentty/agentty/workflow"
 )
 
-// workflowFile is a workflow found in a workflows folder.
-type workflowFile struct {
+// WorkflowFile is a workflow found in a workflows folder.
+type WorkflowFile struct {
 	W     *workflow.Workflow
 	Scope string // workspace or user
 }
@@ -33,8 +33,8 @@ func workflowPlaces(wsDir string, getenv func(string) string) []struct{ dir, sco
 // LoadWorkflows reads every *.yaml (and *.yml) file of the workflow
 // folders; the workspace's wins a name clash. A bad file is an error in
 // the list and the others still load.
-func LoadWorkflows(wsDir string, getenv func(string) string) ([]workflowFile, []error) {
-	var out []workflowFile
+func LoadWorkflows(wsDir string, getenv func(string) string) ([]WorkflowFile, []error) {
+	var out []WorkflowFile
 	var errs []error
 	seen := map[string]bool{}
 	for _, pl := range workflowPlaces(wsDir, getenv) {
@@ -58,7 +58,7 @@ func LoadWorkflows(wsDir string, getenv func(string) string) ([]workflowFile, []
 				continue
 			}
 			seen[w.Name] = true
-			out = append(out, workflowFile{W: w, Scope: pl.scope})
+			out = append(out, WorkflowFile{W: w, Scope: pl.scope})
 		}
 	}
 	return out, errs

@@ -50,9 +50,6 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	f := &factory{In: stdin, Out: stdout, Err: stderr, Getenv: getenv, App: &app.Options{}}
 	root := newRootCmd(f)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
@@ -61,7 +58,7 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return int(c)
 	}
 	// cobra's own: a flag, an argument or a command it does not know.
-	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
+	fmt.Fprintf(stderr, "%s: %v\nUsage: %s\nRun '%s --help' for more.\n", cmd.CommandPath(), err, cmd.UseLine(), cmd.CommandPath())
 	return app.ExitUsage
 }
 

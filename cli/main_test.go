@@ -192,6 +192,12 @@ func TestHelpAndCompletion(t *testing.T) {
 			t.Errorf("completion %s: exit %d, %d bytes, %q", shell, code, len(out), errs)
 		}
 	}
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	if code, _, errs := runCLI(t, context.Background(), env, "man", "--dir", dir); code != 0 {
+		t.Errorf("man --dir into a new folder: exit %d, %q", code, errs)
+	} else if pages, _ := filepath.Glob(filepath.Join(dir, "*.1")); len(pages) < 20 {
+		t.Errorf("man --dir wrote %d pages", len(pages))
+	}
 	code, out, errs := runCLI(t, context.Background(), env, "man")
 	if code != 0 || !strings.Contains(out, ".TH \"AGENTTY\" \"1\"") || !strings.Contains(out, "agentty-run(1)") {
 		t.Errorf("man: exit %d, %q…, %q", code, out[:min(len(out), 200)], errs)
@@ -205,5 +211,46 @@ func TestVersion(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, "agentty ") || !strings.Contains(out, "go1.") {
 			t.Errorf("%s: exit %d, %q, %q", arg, code, out, errs)
 		}
+	}
+}
+
+// TestCompletionOffersValues: completion offers the sessions where a
+// session is wanted, a workflow's name, a flag's values; and a shell, a
+// help topic or a pair of flags agentty does not take is bad usage.
+func TestCompletionOffersValues(t *testing.T) {
+	env := testEnv(t)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "what is 2+2")
+	if code != 0 {
+		t.Fatalf("run: exit %d, %s", code, errs)
+	}
+	id := sessionOf(t, errs)
+	for _, args := range [][]string{{"sessions", "show", ""}, {"replay", ""}, {"--resume", ""}, {"run", "--session", ""}} {
+		code, out, errs = runCLI(t, context.Background(), env, append([]string{"__complete"}, args...)...)
+		if code != 0 || !strings.Contains(out, id+"\twhat is 2+2") {
+			t.Errorf("complete %v: exit %d, %q, %q; want %s with its title", args, code, out, errs, id)
+		}
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "__complete", "sessions", "export", id, "--format", "")
+	if code != 0 || !strings.Contains(out, "md\njson\n") {
+		t.Errorf("complete --format: %q", out)
+	}
+	ws := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "workflows", "arithmetic.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(ws, ".agentty", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".agentty", "workflows", "arithmetic.yaml"), src, 0o644)
+	code, out, _ = runCLI(t, context.Background(), env, "__complete", "--workspace", ws, "workflow", "run", "")
+	if code != 0 || !strings.Contains(out, "arithmetic") {
+		t.Errorf("complete workflow run: %q", out)
+	}
+	for _, args := range [][]string{{"help", "sesions"}, {"completion", "tcsh"}, {"completion"}, {"--resume", id, "--session", id}} {
+		if code, _, errs := runCLI(t, context.Background(), env, args...); code != 2 {
+			t.Errorf("%v: exit %d, %q; want 2", args, code, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, context.Background(), env, "help", "sessions", "ls"); code != 0 || !strings.Contains(out, "List the sessions") {
+		t.Errorf("help sessions ls: exit %d, %q", code, out)
 	}
 }

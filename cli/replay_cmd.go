@@ -45,6 +45,7 @@ func newReplayCmd(f *factory) *cobra.Command {
 	fs.IntVar(&opts.Until, "until", -1, "play the recording up to this step, then go on live (a fork that continues)")
 	fs.BoolVar(&opts.AsJSON, "json", false, "print the differences as JSON")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask (their recorded calls run again)")
+	cmd.ValidArgsFunction = firstArg(completeSessions(f))
 	return cmd
 }
 

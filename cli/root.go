@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra/doc"
@@ -26,7 +27,7 @@ type consoleOptions struct {
 
 // resumePicker is --resume's value when it is given no session: the
 // picker.
-const resumePicker = "-"
+const resumePicker = "pick"
 
 func newRootCmd(f *factory) *cobra.Command {
 	opts := &consoleOptions{factory: f}
@@ -57,15 +58,28 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 			return exit(consoleRun(cmd, opts))
 		},
 	}
+	cmd.SetIn(f.In)
+	cmd.SetOut(f.Out) // before the completion command, which keeps it
+	cmd.SetErr(f.Err)
+	cmd.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if opts.Resume != "" && len(args) == 0 { // --resume ID
+			return completeSessions(f)(c, args, toComplete)
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetFlagErrorFunc(flagError)
 	addGlobalFlags(cmd.PersistentFlags(), f.App)
 	fs := cmd.Flags()
 	addRunFlags(fs, f.App)
 	fs.BoolVar(&opts.Step, "step", false, "start in step mode: pause before every decision and tool call")
-	fs.StringVar(&opts.Resume, "resume", "", "resume a session: `ID`, or with no ID pick one")
+	fs.StringVar(&opts.Resume, "resume", "", "resume the session `ID`, or pick one (--resume alone)")
 	fs.Lookup("resume").NoOptDefVal = resumePicker
 	fs.StringVar(&f.App.Session, "session", "", "resume this session (as --resume ID)")
+	fs.MarkHidden("session")
+	cmd.MarkFlagsMutuallyExclusive("resume", "session")
+	cmd.RegisterFlagCompletionFunc("resume", completeSessions(f))
+	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 	cmd.AddGroup(
 		&cobra.Group{ID: "runs", Title: "Runs:"},
 		&cobra.Group{ID: "sessions", Title: "Sessions and search:"},
@@ -83,6 +97,17 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 	add("defs", newToolsCmd(f), newAgentsCmd(f), newWorkflowsCmd(f), newTrustCmd(f))
 	add("fleet", newServeCmd(f), newWorkerCmd(f), newSubmitCmd(f), newWatchCmd(f))
 	cmd.AddCommand(newVersionCmd(f), newManCmd(f))
+	cmd.SetHelpCommand(newHelpCmd())
+	cmd.InitDefaultCompletionCmd()
+	for _, c := range cmd.Commands() {
+		if c.Name() == "completion" { // runnable, so that a shell it does not know is an error
+			c.Args = commandArgs
+			c.RunE = func(*cobra.Command, []string) error {
+				fmt.Fprintln(f.Err, "agentty completion: say which shell: bash, zsh, fish or powershell (agentty completion -h)")
+				return exit(app.ExitUsage)
+			}
+		}
+	}
 	return cmd
 }
 
@@ -133,7 +158,7 @@ func commandArgs(cmd *cobra.Command, args []string) error {
 // addGlobalFlags adds the flags every command takes, before or after its
 // name.
 func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
-	fs.StringVar(&o.Model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model `name` (default $AGENTTY_MODEL, gpt-4o-mini with a key, else offline)")
+	fs.StringVar(&o.Model, "model", "", "model: offline, script:FILE, or an OpenAI-compatible model name (default $AGENTTY_MODEL, gpt-4o-mini with a key, else offline)")
 	fs.StringVar(&o.BaseURL, "base-url", "", "an OpenAI-compatible server, e.g. http://localhost:11434/v1 (default $OPENAI_BASE_URL)")
 	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty or ~/.local/share/agentty)")
 	fs.StringVar(&o.Workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
@@ -142,7 +167,7 @@ func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
 	fs.StringVar(&o.OTLP, "otlp", "", "send traces to this OTLP collector, e.g. http://localhost:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.BoolVar(&o.TraceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
 	fs.StringVar(&o.NATS, "nats", "", "keep the sessions in this NATS server's JetStream and publish every event there, e.g. nats://127.0.0.1:4222 (default $AGENTTY_NATS_URL)")
-	fs.StringVar(&o.NATSCreds, "nats-creds", "", "a NATS credentials `file` (a user JWT and its seed) for --nats")
+	fs.StringVar(&o.NATSCreds, "nats-creds", "", "a NATS credentials file (a user JWT and its seed) for --nats")
 }
 
 // addRunFlags adds the flags of the commands that run the engine.
@@ -172,7 +197,7 @@ func newManCmd(f *factory) *cobra.Command {
 			return exit(manRun(cmd.Root(), dir, f.Out, f.Err))
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "write one page per command into this `folder` instead")
+	cmd.Flags().StringVar(&dir, "dir", "", "write one page per command into this folder (made if need be) instead")
 	return cmd
 }
 
@@ -183,7 +208,9 @@ func manRun(root *cobra.Command, dir string, out, errw io.Writer) int {
 	header := &doc.GenManHeader{Title: "AGENTTY", Section: "1", Source: "agentty", Manual: "agentty manual"}
 	var err error
 	if dir != "" {
-		err = doc.GenManTree(root, header, dir)
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = doc.GenManTree(root, header, dir)
+		}
 	} else {
 		err = doc.GenMan(root, header, out)
 	}

@@ -60,6 +60,7 @@ func newRunCmd(f *factory) *cobra.Command {
 	fs.StringVar(&f.App.Session, "session", "", "continue this session")
 	fs.BoolVar(&f.App.Continue, "continue", false, "finish the session's interrupted run")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
+	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 	return cmd
 }
 

@@ -43,6 +43,7 @@ func newSearchCmd(f *factory) *cobra.Command {
 	fs.StringVar(&opts.Scope, "scope", search.ScopeAll, "workspace, sessions or all")
 	fs.IntVarP(&opts.K, "k", "k", 10, "how many chunks")
 	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]cobra.Completion{"workspace", "sessions", "all"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/traces"
 )
@@ -58,8 +59,12 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		}
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 		c.Flags().StringVar(&opts.Format, "format", "md", "export format: md or json")
-		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last `step` to keep")
+		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last step to keep")
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
+		if !strings.HasPrefix(use, "ls") {
+			c.ValidArgsFunction = firstArg(completeSessions(f))
+		}
+		c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"md", "json"}, cobra.ShellCompDirectiveNoFileComp))
 		for _, n := range []string{"json", "format", "at", "run"} {
 			if !strings.Contains(use, "--"+n) {
 				c.Flags().MarkHidden(n)
@@ -96,7 +101,8 @@ func newSessionsCmd(f *factory) *cobra.Command {
 func sessionsRun(opts *sessionsOptions, sub string, run func(*sessionsOptions, *sessions.Store) error) int {
 	fail := func(code int, err error) int {
 		// The sessions package names itself; the command already says it.
-		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "sessions: "), sub+": ")
+		msg := strings.TrimPrefix(err.Error(), "sessions: ")
+		msg = strings.TrimPrefix(strings.TrimPrefix(msg, sub+": "), sub+" ")
 		fmt.Fprintf(opts.Err, "agentty sessions %s: %s\n", sub, msg)
 		return code
 	}
@@ -186,7 +192,7 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 	if opts.JSON {
 		return exit(printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()}))
 	}
-	fmt.Fprintf(stdout, "%s  %s  (%s, %d runs, %d steps)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, l.Meta.LastStep)
+	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"))
 	printSteps(stdout, steps)
 	for _, f := range l.Session.Memory() {
 		by := ""

@@ -48,6 +48,7 @@ func newSubmitCmd(f *factory) *cobra.Command {
 	fs.BoolVar(&opts.Step, "step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
 	fs.BoolVar(&opts.Wait, "wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
 	fs.BoolVar(&f.App.JSON, "json", false, "with --wait, print every event as one JSON line")
+	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 	return cmd
 }
 

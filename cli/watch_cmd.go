@@ -42,6 +42,7 @@ func newWatchCmd(f *factory) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
+	cmd.ValidArgsFunction = firstArg(completeSessions(f))
 	return cmd
 }
 

@@ -59,6 +59,7 @@ func newWorkflowRunCmd(f *factory) *cobra.Command {
 	fs.Var(opts.Inputs, "input", "an input of the workflow, NAME=VALUE (repeat it)")
 	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask")
+	cmd.ValidArgsFunction = completeWorkflows(f)
 	return cmd
 }
 
