@@ -80,6 +80,13 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 	cmd.MarkFlagsMutuallyExclusive("resume", "session")
 	cmd.RegisterFlagCompletionFunc("resume", completeSessions(f))
 	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
+	addCommands(cmd, f)
+	return cmd
+}
+
+// addCommands adds agentty's commands to root, in groups, with help,
+// version, man and completion.
+func addCommands(cmd *cobra.Command, f *factory) {
 	cmd.AddGroup(
 		&cobra.Group{ID: "runs", Title: "Runs:"},
 		&cobra.Group{ID: "sessions", Title: "Sessions and search:"},
@@ -108,7 +115,6 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 			}
 		}
 	}
-	return cmd
 }
 
 // consoleRun opens the console: a new session, the picker, or the session
