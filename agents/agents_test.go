@@ -87,7 +87,7 @@ func TestAgentPrecedence(t *testing.T) {
 	}
 	notes := problems(got.Notes)
 	for _, shadowed := range []string{filepath.Join(wsC, "shared.md"), filepath.Join(userA, "shared.md"), filepath.Join(userA, "claudeonly.md"), filepath.Join(userC, "mine.md")} {
-		if !strings.Contains(notes, shadowed+": name: agent ") || !strings.Contains(notes, "which wins; this file is not used") {
+		if !strings.Contains(notes, shadowed+": name: agent ") || !strings.Contains(notes, "which wins; this file is used only if that one cannot be") {
 			t.Errorf("no note that %s is shadowed:\n%s", shadowed, notes)
 		}
 	}
@@ -172,7 +172,12 @@ func TestAgentTools(t *testing.T) {
 		{name: "comma string", fm: "tools: calculator, fs__read", want: []string{"calculator", "fs__read"}},
 		{name: "deny", fm: "tools: ['*']\ndisallowedTools: [fs__write]", want: []string{"calculator", "read_file", "fs__read", "web__get"}},
 		{name: "deny only", fm: "disallowedTools: 'fs__*'", want: []string{"calculator", "read_file", "web__get"}},
-		{name: "unknown tool", fm: "tools:\n  - calculator\n  - run_shell", err: `x.md:4: tools: "run_shell" matches no tool (agentty tools lists them)`},
+		{name: "unknown tool", fm: "tools:\n  - calculator\n  - frobnicate", err: `x.md:4: tools: "frobnicate" matches no tool (agentty tools lists them)`},
+		{name: "a tool the session does not offer", fm: "tools: [calculator, run_shell]", want: []string{"calculator"}, note: "x.md:4: tools: run_shell needs --allow-shell"},
+		{name: "claude names anywhere", fm: "tools: Read, Bash, WebFetch, WebSearch", want: []string{"read_file"}, note: "x.md:4: tools: Bash (run_shell) needs --allow-shell"},
+		{name: "claude's WebFetch", fm: "tools: Read, WebFetch", want: []string{"read_file"}, note: "WebFetch (http_get) needs http.allow_hosts in the config"},
+		{name: "a whole MCP server", fm: "tools: Read, mcp__fs", want: []string{"read_file", "fs__read", "fs__write"}},
+		{name: "an MCP server not configured", fm: "tools: [calculator, mcp__nope]", want: []string{"calculator"}, note: "mcp__nope: no MCP server nope is configured"},
 		{name: "a server's tool not there now", fm: "tools: [down__search, calculator]", want: []string{"calculator"}, note: "x.md:4: tools: down__search matches no tool of the MCP server down now"},
 		{name: "the engine's tool", fm: "tools: [agent, calculator]", want: []string{"calculator"}, note: "agent is the engine's own"},
 		{name: "claude names", fm: "tools: Read, mcp__fs__write, WebSearch", claude: true, want: []string{"read_file", "fs__write"}, note: "x.md:4: tools: WebSearch: agentty has no such tool; left out"},
@@ -251,4 +256,24 @@ func realPath(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// A name with a dot or capitals is made an agent's name, noted; a Claude
+// model id inherits the session's model, noted.
+func TestAgentNamesAndModelsFromClaude(t *testing.T) {
+	def, notes, prob := Parse("x.md", []byte("---\nname: dotnet-framework-4.8-Expert\ndescription: y\nmodel: claude-sonnet-4-5\n---\nbody\n"), Place{})
+	if prob != nil {
+		t.Fatal(prob)
+	}
+	if def.Name != "dotnet-framework-4-8-expert" || def.Model != Inherit {
+		t.Errorf("name %q, model %q", def.Name, def.Model)
+	}
+	for _, want := range []string{`x.md:2: name: "dotnet-framework-4.8-Expert" is used as "dotnet-framework-4-8-expert"`, "x.md:4: model: claude-sonnet-4-5 is a Claude model id: the agent inherits"} {
+		if !strings.Contains(problems(notes), want) {
+			t.Errorf("no note %q in\n%s", want, problems(notes))
+		}
+	}
+	if _, _, prob := Parse("x.md", []byte("---\nname: ...\ndescription: y\n---\nbody\n"), Place{}); prob == nil {
+		t.Error("a name of dots only loaded")
+	}
 }

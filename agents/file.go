@@ -50,6 +50,10 @@ type Def struct {
 	File   string // the file, as shown in messages
 	Scope  string // "workspace" or "user"
 	claude bool   // read from a .claude/agents folder
+	// claudeTools: its tools are Claude Code's comma-separated string, so
+	// a word agentty does not know is one of Claude Code's (or another
+	// tool of the person's setup) and left out, as Claude Code does.
+	claudeTools bool
 	// ToolsLine and ModelLine are where the fields are, for problems found
 	// when the agent is wired (an unknown tool, a model that fails).
 	ToolsLine, ModelLine int
@@ -136,6 +140,12 @@ type Files struct {
 	Defs   []Def
 	Errors []Problem
 	Notes  []Problem
+	// Shadowed are the definitions a stronger one of the same name hid,
+	// strongest first: the next in line when that one cannot be wired
+	// (its tools or its model).
+	Shadowed []Def
+	// Read counts the agent files read.
+	Read int
 }
 
 // loadAgents reads every *.md file of places, strongest place first. A name
@@ -159,6 +169,7 @@ func Load(places []Place) Files {
 				continue
 			}
 			file := filepath.Join(pl.dir, e.Name())
+			out.Read++
 			def, notes, prob := readFile(file, pl)
 			out.Notes = append(out.Notes, notes...)
 			if prob != nil {
@@ -181,7 +192,8 @@ func Load(places []Place) Files {
 						Message: fmt.Sprintf("agent %q is also defined in %s, in the same folder; rename one", def.Name, first.File)})
 				} else {
 					out.Notes = append(out.Notes, Problem{File: file, Field: "name",
-						Message: fmt.Sprintf("agent %q is defined by %s too, which wins; this file is not used", def.Name, first.File)})
+						Message: fmt.Sprintf("agent %q is defined by %s too, which wins; this file is used only if that one cannot be", def.Name, first.File)})
+					out.Shadowed = append(out.Shadowed, def)
 				}
 				continue
 			}
@@ -220,6 +232,14 @@ func readFile(file string, pl Place) (Def, []Problem, *Problem) {
 
 // agentName is what a name may be: it becomes the tool transfer_to_NAME.
 var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// normalName is name as an agent's name: lower case, its dots made -, as
+// Claude Code's names may have them (dotnet-framework-4.8-expert →
+// dotnet-framework-4-8-expert). Other characters are left for checkDef to
+// refuse.
+func normalName(name string) string {
+	return strings.Trim(strings.ReplaceAll(strings.ToLower(name), ".", "-"), "-")
+}
 
 // maxAgentName keeps transfer_to_NAME within the 64 characters that model
 // APIs allow a tool name.
@@ -368,12 +388,17 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 			}
 			if field == "tools" {
 				def.Tools, def.ToolsLine = pats, line
+				def.claudeTools = v.Kind == yaml.ScalarNode
 			} else {
 				def.Deny = append(def.Deny, pats...)
 			}
 		default:
 			unknownField(k.Line+1, field, pl, note)
 		}
+	}
+	if n := normalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
+		note(seen["name"], "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
+		def.Name = n
 	}
 	if prob := checkDef(file, def, seen["name"]); prob != nil {
 		return Def{}, notes, prob
@@ -396,7 +421,12 @@ func agentModel(file, s string, line int, pl Place, note func(int, string, strin
 	case "sonnet", "opus", "haiku":
 		note(line, "model", "%s is a Claude Code alias: the agent inherits the session's model", s)
 		return Inherit
-	case offline.Name:
+	}
+	if strings.HasPrefix(s, "claude-") {
+		note(line, "model", "%s is a Claude model id: the agent inherits the session's model (name a model your server serves to pick one)", s)
+		return Inherit
+	}
+	if s == offline.Name {
 		return s
 	}
 	if pl.untrusted {

@@ -10,12 +10,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/agentty/agentty/engine"
 )
 
-// claudeTools maps Claude Code's tool names to agentty's, for
-// .claude/agents files.
+// claudeTools maps Claude Code's tool names to agentty's. Agent files in
+// any folder may use them: they are capitalised, agentty's are not.
 var claudeTools = map[string]string{
 	"Read":      "read_file",
 	"Write":     "write_file",
@@ -28,13 +29,41 @@ var claudeTools = map[string]string{
 	"WebFetch":  "http_get",
 }
 
-// agentTools resolves def's tool patterns against names, the session's
+// optionalTools are agentty's tools a session has only when the person
+// allows them, and how.
+var optionalTools = map[string]string{
+	"run_shell": "needs --allow-shell (or allow_shell in the config)",
+	"http_get":  "needs http.allow_hosts in the config",
+}
+
+// toolGlob is the pattern an agent file's tool word stands for: Claude
+// Code's names mapped (Read → read_file; mcp__server__tool →
+// server__tool; mcp__server, a whole server → server__*), others as
+// written.
+func toolGlob(word string) string {
+	if to, ok := claudeTools[word]; ok {
+		return to
+	}
+	if rest, ok := strings.CutPrefix(word, "mcp__"); ok {
+		if strings.Contains(rest, "__") {
+			return rest
+		}
+		return rest + "__*"
+	}
+	return word
+}
+
+// ResolveTools resolves def's tool patterns against names, the session's
 // tools in order: the names of the tools the agent may use (nil: all of
 // them), notes, and an error for a pattern that matches no tool. A pattern
 // may also match nothing without an error when it names the engine's own
 // tools (agent, transfer_to_*: offered by the engine), a tool of an MCP
 // server that is configured (mcp, the servers' names) but did not list it
-// now, or, in a .claude file, a Claude Code tool agentty does not have.
+// now, a tool of agentty's the session does not offer (run_shell without
+// --allow-shell), or a Claude Code tool agentty does not have (a
+// capitalised word, any word of Claude Code's comma-separated string, any
+// word of a .claude/agents file): each is noted, in the words the file
+// used. A YAML list of agentty's names is checked: a typo is an error.
 func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []Problem, *Problem) {
 	var notes []Problem
 	note := func(format string, a ...any) {
@@ -47,7 +76,8 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 		return def.filter(names, nil), nil, nil
 	}
 	want := map[string]bool{}
-	for _, p := range def.patterns(def.Tools) {
+	for _, word := range def.Tools {
+		p := toolGlob(word)
 		n := 0
 		for _, name := range names {
 			if ok, _ := path.Match(p, name); ok {
@@ -59,13 +89,21 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 			continue
 		}
 		server, _, isMCP := strings.Cut(p, "__")
+		as := word
+		if p != word {
+			as = word + " (" + p + ")"
+		}
 		switch {
 		case p == engine.AgentTool || strings.HasPrefix(p, engine.TransferPrefix):
 			note("%s is the engine's own: it is offered by max_depth and the agents' modes, not by this list", p)
 		case isMCP && mcp[server]:
-			note("%s matches no tool of the MCP server %s now (did it start?)", p, server)
-		case def.claude:
-			note("%s: agentty has no such tool; left out", p)
+			note("%s matches no tool of the MCP server %s now (did it start?)", as, server)
+		case isMCP && strings.HasPrefix(word, "mcp__"):
+			note("%s: no MCP server %s is configured; left out", word, server)
+		case optionalTools[p] != "":
+			note("%s %s; left out", as, optionalTools[p])
+		case def.claude || def.claudeTools || unicode.IsUpper([]rune(word)[0]):
+			note("%s: agentty has no such tool; left out", word)
 		default:
 			return nil, notes, &Problem{File: def.File, Line: def.ToolsLine, Field: "tools",
 				Message: fmt.Sprintf("%q matches no tool (agentty tools lists them)", p)}
@@ -74,20 +112,11 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 	return def.filter(names, want), notes, nil
 }
 
-// patterns maps Claude Code's tool names (Read, mcp__server__tool) to
-// agentty's in a .claude file; other files' patterns are as written.
+// patterns are the globs of an agent file's tool words (toolGlob).
 func (def *Def) patterns(ps []string) []string {
-	if !def.claude {
-		return ps
-	}
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		if to, ok := claudeTools[p]; ok {
-			p = to
-		} else if rest, ok := strings.CutPrefix(p, "mcp__"); ok {
-			p = rest
-		}
-		out[i] = p
+		out[i] = toolGlob(p)
 	}
 	return out
 }
@@ -177,6 +206,16 @@ func Allowed(ts []engine.Tool, def *Def) []engine.Tool {
 		}
 	}
 	return out
+}
+
+// Summary is the one line a run says of the agent files (files of them
+// read): how many notes and failures, and where to see them.
+func (a *Set) Summary(files int) string {
+	s := fmt.Sprintf("%d agent %s: ", files, engine.Plural(files, "file"))
+	if n := len(a.Errors); n > 0 {
+		s += fmt.Sprintf("%d not loaded, ", n)
+	}
+	return s + fmt.Sprintf("%d %s; agentty agents lists them", len(a.Notes), engine.Plural(len(a.Notes), "note"))
 }
 
 // unknownAgent is the error of --agent naming no agent: the agents there

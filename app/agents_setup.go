@@ -39,46 +39,71 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 	}
 	top := st.registry.Tools()
 	names := st.registry.Names()
+	shadowed := map[string][]*agents.Def{}
+	for i := range files.Shadowed {
+		d := &files.Shadowed[i]
+		shadowed[d.Name] = append(shadowed[d.Name], d)
+	}
 	var out []engine.Agent
 	for i := range files.Defs {
 		def := &files.Defs[i]
-		toolNames, notes, prob := def.ResolveTools(names, mcp)
-		a.Notes = append(a.Notes, notes...)
-		if prob != nil {
-			a.Errors = append(a.Errors, *prob)
-			continue
+		ea, ok := st.wireAgent(def, o, cfg, names, top, mcp, getenv)
+		for next := shadowed[def.Name]; !ok && len(next) > 0; next = next[1:] {
+			a.Notes = append(a.Notes, agents.Problem{File: next[0].File, Field: "name",
+				Message: fmt.Sprintf("agent %q is this file's: %s did not load", def.Name, def.File)})
+			ea, ok = st.wireAgent(next[0], o, cfg, names, top, mcp, getenv)
 		}
-		ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
-			MaxSteps: def.MaxSteps, Handoff: def.Mode == agents.Handoff}
-		if def.Model != agents.Inherit {
-			mo := o
-			mo.Model = def.Model
-			if ea.Model, ea.ModelName, err = PickModel(mo, cfg, getenv); err != nil {
-				a.Errors = append(a.Errors, agents.Problem{File: def.File, Line: def.ModelLine, Field: "model", Message: err.Error()})
-				continue
-			}
+		if ok {
+			out = append(out, ea)
 		}
-		if toolNames != nil {
-			if ea.Tools, err = engine.NewRegistry(agents.Allowed(top, def)...); err != nil {
-				a.Errors = append(a.Errors, agents.Problem{File: def.File, Line: def.ToolsLine, Field: "tools", Message: err.Error()})
-				continue
-			}
-			a.Track(def, ea.Tools)
-		}
-		out = append(out, ea)
-		a.Rows = append(a.Rows, agents.Row{Name: def.Name, Description: def.Description, Mode: def.Mode, Model: def.Model,
-			Tools: toolNames, MaxSteps: def.MaxSteps, Source: def.File, Scope: def.Scope})
 	}
-	for _, p := range a.Errors {
-		st.Notices = append(st.Notices, p.String()+" (the agent is not loaded)")
-	}
-	for _, p := range a.Notes {
-		st.Notices = append(st.Notices, p.String())
+	if n := len(a.Errors) + len(a.Notes); n > 0 {
+		st.Notices = append(st.Notices, a.Summary(files.Read))
 	}
 	if o.Agent != "" && !slices.ContainsFunc(out, func(ea engine.Agent) bool { return ea.Name == o.Agent }) {
 		return nil, UsageError{a.UnknownAgent(o.Agent)}
 	}
 	return out, nil
+}
+
+// wireAgent makes def the engine's agent: its tools (of top, the setup's,
+// named names) and its model. When it cannot be (a tool that matches
+// nothing), the problem is in st.Agents.Errors and ok is false. A model
+// that cannot be used here (no key for it) is noted, and the agent
+// inherits the session's.
+func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, names []string, top []engine.Tool, mcp map[string]bool, getenv func(string) string) (engine.Agent, bool) {
+	a := &st.Agents
+	toolNames, notes, prob := def.ResolveTools(names, mcp)
+	a.Notes = append(a.Notes, notes...)
+	if prob != nil {
+		a.Errors = append(a.Errors, *prob)
+		return engine.Agent{}, false
+	}
+	ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
+		MaxSteps: def.MaxSteps, Handoff: def.Mode == agents.Handoff}
+	model := def.Model
+	if model != agents.Inherit {
+		mo := o
+		mo.Model = model
+		var err error
+		if ea.Model, ea.ModelName, err = PickModel(mo, cfg, getenv); err != nil {
+			a.Notes = append(a.Notes, agents.Problem{File: def.File, Line: def.ModelLine, Field: "model",
+				Message: fmt.Sprintf("%s cannot be used here (%v): the agent inherits the session's model", model, err)})
+			model = agents.Inherit
+		}
+	}
+	if toolNames != nil {
+		reg, err := engine.NewRegistry(agents.Allowed(top, def)...)
+		if err != nil {
+			a.Errors = append(a.Errors, agents.Problem{File: def.File, Line: def.ToolsLine, Field: "tools", Message: err.Error()})
+			return engine.Agent{}, false
+		}
+		ea.Tools = reg
+		a.Track(def, reg)
+	}
+	a.Rows = append(a.Rows, agents.Row{Name: def.Name, Description: def.Description, Mode: def.Mode, Model: model,
+		Tools: toolNames, MaxSteps: def.MaxSteps, Source: def.File, Scope: def.Scope})
+	return ea, true
 }
 
 // WorkspaceTrusted reports whether the person trusts the workspace dir

@@ -75,7 +75,7 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 		ours[p.String()] = true
 	}
 	for _, n := range st.Notices {
-		if !ours[n] && !ours[strings.TrimSuffix(n, " (the agent is not loaded)")] {
+		if !ours[n] && !strings.HasSuffix(n, "; agentty agents lists them") {
 			fmt.Fprintln(stderr, "agentty agents: warning:", n)
 		}
 	}

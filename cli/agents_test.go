@@ -363,3 +363,59 @@ func problems(ps []agents.Problem) string {
 	}
 	return b.String()
 }
+
+// A file that cannot be wired does not take its name: the weaker file of
+// that name is used, noted. Claude Code's tool names work in
+// .agentty/agents too, and a model with no key for it is inherited. A run
+// says one line of the agent files, not one per note.
+func TestAgentFallbackAndSummary(t *testing.T) {
+	ws := t.TempDir()
+	env := agentEnv(t)
+	broken := writeAgent(t, filepath.Join(ws, ".agentty", "agents"), "x.md", agentFile("x", "tools: [frobnicate]\n", "Broken."))
+	good := writeAgent(t, filepath.Join(ws, ".claude", "agents"), "x.md", agentFile("x", "tools: Read, Grep\n", "Good."))
+	writeAgent(t, filepath.Join(ws, ".agentty", "agents"), "claude.md", agentFile("claude-shaped", "tools: Read, Bash, WebSearch\nmodel: claude-opus-4-1\n", "Claude."))
+	writeAgent(t, filepath.Join(ws, ".agentty", "agents"), "keyless.md", agentFile("keyless", "model: gpt-4o\n", "Keyless."))
+	code, out, errs := runCLI(t, context.Background(), env, "agents", "--json", "--workspace", ws, "--trust-workspace")
+	if code != 1 {
+		t.Errorf("exit %d (a file failed: want 1): %s", code, errs)
+	}
+	var got agentsJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err, out)
+	}
+	rows := map[string]agents.Row{}
+	for _, r := range got.Agents {
+		rows[r.Name] = r
+	}
+	if r := rows["x"]; r.Source != good || !slices.Equal(r.Tools, []string{"read_file", "search_files"}) {
+		t.Errorf("agent x: %+v; want %s's", r, good)
+	}
+	if r := rows["claude-shaped"]; r.Model != "inherit" || !slices.Equal(r.Tools, []string{"read_file"}) {
+		t.Errorf("claude-shaped: %+v", r)
+	}
+	if r := rows["keyless"]; r.Model != "inherit" {
+		t.Errorf("keyless: %+v; want the session's model", r)
+	}
+	if len(got.Errors) != 1 || got.Errors[0].File != broken {
+		t.Errorf("errors %+v", got.Errors)
+	}
+	notes := problems(got.Notes)
+	for _, want := range []string{good + `: name: agent "x" is this file's: ` + broken + " did not load", "Bash (run_shell) needs --allow-shell", "WebSearch: agentty has no such tool", "claude-opus-4-1 is a Claude model id", "keyless.md:4: model: gpt-4o cannot be used here"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note %q in\n%s", want, notes)
+		}
+	}
+	code, _, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--trust-workspace", "--model", "offline", "what is 2+2")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	var lines []string
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, "agent") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "4 agent files: 1 not loaded, ") || !strings.Contains(lines[0], "agentty agents lists them") {
+		t.Errorf("run said of the agent files:\n%s", strings.Join(lines, "\n"))
+	}
+}
