@@ -249,12 +249,9 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 // setup, put in the registry again when a server's tools change. A server
 // that did not start is a notice: its tools are unavailable.
 func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, redact *config.Redactor, all func() []engine.Tool, getenv func(string) string) {
-	if len(cfg.MCPServers) == 0 {
+	servers := mcpServers(cfg, getenv)
+	if len(servers) == 0 {
 		return
-	}
-	servers := map[string]tools.MCPServer{}
-	for name, srv := range cfg.MCPServers {
-		servers[name] = tools.MCPServer(srv)
 	}
 	st.mcp = tools.StartMCP(ctx, servers, tools.MCPConfig{LogDir: o.mcpLogDir(getenv), OnChange: func() {
 		ts := all()
@@ -269,6 +266,21 @@ func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, 
 			st.Notices = append(st.Notices, fmt.Sprintf("MCP server %s: %s", s.Server, redact.Redact(s.Warning)))
 		}
 	}
+}
+
+// mcpServers are the settings' MCP servers as the adapter takes them: the
+// disabled left out, ${VAR} expanded from the environment.
+func mcpServers(cfg *config.Settings, getenv func(string) string) map[string]tools.MCPServer {
+	servers := map[string]tools.MCPServer{}
+	for name, srv := range cfg.MCPServers {
+		if srv.Disabled {
+			continue
+		}
+		srv = srv.Expanded(getenv)
+		servers[name] = tools.MCPServer{Type: srv.Type, Timeout: time.Duration(srv.Timeout), Command: srv.Command, Args: srv.Args,
+			Env: srv.Env, URL: srv.URL, Headers: srv.Headers, Policy: srv.Policy}
+	}
+	return servers
 }
 
 // engineConfig is the engine's configuration but for the model, the gate

@@ -118,14 +118,14 @@ func TrustFolder(store *config.TrustStore, arg string, stdout io.Writer, getenv 
 	}
 	switch {
 	case w == nil:
-		fmt.Fprintf(stdout, "%s has no .agentty.json; trusting it anyway (a config added later must be trusted again).\n", dir)
+		fmt.Fprintf(stdout, "%s has no .agentty.json or .mcp.json; trusting it anyway (a config added later must be trusted again).\n", dir)
 	case len(w.Risky) == 0:
 		fmt.Fprintf(stdout, "%s asks for nothing risky; trusting it.\n", w.File)
 	default:
 		if changed := store.Changes(w); changed != nil && !store.Holds(w) {
 			fmt.Fprintf(stdout, "%s changed since you trusted it: %s.\n", w.File, strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(stdout, "Trusting %s: its .agentty.json may now\n%s", dir, config.DescribeRisky(w, termWidth(stdout)))
+		fmt.Fprintf(stdout, "Trusting %s: its %s may now\n%s", dir, w.Names(), config.DescribeRisky(w, termWidth(stdout)))
 	}
 	if err := store.Trust(dir, w); err != nil {
 		return err

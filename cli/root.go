@@ -169,7 +169,7 @@ func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
 	fs.StringVar(&o.DataDir, "data-dir", "", "where sessions live (default $AGENTTY_HOME, $XDG_DATA_HOME/agentty or ~/.local/share/agentty)")
 	fs.StringVar(&o.Workspace, "workspace", "", "the folder the file tools work in (default: the current folder)")
 	fs.StringVar(&o.Agent, "agent", "", "run as this agent (see agentty agents)")
-	fs.BoolVar(&o.TrustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json run programs, reach hosts and loosen approvals, this once")
+	fs.BoolVar(&o.TrustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json and .mcp.json run programs, reach hosts and loosen approvals, this once")
 	fs.StringVar(&o.OTLP, "otlp", "", "send traces to this OTLP collector, e.g. http://localhost:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.BoolVar(&o.TraceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
 	fs.StringVar(&o.NATS, "nats", "", "keep the sessions in this NATS server's JetStream and publish every event there, e.g. nats://127.0.0.1:4222 (default $AGENTTY_NATS_URL)")

@@ -80,7 +80,7 @@ func TestProjectConfigOverUserConfig(t *testing.T) {
 
 // TestToolsListsMCPServers configures a real MCP server and a broken one.
 func TestToolsListsMCPServers(t *testing.T) {
-	server, _ := filepath.Abs("tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	if _, err := os.Stat(server); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("server-everything is not installed")
@@ -129,5 +129,55 @@ func TestConfigDefaultsAndStdin(t *testing.T) {
 	code = Execute(context.Background(), []string{"run", "--model", "offline", "-"}, strings.NewReader("what is 6*7\n"), &outb, &errb, func(k string) string { return env[k] })
 	if code != 0 || !strings.Contains(outb.String(), "42") {
 		t.Errorf("task from stdin: exit %d, %q %q", code, outb.String(), errb.String())
+	}
+}
+
+// TestMCPJSONUnderTrust: a folder with only Claude Code's .mcp.json gets
+// its servers once trusted, not before, with ${VAR} and ${VAR:-default}
+// expanded; a changed file must be trusted again; the entry shapes of
+// other clients (type, disabled, timeout) are accepted.
+func TestMCPJSONUnderTrust(t *testing.T) {
+	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(server); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("server-everything is not installed")
+		}
+		t.Skip("server-everything is not installed")
+	}
+	ws := t.TempDir()
+	mcpJSON := `{"mcpServers": {
+  "everything": {"type": "stdio", "command": "${AGENTTY_TEST_NODE:-node}", "args": ["${AGENTTY_TEST_SERVER}", "stdio"], "timeout": 30},
+  "off": {"command": "agentty-no-such-server", "disabled": true}
+}}`
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(mcpJSON), 0o600)
+	env := agentEnv(t)
+	env["AGENTTY_TEST_SERVER"] = server
+	code, out, errs := runCLI(t, context.Background(), env, "tools", "--workspace", ws)
+	if code != 0 || strings.Contains(out, "everything__") || !strings.Contains(errs, "mcpServers.everything") {
+		t.Fatalf("untrusted: exit %d, tools %q, stderr %q; want the server ignored, and said", code, out, errs)
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "trust", ws)
+	if code != 0 || !strings.Contains(out, "everything") {
+		t.Fatalf("trust: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "tools", "--workspace", ws)
+	if code != 0 || !strings.Contains(out, "everything__get-sum") || strings.Contains(out+errs, "agentty-no-such-server") {
+		t.Fatalf("trusted: exit %d\n%s\n%s", code, out, errs)
+	}
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(strings.Replace(mcpJSON, `"stdio"]`, `"stdio", "--changed"]`, 1)), 0o600)
+	code, out, _ = runCLI(t, context.Background(), env, "tools", "--workspace", ws)
+	if code != 0 || strings.Contains(out, "everything__") {
+		t.Errorf("a changed .mcp.json kept its trust: exit %d\n%s", code, out)
+	}
+	// The same shapes in agentty's own config.
+	cfg := env["AGENTTY_CONFIG"]
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"e": {"type": "stdio", "command": "node", "args": ["`+server+`", "stdio"], "timeout": "30s"}}}`), 0o600)
+	code, out, errs = runCLI(t, context.Background(), env, "tools")
+	if code != 0 || !strings.Contains(out, "e__get-sum") {
+		t.Errorf("the user's config with type and timeout: exit %d\n%s\n%s", code, out, errs)
+	}
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"e": {"type": "websocket", "url": "ws://x"}}}`), 0o600)
+	if code, _, errs = runCLI(t, context.Background(), env, "tools"); code != 1 || !strings.Contains(errs, `mcpServers.e.type: "websocket" is not stdio, http or sse`) {
+		t.Errorf("a bad type: exit %d, %q", code, errs)
 	}
 }

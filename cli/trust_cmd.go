@@ -25,7 +25,7 @@ func newTrustCmd(f *factory) *cobra.Command {
 	opts := &trustOptions{factory: f}
 	cmd := &cobra.Command{
 		Use:   "trust [DIR] | --list | --revoke DIR",
-		Short: "Trust a folder's .agentty.json (default: the workspace)",
+		Short: "Trust a folder's .agentty.json and .mcp.json (default: the workspace)",
 		Example: `  agentty trust
   agentty trust ~/src/project
   agentty trust --list
@@ -68,7 +68,7 @@ func trustRun(opts *trustOptions) int {
 			case err != nil:
 				state = "unreadable: " + err.Error()
 			case w == nil && f.SHA256 != "":
-				state = "its .agentty.json is gone"
+				state = "its .agentty.json and .mcp.json are gone"
 			case w != nil && w.Sum != f.SHA256:
 				state = "changed since trusted: trust it again to use it"
 			}

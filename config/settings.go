@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	pathpkg "path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -87,10 +88,21 @@ func (c *Settings) Tool(name string) (ToolConfig, bool) {
 }
 
 // MCPServer is one server of the mcpServers key, in the shape other MCP
-// clients use: a command to start (stdio), or a URL (streamable HTTP). It
-// is tools.MCPServer field for field (the setup converts one to the other):
-// the settings do not depend on the adapter.
+// clients use (Claude Code's .mcp.json, Cursor's, Cline's): a command to
+// start (stdio), or a URL (streamable HTTP; type sse for the older SSE
+// transport). ${VAR} and ${VAR:-default} in command, args, env, url and
+// headers are expanded from agentty's environment when the server starts
+// (Expand). The setup converts it to tools.MCPServer: the settings do not
+// depend on the adapter.
 type MCPServer struct {
+	// Type is stdio, http (or streamable-http) or sse; "" is stdio with a
+	// command, http with a url.
+	Type string `json:"type,omitempty"`
+	// Disabled leaves the server out.
+	Disabled bool `json:"disabled,omitempty"`
+	// Timeout bounds the server's start (a call, three times it): a
+	// number of seconds or a duration ("45s").
+	Timeout Seconds  `json:"timeout,omitempty"`
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	// Env is set in a stdio server's environment, over a minimal one: a
@@ -165,12 +177,8 @@ func Parse(path string, b []byte) (*Settings, error) {
 		}
 		return nil, fmt.Errorf("config %s: %v", path, err)
 	}
-	for name, sc := range c.MCPServers {
-		switch sc.Policy {
-		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
-		default:
-			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, sc.Policy)
-		}
+	if err := checkMCP(path, b, c.MCPServers); err != nil {
+		return nil, err
 	}
 	for name, tc := range c.Tools {
 		if _, err := pathpkg.Match(name, ""); err != nil {
@@ -351,4 +359,92 @@ func (c *Settings) Merge(o *Settings) {
 	if o.Compact.Model != "" {
 		c.Compact.Model = o.Compact.Model
 	}
+}
+
+// checkMCP checks the values of the mcpServers entries of the file path
+// (its bytes b, for the line of an entry).
+func checkMCP(path string, b []byte, servers map[string]MCPServer) error {
+	for name, sc := range servers {
+		switch sc.Policy {
+		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
+		default:
+			return fmt.Errorf("config %s:%d: field mcpServers.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, sc.Policy)
+		}
+		switch sc.Type {
+		case "", "stdio", "http", "streamable-http", "sse":
+		default:
+			return fmt.Errorf("config %s:%d: field mcpServers.%s.type: %q is not stdio, http or sse", path, lineOf(b, `"`+name+`"`), name, sc.Type)
+		}
+	}
+	return nil
+}
+
+// Seconds is a time limit in a config file: a number of seconds, or a
+// duration string ("45s", "2m").
+type Seconds time.Duration
+
+// UnmarshalJSON reads a number of seconds or a duration string.
+func (s *Seconds) UnmarshalJSON(b []byte) error {
+	var n float64
+	if err := json.Unmarshal(b, &n); err == nil {
+		if n < 0 {
+			return fmt.Errorf("a time limit of %v seconds", n)
+		}
+		*s = Seconds(n * float64(time.Second))
+		return nil
+	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return fmt.Errorf("want a number of seconds or a duration such as \"45s\", got %s", b)
+	}
+	d, err := time.ParseDuration(str)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a number of seconds or a duration such as \"45s\", got %q", str)
+	}
+	*s = Seconds(d)
+	return nil
+}
+
+// MarshalJSON writes the limit as a duration string.
+func (s Seconds) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(s).String()) }
+
+// envRef is ${VAR} or ${VAR:-default}.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
+// Expand replaces ${VAR} in s with VAR's value in getenv, and
+// ${VAR:-default} with it or, when it is unset or empty, default; as
+// Claude Code does in .mcp.json. Nothing else in s changes.
+func Expand(s string, getenv func(string) string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
+		if v := getenv(m[1]); v != "" {
+			return v
+		}
+		return m[2]
+	})
+}
+
+// Expanded is the entry with ${VAR} expanded in its command, args, env,
+// url and headers.
+func (m MCPServer) Expanded(getenv func(string) string) MCPServer {
+	m.Command, m.URL = Expand(m.Command, getenv), Expand(m.URL, getenv)
+	m.Args = slices.Clone(m.Args)
+	for i, a := range m.Args {
+		m.Args[i] = Expand(a, getenv)
+	}
+	expandAll := func(kv map[string]string) map[string]string {
+		if kv == nil {
+			return nil
+		}
+		out := make(map[string]string, len(kv))
+		for k, v := range kv {
+			out[k] = Expand(v, getenv)
+		}
+		return out
+	}
+	m.Env, m.Headers = expandAll(m.Env), expandAll(m.Headers)
+	return m
 }

@@ -38,18 +38,22 @@ var safeKeys = map[string]bool{
 // would enable.
 type Workspace struct {
 	Dir  string // the workspace, absolute, symlinks resolved
-	File string // Dir/.agentty.json
-	Sum  string // hex SHA-256 of the file
-	Cfg  *Settings
+	File string // Dir/.agentty.json, or Dir/.mcp.json when that is all
+	// Files are the files read: .agentty.json and .mcp.json, those there.
+	Files []string
+	Sum   string // hex SHA-256 of the files' bytes
+	Cfg   *Settings
 	// Risky maps each risky key ("mcpServers.web", "base_url",
 	// "tools.write_file.policy") to its value as compact JSON.
 	Risky map[string]string
 }
 
-// ReadWorkspace reads dir/.agentty.json: nil when there is none. A
-// symlink that leads out of the folder, an unreadable file and an invalid one
-// are errors that name the file. user is the person's own config, against
-// which "tightening" a tool policy is judged.
+// ReadWorkspace reads dir/.agentty.json and dir/.mcp.json (Claude Code's
+// project file: its mcpServers, under .agentty.json's of the same name):
+// nil when there is neither. A symlink that leads out of the folder, an
+// unreadable file and an invalid one are errors that name the file. user
+// is the person's own config, against which "tightening" a tool policy is
+// judged.
 func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -58,7 +62,54 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	path := filepath.Join(abs, ".agentty.json")
+	path, mcpPath := filepath.Join(abs, ".agentty.json"), filepath.Join(abs, ".mcp.json")
+	b, err := readInside(abs, path)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := readInside(abs, mcpPath)
+	if err != nil || (b == nil && mb == nil) {
+		return nil, err
+	}
+	w := &Workspace{Dir: abs, File: path, Cfg: &Settings{}}
+	sum := sha256.New()
+	if b != nil {
+		if w.Cfg, err = Parse(path, b); err != nil {
+			return nil, err
+		}
+		sum.Write(b)
+	} else {
+		w.File = mcpPath
+	}
+	if mb != nil {
+		if err := mergeMCPJSON(w.Cfg, mcpPath, mb); err != nil {
+			return nil, err
+		}
+		// Trusting the folder trusts both files as they are: a change to
+		// either must be trusted again.
+		fmt.Fprintf(sum, "\x00.mcp.json\x00%s", mb)
+		w.Files = append(w.Files, mcpPath)
+	}
+	if b != nil {
+		w.Files = append([]string{path}, w.Files...)
+	}
+	w.Sum, w.Risky = hex.EncodeToString(sum.Sum(nil)), riskyKeys(w.Cfg, user)
+	return w, nil
+}
+
+// Names are the names of the workspace's files read, as a person says
+// them: ".agentty.json", ".mcp.json" or ".agentty.json and .mcp.json".
+func (w *Workspace) Names() string {
+	var names []string
+	for _, f := range w.Files {
+		names = append(names, filepath.Base(f))
+	}
+	return strings.Join(names, " and ")
+}
+
+// readInside reads the file path of the folder dir: nil when there is
+// none; an error when it is a symlink out of dir, unreadable or too big.
+func readInside(dir, path string) ([]byte, error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -71,7 +122,7 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config %s: a symlink that cannot be followed: %w", path, err)
 		}
-		if rel, err := filepath.Rel(abs, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return nil, fmt.Errorf("config %s: a symlink to %s, outside the workspace; refusing to read it", path, target)
 		}
 	}
@@ -79,12 +130,37 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	c, err := Parse(path, b)
-	if err != nil {
-		return nil, err
+	return b, nil
+}
+
+// mergeMCPJSON adds the servers of a .mcp.json (b, read from path) to c,
+// under c's own of the same name. The file is Claude Code's: its fields
+// other than mcpServers, and fields of an entry agentty does not use, are
+// ignored.
+func mergeMCPJSON(c *Settings, path string, b []byte) error {
+	var f struct {
+		MCPServers map[string]MCPServer `json:"mcpServers"`
 	}
-	sum := sha256.Sum256(b)
-	return &Workspace{Dir: abs, File: path, Sum: hex.EncodeToString(sum[:]), Cfg: c, Risky: riskyKeys(c, user)}, nil
+	if err := json.Unmarshal(b, &f); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("config %s:%d: %v", path, lineAt(b, se.Offset), se)
+		}
+		return fmt.Errorf("config %s: %v", path, err)
+	}
+	if err := checkMCP(path, b, f.MCPServers); err != nil {
+		return err
+	}
+	for name, srv := range f.MCPServers {
+		if _, ok := c.MCPServers[name]; ok {
+			continue
+		}
+		if c.MCPServers == nil {
+			c.MCPServers = map[string]MCPServer{}
+		}
+		c.MCPServers[name] = srv
+	}
+	return nil
 }
 
 // riskyKeys lists what an untrusted workspace config c may not set, each

@@ -22,7 +22,13 @@ import (
 // other MCP clients use: a command to start (stdio), or a URL (streamable
 // HTTP).
 type MCPServer struct {
-	Command string   `json:"command,omitempty"`
+	// Type is "sse" for a server on the older HTTP+SSE transport; else a
+	// URL is streamable HTTP and a command stdio.
+	Type string `json:"type,omitempty"`
+	// Timeout, when set, bounds this server's start (and a call, three
+	// times it) instead of MCPConfig.Timeout.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	Command string        `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	// Env is set in a stdio server's environment, over a minimal one
 	// (ChildEnv): a server sees an API key only when Env passes it.
@@ -108,9 +114,18 @@ func StartMCP(ctx context.Context, servers map[string]MCPServer, cfg MCPConfig) 
 	return m
 }
 
+// timeoutOf is the time limit of server s's start: its own, else the
+// adapter's.
+func (m *MCP) timeoutOf(s *mcpServer) time.Duration {
+	if s.cfg.Timeout > 0 {
+		return s.cfg.Timeout
+	}
+	return m.timeout
+}
+
 // connect starts or dials a server and lists its tools; s.mu is held.
 func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
-	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	ctx, cancel := context.WithTimeout(ctx, m.timeoutOf(s))
 	defer cancel()
 	var transport mcp.Transport
 	switch {
@@ -125,6 +140,8 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 		// Some servers do not exit when stdin closes; do not wait long.
 		transport = &stdioTransport{cmd: cmd, terminate: 500 * time.Millisecond, log: s.log}
 		s.cmd = cmd
+	case s.cfg.URL != "" && s.cfg.Type == "sse":
+		transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}}
 	case s.cfg.URL != "":
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
 	default:
@@ -176,7 +193,7 @@ func listTools(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Tool, error) {
 // refresh reads a server's tool list again after it said it changed.
 func (m *MCP) refresh(s *mcpServer) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), m.timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), m.timeoutOf(s))
 		defer cancel()
 		s.mu.Lock()
 		sess := s.session
@@ -269,7 +286,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 		Description: strings.TrimSpace(fmt.Sprintf("%s (from MCP server %s)", desc, s.name)),
 		Schema:      schema,
 		Policy:      mcpPolicy(s.cfg, t),
-		Timeout:     m.timeout * 3,
+		Timeout:     m.timeoutOf(s) * 3,
 		Func: func(ctx context.Context, c *engine.Call) (string, error) {
 			return m.call(ctx, s, t.Name, c.Args)
 		},
