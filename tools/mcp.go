@@ -29,7 +29,7 @@ type MCPServer struct {
 	// times it) instead of MCPConfig.Timeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	Command string        `json:"command,omitempty"`
-	Args    []string `json:"args,omitempty"`
+	Args    []string      `json:"args,omitempty"`
 	// Env is set in a stdio server's environment, over a minimal one
 	// (ChildEnv): a server sees an API key only when Env passes it.
 	Env     map[string]string `json:"env,omitempty"`
