@@ -306,6 +306,12 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 	if st.instructions, err = config.NewInstructions(wsDir, getenv); err != nil {
 		return engine.Config{}, err
 	}
+	share := cfg.InstructionsShare
+	if share <= 0 || share > 100 {
+		share = 25
+	}
+	full := cmp.Or(budget, engine.DefaultBudget)
+	st.instructions.SetLimit(full*share/100, fmt.Sprintf("%d%% of the %d-token context budget; instructions_share in the config sets it", share, full))
 	in, problems := st.instructions.Load()
 	st.Notices = append(st.Notices, problems...)
 	if n := config.InstructionsNotice(in); n != "" {

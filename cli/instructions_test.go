@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -93,4 +94,36 @@ func TestRunWithInstructions(t *testing.T) {
 			t.Errorf("model_request %d: instruction_tokens = %d, want > 0", i, r.InstructionTokens)
 		}
 	}
+}
+
+// agentty run --json from a folder of a repository gives the model the
+// root's AGENTS.md and the folder's, root first (run_started.instructions).
+func TestRunFromASubfolderReadsEveryLevel(t *testing.T) {
+	env, _ := instructionsEnv(t)
+	repo := t.TempDir()
+	sub := filepath.Join(repo, "pkg", "stats")
+	for _, d := range []string{filepath.Join(repo, ".git"), sub} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(repo, "AGENTS.md"), "# Root rules")
+	writeFile(t, filepath.Join(sub, "AGENTS.md"), "# Stats rules")
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--json", "--workspace", sub, "--model", "offline", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var ev engine.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Kind != engine.KindRunStarted {
+			continue
+		}
+		got := ev.Data.(*engine.RunStarted).Instructions
+		if want := []string{"AGENTS.md", filepath.Join("pkg", "stats", "AGENTS.md")}; !slices.Equal(got, want) {
+			t.Errorf("run_started.instructions = %v, want %v", got, want)
+		}
+		return
+	}
+	t.Fatalf("no run_started in\n%s", out)
 }

@@ -14,10 +14,16 @@ import (
 )
 
 // Project instructions are Markdown files the model is given with the
-// system prompt: the user's AGENTS.md beside their config, then the
-// workspace's AGENTS.md (or CLAUDE.md when there is no AGENTS.md). They are
-// text, not settings: they load in an untrusted workspace too (they cannot
-// start a process or reach a host), and agentty says which it gives.
+// system prompt: the user's AGENTS.md beside their config, then at each
+// level from the repository's root (the nearest folder above the
+// workspace with .git, else the workspace) down to the workspace, root
+// first, that level's AGENTS.md (or CLAUDE.md when there is no AGENTS.md),
+// as Codex and Claude Code read them. The AGENTS.md files below the
+// workspace are listed (path and first heading), for the model to read when
+// it works there. They are text, not settings: they load in an untrusted
+// workspace too (they cannot start a process or reach a host), and agentty
+// says which it gives. Together they may take a share of the context budget
+// (SetLimit); past it they are cut, and said to be.
 
 // maxInstructions bounds one instructions file; the rest of a longer one is
 // cut off, and the model and the person are told so.
@@ -37,9 +43,16 @@ type instructionFile struct {
 // concurrent use.
 type Instructions struct {
 	user instructionFile
-	// workspace are AGENTS.md then CLAUDE.md: the first that exists is
-	// read.
-	workspace []instructionFile
+	// levels are, root first, each level's AGENTS.md then CLAUDE.md: of
+	// each, the first that exists is read.
+	levels [][]instructionFile
+	// nested lists the AGENTS.md files below the workspace, with their
+	// first headings (found once, at the start).
+	nested string
+	// limit is the most tokens they may take together (0: no limit), and
+	// why, for the notice.
+	limit    int
+	limitWhy string
 	// read reads a file: its first n bytes, and whether there was more
 	// (ReadAtMost; a seam for tests).
 	read func(path string, n int) ([]byte, bool, error)
@@ -72,10 +85,52 @@ func NewInstructions(wsDir string, getenv func(string) string) (*Instructions, e
 		user: instructionFile{path: userPath, show: homeShort(userPath, getenv("HOME"))},
 		read: ReadAtMost,
 	}
-	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-		p.workspace = append(p.workspace, instructionFile{path: filepath.Join(wsDir, name), show: name, root: root})
+	top := repoRoot(root)
+	for _, dir := range levels(top, root) {
+		rel, _ := filepath.Rel(top, dir)
+		var level []instructionFile
+		for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
+			show := filepath.Join(rel, name)
+			level = append(level, instructionFile{path: filepath.Join(dir, name), show: show, root: top})
+		}
+		p.levels = append(p.levels, level)
 	}
+	p.nested = nestedInstructions(root)
 	return p, nil
+}
+
+// SetLimit caps the instructions at tokens (0: no cap); why says what the
+// cap is, for the notice ("25% of the 64000-token context budget").
+func (p *Instructions) SetLimit(tokens int, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limit, p.limitWhy = tokens, why
+}
+
+// repoRoot is the nearest folder from dir up with a .git, else dir.
+func repoRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return dir
+		}
+		d = up
+	}
+}
+
+// levels are the folders from top down to dir, both included (dir is top
+// or below it).
+func levels(top, dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		out = append([]string{d}, out...)
+		if d == top || filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
 
 // homeShort writes path under home as ~/…; others as they are.
@@ -96,20 +151,20 @@ func (p *Instructions) Load() (engine.Instructions, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var files []instructionFile
-	var ws *instructionFile
-	for i, f := range p.workspace {
-		if present(f.path) {
-			ws = &p.workspace[i] // CLAUDE.md only when there is no AGENTS.md
-			break
+	userRead := present(p.user.path)
+	for _, level := range p.levels {
+		for _, f := range level {
+			if present(f.path) {
+				files = append(files, f) // CLAUDE.md only when there is no AGENTS.md
+				// The user's is read once, as the workspace's, when a
+				// level is the config's folder.
+				userRead = userRead && !sameFile(filepath.Dir(p.user.path), filepath.Dir(f.path))
+				break
+			}
 		}
 	}
-	// The user's, unless the workspace is the config's folder: then it is
-	// read once, as the workspace's.
-	if present(p.user.path) && (ws == nil || !sameFile(filepath.Dir(p.user.path), filepath.Dir(ws.path))) {
-		files = append(files, p.user)
-	}
-	if ws != nil {
-		files = append(files, *ws)
+	if userRead {
+		files = append([]instructionFile{p.user}, files...)
 	}
 	var in engine.Instructions
 	var parts, problems []string
@@ -131,7 +186,16 @@ func (p *Instructions) Load() (engine.Instructions, []string) {
 			delete(p.cache, path) // a file no longer used is read afresh if it comes back
 		}
 	}
+	if p.nested != "" {
+		parts = append(parts, p.nested)
+	}
 	in.Text = strings.Join(parts, "\n\n")
+	if p.limit > 0 && engine.EstimateTokens(in.Text) > p.limit {
+		n := engine.EstimateTokens(in.Text)
+		in.Text = in.Text[:runeStart([]byte(in.Text[:p.limit*4]))] +
+			fmt.Sprintf("\n\n[the project instructions are cut here: they are ~%d tokens, more than their share, %s]", n, p.limitWhy)
+		problems = append(problems, fmt.Sprintf("the project instructions are ~%d tokens, more than their share (%s): only the first ~%d are given to the model", n, p.limitWhy, p.limit))
+	}
 	return in, problems
 }
 
@@ -227,4 +291,61 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// nestedInstructions lists the AGENTS.md files in the folders below dir
+// (not dir's own), each with its first heading, for the model: at most 50,
+// in the first 4000 folders, skipping hidden folders and those of
+// dependencies and builds. "" when there are none.
+func nestedInstructions(dir string) string {
+	var lines []string
+	folders := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if len(lines) >= 50 || folders >= 4000 {
+			return filepath.SkipAll
+		}
+		if err != nil {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		folders++
+		switch name := d.Name(); {
+		case p == dir:
+			return nil
+		case strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor" || name == "target" || name == "dist" || name == "build":
+			return filepath.SkipDir
+		}
+		f := filepath.Join(p, "AGENTS.md")
+		if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, f)
+		line := "- " + rel
+		if h := firstHeading(f); h != "" {
+			line += ": " + h
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if len(lines) == 0 {
+		return ""
+	}
+	return "# Instructions in the folders below\n\nThese folders have an AGENTS.md of their own; read it before you work there:\n" + strings.Join(lines, "\n")
+}
+
+// firstHeading is the first Markdown heading in the file's first 4 KiB,
+// without its #s; "" when there is none.
+func firstHeading(path string) string {
+	b, _, err := ReadAtMost(path, 4<<10)
+	if err != nil {
+		return ""
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(l), "#"); ok {
+			return engine.OneLine(strings.TrimSpace(strings.TrimLeft(h, "#")), 80)
+		}
+	}
+	return ""
 }

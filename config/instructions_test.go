@@ -293,3 +293,46 @@ func writeFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// From a folder of a repository, the instructions are every level's from
+// the root (the folder with .git) down, root first; the AGENTS.md files
+// below are listed with their first headings; past their share of the
+// budget they are cut, and said to be.
+func TestInstructionsAtEveryLevel(t *testing.T) {
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	ws := filepath.Join(repo, "internal", "cmd")
+	os.MkdirAll(filepath.Join(ws, "stats", "deep"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "node_modules", "x"), 0o755)
+	write := func(p, s string) { os.WriteFile(filepath.Join(repo, p), []byte(s), 0o644) }
+	write("AGENTS.md", "# The repo\n\nUse tabs.")
+	write("internal/CLAUDE.md", "Internal code.")
+	write("internal/cmd/AGENTS.md", "Commands here.")
+	write("internal/cmd/stats/deep/AGENTS.md", "intro\n\n## Deep stats rules\n")
+	write("internal/cmd/node_modules/x/AGENTS.md", "# not ours")
+	p, err := NewInstructions(ws, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, problems := p.Load()
+	want := []string{"AGENTS.md", filepath.Join("internal", "CLAUDE.md"), filepath.Join("internal", "cmd", "AGENTS.md")}
+	if !slices.Equal(in.Sources, want) || problems != nil {
+		t.Fatalf("sources %v, problems %v; want %v", in.Sources, problems, want)
+	}
+	root, internal, cmd := strings.Index(in.Text, "Use tabs."), strings.Index(in.Text, "Internal code."), strings.Index(in.Text, "Commands here.")
+	if root < 0 || !(root < internal && internal < cmd) {
+		t.Errorf("not root first:\n%s", in.Text)
+	}
+	if !strings.Contains(in.Text, "- "+filepath.Join("stats", "deep", "AGENTS.md")+": Deep stats rules") || strings.Contains(in.Text, "not ours") {
+		t.Errorf("the nested files are not listed as they should be:\n%s", in.Text)
+	}
+	write("AGENTS.md", "# The repo\n\n"+strings.Repeat("Use tabs. ", 2000))
+	p.SetLimit(500, "25% of the 2000-token context budget")
+	in, problems = p.Load()
+	if n := engine.EstimateTokens(in.Text); n > 600 || !strings.Contains(in.Text, "[the project instructions are cut here") {
+		t.Errorf("%d tokens after the cut:\n%.300s…", n, in.Text)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "more than their share (25% of the 2000-token context budget)") {
+		t.Errorf("problems %v", problems)
+	}
+}

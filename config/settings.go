@@ -31,6 +31,9 @@ type Settings struct {
 	// and --max-steps; MaxDepth bounds delegation between agents
 	// (engine.Config.MaxDepth, default 2).
 	ContextBudget int `json:"context_budget,omitempty"`
+	// InstructionsShare is the most of the context budget the project
+	// instructions may take, in percent (default 25).
+	InstructionsShare int `json:"instructions_share,omitempty"`
 	MaxSteps      int `json:"max_steps,omitempty"`
 	MaxDepth      int `json:"max_depth,omitempty"`
 	// MaxToolCalls caps the tool calls run of one decision
@@ -305,6 +308,7 @@ func (c *Settings) Merge(o *Settings) {
 		c.SystemPrompt = o.SystemPrompt
 	}
 	c.ContextBudget, c.MaxSteps = positive(o.ContextBudget, c.ContextBudget), positive(o.MaxSteps, c.MaxSteps)
+	c.InstructionsShare = positive(o.InstructionsShare, c.InstructionsShare)
 	c.MaxToolCalls, c.MaxDepth = positive(o.MaxToolCalls, c.MaxToolCalls), positive(o.MaxDepth, c.MaxDepth)
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts

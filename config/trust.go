@@ -31,6 +31,8 @@ var safeKeys = map[string]bool{
 	"system_prompt":  true,
 	"max_steps":      true,
 	"context_budget": true,
+	// a share of the budget can only cut what the model is given
+	"instructions_share": true,
 	"temperature":    true,
 }
 
