@@ -34,8 +34,8 @@ type Settings struct {
 	// InstructionsShare is the most of the context budget the project
 	// instructions may take, in percent (default 25).
 	InstructionsShare int `json:"instructions_share,omitempty"`
-	MaxSteps      int `json:"max_steps,omitempty"`
-	MaxDepth      int `json:"max_depth,omitempty"`
+	MaxSteps          int `json:"max_steps,omitempty"`
+	MaxDepth          int `json:"max_depth,omitempty"`
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`

@@ -33,7 +33,7 @@ var safeKeys = map[string]bool{
 	"context_budget": true,
 	// a share of the budget can only cut what the model is given
 	"instructions_share": true,
-	"temperature":    true,
+	"temperature":        true,
 }
 
 // Workspace is a workspace's .agentty.json as read, and what trusting it
