@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 )
 
@@ -175,7 +176,7 @@ func TestUnknownCommandSuggests(t *testing.T) {
 // completion scripts and the man page are generated.
 func TestHelpAndCompletion(t *testing.T) {
 	env := testEnv(t)
-	for _, c := range [][]string{{}, {"run"}, {"sessions"}, {"sessions", "ls"}, {"tools"}, {"agents"}, {"trust"}, {"replay"}, {"eval"}, {"workflow", "run"}, {"workflows"}, {"search"}, {"index"}, {"serve"}, {"worker"}, {"submit"}, {"watch"}} {
+	for _, c := range [][]string{{}, {"run"}, {"sessions"}, {"sessions", "ls"}, {"tools"}, {"agents"}, {"trust"}, {"replay"}, {"eval"}, {"workflow", "run"}, {"workflows"}, {"search"}, {"index"}, {"serve"}, {"worker"}, {"submit"}, {"watch"}, {"mcp", "import"}} {
 		code, out, errs := runCLI(t, context.Background(), env, append(c, "-h")...)
 		if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Flags:") {
 			t.Errorf("%v -h: exit %d, %q, %q", c, code, out, errs)
@@ -253,4 +254,69 @@ func TestCompletionOffersValues(t *testing.T) {
 	if code, out, _ := runCLI(t, context.Background(), env, "help", "sessions", "ls"); code != 0 || !strings.Contains(out, "List the sessions") {
 		t.Errorf("help sessions ls: exit %d, %q", code, out)
 	}
+}
+
+// TestMCPImport: agentty mcp import reads Codex's and Claude Code's
+// servers, prints them in agentty's shape, and with --write adds them to
+// the person's config, keeping what it had; nothing is started.
+func TestMCPImport(t *testing.T) {
+	env := testEnv(t)
+	home := t.TempDir()
+	env["HOME"] = home
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(`model = "o3"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "mcp-server-docs"]
+env = { "API_KEY" = "k" }
+startup_timeout_sec = 20
+
+[mcp_servers.remote]
+url = "https://mcp.example.com/mcp"
+bearer_token_env_var = "REMOTE_TOKEN"
+`), 0o600)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"numStartups": 3, "mcpServers": {"fs": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}, "docs": {"command": "other"}}}`), 0o600)
+	code, out, errs := runCLI(t, context.Background(), env, "mcp", "import")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(got.MCPServers) != 3 || got.MCPServers["docs"]["command"] != "npx" || got.MCPServers["docs"]["timeout"] != "20s" ||
+		got.MCPServers["remote"]["headers"].(map[string]any)["Authorization"] != "Bearer ${REMOTE_TOKEN}" || got.MCPServers["fs"]["type"] != "stdio" {
+		t.Errorf("imported %v", got.MCPServers)
+	}
+	if !strings.Contains(errs, "server docs is also in") {
+		t.Errorf("the second docs is not noted: %q", errs)
+	}
+	cfg := env["AGENTTY_CONFIG"]
+	os.WriteFile(cfg, []byte(`{"max_steps": 7, "mcpServers": {"fs": {"command": "mine"}}}`), 0o600)
+	code, out, errs = runCLI(t, context.Background(), env, "mcp", "import", "--write")
+	if code != 0 || !strings.Contains(out, "added docs") || strings.Contains(out, "added fs") {
+		t.Fatalf("--write: exit %d, %q, %q", code, out, errs)
+	}
+	c, err := config.Parse(cfg, mustRead(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxSteps != 7 || c.MCPServers["fs"].Command != "mine" || c.MCPServers["remote"].URL != "https://mcp.example.com/mcp" {
+		t.Errorf("the config after --write: %+v", c)
+	}
+	if code, _, errs := runCLI(t, context.Background(), env, "mcp", "import", "--from", "cursor"); code != 2 {
+		t.Errorf("--from cursor: exit %d, %q", code, errs)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,0 +1,243 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// MCP servers people already have: Codex's ~/.codex/config.toml
+// ([mcp_servers.NAME]) and Claude Code's ~/.claude.json (mcpServers, the
+// user's, and those of the project folder). Importing reads them and
+// starts nothing.
+
+// Imported is what an import found: the servers in agentty's shape, where
+// each came from, and what could not be carried over.
+type Imported struct {
+	Servers map[string]MCPServer
+	From    map[string]string // server → the file it came from
+	Notes   []string
+}
+
+// CodexConfigPath is Codex's config file: $CODEX_HOME/config.toml, else
+// ~/.codex/config.toml ("" with neither).
+func CodexConfigPath(getenv func(string) string) string {
+	if d := getenv("CODEX_HOME"); d != "" {
+		return filepath.Join(d, "config.toml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".codex", "config.toml")
+	}
+	return ""
+}
+
+// ClaudeConfigPath is Claude Code's user file, ~/.claude.json ("" without
+// HOME).
+func ClaudeConfigPath(getenv func(string) string) string {
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".claude.json")
+	}
+	return ""
+}
+
+// codexServer is an [mcp_servers.NAME] table of Codex's config.
+type codexServer struct {
+	Command           string            `toml:"command"`
+	Args              []string          `toml:"args"`
+	Env               map[string]string `toml:"env"`
+	URL               string            `toml:"url"`
+	BearerTokenEnvVar string            `toml:"bearer_token_env_var"`
+	HTTPHeaders       map[string]string `toml:"http_headers"`
+	EnvHTTPHeaders    map[string]string `toml:"env_http_headers"`
+	Enabled           *bool             `toml:"enabled"`
+	StartupTimeoutSec float64           `toml:"startup_timeout_sec"`
+	StartupTimeoutMS  float64           `toml:"startup_timeout_ms"`
+}
+
+// ImportCodex adds the servers of Codex's config file at path to im; a
+// missing file adds nothing.
+func (im *Imported) ImportCodex(path string) error {
+	b, err := ReadSmall(path)
+	if errors.Is(err, fs.ErrNotExist) || path == "" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var f struct {
+		MCPServers map[string]codexServer `toml:"mcp_servers"`
+	}
+	if _, err := toml.Decode(string(b), &f); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.MCPServers)) {
+		c := f.MCPServers[name]
+		s := MCPServer{Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: maps.Clone(c.HTTPHeaders)}
+		if c.Enabled != nil && !*c.Enabled {
+			s.Disabled = true
+		}
+		switch {
+		case c.StartupTimeoutSec > 0:
+			s.Timeout = Seconds(c.StartupTimeoutSec * float64(time.Second))
+		case c.StartupTimeoutMS > 0:
+			s.Timeout = Seconds(c.StartupTimeoutMS * float64(time.Millisecond))
+		}
+		if c.BearerTokenEnvVar != "" {
+			s.Headers = setHeader(s.Headers, "Authorization", "Bearer ${"+c.BearerTokenEnvVar+"}")
+		}
+		for h, env := range c.EnvHTTPHeaders {
+			s.Headers = setHeader(s.Headers, h, "${"+env+"}")
+		}
+		im.add(name, s, path)
+	}
+	return nil
+}
+
+func setHeader(h map[string]string, k, v string) map[string]string {
+	if h == nil {
+		h = map[string]string{}
+	}
+	h[k] = v
+	return h
+}
+
+// ImportClaude adds the servers of Claude Code's user file at path to im:
+// its mcpServers, and those it keeps for the project folder project (its
+// "local" scope); a missing file adds nothing.
+func (im *Imported) ImportClaude(path, project string) error {
+	b, err := ReadSmall(path)
+	if errors.Is(err, fs.ErrNotExist) || path == "" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var f struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	add := func(servers map[string]json.RawMessage, where string) {
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
+			var s MCPServer
+			if err := json.Unmarshal(servers[name], &s); err != nil {
+				im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: %v; not imported", where, name, err))
+				continue
+			}
+			im.add(name, s, where)
+		}
+	}
+	add(f.MCPServers, path)
+	if p, ok := f.Projects[project]; ok {
+		add(p.MCPServers, path+" (project "+project+")")
+	}
+	return nil
+}
+
+// add keeps s as name unless a server of that name came first.
+func (im *Imported) add(name string, s MCPServer, from string) {
+	if im.Servers == nil {
+		im.Servers, im.From = map[string]MCPServer{}, map[string]string{}
+	}
+	if first, dup := im.From[name]; dup {
+		im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s is also in %s, which is kept", from, name, first))
+		return
+	}
+	if s.Command == "" && s.URL == "" {
+		im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s has neither command nor url; not imported", from, name))
+		return
+	}
+	im.Servers[name], im.From[name] = s, from
+}
+
+// MergeMCPServers writes servers into the config file at path (made when
+// there is none), keeping every other key of it and the servers it has
+// already; it returns the names it added. Nothing is started.
+func MergeMCPServers(path string, servers map[string]MCPServer) ([]string, error) {
+	doc := map[string]json.RawMessage{}
+	b, err := ReadSmall(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if _, err := Parse(path, b); err != nil {
+			return nil, err // never write over a file agentty cannot read
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("config %s: %v", path, err)
+		}
+	}
+	have := map[string]json.RawMessage{}
+	if raw, ok := doc["mcpServers"]; ok {
+		if err := json.Unmarshal(raw, &have); err != nil {
+			return nil, fmt.Errorf("config %s: mcpServers: %v", path, err)
+		}
+	}
+	var added []string
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		if _, ok := have[name]; ok {
+			continue
+		}
+		raw, err := json.Marshal(servers[name])
+		if err != nil {
+			return nil, err
+		}
+		have[name] = raw
+		added = append(added, name)
+	}
+	if len(added) == 0 {
+		return nil, nil
+	}
+	raw, err := json.Marshal(have)
+	if err != nil {
+		return nil, err
+	}
+	doc["mcpServers"] = raw
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return added, writeFileAtomic(path, append(out, '\n'))
+}
+
+// writeFileAtomic replaces path with b through a temporary file beside
+// it: a crash leaves the old file or the new, never half of one.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
