@@ -12,45 +12,15 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 )
-
-// claudeTools maps Claude Code's tool names to agentty's. Agent files in
-// any folder may use them: they are capitalised, agentty's are not.
-var claudeTools = map[string]string{
-	"Read":      "read_file",
-	"Write":     "write_file",
-	"Edit":      "edit_file",
-	"MultiEdit": "edit_file",
-	"Grep":      "search_files",
-	"Glob":      "search_files",
-	"LS":        "list_dir",
-	"Bash":      "run_shell",
-	"WebFetch":  "http_get",
-}
 
 // optionalTools are agentty's tools a session has only when the person
 // allows them, and how.
 var optionalTools = map[string]string{
 	"run_shell": "needs --allow-shell (or allow_shell in the config)",
 	"http_get":  "needs http.allow_hosts in the config",
-}
-
-// toolGlob is the pattern an agent file's tool word stands for: Claude
-// Code's names mapped (Read → read_file; mcp__server__tool →
-// server__tool; mcp__server, a whole server → server__*), others as
-// written.
-func toolGlob(word string) string {
-	if to, ok := claudeTools[word]; ok {
-		return to
-	}
-	if rest, ok := strings.CutPrefix(word, "mcp__"); ok {
-		if strings.Contains(rest, "__") {
-			return rest
-		}
-		return rest + "__*"
-	}
-	return word
 }
 
 // ResolveTools resolves def's tool patterns against names, the session's
@@ -77,7 +47,7 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 	}
 	want := map[string]bool{}
 	for _, word := range def.Tools {
-		p := toolGlob(word)
+		p := config.ClaudeToolGlob(word)
 		n := 0
 		for _, name := range names {
 			if ok, _ := path.Match(p, name); ok {
@@ -116,7 +86,7 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 func (def *Def) patterns(ps []string) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = toolGlob(p)
+		out[i] = config.ClaudeToolGlob(p)
 	}
 	return out
 }

@@ -177,15 +177,16 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	notices := slices.Clone(ws.Notes)
 	if trusted {
 		cfg.Merge(ws.Cfg)
-		return cfg, ws, nil, nil
+		return cfg, ws, notices, nil
 	}
 	cfg.Merge(ws.Safe())
 	if notice != "" {
-		return cfg, ws, []string{notice}, nil
+		notices = append([]string{notice}, notices...)
 	}
-	return cfg, ws, nil, nil
+	return cfg, ws, notices, nil
 }
 
 // addTools fills the setup's registry: the built-in tools, the

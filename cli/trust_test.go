@@ -493,3 +493,42 @@ func toolPolicies(t *testing.T, env map[string]string, ws string, args ...string
 	}
 	return got, errs
 }
+
+// TestClaudePermissions: a project's .claude/settings.json rules that are
+// whole tools become agentty's tool policies once the folder is trusted
+// (deny over ask over allow); the others are named as not used.
+func TestClaudePermissions(t *testing.T) {
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(`{"permissions": {
+  "allow": ["Edit", "Bash(npm run test:*)"],
+  "ask": ["Read"],
+  "deny": ["Write", "WebSearch"]}}`), 0o600)
+	env := agentEnv(t)
+	policies := func() (map[string]string, string) {
+		code, out, errs := runCLI(t, context.Background(), env, "tools", "--json", "--workspace", ws)
+		if code != 0 {
+			t.Fatalf("tools: exit %d: %s", code, errs)
+		}
+		var rows []struct{ Name, Policy string }
+		json.Unmarshal([]byte(out), &rows)
+		got := map[string]string{}
+		for _, r := range rows {
+			got[r.Name] = string(r.Policy)
+		}
+		return got, errs
+	}
+	got, errs := policies()
+	if got["edit_file"] != "ask" || got["write_file"] != "deny" || got["read_file"] != "ask" {
+		t.Errorf("untrusted: %v (an allow may not loosen; a deny and an ask tighten)", got)
+	}
+	if !strings.Contains(errs, "permissions allow Bash(npm run test:*), deny WebSearch have no counterpart in agentty") {
+		t.Errorf("the rules that do not map are not named: %q", errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "trust", ws); code != 0 || !strings.Contains(out, ".claude/settings.json") || !strings.Contains(out, "tools.edit_file.policy") {
+		t.Fatalf("trust: exit %d, %q, %q", code, out, errs)
+	}
+	if got, _ = policies(); got["edit_file"] != "allow" || got["write_file"] != "deny" || got["read_file"] != "ask" {
+		t.Errorf("trusted: %v", got)
+	}
+}

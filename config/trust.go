@@ -41,8 +41,12 @@ var safeKeys = map[string]bool{
 type Workspace struct {
 	Dir  string // the workspace, absolute, symlinks resolved
 	File string // Dir/.agentty.json, or Dir/.mcp.json when that is all
-	// Files are the files read: .agentty.json and .mcp.json, those there.
+	// Files are the files read: .agentty.json, .mcp.json and
+	// .claude/settings.json (its permissions), those there.
 	Files []string
+	// Notes say what of them agentty does not use (Claude Code's
+	// permission rules that have no counterpart).
+	Notes []string
 	Sum   string // hex SHA-256 of the files' bytes
 	Cfg   *Settings
 	// Risky maps each risky key ("mcpServers.web", "base_url",
@@ -70,7 +74,12 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		return nil, err
 	}
 	mb, err := readInside(abs, mcpPath)
-	if err != nil || (b == nil && mb == nil) {
+	if err != nil {
+		return nil, err
+	}
+	claudePath := filepath.Join(abs, ".claude", "settings.json")
+	cb, err := readInside(abs, claudePath)
+	if err != nil || (b == nil && mb == nil && cb == nil) {
 		return nil, err
 	}
 	w := &Workspace{Dir: abs, File: path, Cfg: &Settings{}}
@@ -92,6 +101,18 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		fmt.Fprintf(sum, "\x00.mcp.json\x00%s", mb)
 		w.Files = append(w.Files, mcpPath)
 	}
+	if cb != nil {
+		notes, err := mergeClaudePermissions(w.Cfg, claudePath, cb)
+		if err != nil {
+			return nil, err
+		}
+		w.Notes = notes
+		fmt.Fprintf(sum, "\x00.claude/settings.json\x00%s", cb)
+		w.Files = append(w.Files, claudePath)
+		if b == nil && mb == nil {
+			w.File = claudePath
+		}
+	}
 	if b != nil {
 		w.Files = append([]string{path}, w.Files...)
 	}
@@ -104,7 +125,11 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 func (w *Workspace) Names() string {
 	var names []string
 	for _, f := range w.Files {
-		names = append(names, filepath.Base(f))
+		rel, err := filepath.Rel(w.Dir, f)
+		if err != nil {
+			rel = filepath.Base(f)
+		}
+		names = append(names, rel)
 	}
 	return strings.Join(names, " and ")
 }
@@ -119,7 +144,7 @@ func readInside(dir, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
+	if fi.Mode()&fs.ModeSymlink != 0 || filepath.Dir(path) != dir { // the file, or a folder on its way, may be a link
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return nil, fmt.Errorf("config %s: a symlink that cannot be followed: %w", path, err)
