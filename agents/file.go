@@ -233,6 +233,15 @@ func readFile(file string, pl Place) (Def, []Problem, *Problem) {
 // agentName is what a name may be: it becomes the tool transfer_to_NAME.
 var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
+// normalizeName makes def's name an agent's name when only case and dots
+// keep it from being one, noting it (its line is line).
+func normalizeName(def *Def, line int, note func(int, string, string, ...any)) {
+	if n := normalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
+		note(line, "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
+		def.Name = n
+	}
+}
+
 // normalName is name as an agent's name: lower case, its dots made -, as
 // Claude Code's names may have them (dotnet-framework-4.8-expert →
 // dotnet-framework-4-8-expert). Other characters are left for checkDef to
@@ -396,10 +405,7 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 			unknownField(k.Line+1, field, pl, note)
 		}
 	}
-	if n := normalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
-		note(seen["name"], "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
-		def.Name = n
-	}
+	normalizeName(&def, seen["name"], note)
 	if prob := checkDef(file, def, seen["name"]); prob != nil {
 		return Def{}, notes, prob
 	}

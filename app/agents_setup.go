@@ -106,6 +106,29 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 	return ea, true
 }
 
+// loadSkills reads the skill folders of the workspace and the person into
+// st.Skills; what failed or is noted goes with the agent files' summary.
+func (st *Setup) loadSkills(o Options, wsDir string, ws *config.Workspace, getenv func(string) string) error {
+	wsAbs, err := filepath.Abs(wsDir)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", wsDir, err)
+	}
+	if real, err := filepath.EvalSymlinks(wsAbs); err == nil {
+		wsAbs = real
+	}
+	trusted, err := WorkspaceTrusted(o, wsAbs, ws, getenv)
+	if err != nil {
+		return err
+	}
+	st.Skills = agents.LoadSkills(agents.SkillPlaces(wsDir, wsAbs, trusted, getenv))
+	if n := len(st.Skills.Errors) + len(st.Skills.Notes); n > 0 {
+		st.Notices = append(st.Notices, fmt.Sprintf("%d %s: %d not loaded, %d %s; agentty skills lists them",
+			len(st.Skills.Skills)+len(st.Skills.Errors), engine.Plural(len(st.Skills.Skills)+len(st.Skills.Errors), "skill"),
+			len(st.Skills.Errors), len(st.Skills.Notes), engine.Plural(len(st.Skills.Notes), "note")))
+	}
+	return nil
+}
+
 // WorkspaceTrusted reports whether the person trusts the workspace dir
 // (absolute, symlinks resolved): --trust-workspace, or trusted.json holds
 // the folder with its .agentty.json as it is now (ws; none when it was

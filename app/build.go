@@ -54,6 +54,8 @@ type Setup struct {
 	// when they change; limits the model's context window as known.
 	instructions *config.Instructions
 	limits       config.ModelLimits
+	// Skills are the skill folders of the workspace and the person.
+	Skills agents.Skills
 	// knowledge is the search index search_knowledge asks, opened on
 	// its first search (search_cmd.go).
 	knowledge *knowledge
@@ -133,6 +135,10 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		return nil, err
 	}
 	redact := config.NewRedactor(getenv, cfg)
+	if err := st.loadSkills(o, wsDir, ws, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := st.addTools(ctx, o, cfg, wsDir, redact, getenv); err != nil {
 		st.Close()
 		return nil, err
@@ -206,6 +212,7 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
 	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.LocalStore(getenv) }, wsDir, embedding(o, cfg, getenv))
 	add("search", tools.SearchKnowledge(st.knowledge))
+	add("skill", st.Skills.Tools()...)
 	if o.AllowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
 		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
 	}
@@ -324,7 +331,7 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 		Budget:   budget,
 		Window:   st.limits.Window,
 		Compact:  compact,
-		System:   cmp.Or(cfg.SystemPrompt, systemPrompt),
+		System:   cmp.Or(cfg.SystemPrompt, systemPrompt) + st.Skills.Prompt(),
 		Agent:    o.Agent,
 		MaxDepth: cfg.MaxDepth,
 		MaxCalls: cfg.MaxToolCalls,

@@ -153,3 +153,20 @@ func (b *backend) Trust() (string, error) {
 	}
 	return out.String(), nil
 }
+
+// Skills says which Agent Skills the model has, for /skills.
+func (b *backend) Skills() string {
+	ss := &b.con.Setup.Skills
+	if len(ss.Skills) == 0 {
+		return "No skills. Put one in .agentty/skills/NAME/SKILL.md (or .claude/skills, .agents/skills); agentty skills lists them."
+	}
+	var lines []string
+	for _, s := range ss.Skills {
+		lines = append(lines, "• "+s.Name+": "+engine.OneLine(s.Description, 120))
+	}
+	head := fmt.Sprintf("%d %s the model may read (with the skill tool):", len(ss.Skills), engine.Plural(len(ss.Skills), "skill"))
+	if n := len(ss.Errors); n > 0 {
+		head = fmt.Sprintf("%s (%d did not load: agentty skills says why)", head, n)
+	}
+	return head + "\n" + strings.Join(lines, "\n")
+}

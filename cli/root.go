@@ -101,7 +101,7 @@ func addCommands(cmd *cobra.Command, f *factory) {
 	}
 	add("runs", newRunCmd(f), newReplayCmd(f), newEvalCmd(f), newWorkflowCmd(f))
 	add("sessions", newSessionsCmd(f), newSearchCmd(f), newIndexCmd(f))
-	add("defs", newToolsCmd(f), newAgentsCmd(f), newWorkflowsCmd(f), newTrustCmd(f), newMCPCmd(f))
+	add("defs", newToolsCmd(f), newAgentsCmd(f), newSkillsCmd(f), newWorkflowsCmd(f), newTrustCmd(f), newMCPCmd(f))
 	add("fleet", newServeCmd(f), newWorkerCmd(f), newSubmitCmd(f), newWatchCmd(f))
 	cmd.AddCommand(newVersionCmd(f), newManCmd(f))
 	cmd.SetHelpCommand(newHelpCmd())

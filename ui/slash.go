@@ -65,8 +65,15 @@ var commands = []command{
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
 	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
 	{name: "memory", help: "the Memory pane"},
+	{name: "skills", help: "the Agent Skills the model may read"},
 	{name: "trust", help: "trust this workspace's config"},
 	{name: "help", help: "all keys"},
+}
+
+// SkillLister is a backend that can say which Agent Skills the model has
+// (/skills).
+type SkillLister interface {
+	Skills() string
 }
 
 // commandNames lists the commands, for the line an unknown one gets.
@@ -228,6 +235,13 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		return nil
 	case "search":
 		return m.openSearch(arg)
+	case "skills":
+		if s, ok := m.backend.(SkillLister); ok {
+			m.notify(s.Skills())
+		} else {
+			m.notify("/skills is not here: this session is read-only.")
+		}
+		return nil
 	}
 	if why := m.busy(); why != "" {
 		m.notify("/" + name + ": " + why)
