@@ -179,13 +179,18 @@ func Allowed(ts []engine.Tool, def *Def) []engine.Tool {
 }
 
 // Summary is the one line a run says of the agent files (files of them
-// read): how many notes and failures, and where to see them.
-func (a *Set) Summary(files int) string {
+// read): how many notes and failures, whether the untrusted workspace's
+// files were refused something (untrusted), and where to see them.
+func (a *Set) Summary(files int, untrusted string) string {
 	s := fmt.Sprintf("%d agent %s: ", files, engine.Plural(files, "file"))
 	if n := len(a.Errors); n > 0 {
 		s += fmt.Sprintf("%d not loaded, ", n)
 	}
-	return s + fmt.Sprintf("%d %s; agentty agents lists them", len(a.Notes), engine.Plural(len(a.Notes), "note"))
+	s += fmt.Sprintf("%d %s", len(a.Notes), engine.Plural(len(a.Notes), "note"))
+	if untrusted != "" && slices.ContainsFunc(a.Notes, func(p Problem) bool { return strings.HasPrefix(p.Message, "refused") }) {
+		s += " (some refused: the workspace is not trusted; agentty trust " + untrusted + ")"
+	}
+	return s + "; agentty agents lists them"
 }
 
 // unknownAgent is the error of --agent naming no agent: the agents there

@@ -58,7 +58,11 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 		}
 	}
 	if n := len(a.Errors) + len(a.Notes); n > 0 {
-		st.Notices = append(st.Notices, a.Summary(files.Read))
+		untrusted := ""
+		if !trusted {
+			untrusted = config.ShellQuote(wsAbs)
+		}
+		st.Notices = append(st.Notices, a.Summary(files.Read, untrusted))
 	}
 	if o.Agent != "" && !slices.ContainsFunc(out, func(ea engine.Agent) bool { return ea.Name == o.Agent }) {
 		return nil, UsageError{a.UnknownAgent(o.Agent)}

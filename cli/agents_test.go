@@ -198,7 +198,7 @@ func TestUntrustedWorkspaceAgent(t *testing.T) {
 	}
 	// run says so on stderr, and the agent runs on the session's model.
 	code, out, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--agent", "scripted", "--model", "offline", "what is 2+3")
-	if code != 0 || !strings.Contains(out, "5") || !strings.Contains(errs, "warning: "+filepath.Join(dir, "scripted.md")+`:4: model: refused`) {
+	if code != 0 || !strings.Contains(out, "5") || !strings.Contains(errs, "warning: 2 agent files: 3 notes (some refused: the workspace is not trusted; agentty trust "+real+"); agentty agents lists them") {
 		t.Errorf("untrusted run: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 
