@@ -20,6 +20,10 @@ func (g HeadlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict,
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}
-	fmt.Fprintf(g.Stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
+	if p.Rerun {
+		fmt.Fprintf(g.Stderr, "agentty run: tool call %s was interrupted before; it is not run again (pass --yes to run it again)\n", p.ToolCall.Name)
+	} else {
+		fmt.Fprintf(g.Stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
+	}
 	return engine.Verdict{Action: engine.Deny}, nil
 }

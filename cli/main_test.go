@@ -176,7 +176,7 @@ func TestUnknownCommandSuggests(t *testing.T) {
 // completion scripts and the man page are generated.
 func TestHelpAndCompletion(t *testing.T) {
 	env := testEnv(t)
-	for _, c := range [][]string{{}, {"run"}, {"sessions"}, {"sessions", "ls"}, {"tools"}, {"agents"}, {"trust"}, {"replay"}, {"eval"}, {"workflow", "run"}, {"workflows"}, {"search"}, {"index"}, {"serve"}, {"worker"}, {"submit"}, {"watch"}, {"mcp", "import"}} {
+	for _, c := range [][]string{{}, {"run"}, {"sessions"}, {"sessions", "ls"}, {"tools"}, {"agents"}, {"trust"}, {"replay"}, {"eval"}, {"workflow", "run"}, {"workflows"}, {"search"}, {"index"}, {"serve"}, {"worker"}, {"submit"}, {"watch"}, {"mcp", "import"}, {"acp"}, {"skills"}} {
 		code, out, errs := runCLI(t, context.Background(), env, append(c, "-h")...)
 		if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Flags:") {
 			t.Errorf("%v -h: exit %d, %q, %q", c, code, out, errs)

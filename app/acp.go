@@ -1,0 +1,280 @@
+package app
+
+// agentty as an editor's agent over the Agent Client Protocol (JSON-RPC on
+// stdio; Zed, JetBrains IDEs, Neovim and Emacs speak it): a session/new is
+// an agentty session in the editor's folder, journaled like any other;
+// session/prompt is a run whose text, thoughts and tool calls stream as
+// session/update notifications; a tool that asks becomes
+// session/request_permission. The folder's trust is judged as everywhere
+// else: the editor names the folder, it does not vouch for it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+)
+
+// ServeACP answers an ACP client on in and out until it hangs up or ctx
+// ends. o is the setup of every session (its workspace is each session's
+// cwd); what goes wrong outside a request is said on errw.
+func ServeACP(ctx context.Context, o Options, in io.Reader, out io.Writer, errw io.Writer, getenv func(string) string) error {
+	store, err := o.Store(getenv)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	a := &acpAgent{o: o, getenv: getenv, errw: errw, store: store, sessions: map[acp.SessionId]*acpSession{}}
+	a.conn = acp.NewAgentSideConnection(a, out, in)
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	a.closeAll()
+	return nil
+}
+
+// acpAgent is the ACP agent: the sessions the client opened.
+type acpAgent struct {
+	conn   *acp.AgentSideConnection
+	o      Options
+	getenv func(string) string
+	errw   io.Writer
+	store  *sessions.Store
+
+	mu       sync.Mutex
+	sessions map[acp.SessionId]*acpSession
+}
+
+// acpSession is a session the client opened: its setup (for its cwd),
+// journal and state, and the prompt going on.
+type acpSession struct {
+	st      *Setup
+	journal *sessions.Journal
+	sess    *engine.Session
+	mu      sync.Mutex
+	cancel  context.CancelFunc // the prompt going on; nil when none
+}
+
+var (
+	_ acp.Agent       = (*acpAgent)(nil)
+	_ acp.AgentLoader = (*acpAgent)(nil)
+)
+
+// Initialize says what agentty can do: load sessions; prompts of text
+// (and resource links, read as text).
+func (a *acpAgent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
+	return acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersionNumber,
+		AgentCapabilities: acp.AgentCapabilities{LoadSession: true},
+		AgentInfo:         &acp.Implementation{Name: "agentty", Version: "dev"},
+	}, nil
+}
+
+// Authenticate has nothing to do: the model's key is agentty's
+// environment's.
+func (a *acpAgent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+// NewSession makes an agentty session working in the client's cwd.
+func (a *acpAgent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	st, err := a.setup(ctx, p.Cwd)
+	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	j, err := a.store.Create()
+	if err != nil {
+		st.Close()
+		return acp.NewSessionResponse{}, err
+	}
+	id := acp.SessionId(j.ID)
+	a.add(id, &acpSession{st: st, journal: j, sess: engine.NewSession(j.ID)})
+	a.advertise(ctx, id, st)
+	return acp.NewSessionResponse{SessionId: id}, nil
+}
+
+// LoadSession opens an agentty session again and replays its conversation
+// to the client, as the protocol asks.
+func (a *acpAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	j, l, err := a.store.OpenWriter(string(p.SessionId))
+	if err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	st, err := a.setup(ctx, p.Cwd)
+	if err != nil {
+		j.Close()
+		return acp.LoadSessionResponse{}, err
+	}
+	a.add(p.SessionId, &acpSession{st: st, journal: j, sess: l.Session})
+	for _, ev := range l.Events {
+		if ev.ParentRun != "" {
+			continue
+		}
+		switch d := ev.Data.(type) {
+		case *engine.RunStarted:
+			a.update(ctx, p.SessionId, acp.UpdateUserMessageText(d.Task))
+		case *engine.RunFinished:
+			if d.Answer != "" {
+				a.update(ctx, p.SessionId, acp.UpdateAgentMessageText(d.Answer))
+			}
+		}
+	}
+	a.advertise(ctx, p.SessionId, st)
+	return acp.LoadSessionResponse{}, nil
+}
+
+// setup builds what a session in cwd runs on: the client's approvals are
+// its gate.
+func (a *acpAgent) setup(ctx context.Context, cwd string) (*Setup, error) {
+	o := a.o
+	if cwd != "" {
+		o.Workspace = cwd
+	}
+	st, err := Build(ctx, o, acpGate{a}, a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range st.Notices {
+		fmt.Fprintln(a.errw, "agentty acp: warning:", n)
+	}
+	return st, nil
+}
+
+func (a *acpAgent) add(id acp.SessionId, s *acpSession) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old := a.sessions[id]; old != nil {
+		old.close()
+	}
+	a.sessions[id] = s
+}
+
+func (a *acpAgent) session(id acp.SessionId) (*acpSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, fmt.Errorf("no session %s here (session/new or session/load first)", id)
+	}
+	return s, nil
+}
+
+// advertise tells the client the slash commands.
+func (a *acpAgent) advertise(ctx context.Context, id acp.SessionId, st *Setup) {
+	cmds := []acp.AvailableCommand{
+		{Name: "compact", Description: "summarise the oldest history now (optional: what to keep)"},
+		{Name: "memory", Description: "the session's memory facts"},
+	}
+	if len(st.Skills.Skills) > 0 {
+		cmds = append(cmds, acp.AvailableCommand{Name: "skills", Description: "the Agent Skills the model may read"})
+	}
+	a.update(ctx, id, acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
+}
+
+// update sends one session/update; a client that went away ends the
+// connection, which ServeACP sees.
+func (a *acpAgent) update(ctx context.Context, id acp.SessionId, u acp.SessionUpdate) {
+	if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: u}); err != nil {
+		fmt.Fprintln(a.errw, "agentty acp: session/update:", err)
+	}
+}
+
+// Cancel stops the session's prompt going on, at once.
+func (a *acpAgent) Cancel(_ context.Context, p acp.CancelNotification) error {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return nil // nothing to cancel
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	return nil
+}
+
+// CloseSession ends a session here; its journal stays.
+func (a *acpAgent) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionId]
+	delete(a.sessions, p.SessionId)
+	a.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+	return acp.CloseSessionResponse{}, nil
+}
+
+func (s *acpSession) close() {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+	s.journal.Close()
+	s.st.Close()
+}
+
+func (a *acpAgent) closeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, s := range a.sessions {
+		s.close()
+		delete(a.sessions, id)
+	}
+}
+
+// ListSessions lists the sessions of the store, newest first.
+func (a *acpAgent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	list, err := a.store.List()
+	if err != nil {
+		return acp.ListSessionsResponse{}, err
+	}
+	out := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
+	for _, l := range list {
+		updated := l.Updated.UTC().Format("2006-01-02T15:04:05Z")
+		out.Sessions = append(out.Sessions, acp.SessionInfo{SessionId: acp.SessionId(l.ID), Title: acp.Ptr(l.Title), UpdatedAt: &updated})
+	}
+	return out, nil
+}
+
+// ResumeSession is not offered (session/load is).
+func (a *acpAgent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, errors.New("agentty loads sessions with session/load")
+}
+
+// SetSessionMode: agentty has no modes.
+func (a *acpAgent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, nil
+}
+
+// SetSessionConfigOption: agentty offers none.
+func (a *acpAgent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, errors.New("agentty offers no session options")
+}
+
+// promptText is the text of a prompt's blocks: text as it is, a resource
+// link or an embedded text resource as a line naming it (and its text).
+func promptText(blocks []acp.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.ResourceLink != nil:
+			parts = append(parts, "[file: "+b.ResourceLink.Uri+"]")
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, "[file: "+r.Uri+"]\n"+r.Text)
+		}
+	}
+	return strings.TrimSpace(strings.Join(parts, "\n\n"))
+}

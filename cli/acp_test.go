@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// acpClient is an editor, as the SDK's client side: it keeps what the
+// agent streams and answers permission requests with answer.
+type acpClient struct {
+	mu      sync.Mutex
+	text    strings.Builder
+	user    []string
+	tools   map[acp.ToolCallId]acp.ToolCallStatus
+	asked   []string
+	cmds    []string
+	answer  string // the option to select: allow, reject or "" (cancelled)
+	updates chan struct{}
+}
+
+func (c *acpClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := n.Update
+	switch {
+	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+		c.text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+	case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+		c.user = append(c.user, u.UserMessageChunk.Content.Text.Text)
+	case u.ToolCall != nil:
+		c.tools[u.ToolCall.ToolCallId] = u.ToolCall.Status
+	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+		c.tools[u.ToolCallUpdate.ToolCallId] = *u.ToolCallUpdate.Status
+	case u.AvailableCommandsUpdate != nil:
+		for _, cmd := range u.AvailableCommandsUpdate.AvailableCommands {
+			c.cmds = append(c.cmds, cmd.Name)
+		}
+	}
+	select {
+	case c.updates <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *acpClient) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, *p.ToolCall.Title)
+	if c.answer == "" {
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.answer))}, nil
+}
+
+func (c *acpClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return acp.ReadTextFileResponse{}, nil
+}
+func (c *acpClient) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	return acp.WriteTextFileResponse{}, nil
+}
+func (c *acpClient) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	return acp.CreateTerminalResponse{}, nil
+}
+func (c *acpClient) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	return acp.KillTerminalResponse{}, nil
+}
+func (c *acpClient) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	return acp.ReleaseTerminalResponse{}, nil
+}
+func (c *acpClient) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	return acp.TerminalOutputResponse{}, nil
+}
+func (c *acpClient) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	return acp.WaitForTerminalExitResponse{}, nil
+}
+
+// startACP runs `agentty acp args…` with its own data folder (home) and
+// returns the client's connection to it.
+func startACP(t *testing.T, home string, c *acpClient, args ...string) *acp.ClientSideConnection {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"acp"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AGENTTY_HOME=" + filepath.Join(home, "data"), "AGENTTY_CONFIG=" + filepath.Join(home, "config.json")}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("agentty acp did not exit when its stdin closed; stderr:\n%s", stderr.String())
+		}
+	})
+	if c.tools == nil {
+		c.tools, c.updates = map[acp.ToolCallId]acp.ToolCallStatus{}, make(chan struct{}, 1)
+	}
+	conn := acp.NewClientSideConnection(c, stdin, stdout)
+	init, err := conn.Initialize(context.Background(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber})
+	if err != nil || !init.AgentCapabilities.LoadSession {
+		t.Fatalf("initialize: %+v, %v", init, err)
+	}
+	return conn
+}
+
+// agentty acp answers a prompt with the offline model: the answer streams
+// as agent_message_chunk updates, the calculator call as a tool call that
+// completes, and the stop reason is end_turn. The session is journaled,
+// and session/load in a new process replays it.
+func TestACPPrompt(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	c := &acpClient{}
+	conn := startACP(t, home, c, "--model", "offline")
+	ctx := context.Background()
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("what is 17*23?")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	c.mu.Lock()
+	text, tools, cmds := c.text.String(), c.tools, strings.Join(c.cmds, ",")
+	c.mu.Unlock()
+	if !strings.Contains(text, "391") {
+		t.Errorf("the answer streamed: %q", text)
+	}
+	completed := 0
+	for id, st := range tools {
+		if strings.HasPrefix(string(id), "run-1/") && st == acp.ToolCallStatusCompleted {
+			completed++
+		}
+	}
+	if completed != 1 || !strings.Contains(cmds, "compact") {
+		t.Errorf("tool calls %v, commands %s", tools, cmds)
+	}
+	resp, err = conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("/memory")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("/memory: %+v, %v", resp, err)
+	}
+	if _, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: "0nosuch", Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err == nil {
+		t.Error("a prompt to no session was answered")
+	}
+
+	code, out, errs := runCLI(t, ctx, map[string]string{"AGENTTY_HOME": filepath.Join(home, "data"), "HOME": home}, "sessions", "ls")
+	if code != 0 || !strings.Contains(out, string(sess.SessionId)) {
+		t.Errorf("sessions ls: exit %d, %q, %q", code, out, errs)
+	}
+
+	c2 := &acpClient{}
+	conn2 := startACP(t, t.TempDir(), c2) // another data folder: the session is not there
+	if _, err := conn2.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sess.SessionId, Cwd: ws, McpServers: []acp.McpServer{}}); err == nil {
+		t.Error("a session of another data folder loaded")
+	}
+
+	// Closed here, it loads in another process, its conversation replayed.
+	if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	c3 := &acpClient{}
+	conn3 := startACP(t, home, c3, "--model", "offline")
+	if _, err := conn3.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sess.SessionId, Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	c3.mu.Lock()
+	user, text := strings.Join(c3.user, "|"), c3.text.String()
+	c3.mu.Unlock()
+	if !strings.Contains(user, "what is 17*23?") || !strings.Contains(text, "391") {
+		t.Errorf("session/load replayed user %q, agent %q", user, text)
+	}
+	resp, err = conn3.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("what is 2+2?")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("a prompt in the loaded session: %+v, %v", resp, err)
+	}
+}
+
+// A tool that asks is a permission request: rejected, the call is denied
+// and the run goes on; a cancelled prompt stops with cancelled.
+func TestACPPermissionAndCancel(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"x.txt","content":"hi"}}]},{"answer":"done"}]}`)
+	c := &acpClient{answer: "reject"}
+	conn := startACP(t, home, c, "--model", "script:"+sc)
+	ctx := context.Background()
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("write x.txt")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	c.mu.Lock()
+	asked, tools := c.asked, c.tools
+	c.mu.Unlock()
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], "write_file") {
+		t.Errorf("permission asked for %v", asked)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
+		t.Error("the rejected write was done")
+	}
+	for id, st := range tools {
+		if st != acp.ToolCallStatusFailed {
+			t.Errorf("tool call %s: %s, want failed (denied)", id, st)
+		}
+	}
+
+	slow := writeScript(t, `{"turns":[{"answer":"slow","delay_ms":60000}]}`)
+	conn = startACP(t, home, &acpClient{}, "--model", "script:"+slow)
+	if sess, err = conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan acp.PromptResponse, 1)
+	go func() {
+		r, _ := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("take your time")}})
+		done <- r
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := conn.Cancel(ctx, acp.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.StopReason != acp.StopReasonCancelled {
+			t.Errorf("after cancel: %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled prompt did not end")
+	}
+}
