@@ -182,7 +182,7 @@ func Load(places []Place) Files {
 					// An untrusted workspace may not replace the person's own
 					// agent (and the tools they gave it) with its own.
 					out.Notes = append(out.Notes, Problem{File: first.File, Field: "name",
-						Message: fmt.Sprintf("agent %q is the person's own (%s) while this folder is untrusted; this file is not used (to use it: agentty trust DIR)", def.Name, file)})
+						Message: fmt.Sprintf("agent %q is yours (%s) while this folder is untrusted; this file is not used (to use it: agentty trust %s)", def.Name, file, config.ShellQuote(pl.root))})
 					out.Defs[i] = def
 					untrusted[def.Name] = false
 					continue
@@ -236,17 +236,17 @@ var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // normalizeName makes def's name an agent's name when only case and dots
 // keep it from being one, noting it (its line is line).
 func normalizeName(def *Def, line int, note func(int, string, string, ...any)) {
-	if n := normalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
+	if n := NormalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
 		note(line, "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
 		def.Name = n
 	}
 }
 
-// normalName is name as an agent's name: lower case, its dots made -, as
+// NormalName is name as an agent's name: lower case, its dots made -, as
 // Claude Code's names may have them (dotnet-framework-4.8-expert →
 // dotnet-framework-4-8-expert). Other characters are left for checkDef to
 // refuse.
-func normalName(name string) string {
+func NormalName(name string) string {
 	return strings.Trim(strings.ReplaceAll(strings.ToLower(name), ".", "-"), "-")
 }
 

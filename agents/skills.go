@@ -97,7 +97,11 @@ func LoadSkills(places []Place) Skills {
 // readSkill reads the skill in dir (its SKILL.md is file) of place pl.
 func readSkill(dir, file string, pl Place) (Skill, []Problem, *Problem) {
 	if pl.root != "" {
-		if real, err := filepath.EvalSymlinks(dir); err != nil || !inside(pl.root, real) {
+		real, err := filepath.Abs(dir)
+		if err == nil {
+			real, err = filepath.EvalSymlinks(real)
+		}
+		if err != nil || !inside(pl.root, real) {
 			return Skill{}, nil, problem(file, 0, "", "the skill's folder leads outside the workspace; refusing to read it")
 		}
 	}

@@ -181,7 +181,7 @@ func Allowed(ts []engine.Tool, def *Def) []engine.Tool {
 // Summary is the one line a run says of the agent files (files of them
 // read): how many notes and failures, whether the untrusted workspace's
 // files were refused something (untrusted), and where to see them.
-func (a *Set) Summary(files int, untrusted string) string {
+func (a *Set) Summary(files int, untrusted, lister string) string {
 	s := fmt.Sprintf("%d agent %s: ", files, engine.Plural(files, "file"))
 	if n := len(a.Errors); n > 0 {
 		s += fmt.Sprintf("%d not loaded, ", n)
@@ -190,7 +190,7 @@ func (a *Set) Summary(files int, untrusted string) string {
 	if untrusted != "" && slices.ContainsFunc(a.Notes, func(p Problem) bool { return strings.HasPrefix(p.Message, "refused") }) {
 		s += " (some refused: the workspace is not trusted; agentty trust " + untrusted + ")"
 	}
-	return s + "; agentty agents lists them"
+	return s + "; " + lister + " lists them"
 }
 
 // unknownAgent is the error of --agent naming no agent: the agents there

@@ -13,11 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
@@ -73,7 +76,7 @@ var (
 func (a *acpAgent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
-		AgentCapabilities: acp.AgentCapabilities{LoadSession: true},
+		AgentCapabilities: acp.AgentCapabilities{LoadSession: true, McpCapabilities: acp.McpCapabilities{Http: true, Sse: true}},
 		AgentInfo:         &acp.Implementation{Name: "agentty", Version: "dev"},
 	}, nil
 }
@@ -86,7 +89,7 @@ func (a *acpAgent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.A
 
 // NewSession makes an agentty session working in the client's cwd.
 func (a *acpAgent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	st, err := a.setup(ctx, p.Cwd)
+	st, err := a.setup(ctx, p.Cwd, p.McpServers)
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
@@ -104,11 +107,17 @@ func (a *acpAgent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 // LoadSession opens an agentty session again and replays its conversation
 // to the client, as the protocol asks.
 func (a *acpAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	a.mu.Lock()
+	if open := a.sessions[p.SessionId]; open != nil { // open here already: this client loads it again
+		delete(a.sessions, p.SessionId)
+		open.close()
+	}
+	a.mu.Unlock()
 	j, l, err := a.store.OpenWriter(string(p.SessionId))
 	if err != nil {
-		return acp.LoadSessionResponse{}, err
+		return acp.LoadSessionResponse{}, acp.NewInvalidParams(err.Error())
 	}
-	st, err := a.setup(ctx, p.Cwd)
+	st, err := a.setup(ctx, p.Cwd, p.McpServers)
 	if err != nil {
 		j.Close()
 		return acp.LoadSessionResponse{}, err
@@ -131,13 +140,19 @@ func (a *acpAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	return acp.LoadSessionResponse{}, nil
 }
 
-// setup builds what a session in cwd runs on: the client's approvals are
-// its gate.
-func (a *acpAgent) setup(ctx context.Context, cwd string) (*Setup, error) {
-	o := a.o
-	if cwd != "" {
-		o.Workspace = cwd
+// setup builds what a session in cwd (absolute, as the protocol says)
+// runs on, with the MCP servers the editor passes: the client's approvals
+// are its gate.
+func (a *acpAgent) setup(ctx context.Context, cwd string, servers []acp.McpServer) (*Setup, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, acp.NewInvalidParams(fmt.Sprintf("cwd %q is not an absolute path", cwd))
 	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, acp.NewInvalidParams(fmt.Sprintf("cwd %s is not a folder", cwd))
+	}
+	o := a.o
+	o.Workspace = cwd
+	o.MCP = editorServers(servers)
 	st, err := Build(ctx, o, acpGate{a}, a.getenv)
 	if err != nil {
 		return nil, err
@@ -162,7 +177,7 @@ func (a *acpAgent) session(id acp.SessionId) (*acpSession, error) {
 	defer a.mu.Unlock()
 	s := a.sessions[id]
 	if s == nil {
-		return nil, fmt.Errorf("no session %s here (session/new or session/load first)", id)
+		return nil, acp.NewInvalidParams(fmt.Sprintf("no session %s here (session/new or session/load first)", id))
 	}
 	return s, nil
 }
@@ -277,4 +292,32 @@ func promptText(blocks []acp.ContentBlock) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(parts, "\n\n"))
+}
+
+// editorServers are the MCP servers an editor passes in session/new, as
+// agentty's.
+func editorServers(servers []acp.McpServer) map[string]config.MCPServer {
+	out := map[string]config.MCPServer{}
+	pairs := func(kv []acp.HttpHeader) map[string]string {
+		m := map[string]string{}
+		for _, h := range kv {
+			m[h.Name] = h.Value
+		}
+		return m
+	}
+	for _, s := range servers {
+		switch {
+		case s.Stdio != nil:
+			env := map[string]string{}
+			for _, e := range s.Stdio.Env {
+				env[e.Name] = e.Value
+			}
+			out[s.Stdio.Name] = config.MCPServer{Command: s.Stdio.Command, Args: s.Stdio.Args, Env: env}
+		case s.Http != nil:
+			out[s.Http.Name] = config.MCPServer{Type: "http", URL: s.Http.Url, Headers: pairs(s.Http.Headers)}
+		case s.Sse != nil:
+			out[s.Sse.Name] = config.MCPServer{Type: "sse", URL: s.Sse.Url, Headers: pairs(s.Sse.Headers)}
+		}
+	}
+	return out
 }

@@ -101,7 +101,7 @@ type acpSink struct {
 	ctx      context.Context
 	id       acp.SessionId
 	streamed bool            // the step's text went out as deltas
-	started  map[string]bool // tool calls announced, by run/call
+	started  map[string]bool // tool calls announced, by run/call: true once they ended
 }
 
 // Emit sends what event ev shows the person.
@@ -137,23 +137,37 @@ func (k *acpSink) Emit(ev engine.Event) error {
 			status, text = acp.ToolCallStatusFailed, strings.TrimSpace(d.Result+"\n"+d.Error)
 		}
 		k.announce(ev.Run, d.ID, d.Name, nil, status)
-		k.a.update(k.ctx, k.id, acp.UpdateToolCall(acpCallID(ev.Run, d.ID), acp.WithUpdateStatus(status),
-			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))})))
+		k.ended(acpCallID(ev.Run, d.ID), status, text)
+	case *engine.RunFinished:
+		if ev.ParentRun == "" { // a call the run left without a result (cancelled at the gate) ends here
+			for id, done := range k.started {
+				if !done {
+					k.ended(acp.ToolCallId(id), acp.ToolCallStatusFailed, "not run: "+string(d.StopReason))
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// ended sends a tool call's end: its status and result.
+func (k *acpSink) ended(id acp.ToolCallId, status acp.ToolCallStatus, text string) {
+	k.started[string(id)] = true
+	k.a.update(k.ctx, k.id, acp.UpdateToolCall(id, acp.WithUpdateStatus(status),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))})))
 }
 
 // announce sends a tool call's start the first time it is seen, and its
 // status after that.
 func (k *acpSink) announce(run, call, name string, args json.RawMessage, status acp.ToolCallStatus) {
 	id := acpCallID(run, call)
-	if k.started[string(id)] {
+	if _, seen := k.started[string(id)]; seen {
 		if status != acp.ToolCallStatusCompleted && status != acp.ToolCallStatusFailed {
 			k.a.update(k.ctx, k.id, acp.UpdateToolCall(id, acp.WithUpdateStatus(status)))
 		}
 		return
 	}
-	k.started[string(id)] = true
+	k.started[string(id)] = false
 	var input any
 	json.Unmarshal(args, &input)
 	k.a.update(k.ctx, k.id, acp.StartToolCall(id, name, acp.WithStartKind(toolKind(name)), acp.WithStartStatus(status), acp.WithStartRawInput(input)))
@@ -177,8 +191,6 @@ func toolKind(name string) acp.ToolKind {
 		return acp.ToolKindExecute
 	case "http_get":
 		return acp.ToolKindFetch
-	case "calculator", "remember", "recall", "forget":
-		return acp.ToolKindThink
 	}
 	return acp.ToolKindOther
 }

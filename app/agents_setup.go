@@ -49,6 +49,7 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 		def := &files.Defs[i]
 		ea, ok := st.wireAgent(def, o, cfg, names, top, mcp, getenv)
 		for next := shadowed[def.Name]; !ok && len(next) > 0; next = next[1:] {
+			a.Notes = slices.DeleteFunc(a.Notes, func(p agents.Problem) bool { return p.File == next[0].File && p.Field == "name" })
 			a.Notes = append(a.Notes, agents.Problem{File: next[0].File, Field: "name",
 				Message: fmt.Sprintf("agent %q is this file's: %s did not load", def.Name, def.File)})
 			ea, ok = st.wireAgent(next[0], o, cfg, names, top, mcp, getenv)
@@ -62,7 +63,11 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 		if !trusted {
 			untrusted = config.ShellQuote(wsAbs)
 		}
-		st.Notices = append(st.Notices, a.Summary(files.Read, untrusted))
+		lister := "agentty agents"
+		if wsDir != "." && wsDir != "" {
+			lister += " --workspace " + config.ShellQuote(wsDir)
+		}
+		st.Notices = append(st.Notices, a.Summary(files.Read, untrusted, lister))
 	}
 	if o.Agent != "" && !slices.ContainsFunc(out, func(ea engine.Agent) bool { return ea.Name == o.Agent }) {
 		return nil, UsageError{a.UnknownAgent(o.Agent)}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -122,6 +123,9 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		return nil, UsageError{fmt.Errorf("--context-budget must be positive, not %d", o.Budget)}
 	}
 	wsDir := cmp.Or(o.Workspace, ".")
+	if o.Agent != "" {
+		o.Agent = agents.NormalName(o.Agent) // the name as its file wrote it (a dot) works too
+	}
 	cfg, ws, notices, err := settings(o, wsDir, getenv)
 	if err != nil {
 		return nil, err
@@ -176,6 +180,9 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 // ignored.
 func settings(o Options, wsDir string, getenv func(string) string) (*config.Settings, *config.Workspace, []string, error) {
 	cfg, ws, err := config.Load(getenv, wsDir)
+	if err == nil && len(o.MCP) > 0 {
+		cfg.Merge(&config.Settings{MCPServers: o.MCP})
+	}
 	if err != nil || ws == nil {
 		return cfg, ws, nil, err
 	}
@@ -257,7 +264,8 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 // setup, put in the registry again when a server's tools change. A server
 // that did not start is a notice: its tools are unavailable.
 func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, redact *config.Redactor, all func() []engine.Tool, getenv func(string) string) {
-	servers := mcpServers(cfg, getenv)
+	servers, notes := mcpServers(cfg, getenv)
+	st.Notices = append(st.Notices, notes...)
 	if len(servers) == 0 {
 		return
 	}
@@ -277,18 +285,24 @@ func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, 
 }
 
 // mcpServers are the settings' MCP servers as the adapter takes them: the
-// disabled left out, ${VAR} expanded from the environment.
-func mcpServers(cfg *config.Settings, getenv func(string) string) map[string]tools.MCPServer {
+// disabled left out, ${VAR} expanded from the environment (a variable that
+// is not set is a notice).
+func mcpServers(cfg *config.Settings, getenv func(string) string) (map[string]tools.MCPServer, []string) {
 	servers := map[string]tools.MCPServer{}
-	for name, srv := range cfg.MCPServers {
+	var notes []string
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
+		srv := cfg.MCPServers[name]
 		if srv.Disabled {
 			continue
 		}
-		srv = srv.Expanded(getenv)
+		srv, unset := srv.Expanded(getenv)
+		if len(unset) > 0 {
+			notes = append(notes, fmt.Sprintf("MCP server %s: %s not set (no default given): left empty", name, "${"+strings.Join(unset, "}, ${")+"}"))
+		}
 		servers[name] = tools.MCPServer{Type: srv.Type, Timeout: time.Duration(srv.Timeout), Command: srv.Command, Args: srv.Args,
 			Env: srv.Env, URL: srv.URL, Headers: srv.Headers, Policy: srv.Policy}
 	}
-	return servers
+	return servers, notes
 }
 
 // engineConfig is the engine's configuration but for the model, the gate

@@ -16,6 +16,9 @@ import (
 
 // Options are the flags both the console and run take.
 type Options struct {
+	// MCP are MCP servers the person's own tool passes (an editor's, over
+	// ACP): they start as the config's do, in any folder.
+	MCP         map[string]config.MCPServer
 	Model       string
 	BaseURL     string
 	Temperature float64

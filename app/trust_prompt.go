@@ -16,7 +16,7 @@ import (
 func PromptTrust(in io.Reader, out io.Writer) func(w *config.Workspace, changed []string) (trustChoice, error) {
 	return func(w *config.Workspace, changed []string) (trustChoice, error) {
 		if changed != nil {
-			fmt.Fprintf(out, "%s changed since you trusted this folder (%s).\n", w.File, strings.Join(changed, ", "))
+			fmt.Fprintf(out, "%s (%s) changed since you trusted this folder (%s).\n", w.Dir, w.Names(), strings.Join(changed, ", "))
 		}
 		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w, termWidth(out)))
 		r := byteReader{in} // no read-ahead: the console reads what follows
@@ -123,7 +123,7 @@ func TrustFolder(store *config.TrustStore, arg string, stdout io.Writer, getenv 
 		fmt.Fprintf(stdout, "%s asks for nothing risky; trusting it.\n", w.File)
 	default:
 		if changed := store.Changes(w); changed != nil && !store.Holds(w) {
-			fmt.Fprintf(stdout, "%s changed since you trusted it: %s.\n", w.File, strings.Join(changed, ", "))
+			fmt.Fprintf(stdout, "%s (%s) changed since you trusted it: %s.\n", w.Dir, w.Names(), strings.Join(changed, ", "))
 		}
 		fmt.Fprintf(stdout, "Trusting %s: its %s may now\n%s", dir, w.Names(), config.DescribeRisky(w, termWidth(stdout)))
 	}

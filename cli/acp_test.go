@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,5 +244,61 @@ func TestACPPermissionAndCancel(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the cancelled prompt did not end")
+	}
+}
+
+// The MCP servers an editor passes in session/new start for that session;
+// a cwd that is not absolute, or a session that is not here, is an error
+// of the request's parameters.
+func TestACPEditorServersAndBadParams(t *testing.T) {
+	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(server); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("server-everything is not installed")
+		}
+		t.Skip("server-everything is not installed")
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"everything__get-sum","arguments":{"a":2,"b":40}}]},{"answer":"done"}]}`)
+	c := &acpClient{answer: "allow"}
+	conn := startACP(t, home, c, "--model", "script:"+sc)
+	ctx := context.Background()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{Name: "everything", Command: node, Args: []string{server, "stdio"}, Env: []acp.EnvVariable{}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("add")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	c.mu.Lock()
+	tools := c.tools
+	c.mu.Unlock()
+	if len(tools) != 1 {
+		t.Errorf("tool calls %v", tools)
+	}
+	for id, st := range tools {
+		if st != acp.ToolCallStatusCompleted {
+			t.Errorf("%s: %s", id, st)
+		}
+	}
+	for _, bad := range []func() error{
+		func() error {
+			_, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: "relative/dir", McpServers: []acp.McpServer{}})
+			return err
+		},
+		func() error {
+			_, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: "0nosuch", Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+			return err
+		},
+	} {
+		var re *acp.RequestError
+		if err := bad(); !errors.As(err, &re) || re.Code != -32602 {
+			t.Errorf("want an invalid-params error, got %v", err)
+		}
 	}
 }

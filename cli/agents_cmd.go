@@ -75,7 +75,7 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 		ours[p.String()] = true
 	}
 	for _, n := range st.Notices {
-		if !ours[n] && !strings.HasSuffix(n, "; agentty agents lists them") {
+		if !ours[n] && !strings.HasSuffix(n, " lists them") {
 			fmt.Fprintln(stderr, "agentty agents: warning:", n)
 		}
 	}

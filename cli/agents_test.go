@@ -198,7 +198,7 @@ func TestUntrustedWorkspaceAgent(t *testing.T) {
 	}
 	// run says so on stderr, and the agent runs on the session's model.
 	code, out, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--agent", "scripted", "--model", "offline", "what is 2+3")
-	if code != 0 || !strings.Contains(out, "5") || !strings.Contains(errs, "warning: 2 agent files: 3 notes (some refused: the workspace is not trusted; agentty trust "+real+"); agentty agents lists them") {
+	if code != 0 || !strings.Contains(out, "5") || !strings.Contains(errs, "warning: 2 agent files: 3 notes (some refused: the workspace is not trusted; agentty trust "+real+"); agentty agents --workspace "+ws+" lists them") {
 		t.Errorf("untrusted run: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 
@@ -415,7 +415,7 @@ func TestAgentFallbackAndSummary(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 1 || !strings.Contains(lines[0], "4 agent files: 1 not loaded, ") || !strings.Contains(lines[0], "agentty agents lists them") {
+	if len(lines) != 1 || !strings.Contains(lines[0], "4 agent files: 1 not loaded, ") || !strings.Contains(lines[0], "agentty agents --workspace "+ws+" lists them") {
 		t.Errorf("run said of the agent files:\n%s", strings.Join(lines, "\n"))
 	}
 }

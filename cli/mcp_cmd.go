@@ -88,7 +88,7 @@ func mcpImportRun(opts *mcpImportOptions) int {
 		return 0
 	}
 	if !opts.Write {
-		b, _ := json.MarshalIndent(map[string]any{"mcpServers": im.Servers}, "", "  ")
+		b, _ := json.MarshalIndent(map[string]any{"mcpServers": im.Shown()}, "", "  ")
 		fmt.Fprintf(opts.Out, "%s\n", b)
 		fmt.Fprintf(opts.Err, "agentty mcp import: %d %s; add them to %s with --write\n", len(im.Servers), engine.Plural(len(im.Servers), "server"), config.Path(opts.Getenv))
 		return 0
@@ -100,6 +100,10 @@ func mcpImportRun(opts *mcpImportOptions) int {
 	}
 	for _, name := range added {
 		fmt.Fprintf(opts.Out, "added %s (from %s)\n", name, im.From[name])
+	}
+	if len(added) == 0 {
+		fmt.Fprintf(opts.Out, "all %d %s are in %s already (a server of the same name there is kept)\n", len(im.Servers), engine.Plural(len(im.Servers), "server"), path)
+		return 0
 	}
 	fmt.Fprintf(opts.Out, "%d of %d %s added to %s; agentty tools lists their tools\n", len(added), len(im.Servers), engine.Plural(len(im.Servers), "server"), path)
 	if _, err := os.Stat(path); err != nil {

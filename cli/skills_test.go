@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +24,12 @@ func TestSkills(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "secret.txt"), "SECRET-MARKER")
 	writeFile(t, filepath.Join(ws, ".claude", "skills", "broken", "SKILL.md"), "---\nname: broken\n---\nno description\n")
 
-	code, out, errs := runCLI(t, context.Background(), env, "skills", "--json", "--workspace", ws)
+	cwd, _ := os.Getwd()
+	rel, err := filepath.Rel(cwd, ws) // a relative workspace, as "." is
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, context.Background(), env, "skills", "--json", "--workspace", rel)
 	if code != 1 {
 		t.Errorf("exit %d with a broken skill, want 1: %s", code, errs)
 	}

@@ -25,7 +25,7 @@ func newTrustCmd(f *factory) *cobra.Command {
 	opts := &trustOptions{factory: f}
 	cmd := &cobra.Command{
 		Use:   "trust [DIR] | --list | --revoke DIR",
-		Short: "Trust a folder's .agentty.json and .mcp.json (default: the workspace)",
+		Short: "Trust a folder's .agentty.json, .mcp.json and .claude/settings.json (default: the workspace)",
 		Example: `  agentty trust
   agentty trust ~/src/project
   agentty trust --list

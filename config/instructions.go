@@ -42,7 +42,10 @@ type instructionFile struct {
 // changed (its size, modification time or identity). It is safe for
 // concurrent use.
 type Instructions struct {
-	user instructionFile
+	// users are the person's own files: agentty's AGENTS.md beside the
+	// config, else Codex's ~/.codex/AGENTS.md, else Claude Code's
+	// ~/.claude/CLAUDE.md; the first that exists is read.
+	users []instructionFile
 	// levels are, root first, each level's AGENTS.md then CLAUDE.md: of
 	// each, the first that exists is read.
 	levels [][]instructionFile
@@ -80,10 +83,13 @@ func NewInstructions(wsDir string, getenv func(string) string) (*Instructions, e
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	userPath := filepath.Join(filepath.Dir(Path(getenv)), "AGENTS.md")
-	p := &Instructions{
-		user: instructionFile{path: userPath, show: homeShort(userPath, getenv("HOME"))},
-		read: ReadAtMost,
+	p := &Instructions{read: ReadAtMost}
+	userPaths := []string{filepath.Join(filepath.Dir(Path(getenv)), "AGENTS.md")}
+	if home := getenv("HOME"); home != "" {
+		userPaths = append(userPaths, filepath.Join(home, ".codex", "AGENTS.md"), filepath.Join(home, ".claude", "CLAUDE.md"))
+	}
+	for _, up := range userPaths {
+		p.users = append(p.users, instructionFile{path: up, show: homeShort(up, getenv("HOME"))})
 	}
 	top := repoRoot(root)
 	for _, dir := range levels(top, root) {
@@ -151,20 +157,27 @@ func (p *Instructions) Load() (engine.Instructions, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var files []instructionFile
-	userRead := present(p.user.path)
+	user := p.users[0]
+	for _, u := range p.users {
+		if present(u.path) {
+			user = u
+			break
+		}
+	}
+	userRead := present(user.path)
 	for _, level := range p.levels {
 		for _, f := range level {
 			if present(f.path) {
 				files = append(files, f) // CLAUDE.md only when there is no AGENTS.md
 				// The user's is read once, as the workspace's, when a
 				// level is the config's folder.
-				userRead = userRead && !sameFile(filepath.Dir(p.user.path), filepath.Dir(f.path))
+				userRead = userRead && !sameFile(filepath.Dir(user.path), filepath.Dir(f.path))
 				break
 			}
 		}
 	}
 	if userRead {
-		files = append([]instructionFile{p.user}, files...)
+		files = append([]instructionFile{user}, files...)
 	}
 	var in engine.Instructions
 	var parts, problems []string

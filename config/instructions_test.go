@@ -336,3 +336,20 @@ func TestInstructionsAtEveryLevel(t *testing.T) {
 		t.Errorf("problems %v", problems)
 	}
 }
+
+// With no AGENTS.md of agentty's own, the person's Codex (~/.codex/AGENTS.md)
+// or Claude Code (~/.claude/CLAUDE.md) instructions are theirs.
+func TestInstructionsOfOtherTools(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(home, ".claude", "CLAUDE.md"), []byte("Be brief."), 0o644)
+	env := map[string]string{"HOME": home, "AGENTTY_CONFIG": filepath.Join(t.TempDir(), "config.json")}
+	p, err := NewInstructions(ws, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := p.Load()
+	if !slices.Equal(in.Sources, []string{filepath.Join("~", ".claude", "CLAUDE.md")}) || !strings.Contains(in.Text, "Be brief.") {
+		t.Errorf("sources %v, text %q", in.Sources, in.Text)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -140,10 +141,34 @@ func (im *Imported) ImportClaude(path, project string) error {
 		}
 	}
 	add(f.MCPServers, path)
-	if p, ok := f.Projects[project]; ok {
-		add(p.MCPServers, path+" (project "+project+")")
+	if p, ok := f.Projects[project]; ok && len(p.MCPServers) > 0 {
+		// Claude Code's "local" servers are this folder's only: they belong
+		// in its .mcp.json, not in a config every folder uses.
+		im.Notes = append(im.Notes, fmt.Sprintf("%s: %s are this folder's own servers (Claude Code's local scope); not imported: put them in %s",
+			path, strings.Join(slices.Sorted(maps.Keys(p.MCPServers)), ", "), filepath.Join(project, ".mcp.json")))
 	}
 	return nil
+}
+
+// Shown is the servers as a preview shows them: the values of credential
+// variables and headers replaced (a ${VAR} reference is shown as it is),
+// for --write writes them as they are.
+func (im *Imported) Shown() map[string]MCPServer {
+	hide := func(kv map[string]string) map[string]string {
+		out := maps.Clone(kv)
+		for k, v := range out {
+			if secretName(k) && !strings.HasPrefix(v, "${") && !strings.Contains(v, " ${") {
+				out[k] = "[redacted " + k + ": --write writes it as it is]"
+			}
+		}
+		return out
+	}
+	out := map[string]MCPServer{}
+	for name, s := range im.Servers {
+		s.Env, s.Headers = hide(s.Env), hide(s.Headers)
+		out[name] = s
+	}
+	return out
 }
 
 // add keeps s as name unless a server of that name came first.

@@ -417,8 +417,9 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // Expand replaces ${VAR} in s with VAR's value in getenv, and
 // ${VAR:-default} with it or, when it is unset or empty, default; as
-// Claude Code does in .mcp.json. Nothing else in s changes.
-func Expand(s string, getenv func(string) string) string {
+// Claude Code does in .mcp.json. Nothing else in s changes. unset is
+// called with each VAR that is unset or empty and has no default.
+func Expand(s string, getenv func(string) string, unset func(string)) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -427,17 +428,27 @@ func Expand(s string, getenv func(string) string) string {
 		if v := getenv(m[1]); v != "" {
 			return v
 		}
+		if !strings.Contains(ref, ":-") && unset != nil {
+			unset(m[1])
+		}
 		return m[2]
 	})
 }
 
 // Expanded is the entry with ${VAR} expanded in its command, args, env,
-// url and headers.
-func (m MCPServer) Expanded(getenv func(string) string) MCPServer {
-	m.Command, m.URL = Expand(m.Command, getenv), Expand(m.URL, getenv)
+// url and headers, and the variables it names that are not set (and have
+// no default): they are left empty.
+func (m MCPServer) Expanded(getenv func(string) string) (MCPServer, []string) {
+	var unset []string
+	note := func(v string) {
+		if !slices.Contains(unset, v) {
+			unset = append(unset, v)
+		}
+	}
+	m.Command, m.URL = Expand(m.Command, getenv, note), Expand(m.URL, getenv, note)
 	m.Args = slices.Clone(m.Args)
 	for i, a := range m.Args {
-		m.Args[i] = Expand(a, getenv)
+		m.Args[i] = Expand(a, getenv, note)
 	}
 	expandAll := func(kv map[string]string) map[string]string {
 		if kv == nil {
@@ -445,10 +456,10 @@ func (m MCPServer) Expanded(getenv func(string) string) MCPServer {
 		}
 		out := make(map[string]string, len(kv))
 		for k, v := range kv {
-			out[k] = Expand(v, getenv)
+			out[k] = Expand(v, getenv, note)
 		}
 		return out
 	}
 	m.Env, m.Headers = expandAll(m.Env), expandAll(m.Headers)
-	return m
+	return m, unset
 }

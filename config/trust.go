@@ -366,6 +366,6 @@ func IgnoredNotice(w *Workspace, changed []string) string {
 	if changed != nil {
 		what = "changed since you trusted it (" + strings.Join(changed, ", ") + ")"
 	}
-	return fmt.Sprintf("%s is %s: ignoring %s, which can run programs, reach hosts or loosen approvals (to use them: agentty trust %s)",
-		w.File, what, strings.Join(w.RiskyList(), ", "), ShellQuote(w.Dir))
+	return fmt.Sprintf("%s: %s %s: ignoring %s, which can run programs, reach hosts or loosen approvals (to use them: agentty trust %s)",
+		w.Dir, w.Names(), what, strings.Join(w.RiskyList(), ", "), ShellQuote(w.Dir))
 }
