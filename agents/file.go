@@ -2,9 +2,9 @@ package agents
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentty/agentty/config"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentty/agentty/config"
 
 	"go.yaml.in/yaml/v3"
 
@@ -54,6 +56,10 @@ type Def struct {
 	// a word agentty does not know is one of Claude Code's (or another
 	// tool of the person's setup) and left out, as Claude Code does.
 	claudeTools bool
+	// OutputSchema is the JSON Schema of the agent's final answers;
+	// Guardrails check its task and answer (shape.go).
+	OutputSchema json.RawMessage
+	Guardrails   engine.Guardrails
 	// ToolsLine and ModelLine are where the fields are, for problems found
 	// when the agent is wired (an unknown tool, a model that fails).
 	ToolsLine, ModelLine int
@@ -380,6 +386,11 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 				def.ModelLine = line
 				def.Model = agentModel(file, s, line, pl, note)
 			}
+		case "output_schema", "guardrails", "tools", "disallowedTools", "disallowed_tools":
+			if prob := parseShape(&def, field, v, line); prob != nil {
+				prob.File = file
+				return def, notes, prob
+			}
 		case "max_steps", "maxTurns":
 			var n int
 			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil || n <= 0 {
@@ -389,18 +400,6 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 				return fail(line, field, "give max_steps or maxTurns, not both")
 			}
 			def.MaxSteps = n
-		case "tools", "disallowedTools", "disallowed_tools":
-			pats, prob := toolPatterns(v, line)
-			if prob != nil {
-				prob.File, prob.Field = file, field
-				return def, notes, prob
-			}
-			if field == "tools" {
-				def.Tools, def.ToolsLine = pats, line
-				def.claudeTools = v.Kind == yaml.ScalarNode
-			} else {
-				def.Deny = append(def.Deny, pats...)
-			}
 		default:
 			unknownField(k.Line+1, field, pl, note)
 		}

@@ -89,7 +89,7 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 		return engine.Agent{}, false
 	}
 	ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
-		MaxSteps: def.MaxSteps, Handoff: def.Mode == agents.Handoff}
+		MaxSteps: def.MaxSteps, Handoff: def.Mode == agents.Handoff, OutputSchema: def.OutputSchema, Guardrails: def.Guardrails}
 	model := def.Model
 	if model != agents.Inherit {
 		mo := o

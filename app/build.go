@@ -340,15 +340,16 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 		st.Notices = append(st.Notices, n)
 	}
 	return engine.Config{
-		Tools:    st.registry,
-		MaxSteps: maxSteps,
-		Budget:   budget,
-		Window:   st.limits.Window,
-		Compact:  compact,
-		System:   cmp.Or(cfg.SystemPrompt, systemPrompt) + st.Skills.Prompt(),
-		Agent:    o.Agent,
-		MaxDepth: cfg.MaxDepth,
-		MaxCalls: cfg.MaxToolCalls,
+		OutputSchema: o.OutputSchema,
+		Tools:        st.registry,
+		MaxSteps:     maxSteps,
+		Budget:       budget,
+		Window:       st.limits.Window,
+		Compact:      compact,
+		System:       cmp.Or(cfg.SystemPrompt, systemPrompt) + st.Skills.Prompt(),
+		Agent:        o.Agent,
+		MaxDepth:     cfg.MaxDepth,
+		MaxCalls:     cfg.MaxToolCalls,
 		Instructions: func() engine.Instructions {
 			in, _ := st.instructions.Load() // its problems were told at start
 			return in

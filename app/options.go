@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,9 @@ import (
 
 // Options are the flags both the console and run take.
 type Options struct {
+	// OutputSchema (--output-schema FILE) is the JSON Schema the runs'
+	// final answers must meet.
+	OutputSchema json.RawMessage
 	// MCP are MCP servers the person's own tool passes (an editor's, over
 	// ACP): they start as the config's do, in any folder.
 	MCP         map[string]config.MCPServer

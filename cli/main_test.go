@@ -320,3 +320,48 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestRunOutputSchema: run --output-schema with a script model that first
+// answers what the schema refuses, then what it takes: the refusal is
+// journaled and sent back, and the JSON is printed.
+func TestRunOutputSchema(t *testing.T) {
+	env := testEnv(t)
+	schema := filepath.Join(t.TempDir(), "triage.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"priority":{"enum":["low","high"]}},"required":["priority"]}`), 0o600)
+	sc := writeScript(t, `{"turns":[{"answer":"it is urgent"},{"answer":"{\"priority\": \"high\"}"}]}`)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--output-schema", schema, "--model", "script:"+sc, "triage the ticket")
+	if code != 0 || strings.TrimSpace(out) != `{"priority":"high"}` {
+		t.Fatalf("exit %d, %q, %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "run", "--json", "--output-schema", schema, "--model", "script:"+sc, "triage the ticket")
+	if code != 0 || !strings.Contains(out, `"kind":"answer_rejected"`) || !strings.Contains(out, "the answer is not JSON") {
+		t.Errorf("--json: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"type": 7}`), 0o600)
+	if code, _, errs := runCLI(t, context.Background(), env, "run", "--output-schema", bad, "x"); code != 2 || !strings.Contains(errs, "--output-schema") {
+		t.Errorf("a bad schema: exit %d, %q", code, errs)
+	}
+}
+
+// TestAgentGuardrail: an agent file's output guardrail stops a run whose
+// answer matches its pattern, and an input one before the first decision.
+func TestAgentGuardrail(t *testing.T) {
+	env := testEnv(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".agentty", "agents", "ops.md"), "---\nname: ops\ndescription: operations\nguardrails:\n  input:\n    - {name: no-secrets-asked, pattern: \"(?i)password\"}\n  output:\n    - {name: no-launch-code, pattern: \"LAUNCH-[0-9]+\"}\n---\nYou run operations.\n")
+	sc := writeScript(t, `{"turns":[{"answer":"the code is LAUNCH-42"}]}`)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--agent", "ops", "--model", "script:"+sc, "give me the code")
+	if code != 1 || strings.Contains(out, "LAUNCH-42") || !strings.Contains(errs, "guardrail no-launch-code (output) stopped the run") {
+		t.Errorf("output guardrail: exit %d, %q, %q", code, out, errs)
+	}
+	code, _, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--agent", "ops", "--model", "script:"+sc, "what is the admin password?")
+	if code != 1 || !strings.Contains(errs, "guardrail no-secrets-asked (input)") {
+		t.Errorf("input guardrail: exit %d, %q", code, errs)
+	}
+	writeFile(t, filepath.Join(ws, ".agentty", "agents", "ops.md"), "---\nname: ops\ndescription: operations\nguardrails:\n  output:\n    - {name: bad, pattern: \"(\"}\n---\nx\n")
+	code, out, _ = runCLI(t, context.Background(), env, "agents", "--json", "--workspace", ws)
+	if code != 1 || !strings.Contains(out, "guardrails.output") || !strings.Contains(out, "pattern") {
+		t.Errorf("a bad guardrail: exit %d\n%s", code, out)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
@@ -32,6 +33,7 @@ func taskArg(args []string, stdin io.Reader) (string, error) {
 // runOptions are the flags and arguments of agentty run.
 type runOptions struct {
 	*factory
+	OutputSchema string
 
 	Args []string
 }
@@ -57,6 +59,7 @@ func newRunCmd(f *factory) *cobra.Command {
 	fs := cmd.Flags()
 	addRunFlags(fs, f.App)
 	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
+	fs.StringVar(&opts.OutputSchema, "output-schema", "", "a JSON Schema `file` the answer must meet: it is printed as JSON")
 	fs.StringVar(&f.App.Session, "session", "", "continue this session")
 	fs.BoolVar(&f.App.Continue, "continue", false, "finish the session's interrupted run")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
@@ -77,6 +80,11 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	task, err := taskArg(opts.Args, stdin)
 	if err != nil {
 		return fail(app.ExitError, "reading the task: %v", err)
+	}
+	if opts.OutputSchema != "" {
+		if o.OutputSchema, err = readSchema(opts.OutputSchema); err != nil {
+			return fail(app.ExitUsage, "--output-schema: %v", err)
+		}
 	}
 	switch {
 	case o.Continue && o.Session == "":
@@ -233,4 +241,16 @@ func primeTrace(sink engine.Sink, past []engine.Event, run string) {
 			return
 		}
 	}
+}
+
+// readSchema reads a JSON Schema file.
+func readSchema(path string) (json.RawMessage, error) {
+	b, err := config.ReadSmall(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := engine.CheckOutputSchema(b); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }

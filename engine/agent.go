@@ -42,6 +42,11 @@ type Agent struct {
 	// Handoff offers the agent as transfer_to_NAME instead of through the
 	// tool agent.
 	Handoff bool
+	// OutputSchema is the JSON Schema of the agent's final answers (see
+	// Config.OutputSchema); nil: the engine's.
+	OutputSchema json.RawMessage
+	// Guardrails check the agent's task and final answer.
+	Guardrails Guardrails
 }
 
 // The names of the tools the engine adds when agents are defined.
@@ -71,8 +76,9 @@ var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // agents is what an engine knows of its agents.
 type agents struct {
 	byName    map[string]*Agent
-	delegate  *registered   // the tool AgentTool, when any agent takes delegations
-	transfers []*registered // transfer_to_NAME for each handoff agent
+	outputs   map[string]*outputSchema // the agents' own OutputSchema, compiled
+	delegate  *registered              // the tool AgentTool, when any agent takes delegations
+	transfers []*registered            // transfer_to_NAME for each handoff agent
 	mu        sync.Mutex
 	offered   map[offerKey]*Registry
 	narrowed  map[[2]*toolSet]*Registry
@@ -105,6 +111,16 @@ func (e *Engine) setupAgents() error {
 			return fmt.Errorf("engine: agent %q is defined twice", a.Name)
 		}
 		ag.byName[a.Name] = a
+		if a.OutputSchema != nil {
+			o, err := compileOutput(a.OutputSchema)
+			if err != nil {
+				return fmt.Errorf("engine: agent %q: %w", a.Name, err)
+			}
+			if ag.outputs == nil {
+				ag.outputs = map[string]*outputSchema{}
+			}
+			ag.outputs[a.Name] = o
+		}
 		desc := OneLine(a.Description, 200)
 		if a.Handoff {
 			t, err := compileTool(Tool{Name: TransferPrefix + a.Name, builtin: toolTransfer, Schema: json.RawMessage(`{"type":"object","properties":{}}`),
@@ -160,6 +176,8 @@ type profile struct {
 	model     Model
 	modelName string
 	maxSteps  int
+	output    *outputSchema
+	guard     Guardrails
 	// base holds the tools of the agent; tools adds the engine's own
 	// (agent, transfer_to_NAME) where offered.
 	base  *Registry
@@ -175,6 +193,9 @@ func (e *Engine) profile(name string, parent *Registry, depth int) profile {
 		parent = cfg.Tools
 	}
 	p := profile{system: cfg.System, model: cfg.Model, modelName: cfg.ModelName, maxSteps: cfg.MaxSteps, base: parent, tools: parent}
+	if depth == 0 {
+		p.output = e.output // a sub-run's answer is its caller's to judge
+	}
 	if e.agents == nil {
 		return p
 	}
@@ -189,6 +210,10 @@ func (e *Engine) profile(name string, parent *Registry, depth int) profile {
 		if a.MaxSteps > 0 {
 			p.maxSteps = a.MaxSteps
 		}
+		if o := e.agents.outputs[name]; o != nil {
+			p.output = o
+		}
+		p.guard = a.Guardrails
 		if a.Tools != nil {
 			p.base = e.agents.narrow(a.Tools, parent, cfg.Tools)
 		}

@@ -85,6 +85,8 @@ func newPayload(k Kind) any {
 	switch k {
 	case KindRunStarted:
 		return &RunStarted{}
+	case KindAnswerRejected:
+		return &AnswerRejected{}
 	case KindStepStarted:
 		return &StepStarted{}
 	case KindModelRequest:

@@ -11,6 +11,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -45,7 +46,13 @@ var ErrNotInterrupted = errors.New("engine: the session has no interrupted run t
 // Config sets up an Engine. The zero value of every field but Model means the
 // default.
 type Config struct {
-	Model Model
+	// OutputSchema, when set, is the JSON Schema the final answer of a run
+	// must meet; an answer that does not goes back to the model with the
+	// reason, up to OutputRetries times (default 2), then the run ends
+	// with error. The answer is the compact JSON.
+	OutputSchema  json.RawMessage
+	OutputRetries int
+	Model         Model
 	// ModelName is reported in run_started.
 	ModelName string
 	Tools     *Registry
@@ -130,6 +137,7 @@ type Engine struct {
 	cfg    Config
 	err    error   // of the configuration; every run fails with it
 	agents *agents // nil when no agents are defined
+	output *outputSchema
 	// watchHook, set only by tests, is called at points of the watchdog
 	// and of a watched call (pauseBeforeReset…) to hold them there.
 	watchHook func(int)
@@ -157,8 +165,13 @@ func New(cfg Config) *Engine {
 	}
 	cfg.Retry = cfg.Retry.withDefaults()
 	cfg.Agents = slices.Clone(cfg.Agents)
+	if cfg.OutputRetries <= 0 {
+		cfg.OutputRetries = 2
+	}
 	e := &Engine{cfg: cfg}
-	e.err = e.setupAgents()
+	if e.output, e.err = compileOutput(cfg.OutputSchema); e.err == nil {
+		e.err = e.setupAgents()
+	}
 	return e
 }
 

@@ -79,6 +79,8 @@ type run struct {
 
 	// prof is what the run runs as: an agent's settings or the engine's.
 	prof profile
+	// rejections counts the answers the output schema sent back.
+	rejections int
 	// With agents defined: tree is shared with the sub-runs, root is the
 	// session (s is the sub-run's own state in a sub-run); depth is 0 for
 	// a top-level run; parent and parentCall name a sub-run's parent run
@@ -163,7 +165,7 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 	}
 	if cause != nil {
 		fin.Error = cause.Error()
-		if stop == StopError {
+		if stop == StopError || stop == StopGuardrail {
 			res.Err = cause
 		}
 	}
@@ -180,6 +182,11 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 // decides, and acts on the tool calls the model asked for, and every way
 // out goes through finish.
 func (r *run) loop(ctx context.Context) Result {
+	if r.s.run.Turn == 0 && len(r.prof.guard.Input) > 0 {
+		if err := checkGuardrails(r.prof.guard.Input, r.s.run.Task, false); err != nil {
+			return r.finish(ctx, StopGuardrail, "", err)
+		}
+	}
 	for {
 		if ctx.Err() != nil {
 			return r.finish(ctx, StopCancelled, "", ctx.Err())
@@ -221,7 +228,11 @@ func (r *run) loop(ctx context.Context) Result {
 			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
 				return r.finish(ctx, StopError, "", err)
 			}
-			return r.finish(ctx, StopAnswered, dec.Text, nil)
+			answer, stop, err := r.accept(dec.Text)
+			if stop == "" {
+				continue // the answer went back to the model
+			}
+			return r.finish(ctx, stop, answer, err)
 		}
 		r.stepTool = &p.tool
 		if r.w != nil {
@@ -358,6 +369,9 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	}
 	if base > 0 {
 		req.Summary = s.summary
+	}
+	if o := r.prof.output; o != nil {
+		req.OutputSchema = o.raw
 	}
 	r.reqTokens = fixed + sumT + s.tokensOf(cut, n)
 	mr := &r.payloads.request

@@ -84,7 +84,10 @@ type Request struct {
 	// Summarize is set when the engine asks for a summary of a transcript
 	// (compaction): Messages holds it as one user message, and the answer
 	// is the summary. No tools are offered.
-	Summarize bool
+	// OutputSchema, when set, is the JSON Schema the final answer must
+	// meet: a client that can ask the server for structured output does.
+	OutputSchema json.RawMessage
+	Summarize    bool
 
 	delta func(TextDelta)
 }

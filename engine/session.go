@@ -241,6 +241,8 @@ func (s *Session) applyOther(ev *Event) error {
 		s.Usage.CompletionTokens += d.Usage.CompletionTokens
 	case *ModelChanged:
 		s.Model = d.Model
+	case *AnswerRejected:
+		s.appendMessage(RoleUser, d.Message, nil)
 	case *MemoryChanged:
 		s.applyMemory(d, ev.Step, ev.Agent)
 	case *RunFinished:

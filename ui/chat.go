@@ -372,6 +372,8 @@ func (c *chat) runFinished(d *engine.RunFinished) {
 		}
 	case engine.StopError:
 		c.add(&chatItem{kind: itemNote, text: "Error: " + d.Error})
+	case engine.StopGuardrail:
+		c.add(&chatItem{kind: itemNote, text: "Stopped: " + d.Error})
 	}
 }
 

@@ -40,6 +40,10 @@ type Config struct {
 	// Model is the model name the server knows, as gpt-4o-mini or
 	// qwen2.5-coder:7b.
 	Model string
+	// NoStructuredOutput leaves response_format out of a request with an
+	// output schema, for a server that refuses it (the answer is still
+	// validated).
+	NoStructuredOutput bool
 	// BaseURL is the API's base, as http://localhost:11434/v1; empty means
 	// OpenAI's.
 	BaseURL string
@@ -164,6 +168,10 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 	}
 	if !m.noUsageOption.Load() {
 		r.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
+	}
+	if req.OutputSchema != nil && !m.cfg.NoStructuredOutput {
+		r.ResponseFormat = &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: "answer", Schema: req.OutputSchema}}
 	}
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, goopenai.Tool{Type: goopenai.ToolTypeFunction, Function: &goopenai.FunctionDefinition{

@@ -1,0 +1,121 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/internal/yamlx"
+)
+
+// parseShape reads an agent file's tools, disallowedTools,
+// output_schema (a JSON Schema, written in YAML) or guardrails (input and
+// output lists, each {name, pattern} or {name, schema}) into def; line is
+// the field's.
+func parseShape(def *Def, field string, v *yaml.Node, line int) *Problem {
+	switch field {
+	case "tools", "disallowedTools", "disallowed_tools":
+		pats, prob := toolPatterns(v, line)
+		if prob != nil {
+			prob.Field = field
+			return prob
+		}
+		if field == "tools" {
+			def.Tools, def.ToolsLine = pats, line
+			def.claudeTools = v.Kind == yaml.ScalarNode
+		} else {
+			def.Deny = append(def.Deny, pats...)
+		}
+		return nil
+	case "output_schema":
+		raw, err := yamlJSON(v)
+		if err == nil {
+			err = engine.CheckOutputSchema(raw)
+		}
+		if err != nil {
+			return &Problem{Line: line, Field: field, Message: err.Error()}
+		}
+		def.OutputSchema = raw
+		return nil
+	}
+	if v.Kind != yaml.MappingNode {
+		return &Problem{Line: line, Field: field, Message: "want input: and output: lists, got " + yamlx.KindName(v)}
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, list := yamlx.Deref(v.Content[i]), yamlx.Deref(v.Content[i+1])
+		var into *[]engine.Guardrail
+		switch k.Value {
+		case "input":
+			into = &def.Guardrails.Input
+		case "output":
+			into = &def.Guardrails.Output
+		default:
+			return &Problem{Line: k.Line + 1, Field: field, Message: fmt.Sprintf("%s: want input or output", k.Value)}
+		}
+		if list.Kind != yaml.SequenceNode {
+			return &Problem{Line: k.Line + 1, Field: field + "." + k.Value, Message: "want a list, got " + yamlx.KindName(list)}
+		}
+		for _, n := range list.Content {
+			g, prob := guardrail(yamlx.Deref(n))
+			if prob != nil {
+				prob.Field = field + "." + k.Value
+				return prob
+			}
+			*into = append(*into, g)
+		}
+	}
+	return nil
+}
+
+// guardrail reads one guardrail: {name, pattern} or {name, schema}.
+func guardrail(n *yaml.Node) (engine.Guardrail, *Problem) {
+	var g struct {
+		Name    string    `yaml:"name"`
+		Pattern string    `yaml:"pattern"`
+		Schema  yaml.Node `yaml:"schema"`
+		Agent   string    `yaml:"agent"`
+	}
+	fail := func(format string, a ...any) (engine.Guardrail, *Problem) {
+		return engine.Guardrail{}, &Problem{Line: n.Line + 1, Message: fmt.Sprintf(format, a...)}
+	}
+	if err := n.Decode(&g); err != nil {
+		_, msg := yamlx.ErrorLine(err)
+		return fail("%s", msg)
+	}
+	out := engine.Guardrail{Name: g.Name}
+	switch {
+	case g.Name == "":
+		return fail("a guardrail needs a name")
+	case g.Agent != "":
+		return fail("%s: a guardrail that asks an agent is not supported yet: give a pattern or a schema", g.Name)
+	case g.Pattern != "":
+		re, err := regexp.Compile(g.Pattern)
+		if err != nil {
+			return fail("%s: pattern: %v", g.Name, err)
+		}
+		out.Pattern = re
+	case g.Schema.Kind != 0:
+		raw, err := yamlJSON(&g.Schema)
+		if err == nil {
+			out.Check, err = engine.SchemaCheck(raw)
+		}
+		if err != nil {
+			return fail("%s: schema: %v", g.Name, err)
+		}
+	default:
+		return fail("%s: give a pattern (a regular expression) or a schema", g.Name)
+	}
+	return out, nil
+}
+
+// yamlJSON is the YAML value v as JSON.
+func yamlJSON(v *yaml.Node) (json.RawMessage, error) {
+	var x any
+	if err := v.Decode(&x); err != nil {
+		return nil, err
+	}
+	return json.Marshal(x)
+}

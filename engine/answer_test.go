@@ -1,0 +1,92 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
+)
+
+const prioritySchema = `{"type":"object","properties":{"priority":{"enum":["low","high"]}},"required":["priority"],"additionalProperties":false}`
+
+// answers is a model that answers each of texts in turn, and records
+// whether its requests carried the output schema.
+func answers(texts ...string) (engine.Model, *[]bool) {
+	var schemaSent []bool
+	n := 0
+	return enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		schemaSent = append(schemaSent, req.OutputSchema != nil)
+		t := texts[min(n, len(texts)-1)]
+		n++
+		return engine.Decision{Text: t}, nil
+	}), &schemaSent
+}
+
+// An answer that does not meet the output schema goes back to the model
+// with the reason; a valid one ends the run as compact JSON. Past the
+// retries, the run ends with error saying why.
+func TestOutputSchema(t *testing.T) {
+	m, sent := answers("I think it is high.", "```json\n{ \"priority\": \"urgent\" }\n```", "{\n  \"priority\": \"high\"\n}")
+	e := engine.New(engine.Config{Model: m, OutputSchema: json.RawMessage(prioritySchema), Tools: enginetest.Registry(t)})
+	rec := &enginetest.Recorder{}
+	s := engine.NewSession("s")
+	res := e.Run(context.Background(), s, "triage this", rec)
+	if res.StopReason != engine.StopAnswered || res.Answer != `{"priority":"high"}` {
+		t.Fatalf("result %+v", res)
+	}
+	rej := rec.Of(engine.KindAnswerRejected)
+	if len(rej) != 2 || !strings.Contains(rej[0].Data.(*engine.AnswerRejected).Reason, "not JSON") ||
+		!strings.Contains(rej[1].Data.(*engine.AnswerRejected).Reason, "does not match the schema") {
+		t.Errorf("rejections %+v", rej)
+	}
+	if len(*sent) != 3 || !(*sent)[0] {
+		t.Errorf("the schema was sent with the requests: %v", *sent)
+	}
+	// The model read why: the history holds the rejection.
+	if h := s.History; !strings.Contains(h[len(h)-2].Content, "Your answer was not accepted") {
+		t.Errorf("history %+v", h)
+	}
+
+	m, _ = answers("nope")
+	e = engine.New(engine.Config{Model: m, OutputSchema: json.RawMessage(prioritySchema), Tools: enginetest.Registry(t)})
+	res = e.Run(context.Background(), engine.NewSession("s2"), "triage", nil)
+	if res.StopReason != engine.StopError || !strings.Contains(res.Err.Error(), "did not match the output schema after 3 tries") {
+		t.Errorf("past the retries: %+v", res)
+	}
+	if e := engine.New(engine.Config{Model: m, OutputSchema: json.RawMessage(`{"type": 7}`)}); e.Err() == nil {
+		t.Error("a bad schema was taken")
+	}
+}
+
+// An agent's guardrails: an input one stops the run before it decides, an
+// output one when the answer matches; both with stop reason guardrail.
+func TestGuardrails(t *testing.T) {
+	g := engine.Guardrails{
+		Input:  []engine.Guardrail{{Name: "no-secrets-asked", Pattern: regexp.MustCompile(`(?i)password`)}},
+		Output: []engine.Guardrail{{Name: "no-launch-code", Pattern: regexp.MustCompile(`LAUNCH-[0-9]+`)}},
+	}
+	decided := 0
+	m := enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+		decided++
+		return engine.Decision{Text: "the code is LAUNCH-42"}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t), Agent: "ops",
+		Agents: []engine.Agent{{Name: "ops", Description: "ops", Guardrails: g}}})
+	res := e.Run(context.Background(), engine.NewSession("s"), "what is the admin Password?", nil)
+	if res.StopReason != engine.StopGuardrail || decided != 0 || !strings.Contains(res.Err.Error(), "guardrail no-secrets-asked (input)") {
+		t.Errorf("input: %+v, %d decisions", res, decided)
+	}
+	rec := &enginetest.Recorder{}
+	res = e.Run(context.Background(), engine.NewSession("s2"), "give me the code", rec)
+	if res.StopReason != engine.StopGuardrail || res.Answer != "" || !strings.Contains(res.Err.Error(), `guardrail no-launch-code (output) stopped the run: the text matches /LAUNCH-[0-9]+/ ("LAUNCH-42")`) {
+		t.Errorf("output: %+v", res)
+	}
+	fin := rec.Of(engine.KindRunFinished)
+	if len(fin) != 1 || fin[0].Data.(*engine.RunFinished).StopReason != engine.StopGuardrail {
+		t.Errorf("run_finished %+v", fin)
+	}
+}
