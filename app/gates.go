@@ -2,21 +2,36 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/agentty/agentty/engine"
 )
 
-// HeadlessGate never pauses on its own; it answers approvals with --yes.
+// HeadlessGate never pauses on its own; it answers approvals with --yes,
+// and the run's questions (ask_user) from Answers, else the person.
 type HeadlessGate struct {
 	Yes    bool
 	Stderr io.Writer
+	// Answers (--answers FILE) maps a question's text to its answer.
+	Answers map[string]string
+	// Person, when set, answers what Answers does not (Asker).
+	Person *Asker
 }
 
 func (g HeadlessGate) Stop(engine.Pending) bool { return false }
 
-func (g HeadlessGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+func (g HeadlessGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	if q := p.Question; q != nil {
+		if a, ok := g.Answers[q.Question]; ok {
+			return engine.Verdict{Action: engine.Proceed, Answer: a, By: "--answers"}, nil
+		}
+		if g.Person == nil {
+			return engine.Verdict{}, errors.New("nobody can answer here: give the answers with --answers FILE")
+		}
+		return g.Person.Ask(ctx, q)
+	}
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
@@ -363,5 +364,36 @@ func TestAgentGuardrail(t *testing.T) {
 	code, out, _ = runCLI(t, context.Background(), env, "agents", "--json", "--workspace", ws)
 	if code != 1 || !strings.Contains(out, "guardrails.output") || !strings.Contains(out, "pattern") {
 		t.Errorf("a bad guardrail: exit %d\n%s", code, out)
+	}
+}
+
+// TestAskUserHeadless: the offline model asks when told to; the answer
+// comes from --answers, or as one JSON line on standard input after the
+// question_asked event; with neither, the question fails at once.
+func TestAskUserHeadless(t *testing.T) {
+	env := testEnv(t)
+	answers := filepath.Join(t.TempDir(), "answers.json")
+	os.WriteFile(answers, []byte(`{"What is your name?": "Ada"}`), 0o600)
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--answers", answers, "ask me for my name and remember it")
+	if code != 0 || !strings.Contains(out, "remembered name = Ada") {
+		t.Fatalf("--answers: exit %d, %q, %q", code, out, errs)
+	}
+	var stdout, stderr bytes.Buffer
+	code = Execute(context.Background(), []string{"run", "--json", "ask me for my name and remember it"}, strings.NewReader(`{"answer": "Grace"}`+"\n"), &stdout, &stderr, func(k string) string { return env[k] })
+	if code != 0 || !strings.Contains(stdout.String(), `"kind":"question_asked"`) || !strings.Contains(stdout.String(), `"by":"standard input"`) || !strings.Contains(stdout.String(), "remembered name = Grace") {
+		t.Errorf("stdin: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, out, errs = runCLI(t, context.Background(), env, "run", "ask me for my name and remember it")
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a question with nobody to answer hung the run")
+	}
+	if code != 0 || !strings.Contains(out, "nobody can answer") || strings.Contains(out, "remembered") {
+		t.Errorf("no one to ask: exit %d, %q, %q", code, out, errs)
 	}
 }

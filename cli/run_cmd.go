@@ -34,6 +34,7 @@ func taskArg(args []string, stdin io.Reader) (string, error) {
 type runOptions struct {
 	*factory
 	OutputSchema string
+	Answers      string
 
 	Args []string
 }
@@ -60,6 +61,7 @@ func newRunCmd(f *factory) *cobra.Command {
 	addRunFlags(fs, f.App)
 	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
 	fs.StringVar(&opts.OutputSchema, "output-schema", "", "a JSON Schema `file` the answer must meet: it is printed as JSON")
+	fs.StringVar(&opts.Answers, "answers", "", "a JSON `file` mapping the questions the run asks (ask_user) to their answers")
 	fs.StringVar(&f.App.Session, "session", "", "continue this session")
 	fs.BoolVar(&f.App.Continue, "continue", false, "finish the session's interrupted run")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
@@ -102,7 +104,11 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	defer store.Close()
-	gate := app.HeadlessGate{Yes: o.Yes, Stderr: stderr}
+	gate := app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Person: app.NewAsker(stdin, stderr, app.IsTerminal(stdin) && !o.JSON)}
+	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
+		return fail(app.ExitUsage, "--answers: %v", err)
+	}
+	o.AskUser = true
 	buildFailed := func(err error) int {
 		return fail(codeOf(err), "%v", err)
 	}
@@ -253,4 +259,21 @@ func readSchema(path string) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.RawMessage(b), nil
+}
+
+// readAnswers reads --answers FILE: a JSON object of questions and their
+// answers ("" reads nothing).
+func readAnswers(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := config.ReadSmall(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON object of questions and answers: %v", path, err)
+	}
+	return m, nil
 }

@@ -167,9 +167,9 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 				fin.Status, fin.Result = ToolError, "error: "+err.Error()
 				break
 			}
-			if t.builtin == toolTransfer {
-				err := r.transfer(i, call)
-				return jobs, false, stopOn(err), err
+			if t.builtin == toolTransfer || t.builtin == toolAsk {
+				aborted, stop, err := r.answerOwn(ctx, i, t, call)
+				return jobs, aborted, stop, err
 			}
 			if t.Timeout <= 0 {
 				t.Timeout = cfg.ToolTimeout

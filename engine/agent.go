@@ -65,6 +65,7 @@ const (
 	toolPlain    builtin = iota
 	toolDelegate         // AgentTool: a sub-run
 	toolTransfer         // transfer_to_NAME: a handoff
+	toolAsk              // AskUserTool: a question for the person
 )
 
 // delegateTimeout bounds a sub-run as a tool call: a sub-run is bounded by

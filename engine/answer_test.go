@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/enginetest"
@@ -88,5 +89,57 @@ func TestGuardrails(t *testing.T) {
 	fin := rec.Of(engine.KindRunFinished)
 	if len(fin) != 1 || fin[0].Data.(*engine.RunFinished).StopReason != engine.StopGuardrail {
 		t.Errorf("run_finished %+v", fin)
+	}
+}
+
+// askGate answers questions as a person would, or never.
+type askGate struct {
+	answer string
+	never  bool
+}
+
+func (askGate) Stop(engine.Pending) bool { return false }
+func (g askGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	if p.Question == nil {
+		return engine.Verdict{Action: engine.Proceed}, nil
+	}
+	if g.never {
+		<-ctx.Done()
+		return engine.Verdict{}, ctx.Err()
+	}
+	return engine.Verdict{Action: engine.Proceed, Answer: g.answer, By: "test"}, nil
+}
+
+// ask_user pauses the run on the gate until the person answers; the
+// question and the answer are journaled, the answer is the call's result.
+// With no answer in AskTimeout, or no gate, the model is told so.
+func TestAskUser(t *testing.T) {
+	model := func() engine.Model {
+		n := 0
+		return enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+			n++
+			if n == 1 {
+				return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "q1", Name: engine.AskUserTool, Args: json.RawMessage(`{"question":"Your name?","choices":["Ada","Bob"]}`)}}}, nil
+			}
+			return engine.Decision{Text: "ok: " + req.Messages[len(req.Messages)-1].Content}, nil
+		})
+	}
+	reg := enginetest.Registry(t, engine.AskUser())
+	rec := &enginetest.Recorder{}
+	res := engine.New(engine.Config{Model: model(), Tools: reg, Gate: askGate{answer: "Ada"}}).Run(context.Background(), engine.NewSession("s"), "ask me", rec)
+	if res.Answer != "ok: Ada" {
+		t.Errorf("answered: %+v", res)
+	}
+	asked, answered := rec.Of(engine.KindQuestionAsked), rec.Of(engine.KindQuestionAnswered)
+	if len(asked) != 1 || asked[0].Data.(*engine.QuestionAsked).Question.Question != "Your name?" || len(answered) != 1 || answered[0].Data.(*engine.QuestionAnswered).By != "test" {
+		t.Errorf("events: %+v %+v", asked, answered)
+	}
+	res = engine.New(engine.Config{Model: model(), Tools: reg, Gate: askGate{never: true}, AskTimeout: 50 * time.Millisecond}).Run(context.Background(), engine.NewSession("s2"), "ask me", nil)
+	if !strings.Contains(res.Answer, "error: no answer within") {
+		t.Errorf("timed out: %+v", res)
+	}
+	res = engine.New(engine.Config{Model: model(), Tools: reg}).Run(context.Background(), engine.NewSession("s3"), "ask me", nil)
+	if !strings.Contains(res.Answer, "there is no one to ask here") {
+		t.Errorf("no gate: %+v", res)
 	}
 }

@@ -87,6 +87,10 @@ func newPayload(k Kind) any {
 		return &RunStarted{}
 	case KindAnswerRejected:
 		return &AnswerRejected{}
+	case KindQuestionAsked:
+		return &QuestionAsked{}
+	case KindQuestionAnswered:
+		return &QuestionAnswered{}
 	case KindStepStarted:
 		return &StepStarted{}
 	case KindModelRequest:

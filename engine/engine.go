@@ -52,7 +52,10 @@ type Config struct {
 	// with error. The answer is the compact JSON.
 	OutputSchema  json.RawMessage
 	OutputRetries int
-	Model         Model
+	// AskTimeout bounds the wait for an answer to ask_user (0: none);
+	// past it the model is told no answer came.
+	AskTimeout time.Duration
+	Model      Model
 	// ModelName is reported in run_started.
 	ModelName string
 	Tools     *Registry

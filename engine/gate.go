@@ -47,6 +47,9 @@ type Pending struct {
 	// started and left with no result: running it again may repeat what it
 	// did. Denied, the model is told the call was interrupted.
 	Rerun bool
+	// Question is set when the run asks the person (the tool ask_user):
+	// the gate answers it with Verdict.Answer (Deny: no answer).
+	Question *Question
 }
 
 // Verdict is a Gate's answer.
@@ -55,6 +58,9 @@ type Verdict struct {
 	// Args replaces the pending tool call's arguments; they are validated
 	// against the tool's schema before the call.
 	Args json.RawMessage
+	// Answer answers a Pending's Question, given by By (the console, a
+	// terminal, --answers, a watching console's person).
+	Answer, By string
 }
 
 // Gate is consulted before each decide and each tool call. Stop must not

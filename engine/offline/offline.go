@@ -54,6 +54,9 @@ func (Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, er
 		if name, ok := handedTo(results); ok {
 			return takeOver(name, task, req), nil
 		}
+		if d, ok := remembered(task, results, req); ok {
+			return d, nil
+		}
 		return engine.Decision{Text: summarize(task, sinceHandoff(results))}, nil
 	}
 	return plan(task, req), nil
@@ -68,6 +71,7 @@ var (
 	listRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
 	readRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
 	timeRe     = regexp.MustCompile(`(?i)\b(?:time|date|day is it|today|clock)\b`)
+	askMeRe    = regexp.MustCompile(`(?i)\bask me (?:for |about |what )?(?:my |your )?(.+?)(?:\s+and\s+remember(?:\s+it)?)?\s*[.?!]?\s*$`)
 )
 
 func has(req *engine.Request, tool string) bool {
@@ -89,6 +93,9 @@ func call(req *engine.Request, name string, args map[string]string) engine.Decis
 
 func plan(task string, req *engine.Request) engine.Decision {
 	t := strings.TrimSpace(task)
+	if m := askMeRe.FindStringSubmatch(t); m != nil {
+		return call(req, engine.AskUserTool, map[string]string{"question": "What is your " + strings.TrimSpace(m[1]) + "?"})
+	}
 	if d, ok := delegation(t, req); ok {
 		return d
 	}
@@ -185,6 +192,8 @@ func summarize(task string, msgs []engine.Message) string {
 			parts = append(parts, r)
 		case "remember":
 			parts = append(parts, "Got it, I "+r+".")
+		case engine.AskUserTool:
+			parts = append(parts, "You answered: "+r+".")
 		case "forget":
 			parts = append(parts, "Done, I "+r+".")
 		case "recall":
@@ -212,4 +221,15 @@ func recallAnswer(task, result string) string {
 		return fmt.Sprintf("Your %s is %s.", k, v)
 	}
 	return fmt.Sprintf("%s is %s.", k, v)
+}
+
+// remembered is the step after the person answered what the task asked
+// them ("ask me for my name and remember it"): remember the answer.
+func remembered(task string, results []engine.Message, req *engine.Request) (engine.Decision, bool) {
+	m := askMeRe.FindStringSubmatch(strings.TrimSpace(task))
+	last := results[len(results)-1]
+	if m == nil || last.Name != engine.AskUserTool || !strings.Contains(strings.ToLower(task), "remember") || strings.HasPrefix(last.Content, "error:") {
+		return engine.Decision{}, false
+	}
+	return call(req, "remember", map[string]string{"key": key(m[1]), "value": strings.TrimSpace(last.Content)}), true
 }
