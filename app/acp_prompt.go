@@ -204,6 +204,9 @@ func (acpGate) Stop(engine.Pending) bool { return false }
 // Wait asks the client: allow once, or reject; a cancelled request (the
 // prompt was cancelled) ends the run.
 func (g acpGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	if p.Question != nil {
+		return g.ask(ctx, p)
+	}
 	if p.ToolCall == nil {
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}
@@ -231,4 +234,30 @@ func (g acpGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, er
 		return engine.Verdict{Action: engine.Deny}, nil
 	}
 	return engine.Verdict{Action: engine.Abort}, nil
+}
+
+// ask puts a question with choices to the editor as a permission request
+// whose options are the choices; a question without them cannot be asked
+// there (ACP has no typed answer yet).
+func (g acpGate) ask(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	q := p.Question
+	if len(q.Choices) == 0 {
+		return engine.Verdict{}, errors.New("the editor can only answer a question with choices")
+	}
+	var opts []acp.PermissionOption
+	for i, c := range q.Choices {
+		opts = append(opts, acp.PermissionOption{Kind: acp.PermissionOptionKindAllowOnce, Name: c, OptionId: acp.PermissionOptionId(fmt.Sprint(i))})
+	}
+	resp, err := g.a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: acp.SessionId(p.Session),
+		ToolCall: acp.ToolCallUpdate{ToolCallId: acpCallID(p.Run, p.ToolCall.ID), Title: acp.Ptr(q.Question), Kind: acp.Ptr(acp.ToolKindOther)}, Options: opts})
+	if err != nil {
+		return engine.Verdict{}, err
+	}
+	if s := resp.Outcome.Selected; s != nil {
+		var i int
+		if _, err := fmt.Sscan(string(s.OptionId), &i); err == nil && i >= 0 && i < len(q.Choices) {
+			return engine.Verdict{Action: engine.Proceed, Answer: q.Choices[i], By: "the editor"}, nil
+		}
+	}
+	return engine.Verdict{Action: engine.Deny}, nil
 }

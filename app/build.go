@@ -220,9 +220,7 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.LocalStore(getenv) }, wsDir, embedding(o, cfg, getenv))
 	add("search", tools.SearchKnowledge(st.knowledge))
 	add("skill", st.Skills.Tools()...)
-	if o.AskUser {
-		add("builtin", engine.AskUser())
-	}
+	add("builtin", engine.AskUser()) // every gate answers its questions, or says why it cannot
 	if o.AllowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
 		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
 	}

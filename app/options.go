@@ -17,8 +17,6 @@ import (
 
 // Options are the flags both the console and run take.
 type Options struct {
-	// AskUser offers the tool ask_user: the runs' gate can ask the person.
-	AskUser bool
 	// OutputSchema (--output-schema FILE) is the JSON Schema the runs'
 	// final answers must meet.
 	OutputSchema json.RawMessage

@@ -34,6 +34,9 @@ func (g workerGate) Stop(p engine.Pending) bool {
 }
 
 func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	if p.Question != nil {
+		return engine.Verdict{}, errors.New("nobody can answer a question in a run a worker carries out (yet)")
+	}
 	wr := g.run(p)
 	switch {
 	case wr == nil:

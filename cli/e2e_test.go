@@ -493,3 +493,28 @@ func TestSearchInTmux(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestConsoleAsksThePerson: the offline model asks (ask_user), the
+// question is in the pause bar, the person types the answer, and it is
+// remembered; the question and the answer are journaled, by the console.
+func TestConsoleAsksThePerson(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--model", "offline")
+	tm.keys("ask me for my name and remember it", "Enter")
+	tm.wait("the question in the pause bar", func(s string) bool { return strings.Contains(s, "? What is your name?") })
+	tm.keys("Ada Lovelace")
+	tm.wait("the answer typed", func(s string) bool { return strings.Contains(s, "> Ada Lovelace") })
+	tm.keys("Enter")
+	tm.wait("the answer remembered", func(s string) bool { return strings.Contains(memoryPane(s), "name = Ada Lovelace") })
+	tm.keys("C-d")
+	tm.waitGone()
+	entries, err := os.ReadDir(home + "/sessions")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("sessions: %v %v", entries, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, "sessions", entries[0].Name(), "events.jsonl"))
+	if !strings.Contains(string(b), `"kind":"question_asked"`) || !strings.Contains(string(b), `"answer":"Ada Lovelace","by":"the console"`) {
+		t.Errorf("the journal lacks the question or its answer:\n%s", b)
+	}
+}

@@ -83,7 +83,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if opts.Until < 0 && o.Model == "" {
 		o.Model = "offline" // never called: no key or server is needed
 	}
-	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
+	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, getenv)
 	if err != nil {
 		return fail(codeOf(err), "%v", err)
 	}
@@ -314,4 +314,21 @@ func replayConfig(st *app.Setup, o app.Options, events []engine.Event, live bool
 		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
 	}
 	return eng.Config(), &workflow.Sink{W: w, Inputs: started.Inputs}, nil
+}
+
+// recordedAnswers are the answers a session's questions (ask_user) got, by
+// the question's text.
+func recordedAnswers(events []engine.Event) map[string]string {
+	asked, out := map[string]string{}, map[string]string{}
+	for _, ev := range events {
+		switch d := ev.Data.(type) {
+		case *engine.QuestionAsked:
+			asked[ev.Run+"/"+d.ID] = d.Question.Question
+		case *engine.QuestionAnswered:
+			if q, ok := asked[ev.Run+"/"+d.ID]; ok && d.Refused == "" && !d.TimedOut {
+				out[q] = d.Answer
+			}
+		}
+	}
+	return out
 }

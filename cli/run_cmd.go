@@ -108,7 +108,6 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
 		return fail(app.ExitUsage, "--answers: %v", err)
 	}
-	o.AskUser = true
 	buildFailed := func(err error) int {
 		return fail(codeOf(err), "%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,7 +46,10 @@ type Gate struct{ Yes bool }
 
 func (g Gate) Stop(engine.Pending) bool { return false }
 
-func (g Gate) Wait(context.Context, engine.Pending) (engine.Verdict, error) {
+func (g Gate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+	if p.Question != nil {
+		return engine.Verdict{}, errors.New("nobody answers questions in an eval")
+	}
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}

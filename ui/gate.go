@@ -31,6 +31,8 @@ type gateRequest struct {
 	// lines are the call's argument lines at width linesW (argLines).
 	lines  []string
 	linesW int
+	// answer is what the person has typed for a question (ask_user).
+	answer []rune
 }
 
 // NewGate returns a gate, in step mode when step is set.

@@ -59,6 +59,9 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 // body lines at a time from p.scroll, with ↑/↓ to scroll. What is
 // approved is never cut out of sight.
 func (p *gateRequest) bar(w int, stepping bool, body int) []string {
+	if q := p.pending.Question; q != nil {
+		return p.questionBar(q, w)
+	}
 	what := fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
 	var args []string
 	if c := p.pending.ToolCall; c != nil {

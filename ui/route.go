@@ -38,6 +38,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.slashKey(msg); ok { // the list of commands, open over the input
 		return m, cmd
 	}
+	if cmd, ok := m.questionKey(msg); ok { // a question's answer is typed in the pause bar
+		return m, cmd
+	}
 	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
 		m.layout()
 		return m, nil
