@@ -342,6 +342,7 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 	}
 	return engine.Config{
 		OutputSchema: o.OutputSchema,
+		AskTimeout:   time.Duration(cfg.AskTimeout),
 		Tools:        st.registry,
 		MaxSteps:     maxSteps,
 		Budget:       budget,

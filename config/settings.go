@@ -34,8 +34,11 @@ type Settings struct {
 	// InstructionsShare is the most of the context budget the project
 	// instructions may take, in percent (default 25).
 	InstructionsShare int `json:"instructions_share,omitempty"`
-	MaxSteps          int `json:"max_steps,omitempty"`
-	MaxDepth          int `json:"max_depth,omitempty"`
+	// AskTimeout bounds the wait for the person's answer to ask_user
+	// (seconds, or a duration; none by default).
+	AskTimeout Seconds `json:"ask_timeout,omitempty"`
+	MaxSteps   int     `json:"max_steps,omitempty"`
+	MaxDepth   int     `json:"max_depth,omitempty"`
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
@@ -309,6 +312,9 @@ func (c *Settings) Merge(o *Settings) {
 	}
 	c.ContextBudget, c.MaxSteps = positive(o.ContextBudget, c.ContextBudget), positive(o.MaxSteps, c.MaxSteps)
 	c.InstructionsShare = positive(o.InstructionsShare, c.InstructionsShare)
+	if o.AskTimeout > 0 {
+		c.AskTimeout = o.AskTimeout
+	}
 	c.MaxToolCalls, c.MaxDepth = positive(o.MaxToolCalls, c.MaxToolCalls), positive(o.MaxDepth, c.MaxDepth)
 	if o.HTTP.AllowHosts != nil {
 		c.HTTP.AllowHosts = o.HTTP.AllowHosts

@@ -33,6 +33,7 @@ var safeKeys = map[string]bool{
 	"context_budget": true,
 	// a share of the budget can only cut what the model is given
 	"instructions_share": true,
+	"ask_timeout":        true, // how long a question waits for the person: nothing to gain
 	"temperature":        true,
 }
 
