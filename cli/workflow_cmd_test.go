@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -207,5 +208,44 @@ steps:
 	code, out, errs := runCLI(t, context.Background(), agentEnv(t), "workflow", "run", file, "--model", "offline")
 	if code != 0 || !strings.Contains(out, "160") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestWorkflowStepOutputSchema: a step's output_schema fails an output
+// that does not meet it (and retry: asks again); the next step's template
+// reads the valid output's fields.
+func TestWorkflowStepOutputSchema(t *testing.T) {
+	srv := enginetest.NewServer(t,
+		enginetest.Reply{Body: enginetest.Answer("it is urgent")},
+		enginetest.Reply{Body: enginetest.Answer(`{"priority": "high"}`)},
+		enginetest.Reply{Body: enginetest.Answer("noted")})
+	file := filepath.Join(t.TempDir(), "triage.yaml")
+	os.WriteFile(file, []byte(`name: triage
+steps:
+  - id: triage
+    task: sort the ticket
+    retry: 1
+    output_schema:
+      type: object
+      properties: {priority: {enum: [low, high]}}
+      required: [priority]
+  - id: say
+    needs: [triage]
+    task: "the priority is {{ .steps.triage.output.priority }}"
+`), 0o600)
+	env := agentEnv(t)
+	env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = srv.URL(), "k"
+	code, out, errs := runCLI(t, context.Background(), env, "workflow", "run", file, "--model", "gpt-test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	reqs := srv.Requests()
+	var bodies []string
+	for _, r := range reqs {
+		b, _ := json.Marshal(r.Body)
+		bodies = append(bodies, string(b))
+	}
+	if len(reqs) != 3 || !strings.Contains(bodies[2], "the priority is high") {
+		t.Errorf("%d requests:\n%s", len(reqs), strings.Join(bodies, "\n---\n"))
 	}
 }

@@ -1,12 +1,14 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"text/template"
 	"text/template/parse"
 
+	"github.com/agentty/agentty/engine"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -163,12 +165,14 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 			st.If = p.tmpl(v, field("if"))
 		case "foreach":
 			st.Foreach = p.foreach(v, field("foreach"))
+		case "output_schema":
+			st.OutputCheck = p.schema(v, field("output_schema"))
 		case "retry":
 			if _, err := fmt.Sscan(v.Value, &st.Retry); err != nil || st.Retry < 0 || st.Retry > 10 {
 				p.fail(v.Line, field("retry"), "want a number of retries from 0 to 10, got %q", v.Value)
 			}
 		default:
-			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, args, needs, if, foreach, retry)")
+			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, args, needs, if, foreach, retry, output_schema)")
 		}
 	}
 	if p.err != nil {
@@ -270,4 +274,22 @@ func (p *parser) argTemplates(v any, path string, st *Step, field string, line i
 			p.argTemplates(e, fmt.Sprintf("%s[%d]", path, i), st, field, line)
 		}
 	}
+}
+
+// schema reads a step's output_schema (a JSON Schema, written in YAML).
+func (p *parser) schema(v *yaml.Node, field string) func(string) (bool, string) {
+	var x any
+	if err := v.Decode(&x); err != nil {
+		p.fail(v.Line, field, "%v", err)
+		return nil
+	}
+	raw, err := json.Marshal(x)
+	if err == nil {
+		var check func(string) (bool, string)
+		if check, err = engine.SchemaCheck(raw); err == nil {
+			return check
+		}
+	}
+	p.fail(v.Line, field, "%v", err)
+	return nil
 }

@@ -74,18 +74,14 @@ type stepState struct {
 	items   int            // calls of the last attempt
 	results map[int]string // the last attempt's results, by item (-1: no foreach)
 	skipped bool
+	// check is the step's output_schema (nil: none): an output that does
+	// not meet it fails the step.
+	check func(string) (bool, string)
 }
 
 func (st *stepState) done() bool { return st.attempt > 0 && len(st.results) == st.items }
 
-func (st *stepState) failed() bool {
-	for _, r := range st.results {
-		if isError(r) {
-			return true
-		}
-	}
-	return false
-}
+func (st *stepState) failed() bool { return firstError(st) != "" }
 
 func isError(result string) bool { return strings.HasPrefix(result, "error:") }
 
@@ -115,7 +111,7 @@ func (st *stepState) output() string {
 func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 	states := map[string]*stepState{}
 	for _, s := range p.W.Steps {
-		states[s.ID] = &stepState{results: map[int]string{}}
+		states[s.ID] = &stepState{results: map[int]string{}, check: s.OutputCheck}
 	}
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
@@ -159,7 +155,11 @@ func (p Planner) data(states map[string]*stepState, item any) map[string]any {
 		case st.done():
 			status = "ok"
 		}
-		steps[id] = map[string]any{"output": out, "json": js, "status": status}
+		var output any = out
+		if st.check != nil && js != nil {
+			output = js // a step with an output_schema: its fields, .steps.ID.output.FIELD
+		}
+		steps[id] = map[string]any{"output": output, "json": js, "status": status}
 	}
 	d := map[string]any{"inputs": p.Inputs, "steps": steps}
 	if item != nil {
@@ -278,6 +278,11 @@ func firstError(st *stepState) string {
 	for _, r := range st.results {
 		if isError(r) {
 			return strings.TrimSpace(strings.TrimPrefix(r, "error:"))
+		}
+	}
+	if st.check != nil && st.done() {
+		if ok, why := st.check(st.output()); !ok {
+			return "its output does not meet its output_schema: " + why
 		}
 	}
 	return ""

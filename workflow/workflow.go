@@ -54,6 +54,9 @@ type Step struct {
 	Foreach *template.Template
 	Retry   int
 	Line    int
+	// OutputCheck is the step's output_schema: whether an output meets it
+	// (nil: none).
+	OutputCheck func(string) (bool, string)
 }
 
 // Funcs are the templates' functions.
