@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 )
 
@@ -35,7 +36,7 @@ func (g workerGate) Stop(p engine.Pending) bool {
 
 func (g workerGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
 	if p.Question != nil {
-		return engine.Verdict{}, errors.New("nobody can answer a question in a run a worker carries out (yet)")
+		return g.ask(ctx, p)
 	}
 	wr := g.run(p)
 	switch {
@@ -104,4 +105,24 @@ type noModel struct{}
 
 func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
 	return engine.Decision{}, errors.New("no model")
+}
+
+// ask waits for the answer to the run's question, sent with agentty answer
+// SESSION TEXT over NATS. A drain does not wait: the run stops here, and
+// the worker that continues it asks again (the question is journaled).
+func (g workerGate) ask(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	g.w.log("session %s: the run asks %q; answer with: agentty answer %s TEXT", p.Session, engine.OneLine(p.Question.Question, 120), p.Session)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if g.w.drain != nil {
+		defer context.AfterFunc(g.w.drain, cancel)()
+	}
+	v, err := bus.AwaitAnswer(wctx, g.w.nc, p.Session, p.Question)
+	if err != nil && ctx.Err() == nil && g.w.draining.Load() {
+		if wr := g.run(p); wr != nil {
+			wr.detached.Store(true)
+		}
+		return engine.Verdict{Action: engine.Abort}, nil
+	}
+	return v, err
 }

@@ -494,3 +494,53 @@ func TestQueueRefusesScriptModel(t *testing.T) {
 	}
 	askOnce(t, srv.URL()) // the next good request still works
 }
+
+// TestQueueAskAnswered: a worker's run asks the person (the offline model,
+// told to); the worker is killed while the run waits; the worker that
+// continues the run asks again, agentty answer answers it, and the answer
+// is remembered, once.
+func TestQueueAskAnswered(t *testing.T) {
+	srv := natsServer(t)
+	victim := startWorker(t, srv.URL(), "")
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "ask me for my name and remember it")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	store := natsStoreAt(t, srv.URL())
+	asked := func() int {
+		l, err := store.Load(id)
+		if err != nil {
+			return 0
+		}
+		n := 0
+		for _, ev := range l.Events {
+			if ev.Kind == engine.KindQuestionAsked {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(time.Minute); asked() < 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run never asked")
+		}
+	}
+	victim.Process.Signal(syscall.SIGKILL)
+	victim.Wait()
+	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), id, "Ada"); code != 1 || !strings.Contains(errs, "no question of this session is waiting") {
+		t.Errorf("an answer with no worker: exit %d, %q", code, errs)
+	}
+	startWorker(t, srv.URL(), "")
+	code, out, errs = runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), "--wait", "1m", id, "Ada")
+	if code != 0 || !strings.Contains(out, `answered "What is your name?": Ada`) {
+		t.Fatalf("answer: exit %d, %q, %q", code, out, errs)
+	}
+	l := waitAnswered(t, store, []string{id})[id]
+	if mem := l.Session.Memory(); len(mem) != 1 || mem[0].Key != "name" || mem[0].Value != "Ada" {
+		t.Errorf("memory %+v", mem)
+	}
+	if n := asked(); n != 2 {
+		t.Errorf("the question was asked %d times; want twice (before the kill and after)", n)
+	}
+}

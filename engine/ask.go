@@ -54,9 +54,12 @@ func AskUser() Tool {
 		Description: "Ask the person a question and wait for the answer: when you need a fact or a decision only they have. Give choices when the answer is one of a few.",
 		Schema: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","minLength":1},` +
 			`"choices":{"type":"array","items":{"type":"string"}},"default":{"type":"string"}},"required":["question"],"additionalProperties":false}`),
-		Policy:  PolicyAllow,
-		Inline:  true,
-		builtin: toolAsk,
+		Policy: PolicyAllow,
+		Inline: true,
+		// Asked again when the run is continued: a question has no effect
+		// to repeat.
+		Repeatable: true,
+		builtin:    toolAsk,
 		Func: func(context.Context, *Call) (string, error) {
 			return "", errors.New("ask_user is answered by the engine")
 		},
