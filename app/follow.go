@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -25,6 +26,9 @@ type Followed struct {
 	// Hold and Release bracket the console: what is said on stderr
 	// meanwhile waits until it ends.
 	Hold, Release func()
+	// SendAnswer answers the question the session's run waits on (a
+	// worker's run: agentty answer's way); nil: questions are only shown.
+	SendAnswer func(answer string) error
 }
 
 // Follow shows f in the console, read-only, in step mode (its pauses are
@@ -36,9 +40,13 @@ func Follow(ctx context.Context, f Followed, getenv func(string) string) error {
 		return err
 	}
 	defer stop()
+	live := f.Live
+	if f.SendAnswer != nil {
+		live = askOnQuestions(ctx, f.Past, f.Live, gate, f.SendAnswer)
+	}
 	cfg := ui.Config{
 		Events: f.Past, Gate: gate, Model: "-", Style: "dark", Notice: f.Notice,
-		Follow: &ui.Follow{Session: f.ID, Events: f.Live, Why: "watching " + f.ID + ": read-only"},
+		Follow: &ui.Follow{Session: f.ID, Events: live, Why: "watching " + f.ID + ": read-only"},
 	}
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		cfg.Style = "notty"
@@ -50,4 +58,86 @@ func Follow(ctx context.Context, f Followed, getenv func(string) string) error {
 		return err
 	}
 	return nil
+}
+
+// askOnQuestions passes the events of live on, and puts each question the
+// run asks (question_asked, in past still unanswered or in live) to the
+// person in the pause bar of gate; the answer goes to the run with send. A
+// question answered elsewhere first (question_answered) is withdrawn.
+func askOnQuestions(ctx context.Context, past []engine.Event, live <-chan engine.Event, gate *ui.Gate, send func(string) error) <-chan engine.Event {
+	out := make(chan engine.Event)
+	q := &questions{ctx: ctx, gate: gate, send: send, open: map[string]context.CancelFunc{}}
+	for _, ev := range past {
+		q.note(ev, false)
+	}
+	q.askOpen()
+	go func() {
+		defer close(out)
+		defer q.close()
+		for ev := range live {
+			q.note(ev, true)
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// questions are the questions of a followed run, asked in the pause bar.
+type questions struct {
+	ctx     context.Context
+	gate    *ui.Gate
+	send    func(string) error
+	open    map[string]context.CancelFunc // asked, by run/call
+	waiting []engine.Event                // asked in the journal, not yet answered
+}
+
+// note follows ev: a question is asked (now, when live), an answer
+// withdraws it.
+func (q *questions) note(ev engine.Event, live bool) {
+	switch d := ev.Data.(type) {
+	case *engine.QuestionAsked:
+		if live {
+			q.ask(ev, d)
+		} else {
+			q.waiting = append(q.waiting, ev)
+		}
+	case *engine.QuestionAnswered:
+		key := ev.Run + "/" + d.ID
+		q.waiting = slices.DeleteFunc(q.waiting, func(w engine.Event) bool { return w.Run+"/"+w.Data.(*engine.QuestionAsked).ID == key })
+		if cancel := q.open[key]; cancel != nil {
+			cancel()
+			delete(q.open, key)
+		}
+	}
+}
+
+// askOpen asks the journal's questions that are still waiting.
+func (q *questions) askOpen() {
+	for _, ev := range q.waiting {
+		q.ask(ev, ev.Data.(*engine.QuestionAsked))
+	}
+	q.waiting = nil
+}
+
+// ask puts the question in the pause bar; its answer goes to the run.
+func (q *questions) ask(ev engine.Event, d *engine.QuestionAsked) {
+	qctx, cancel := context.WithCancel(q.ctx)
+	q.open[ev.Run+"/"+d.ID] = cancel
+	p := engine.Pending{Session: ev.Session, Run: ev.Run, Agent: ev.Agent, Step: ev.Step, At: engine.Act,
+		ToolCall: &engine.ToolCall{ID: d.ID, Name: engine.AskUserTool}, Question: &d.Question}
+	go func() {
+		if v, err := q.gate.Wait(qctx, p); err == nil && v.Action == engine.Proceed {
+			q.send(v.Answer) // taken by the run, or it was answered meanwhile
+		}
+	}()
+}
+
+func (q *questions) close() {
+	for _, cancel := range q.open {
+		cancel()
+	}
 }

@@ -544,3 +544,28 @@ func TestQueueAskAnswered(t *testing.T) {
 		t.Errorf("the question was asked %d times; want twice (before the kill and after)", n)
 	}
 }
+
+// TestWatchConsoleAnswersAQuestion: a console watching a worker's run
+// shows the run's question in its pause bar; the answer typed there goes
+// to the run, which remembers it.
+func TestWatchConsoleAnswersAQuestion(t *testing.T) {
+	srv := natsServer(t)
+	startWorker(t, srv.URL(), "")
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "ask me for my name and remember it")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	tm := newTmux(t)
+	home := t.TempDir() // the question's pause bar stands where the input box would: no waiting for "Input"
+	tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45",
+		"AGENTTY_HOME="+home+" AGENTTY_CONFIG="+home+"/none.json TERM=xterm-256color "+binary+" watch "+id+" --nats "+srv.URL())
+	tm.wait("the question in the pause bar", func(s string) bool { return strings.Contains(s, "? What is your name?") })
+	tm.keys("Grace")
+	tm.keys("Enter")
+	tm.wait("the answer remembered", func(s string) bool { return strings.Contains(memoryPane(s), "name = Grace") })
+	l := waitAnswered(t, natsStoreAt(t, srv.URL()), []string{id})[id]
+	if mem := l.Session.Memory(); len(mem) != 1 || mem[0].Value != "Grace" {
+		t.Errorf("memory %+v", mem)
+	}
+}
