@@ -70,7 +70,8 @@ func parseShape(def *Def, field string, v *yaml.Node, line int) *Problem {
 	return nil
 }
 
-// guardrail reads one guardrail: {name, pattern} or {name, schema}.
+// guardrail reads one guardrail: {name, pattern}, {name, schema} or {name,
+// agent}.
 func guardrail(n *yaml.Node) (engine.Guardrail, *Problem) {
 	var g struct {
 		Name    string    `yaml:"name"`
@@ -90,7 +91,7 @@ func guardrail(n *yaml.Node) (engine.Guardrail, *Problem) {
 	case g.Name == "":
 		return fail("a guardrail needs a name")
 	case g.Agent != "":
-		return fail("%s: a guardrail that asks an agent is not supported yet: give a pattern or a schema", g.Name)
+		out.Agent = g.Agent
 	case g.Pattern != "":
 		re, err := regexp.Compile(g.Pattern)
 		if err != nil {
@@ -106,7 +107,7 @@ func guardrail(n *yaml.Node) (engine.Guardrail, *Problem) {
 			return fail("%s: schema: %v", g.Name, err)
 		}
 	default:
-		return fail("%s: give a pattern (a regular expression) or a schema", g.Name)
+		return fail("%s: give a pattern (a regular expression), a schema or an agent", g.Name)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +154,13 @@ func (e *Engine) setupAgents() error {
 			return err
 		}
 		ag.delegate = t
+	}
+	for _, a := range ag.byName {
+		for _, g := range append(slices.Clone(a.Guardrails.Input), a.Guardrails.Output...) {
+			if g.Agent != "" && (ag.byName[g.Agent] == nil || g.Agent == a.Name) {
+				return fmt.Errorf("engine: agent %q: guardrail %s: no agent %q to ask (not itself)", a.Name, g.Name, g.Agent)
+			}
+		}
 	}
 	e.agents = ag
 	return nil

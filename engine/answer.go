@@ -9,6 +9,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,12 +36,15 @@ type AnswerRejected struct {
 }
 
 // Guardrail is a check of a run's task (input) or final answer (output). It
-// fails when Pattern matches the text, or when Check says so.
+// fails when Pattern matches the text, when Check says so, or when Agent
+// (one of the engine's agents, run on the text in a session of its own,
+// journaled nowhere) answers other than "pass".
 type Guardrail struct {
 	Name    string
 	Pattern *regexp.Regexp
 	// Check, when set, judges the text: ok, and why not.
 	Check func(text string) (ok bool, why string)
+	Agent string
 }
 
 // Guardrails are an agent's checks.
@@ -62,9 +66,14 @@ func (e *GuardrailError) Error() string {
 	return fmt.Sprintf("guardrail %s (%s) stopped the run: %s", e.Name, what, e.Reason)
 }
 
-// check runs the guardrails gs on text: the first that fails.
-func checkGuardrails(gs []Guardrail, text string, output bool) error {
+// checkGuardrails runs the guardrails gs on text: the first that fails.
+func (r *run) checkGuardrails(ctx context.Context, gs []Guardrail, text string, output bool) error {
 	for _, g := range gs {
+		if g.Agent != "" {
+			if ok, why := r.askGuard(ctx, g.Agent, text); !ok {
+				return &GuardrailError{Name: g.Name, Reason: why, Output: output}
+			}
+		}
 		if g.Pattern != nil {
 			if m := g.Pattern.FindString(text); m != "" {
 				return &GuardrailError{Name: g.Name, Reason: fmt.Sprintf("the text matches /%s/ (%q)", g.Pattern, Clip(m, 60)), Output: output}
@@ -163,7 +172,7 @@ func rejectedMessage(reason string, schema json.RawMessage) string {
 // goes back to the model, journaled as answer_rejected: stop is "" then),
 // then the output guardrails. It returns the answer the run ends with
 // (the schema's compact JSON), how the run stops, and why.
-func (r *run) accept(text string) (string, StopReason, error) {
+func (r *run) accept(ctx context.Context, text string) (string, StopReason, error) {
 	if o := r.prof.output; o != nil {
 		answer, err := o.check(text)
 		if err != nil {
@@ -179,8 +188,28 @@ func (r *run) accept(text string) (string, StopReason, error) {
 		}
 		text = answer
 	}
-	if err := checkGuardrails(r.prof.guard.Output, text, true); err != nil {
+	if err := r.checkGuardrails(ctx, r.prof.guard.Output, text, true); err != nil {
 		return "", StopGuardrail, err
 	}
 	return text, StopAnswered, nil
+}
+
+// guardPrompt is the task a guardrail's agent judges a text with.
+const guardPrompt = "Judge the text below against your instructions. Answer with one line: pass, or fail: and the reason.\n\n"
+
+// askGuard runs the agent on text, in a session of its own that is
+// journaled nowhere, and reads its verdict: pass, or fail and why. An
+// agent that cannot judge (an error, no answer) fails the text.
+func (r *run) askGuard(ctx context.Context, agent, text string) (bool, string) {
+	s := NewSession(r.s.ID + "-guard")
+	s.Agent = agent
+	res := r.e.Run(ctx, s, guardPrompt+text, nil)
+	if res.StopReason != StopAnswered {
+		return false, fmt.Sprintf("its agent %s could not judge: %s %v", agent, res.StopReason, res.Err)
+	}
+	verdict := strings.TrimSpace(res.Answer)
+	if strings.HasPrefix(strings.ToLower(verdict), "pass") {
+		return true, ""
+	}
+	return false, fmt.Sprintf("its agent %s says: %s", agent, OneLine(verdict, 200))
 }

@@ -143,3 +143,38 @@ func TestAskUser(t *testing.T) {
 		t.Errorf("no gate: %+v", res)
 	}
 }
+
+// A guardrail that asks an agent: the agent's "pass" lets the answer
+// through; "fail: …" stops the run with its reason.
+func TestAgentGuardrail(t *testing.T) {
+	var judged []string
+	m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		task := req.Messages[0].Content
+		if strings.Contains(req.System, "You judge tone.") {
+			judged = append(judged, task)
+			if strings.Contains(task, "idiot") {
+				return engine.Decision{Text: "fail: it is rude"}, nil
+			}
+			return engine.Decision{Text: "pass"}, nil
+		}
+		return engine.Decision{Text: "you " + task}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t), Agent: "support", Agents: []engine.Agent{
+		{Name: "support", Description: "support", Guardrails: engine.Guardrails{Output: []engine.Guardrail{{Name: "polite", Agent: "tone"}}}},
+		{Name: "tone", Description: "tone", System: "You judge tone."},
+	}})
+	if res := e.Run(context.Background(), engine.NewSession("s"), "are kind", nil); res.StopReason != engine.StopAnswered || res.Answer != "you are kind" {
+		t.Errorf("a polite answer: %+v", res)
+	}
+	res := e.Run(context.Background(), engine.NewSession("s2"), "idiot", nil)
+	if res.StopReason != engine.StopGuardrail || !strings.Contains(res.Err.Error(), "its agent tone says: fail: it is rude") {
+		t.Errorf("a rude answer: %+v", res)
+	}
+	if len(judged) != 2 {
+		t.Errorf("judged %v", judged)
+	}
+	bad := engine.New(engine.Config{Model: m, Agents: []engine.Agent{{Name: "a", Description: "a", Guardrails: engine.Guardrails{Input: []engine.Guardrail{{Name: "g", Agent: "nobody"}}}}}})
+	if bad.Err() == nil {
+		t.Error("a guardrail asking no agent was taken")
+	}
+}

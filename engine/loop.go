@@ -183,7 +183,7 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 // out goes through finish.
 func (r *run) loop(ctx context.Context) Result {
 	if r.s.run.Turn == 0 && len(r.prof.guard.Input) > 0 {
-		if err := checkGuardrails(r.prof.guard.Input, r.s.run.Task, false); err != nil {
+		if err := r.checkGuardrails(ctx, r.prof.guard.Input, r.s.run.Task, false); err != nil {
 			return r.finish(ctx, StopGuardrail, "", err)
 		}
 	}
@@ -228,7 +228,7 @@ func (r *run) loop(ctx context.Context) Result {
 			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
 				return r.finish(ctx, StopError, "", err)
 			}
-			answer, stop, err := r.accept(dec.Text)
+			answer, stop, err := r.accept(ctx, dec.Text)
 			if stop == "" {
 				continue // the answer went back to the model
 			}
