@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -87,7 +88,15 @@ func guardrail(n *yaml.Node) (engine.Guardrail, *Problem) {
 		return fail("%s", msg)
 	}
 	out := engine.Guardrail{Name: g.Name}
+	kinds := 0
+	for _, set := range []bool{g.Agent != "", g.Pattern != "", g.Schema.Kind != 0} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
+	case kinds > 1:
+		return fail("%s: give one of pattern, schema or agent", g.Name)
 	case g.Name == "":
 		return fail("a guardrail needs a name")
 	case g.Agent != "":
@@ -119,4 +128,19 @@ func yamlJSON(v *yaml.Node) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.Marshal(x)
+}
+
+// CheckGuardrails says what is wrong with def's guardrails that ask an
+// agent: the agent must be one of names, and not def's own.
+func (def *Def) CheckGuardrails(names map[string]bool) *Problem {
+	for _, g := range append(slices.Clone(def.Guardrails.Input), def.Guardrails.Output...) {
+		switch {
+		case g.Agent == "":
+		case g.Agent == def.Name:
+			return &Problem{File: def.File, Field: "guardrails", Message: fmt.Sprintf("%s: an agent cannot judge its own text; name another", g.Name)}
+		case !names[g.Agent]:
+			return &Problem{File: def.File, Field: "guardrails", Message: fmt.Sprintf("%s: no agent %q is defined", g.Name, g.Agent)}
+		}
+	}
+	return nil
 }

@@ -39,6 +39,10 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 	}
 	top := st.registry.Tools()
 	names := st.registry.Names()
+	st.agentNames = map[string]bool{}
+	for _, d := range files.Defs {
+		st.agentNames[d.Name] = true
+	}
 	shadowed := map[string][]*agents.Def{}
 	for i := range files.Shadowed {
 		d := &files.Shadowed[i]
@@ -84,6 +88,9 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 	a := &st.Agents
 	toolNames, notes, prob := def.ResolveTools(names, mcp)
 	a.Notes = append(a.Notes, notes...)
+	if prob == nil {
+		prob = def.CheckGuardrails(st.agentNames)
+	}
 	if prob != nil {
 		a.Errors = append(a.Errors, *prob)
 		return engine.Agent{}, false
@@ -98,7 +105,8 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 		if ea.Model, ea.ModelName, err = PickModel(mo, cfg, getenv); err != nil {
 			a.Notes = append(a.Notes, agents.Problem{File: def.File, Line: def.ModelLine, Field: "model",
 				Message: fmt.Sprintf("%s cannot be used here (%v): the agent inherits the session's model", model, err)})
-			model = agents.Inherit
+			model, ea.Model, ea.ModelName = agents.Inherit, nil, "" // not a half-made model
+
 		}
 	}
 	if toolNames != nil {

@@ -35,6 +35,9 @@ func NewAsker(in io.Reader, out io.Writer, terminal bool) *Asker {
 func (a *Asker) Ask(ctx context.Context, q *engine.Question) (engine.Verdict, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.terminal {
+		fmt.Fprintf(a.out, "agentty run: the run asks %q; answer with one line on standard input: {\"answer\": \"…\"}\n", q.Question)
+	}
 	if a.terminal {
 		fmt.Fprintf(a.out, "agentty asks: %s\n", q.Question)
 		for i, c := range q.Choices {
@@ -46,6 +49,9 @@ func (a *Asker) Ask(ctx context.Context, q *engine.Question) (engine.Verdict, er
 		fmt.Fprint(a.out, "> ")
 	}
 	line, err := a.readLine(ctx)
+	if a.terminal && (err != nil || !strings.HasSuffix(line, "\n")) {
+		fmt.Fprintln(a.out) // the prompt's line ends before what follows
+	}
 	if err != nil {
 		return engine.Verdict{}, err
 	}
@@ -64,6 +70,9 @@ func (a *Asker) Ask(ctx context.Context, q *engine.Question) (engine.Verdict, er
 	}
 	if answer == "" {
 		answer = q.Default
+	}
+	if answer == "" {
+		return engine.Verdict{Action: engine.Deny}, nil // nothing answered
 	}
 	by := "standard input"
 	if a.terminal {

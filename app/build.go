@@ -55,6 +55,8 @@ type Setup struct {
 	// when they change; limits the model's context window as known.
 	instructions *config.Instructions
 	limits       config.ModelLimits
+	// agentNames are the agents the files define (a guardrail may ask one).
+	agentNames map[string]bool
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
 	// knowledge is the search index search_knowledge asks, opened on

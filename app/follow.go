@@ -27,8 +27,9 @@ type Followed struct {
 	// meanwhile waits until it ends.
 	Hold, Release func()
 	// SendAnswer answers the question the session's run waits on (a
-	// worker's run: agentty answer's way); nil: questions are only shown.
-	SendAnswer func(answer string) error
+	// worker's run: agentty answer's way), or, refused, tells it none
+	// comes; nil: questions are only shown.
+	SendAnswer func(answer string, refused bool) error
 }
 
 // Follow shows f in the console, read-only, in step mode (its pauses are
@@ -64,7 +65,7 @@ func Follow(ctx context.Context, f Followed, getenv func(string) string) error {
 // run asks (question_asked, in past still unanswered or in live) to the
 // person in the pause bar of gate; the answer goes to the run with send. A
 // question answered elsewhere first (question_answered) is withdrawn.
-func askOnQuestions(ctx context.Context, past []engine.Event, live <-chan engine.Event, gate *ui.Gate, send func(string) error) <-chan engine.Event {
+func askOnQuestions(ctx context.Context, past []engine.Event, live <-chan engine.Event, gate *ui.Gate, send func(string, bool) error) <-chan engine.Event {
 	out := make(chan engine.Event)
 	q := &questions{ctx: ctx, gate: gate, send: send, open: map[string]context.CancelFunc{}}
 	for _, ev := range past {
@@ -90,7 +91,7 @@ func askOnQuestions(ctx context.Context, past []engine.Event, live <-chan engine
 type questions struct {
 	ctx     context.Context
 	gate    *ui.Gate
-	send    func(string) error
+	send    func(string, bool) error
 	open    map[string]context.CancelFunc // asked, by run/call
 	waiting []engine.Event                // asked in the journal, not yet answered
 }
@@ -130,8 +131,8 @@ func (q *questions) ask(ev engine.Event, d *engine.QuestionAsked) {
 	p := engine.Pending{Session: ev.Session, Run: ev.Run, Agent: ev.Agent, Step: ev.Step, At: engine.Act,
 		ToolCall: &engine.ToolCall{ID: d.ID, Name: engine.AskUserTool}, Question: &d.Question}
 	go func() {
-		if v, err := q.gate.Wait(qctx, p); err == nil && v.Action == engine.Proceed {
-			q.send(v.Answer) // taken by the run, or it was answered meanwhile
+		if v, err := q.gate.Wait(qctx, p); err == nil {
+			q.send(v.Answer, v.Action != engine.Proceed) // taken by the run, or it was answered meanwhile
 		}
 	}()
 }

@@ -30,7 +30,11 @@ func (g HeadlessGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdic
 		if g.Person == nil {
 			return engine.Verdict{}, errors.New("nobody can answer here: give the answers with --answers FILE")
 		}
-		return g.Person.Ask(ctx, q)
+		v, err := g.Person.Ask(ctx, q)
+		if err != nil && g.Answers != nil {
+			err = fmt.Errorf("--answers has no answer to %q, and %w", q.Question, err)
+		}
+		return v, err
 	}
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil

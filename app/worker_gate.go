@@ -111,7 +111,7 @@ func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error)
 // SESSION TEXT over NATS. A drain does not wait: the run stops here, and
 // the worker that continues it asks again (the question is journaled).
 func (g workerGate) ask(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
-	g.w.log("session %s: the run asks %q; answer with: agentty answer %s TEXT", p.Session, engine.OneLine(p.Question.Question, 120), p.Session)
+	g.w.log("session %s: the run asks %q; answer with: agentty answer --nats %s %s TEXT", p.Session, engine.OneLine(p.Question.Question, 120), bus.Redact(g.w.o.NATS), p.Session)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if g.w.drain != nil {

@@ -28,6 +28,8 @@ type AnswerMsg struct {
 	Session string `json:"session"`
 	Answer  string `json:"answer"`
 	By      string `json:"by,omitempty"`
+	// Refused: the person chose not to answer; the model is told so.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // AnswerReply is what the waiting run says: the question it answered, or
@@ -61,6 +63,9 @@ func AwaitAnswer(ctx context.Context, nc *nats.Conn, session string, q *engine.Q
 				continue
 			}
 			replyJSON(m, AnswerReply{Question: q.Question})
+			if a.Refused {
+				return engine.Verdict{Action: engine.Deny}, nil
+			}
 			return engine.Verdict{Action: engine.Proceed, Answer: a.Answer, By: cmpOr(a.By, "agentty answer")}, nil
 		}
 	}
@@ -88,7 +93,18 @@ var ErrNoQuestion = errors.New("no question of this session is waiting for an an
 // SendAnswer answers the question session's run waits on, and returns the
 // question it answered.
 func SendAnswer(ctx context.Context, nc *nats.Conn, session, answer, by string) (string, error) {
-	b, _ := json.Marshal(AnswerMsg{Session: session, Answer: answer, By: by})
+	return sendAnswer(ctx, nc, AnswerMsg{Session: session, Answer: answer, By: by})
+}
+
+// SendRefusal tells the run of session that its question gets no answer.
+func SendRefusal(ctx context.Context, nc *nats.Conn, session, by string) error {
+	_, err := sendAnswer(ctx, nc, AnswerMsg{Session: session, By: by, Refused: true})
+	return err
+}
+
+func sendAnswer(ctx context.Context, nc *nats.Conn, msg AnswerMsg) (string, error) {
+	session := msg.Session
+	b, _ := json.Marshal(msg)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	m, err := nc.RequestWithContext(ctx, AskSubject(session), b)

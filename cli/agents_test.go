@@ -419,3 +419,28 @@ func TestAgentFallbackAndSummary(t *testing.T) {
 		t.Errorf("run said of the agent files:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// An agent whose model cannot be made (a script that is not there) in a
+// trusted folder inherits the session's model, and runs; a guardrail that
+// asks no agent, or the agent itself, fails that file alone.
+func TestAgentBadModelAndGuardrailAgent(t *testing.T) {
+	ws := t.TempDir()
+	env := agentEnv(t)
+	dir := filepath.Join(ws, ".agentty", "agents")
+	writeAgent(t, dir, "judge.md", agentFile("judge", "model: script:missing.json\n", "Judge."))
+	writeAgent(t, dir, "ghost.md", agentFile("ghost", "guardrails:\n  output:\n    - {name: g, agent: nobody}\n", "Ghost."))
+	writeAgent(t, dir, "selfie.md", agentFile("selfie", "guardrails:\n  output:\n    - {name: s, agent: selfie}\n", "Selfie."))
+	writeAgent(t, dir, "two.md", agentFile("two", "guardrails:\n  output:\n    - {name: t, pattern: a, agent: judge}\n", "Two."))
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--trust-workspace", "--agent", "judge", "--model", "offline", "what is 2+3")
+	if code != 0 || !strings.Contains(out, "5") {
+		t.Fatalf("run as judge: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "agents", "--json", "--workspace", ws, "--trust-workspace")
+	var got agentsJSON
+	json.Unmarshal([]byte(out), &got)
+	errors := problems(got.Errors)
+	if code != 1 || len(got.Agents) != 1 || got.Agents[0].Name != "judge" || !strings.Contains(errors, `g: no agent "nobody" is defined`) ||
+		!strings.Contains(errors, "s: an agent cannot judge its own text") || !strings.Contains(errors, "t: give one of pattern, schema or agent") {
+		t.Errorf("exit %d, agents %+v, errors:\n%s", code, got.Agents, errors)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -146,6 +147,9 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	defer st.Close()
 	for _, n := range st.Notices {
 		fmt.Fprintln(stderr, "agentty run: warning:", n)
+	}
+	if o.OutputSchema != nil && st.ModelName == offline.Name {
+		fmt.Fprintln(stderr, "agentty run: warning: --output-schema: the offline model cannot answer in JSON; give --model")
 	}
 	fmt.Fprintln(stderr, "session:", journal.ID)
 	return runSession(ctx, opts, o, st, s, journal, past, task)

@@ -122,7 +122,7 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	}
 	submitted = true
 	fmt.Fprintln(stdout, req.Session)
-	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s\n", opts.Pool, req.Session)
+	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch --nats %s %s\n", opts.Pool, bus.Redact(o.NATSURL(getenv)), req.Session)
 	submitWorkers(sctx, queue, opts.Pool, stderr)
 	if opts.Step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)

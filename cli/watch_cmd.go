@@ -180,7 +180,10 @@ func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id
 		ID: id, Past: past, Live: watchLive(ctx, sub, id, past, warn), Notice: strings.Join(notes, "\n\n"),
 		Answer: func(g engine.Gate) (func(), error) { return bus.AnswerGate(nc, id, g) },
 		Hold:   errw.hold, Release: errw.release,
-		SendAnswer: func(a string) error {
+		SendAnswer: func(a string, refused bool) error {
+			if refused {
+				return bus.SendRefusal(ctx, nc, id, "a watching console")
+			}
 			_, err := bus.SendAnswer(ctx, nc, id, a, "a watching console")
 			return err
 		},

@@ -158,7 +158,7 @@ func (e *Engine) setupAgents() error {
 	for _, a := range ag.byName {
 		for _, g := range append(slices.Clone(a.Guardrails.Input), a.Guardrails.Output...) {
 			if g.Agent != "" && (ag.byName[g.Agent] == nil || g.Agent == a.Name) {
-				return fmt.Errorf("engine: agent %q: guardrail %s: no agent %q to ask (not itself)", a.Name, g.Name, g.Agent)
+				return fmt.Errorf("engine: agent %q: guardrail %s: %q is not another agent that is defined", a.Name, g.Name, g.Agent)
 			}
 		}
 	}

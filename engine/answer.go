@@ -208,8 +208,11 @@ func (r *run) askGuard(ctx context.Context, agent, text string) (bool, string) {
 		return false, fmt.Sprintf("its agent %s could not judge: %s %v", agent, res.StopReason, res.Err)
 	}
 	verdict := strings.TrimSpace(res.Answer)
-	if strings.HasPrefix(strings.ToLower(verdict), "pass") {
+	switch low := strings.ToLower(verdict); {
+	case strings.HasPrefix(low, "pass"):
 		return true, ""
+	case strings.HasPrefix(low, "fail"):
+		return false, fmt.Sprintf("its agent %s says: %s", agent, OneLine(verdict, 200))
 	}
-	return false, fmt.Sprintf("its agent %s says: %s", agent, OneLine(verdict, 200))
+	return false, fmt.Sprintf("its agent %s answered neither pass nor fail: reason (its model may not be able to judge): %s", agent, OneLine(verdict, 120))
 }

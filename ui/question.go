@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -28,7 +29,11 @@ func (p *gateRequest) questionBar(q *engine.Question, w int) []string {
 	if len(choices) > 0 {
 		lines = append(lines, wrapRows(strings.Join(choices, "   "), w-4)...)
 	}
-	answer := "> " + Sanitize(string(p.answer)) + "▏"
+	typed := Sanitize(string(p.answer))
+	if room := w - 8; ansi.StringWidth(typed) > room { // its end, where the person types
+		typed = "…" + ansi.TruncateLeft(typed, ansi.StringWidth(typed)-room+1, "")
+	}
+	answer := "> " + typed + "▏"
 	if len(p.answer) == 0 && q.Default != "" {
 		answer += styleDim.Render(" (enter: " + flatten(Sanitize(q.Default)) + ")")
 	}
