@@ -84,10 +84,9 @@ func runRun(ctx context.Context, opts *runOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "reading the task: %v", err)
 	}
-	if opts.OutputSchema != "" {
-		if o.OutputSchema, err = readSchema(opts.OutputSchema); err != nil {
-			return fail(app.ExitUsage, "--output-schema: %v", err)
-		}
+	gate, err := runGate(opts, &o)
+	if err != nil {
+		return fail(app.ExitUsage, "%v", err)
 	}
 	switch {
 	case o.Continue && o.Session == "":
@@ -105,10 +104,6 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	defer store.Close()
-	gate := app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Person: app.NewAsker(stdin, stderr, app.IsTerminal(stdin) && !o.JSON)}
-	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
-		return fail(app.ExitUsage, "--answers: %v", err)
-	}
 	buildFailed := func(err error) int {
 		return fail(codeOf(err), "%v", err)
 	}
@@ -250,6 +245,23 @@ func primeTrace(sink engine.Sink, past []engine.Event, run string) {
 			return
 		}
 	}
+}
+
+// runGate is the gate of a headless run: approvals as --yes says, the
+// run's questions answered from --answers, else the person; and o's output
+// schema from --output-schema. Its errors are of usage.
+func runGate(opts *runOptions, o *app.Options) (app.HeadlessGate, error) {
+	gate := app.HeadlessGate{Yes: o.Yes, Stderr: opts.Err, Person: app.NewAsker(opts.In, opts.Err, app.IsTerminal(opts.In) && !o.JSON)}
+	var err error
+	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
+		return gate, fmt.Errorf("--answers: %v", err)
+	}
+	if opts.OutputSchema != "" {
+		if o.OutputSchema, err = readSchema(opts.OutputSchema); err != nil {
+			return gate, fmt.Errorf("--output-schema: %v", err)
+		}
+	}
+	return gate, nil
 }
 
 // readSchema reads a JSON Schema file.
