@@ -65,10 +65,27 @@ func answerRun(cmd *cobra.Command, opts *answerOptions) int {
 			time.Sleep(200 * time.Millisecond)
 			continue
 		}
+		if errors.Is(err, bus.ErrNoQuestion) {
+			err = noQuestionWhy(opts, session, err)
+		}
 		if err != nil {
 			return fail(app.ExitError, fmt.Errorf("session %s: %w", session, err))
 		}
 		fmt.Fprintf(opts.Out, "answered %q: %s\n", q, text)
 		return 0
 	}
+}
+
+// noQuestionWhy says why no question of session waits: there is no such
+// session, or none of its runs is asking (err).
+func noQuestionWhy(opts *answerOptions, session string, err error) error {
+	store, serr := opts.App.Store(opts.Getenv)
+	if serr != nil {
+		return err
+	}
+	defer store.Close()
+	if _, merr := store.Meta(session); merr != nil {
+		return merr
+	}
+	return err
 }

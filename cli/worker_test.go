@@ -531,6 +531,9 @@ func TestQueueAskAnswered(t *testing.T) {
 	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), id, "Ada"); code != 1 || !strings.Contains(errs, "no question of this session is waiting") {
 		t.Errorf("an answer with no worker: exit %d, %q", code, errs)
 	}
+	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), "0nosuchsession", "Ada"); code != 1 || !strings.Contains(errs, "no such session") {
+		t.Errorf("an answer to no session: exit %d, %q", code, errs)
+	}
 	startWorker(t, srv.URL(), "")
 	code, out, errs = runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), "--wait", "1m", id, "Ada")
 	if code != 0 || !strings.Contains(out, `answered "What is your name?": Ada`) {
