@@ -27,6 +27,7 @@ type keyMap struct {
 	Submit, Dismiss                              key.Binding // the memory form; Dismiss closes a form, the editor, the help
 	Open, ClosePicker                            key.Binding // the picker
 	CompletePrev, CompleteNext                   key.Binding // Choose, one way each
+	SendAnswer, Unanswered                       key.Binding // a question of the run
 }
 
 func newKeyMap() keyMap {
@@ -54,34 +55,36 @@ func newKeyMap() keyMap {
 		CompletePrev: keys("up", "ctrl+p"),
 		CompleteNext: keys("down", "ctrl+n"),
 
-		Send:      b([]string{"enter"}, "enter", "send"),
-		Newline:   b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
-		History:   b([]string{"up", "down"}, "↑/↓", "input history"),
-		Focus:     b([]string{"tab", "shift+tab"}, "tab", "next pane"),
-		Scroll:    b([]string{"pgup", "pgdown"}, "pgup/pgdn", "scroll chat"),
-		Expand:    b([]string{"ctrl+x"}, "ctrl+x", "expand tool calls"),
-		Detail:    b([]string{"enter"}, "enter", "step details (timeline)"),
-		Fold:      b([]string{" ", "z"}, "space/z", "fold agent (timeline)"),
-		Fork:      b([]string{"f"}, "f", "fork here (timeline)"),
-		StepMode:  b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
-		Sessions:  b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
-		Search:    b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
-		Continue:  b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
-		Cancel:    b([]string{"ctrl+c"}, "ctrl+c", "cancel run / quit"),
-		Quit:      b([]string{"ctrl+d"}, "ctrl+d", "quit"),
-		Help:      b([]string{"?"}, "?", "all keys"),
-		Back:      b([]string{"esc"}, "esc", "back to input"),
-		Step:      b([]string{"enter"}, "enter", "step"),
-		RunCall:   b([]string{"enter"}, "enter", "run the call"),
-		Approve:   b([]string{"enter", "y"}, "enter/y", "approve"),
-		Run:       b([]string{"c"}, "c", "run to the end"),
-		Edit:      b([]string{"e"}, "e", "edit args"),
-		Skip:      b([]string{"s"}, "s", "skip call"),
-		Deny:      b([]string{"n"}, "n", "deny"),
-		Abort:     b([]string{"esc"}, "esc", "abort run"),
-		MemAdd:    b([]string{"a"}, "a", "add fact"),
-		MemEdit:   b([]string{"e"}, "e", "edit fact"),
-		MemDelete: b([]string{"d"}, "d", "delete fact"),
+		Send:       b([]string{"enter"}, "enter", "send"),
+		Newline:    b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
+		History:    b([]string{"up", "down"}, "↑/↓", "input history"),
+		Focus:      b([]string{"tab", "shift+tab"}, "tab", "next pane"),
+		Scroll:     b([]string{"pgup", "pgdown"}, "pgup/pgdn", "scroll chat"),
+		Expand:     b([]string{"ctrl+x"}, "ctrl+x", "expand tool calls"),
+		Detail:     b([]string{"enter"}, "enter", "step details (timeline)"),
+		Fold:       b([]string{" ", "z"}, "space/z", "fold agent (timeline)"),
+		Fork:       b([]string{"f"}, "f", "fork here (timeline)"),
+		StepMode:   b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
+		Sessions:   b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
+		Search:     b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
+		Continue:   b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
+		Cancel:     b([]string{"ctrl+c"}, "ctrl+c", "cancel run / quit"),
+		Quit:       b([]string{"ctrl+d"}, "ctrl+d", "quit"),
+		Help:       b([]string{"?"}, "?", "all keys"),
+		Back:       b([]string{"esc"}, "esc", "back to input"),
+		Step:       b([]string{"enter"}, "enter", "step"),
+		RunCall:    b([]string{"enter"}, "enter", "run the call"),
+		SendAnswer: b([]string{"enter"}, "enter", "send the answer"),
+		Unanswered: b([]string{"esc"}, "esc", "leave it unanswered"),
+		Approve:    b([]string{"enter", "y"}, "enter/y", "approve"),
+		Run:        b([]string{"c"}, "c", "run to the end"),
+		Edit:       b([]string{"e"}, "e", "edit args"),
+		Skip:       b([]string{"s"}, "s", "skip call"),
+		Deny:       b([]string{"n"}, "n", "deny"),
+		Abort:      b([]string{"esc"}, "esc", "abort run"),
+		MemAdd:     b([]string{"a"}, "a", "add fact"),
+		MemEdit:    b([]string{"e"}, "e", "edit fact"),
+		MemDelete:  b([]string{"d"}, "d", "delete fact"),
 		// "/" is text the input takes; typed first, it opens the list.
 		Commands:       b([]string{"/"}, "/", "commands (// for a /…)"),
 		Complete:       b([]string{"tab"}, "tab", "complete"),
@@ -104,6 +107,7 @@ const (
 	pausedCall                      // step mode, before a tool call
 	pausedApprove                   // a tool call whose policy is ask, outside step mode
 	pausedApproveStepping           // the same in step mode, where c applies too
+	pausedQuestion                  // the run asks the person (ask_user)
 )
 
 // kindOf returns the kind of a pause (nil: none).
@@ -111,6 +115,8 @@ func kindOf(p *gateRequest, stepping bool) pauseKind {
 	switch {
 	case p == nil:
 		return notPaused
+	case p.pending.Question != nil:
+		return pausedQuestion
 	case p.pending.ToolCall == nil:
 		return pausedDecide
 	case !p.pending.Approval:
@@ -136,6 +142,8 @@ type helpKeys struct {
 
 func (h helpKeys) ShortHelp() []key.Binding {
 	switch h.pause {
+	case pausedQuestion:
+		return []key.Binding{h.k.SendAnswer, h.k.Unanswered, h.k.Cancel}
 	case pausedDecide:
 		return []key.Binding{h.k.Step, h.k.Run, h.k.Abort, h.k.Help}
 	case pausedCall:

@@ -60,6 +60,9 @@ func (m *Model) gated(msg gateMsg) tea.Cmd {
 	}
 	m.pause = &req
 	m.state = "paused"
+	if req.pending.Question != nil {
+		m.state = "asks you"
+	}
 	m.layout()       // the pause bar may be taller than the input box
 	m.tl.followEnd() // the pending row is at the end
 	return waitForGate(m.gate)
