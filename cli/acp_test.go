@@ -301,4 +301,8 @@ func TestACPEditorServersAndBadParams(t *testing.T) {
 			t.Errorf("want an invalid-params error, got %v", err)
 		}
 	}
+	// The next good request on the same connection still works.
+	if _, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
+		t.Errorf("a good session/new after the refusals: %v", err)
+	}
 }

@@ -546,6 +546,10 @@ func TestQueueAskAnswered(t *testing.T) {
 	if n := asked(); n != 2 {
 		t.Errorf("the question was asked %d times; want twice (before the kill and after)", n)
 	}
+	// The same worker takes the next run.
+	if code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--wait", "what is 2+2"); code != 0 || !strings.Contains(out, "4") {
+		t.Errorf("the next run: exit %d, %q, %q", code, out, errs)
+	}
 }
 
 // TestWatchConsoleAnswersAQuestion: a console watching a worker's run
