@@ -153,6 +153,8 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 			return jobs, true, stopOn(err), err
 		case Skip:
 			fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
+		case Respond:
+			fin.Status, fin.Result, fin.By = ToolOK, v.Result, "person"
 		case Deny:
 			fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
 			if r.rerun[c.ID] {

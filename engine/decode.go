@@ -89,6 +89,8 @@ func newPayload(k Kind) any {
 		return &AnswerRejected{}
 	case KindQuestionAsked:
 		return &QuestionAsked{}
+	case KindRequestEdited:
+		return &RequestEdited{}
 	case KindQuestionAnswered:
 		return &QuestionAnswered{}
 	case KindStepStarted:

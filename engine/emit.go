@@ -47,6 +47,9 @@ func (r *run) stamp() time.Time {
 // emitAt is emit with the time already known.
 func (r *run) emitAt(t time.Time, phase Phase, kind Kind, data any) error {
 	r.lastAt = t
+	if r.e.brk != nil {
+		r.observeBreak(data)
+	}
 	if r.tree != nil {
 		return r.emitShared(t, phase, kind, data)
 	}

@@ -170,6 +170,9 @@ func (p *ToolFinished) appendJSON(b []byte) []byte {
 	}
 	b = appendIntField(append(b, ','), "duration_ms", p.DurationMS)
 	b = appendIntField(append(b, ','), "attempts", int64(p.Attempts))
+	if p.By != "" {
+		b = appendStringField(append(b, ','), "by", p.By)
+	}
 	return append(b, '}')
 }
 

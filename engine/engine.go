@@ -141,6 +141,7 @@ type Engine struct {
 	err    error   // of the configuration; every run fails with it
 	agents *agents // nil when no agents are defined
 	output *outputSchema
+	brk    Breaker // the gate, when it has breakpoints
 	// watchHook, set only by tests, is called at points of the watchdog
 	// and of a watched call (pauseBeforeReset…) to hold them there.
 	watchHook func(int)
@@ -172,6 +173,7 @@ func New(cfg Config) *Engine {
 		cfg.OutputRetries = 2
 	}
 	e := &Engine{cfg: cfg}
+	e.brk, _ = cfg.Gate.(Breaker)
 	if e.output, e.err = compileOutput(cfg.OutputSchema); e.err == nil {
 		e.err = e.setupAgents()
 	}

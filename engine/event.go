@@ -214,6 +214,9 @@ type ToolFinished struct {
 	Truncated  bool       `json:"truncated,omitempty"`
 	DurationMS int64      `json:"duration_ms"`
 	Attempts   int        `json:"attempts"`
+	// By is "person" for a result the person gave in place of the tool's
+	// (Respond): the tool did not run.
+	By string `json:"by,omitempty"`
 }
 
 // RetryScheduled is the payload of retry.
@@ -257,6 +260,8 @@ type GatePaused struct {
 	At       Phase       `json:"at"`
 	Reason   PauseReason `json:"reason"`
 	ToolCall *ToolCall   `json:"tool_call,omitempty"`
+	// Break is the breakpoint condition that hit (Reason break).
+	Break string `json:"break,omitempty"`
 }
 
 // GateResumed is the payload of gate_resumed. Args are the edited
@@ -265,17 +270,24 @@ type GatePaused struct {
 type GateResumed struct {
 	Action Action          `json:"action"`
 	Args   json.RawMessage `json:"args,omitempty"`
+	// Result is what the person answered for the tool (Respond); By who
+	// answered when it was not a person at the pause ("allowed for this
+	// session", a recording).
+	Result string `json:"result,omitempty"`
+	By     string `json:"by,omitempty"`
 }
 
 type gateResumedJSON struct {
 	Action   Action          `json:"action"`
 	Args     json.RawMessage `json:"args,omitempty"`
 	ArgsText *string         `json:"args_text,omitempty"`
+	Result   string          `json:"result,omitempty"`
+	By       string          `json:"by,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (g GateResumed) MarshalJSON() ([]byte, error) {
-	j := gateResumedJSON{Action: g.Action}
+	j := gateResumedJSON{Action: g.Action, Result: g.Result, By: g.By}
 	j.Args, j.ArgsText = splitArgs(g.Args)
 	return json.Marshal(j)
 }
@@ -286,7 +298,7 @@ func (g *GateResumed) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText)}
+	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText), Result: j.Result, By: j.By}
 	return nil
 }
 

@@ -17,6 +17,10 @@ const (
 	Skip    Action = "skip"
 	Deny    Action = "deny"
 	Abort   Action = "abort"
+	// Respond answers a pending tool call with Verdict.Result, as if the
+	// tool had: the tool is not run (a person testing what the model does
+	// with a given observation).
+	Respond Action = "respond"
 )
 
 // PauseReason says why a run paused at the gate, in GatePaused.
@@ -50,6 +54,15 @@ type Pending struct {
 	// Question is set when the run asks the person (the tool ask_user):
 	// the gate answers it with Verdict.Answer (Deny: no answer).
 	Question *Question
+	// Break is the breakpoint condition that stops the run here ("" for
+	// none): the gate must answer, as for an approval.
+	Break string
+	// Request is, at a decide pause, the request about to be sent: the
+	// gate may read it (not change it) and give an edit (Verdict.Edit).
+	Request *Request
+	// Answer is, at a pause before the answer (At Observe, a breakpoint
+	// met by its text), the answer the run is about to give.
+	Answer string
 }
 
 // Verdict is a Gate's answer.
@@ -61,6 +74,10 @@ type Verdict struct {
 	// Answer answers a Pending's Question, given by By (the console, a
 	// terminal, --answers, a watching console's person).
 	Answer, By string
+	// Result is what a Respond verdict answers for the tool.
+	Result string
+	// Edit changes the request of a decide pause for this decision only.
+	Edit *RequestEdit
 }
 
 // Gate is consulted before each decide and each tool call. Stop must not

@@ -111,6 +111,11 @@ type run struct {
 	hash               uint64
 	hashSet            *toolSet
 	hashSys, hashInstr string
+	// brkHit is a breakpoint an event met: the run stops at its next
+	// pause. brkAgent is the agent of the run's last decide pause
+	// (brkSeen: there was one), for agent=NAME.
+	brkHit, brkAgent string
+	brkSeen          bool
 }
 
 // newRun makes the top-level run id on s, running as the session's agent;
@@ -205,10 +210,14 @@ func (r *run) loop(ctx context.Context) Result {
 		if err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err) // cancelled during a summary call too
 		}
-		if v, err := r.pause(ctx, Pending{At: Decide}); err != nil {
+		v, err := r.pause(ctx, Pending{At: Decide, Request: req})
+		if err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err)
 		} else if v.Action == Abort {
 			return r.finish(ctx, StopCancelled, "", errAborted)
+		}
+		if req, err = r.editRequest(req, v.Edit); err != nil {
+			return r.finish(ctx, StopError, "", err)
 		}
 		dec, attempts, err := r.decide(ctx, req)
 		if err != nil {
@@ -227,6 +236,13 @@ func (r *run) loop(ctx context.Context) Result {
 		if len(dec.ToolCalls) == 0 {
 			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
 				return r.finish(ctx, StopError, "", err)
+			}
+			if r.brkHit != "" { // a breakpoint the answer met: before it is given
+				if v, err := r.pause(ctx, Pending{At: Observe, Answer: dec.Text}); err != nil {
+					return r.finish(ctx, stopFor(ctx, err), "", err)
+				} else if v.Action == Abort {
+					return r.finish(ctx, StopCancelled, "", errAborted)
+				}
 			}
 			answer, stop, err := r.accept(ctx, dec.Text)
 			if stop == "" {
@@ -386,14 +402,20 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	g := r.e.cfg.Gate
 	p.Session, p.Run, p.Step, p.Agent, p.ParentRun = r.root.ID, r.id, r.step, r.prof.agent, r.parent
-	if g == nil || (!p.Approval && !g.Stop(p)) {
+	if g != nil && r.e.brk != nil && p.Question == nil {
+		p.Break = r.breakBefore(&p)
+	}
+	if g == nil || (!p.Approval && p.Break == "" && !g.Stop(p)) {
 		return Verdict{Action: Proceed}, nil
 	}
 	reason := ReasonStep
-	if p.Approval {
+	switch {
+	case p.Approval:
 		reason = ReasonApproval
+	case p.Break != "":
+		reason = ReasonBreak
 	}
-	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall}); err != nil {
+	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall, Break: p.Break}); err != nil {
 		return Verdict{}, err
 	}
 	if err := r.flush(); err != nil {
@@ -406,7 +428,21 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if v.Action == "" {
 		v.Action = Proceed
 	}
-	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args})
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args, Result: v.Result, By: v.By})
+}
+
+// editRequest applies the edit a gate gave at a decide pause to req,
+// journaled as request_edited; an edit that does not fit the request is
+// told in a notice and the request goes as it was.
+func (r *run) editRequest(req *Request, e *RequestEdit) (*Request, error) {
+	if e.Empty() {
+		return req, nil
+	}
+	out, err := e.Apply(req)
+	if err != nil {
+		return req, r.emit(Decide, KindNotice, &Notice{Level: "warning", Message: "the request edit was not applied: " + err.Error()})
+	}
+	return out, r.emit(Decide, KindRequestEdited, &RequestEdited{RequestEdit: *e, Tokens: RequestTokens(out)})
 }
 
 // FullHistory is a Model that reads what it needs from the run's whole
