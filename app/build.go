@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,11 @@ import (
 	"github.com/agentty/agentty/traces"
 	"github.com/nats-io/nats.go"
 )
+
+// ValidateArgs checks a tool call's arguments against its tool's schema.
+func (s *Setup) ValidateArgs(name string, args json.RawMessage) error {
+	return s.registry.Validate(name, args)
+}
 
 // Setup is what a run needs: the model, the tools and the engine. Close
 // ends the MCP servers and releases the workspace.

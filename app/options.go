@@ -37,6 +37,8 @@ type Options struct {
 	JSON        bool
 	Continue    bool
 	Yes         bool
+	// Breaks (--break COND, repeatable) are breakpoints' conditions.
+	Breaks []string
 	// Agent (--Agent NAME) is the Agent the session's top-level runs run
 	// as.
 	Agent string

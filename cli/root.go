@@ -185,6 +185,11 @@ func addRunFlags(fs *pflag.FlagSet, o *app.Options) {
 	fs.IntVar(&o.Budget, "context-budget", 0, "tokens of history, memory and tools one request may hold (default 64000)")
 }
 
+// addBreakFlag adds --break, whose conditions land in o.Breaks.
+func addBreakFlag(fs *pflag.FlagSet, o *app.Options) {
+	fs.StringArrayVar(&o.Breaks, "break", nil, "pause where `COND` holds: "+engine.BreakSyntax+" (repeatable)")
+}
+
 // withRunFlags notes in o what the run flags cannot say by their values:
 // whether --max-steps was given (it then wins over the config).
 func withRunFlags(cmd *cobra.Command, o *app.Options) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,6 +37,7 @@ type runOptions struct {
 	*factory
 	OutputSchema string
 	Answers      string
+	Step         bool
 
 	Args []string
 }
@@ -50,7 +52,8 @@ func newRunCmd(f *factory) *cobra.Command {
   agentty run --json --model gpt-4o-mini "summarise README.md" | jq .kind
   echo "what is 2+2" | agentty run -
   agentty run --session ID "and now in French"     continue a session
-  agentty run --session ID --continue               finish an interrupted run`,
+  agentty run --session ID --continue               finish an interrupted run
+  agentty run --json --break tool=run_shell "tidy up" < answers.jsonl   debug it step by step`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
@@ -66,6 +69,8 @@ func newRunCmd(f *factory) *cobra.Command {
 	fs.StringVar(&f.App.Session, "session", "", "continue this session")
 	fs.BoolVar(&f.App.Continue, "continue", false, "finish the session's interrupted run")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask, and re-running interrupted tool calls")
+	fs.BoolVar(&opts.Step, "step", false, "with --json: pause before every decision and tool call, each answered by a JSON line on stdin (docs/debugging.md)")
+	addBreakFlag(fs, f.App)
 	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 	return cmd
 }
@@ -140,6 +145,9 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		}
 	}
 	defer st.Close()
+	if dg, ok := gate.(*app.DebugGate); ok {
+		dg.Validate = st.ValidateArgs
+	}
 	for _, n := range st.Notices {
 		fmt.Fprintln(stderr, "agentty run: warning:", n)
 	}
@@ -248,9 +256,10 @@ func primeTrace(sink engine.Sink, past []engine.Event, run string) {
 }
 
 // runGate is the gate of a headless run: approvals as --yes says, the
-// run's questions answered from --answers, else the person; and o's output
-// schema from --output-schema. Its errors are of usage.
-func runGate(opts *runOptions, o *app.Options) (app.HeadlessGate, error) {
+// run's questions answered from --answers, else the person; with --step
+// or --break, every pause answered by a JSON line on stdin. It sets o's
+// output schema from --output-schema. Its errors are of usage.
+func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
 	gate := app.HeadlessGate{Yes: o.Yes, Stderr: opts.Err, Person: app.NewAsker(opts.In, opts.Err, app.IsTerminal(opts.In) && !o.JSON)}
 	var err error
 	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
@@ -261,7 +270,37 @@ func runGate(opts *runOptions, o *app.Options) (app.HeadlessGate, error) {
 			return gate, fmt.Errorf("--output-schema: %v", err)
 		}
 	}
-	return gate, nil
+	if !opts.Step && len(o.Breaks) == 0 {
+		return gate, nil
+	}
+	if !o.JSON {
+		return gate, errors.New("--step and --break need --json: each pause is printed as a gate_paused event and answered by a JSON line on stdin (see docs/debugging.md), or use the console: agentty --step")
+	}
+	bs, err := app.ParseBreaks(o.Breaks)
+	if err != nil {
+		return gate, fmt.Errorf("--break: %v", err)
+	}
+	out := &lockedWriter{w: opts.Out}
+	opts.Out = out // the events and the gate's refusals, a line at a time
+	enc := json.NewEncoder(out)
+	tell := func(p engine.Pending, msg string) {
+		enc.Encode(engine.Event{V: engine.SchemaVersion, Session: p.Session, Run: p.Run, Step: p.Step, Kind: engine.KindNotice, Time: time.Now(),
+			Data: &engine.Notice{Level: "error", Message: msg}})
+	}
+	return &app.DebugGate{HeadlessGate: gate, Step: opts.Step, Breaks: bs, In: gate.Person, Tell: tell}, nil
+}
+
+// lockedWriter writes one Write at a time: the run's events and a debug
+// gate's refusals share stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // readSchema reads a JSON Schema file.
