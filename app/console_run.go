@@ -36,7 +36,12 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if err != nil {
 		return fail(ExitError, err)
 	}
+	bs, err := ParseBreaks(o.Breaks)
+	if err != nil {
+		return fail(ExitUsage, fmt.Errorf("--break: %v", err))
+	}
 	cfg := ui.Config{Gate: ui.NewGate(start.Step), Style: "dark"}
+	cfg.Gate.SetBreaks(bs.List)
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		cfg.Style = "notty"
 	}

@@ -101,8 +101,9 @@ type setupKey struct{ model, agent string }
 
 // workerRun is one run in progress.
 type workerRun struct {
-	remote   engine.Gate // the console's, for a stepped run; nil otherwise
-	detached atomic.Bool // stopped at a step boundary by a drain
+	remote   engine.Gate         // the console's, for a stepped run; nil otherwise
+	breaks   *engine.Breakpoints // the request's, nil for none
+	detached atomic.Bool         // stopped at a step boundary by a drain
 	tools    *engine.Registry
 }
 
@@ -220,8 +221,16 @@ func (w *worker) handle(d *bus.Delivery) {
 		return
 	}
 	wr.tools = st.registry
-	if req.Step {
-		wr.remote = bus.NewRemoteGate(w.nc, req.Session, true, w.gateTimeout)
+	if len(req.Breaks) > 0 {
+		bs, err := ParseBreaks(req.Breaks)
+		if err != nil {
+			w.giveUp(ctx, d, journal, s, req, err.Error())
+			return
+		}
+		wr.breaks = &bs
+	}
+	if req.Step || wr.breaks != nil {
+		wr.remote = bus.NewRemoteGate(w.nc, req.Session, req.Step, w.gateTimeout)
 	}
 	sink, _ := st.WithTrace(journal).(engine.Releaser)
 	sinks := engine.Sinks{detachable{wr, sink}}

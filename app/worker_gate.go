@@ -20,6 +20,15 @@ func (g workerGate) run(p engine.Pending) *workerRun {
 	return wr
 }
 
+// Breakpoints implements engine.Breaker: the breakpoints a run's request
+// gave.
+func (g workerGate) Breakpoints(session string) *engine.Breakpoints {
+	if wr := g.run(engine.Pending{Session: session}); wr != nil {
+		return wr.breaks
+	}
+	return nil
+}
+
 func (g workerGate) Stop(p engine.Pending) bool {
 	wr := g.run(p)
 	if wr == nil {

@@ -65,18 +65,20 @@ type GateRequest struct {
 	ToolCall  *engine.ToolCall `json:"tool_call,omitempty"`
 	Approval  bool             `json:"approval,omitempty"`
 	Rerun     bool             `json:"rerun,omitempty"`
+	Break     string           `json:"break,omitempty"`
+	Answer    string           `json:"answer,omitempty"`
 }
 
 // NewGateRequest is p on the wire.
 func NewGateRequest(p engine.Pending) GateRequest {
 	return GateRequest{Session: p.Session, Run: p.Run, Agent: p.Agent, ParentRun: p.ParentRun, Step: p.Step,
-		At: p.At, ToolCall: p.ToolCall, Approval: p.Approval, Rerun: p.Rerun}
+		At: p.At, ToolCall: p.ToolCall, Approval: p.Approval, Rerun: p.Rerun, Break: p.Break, Answer: p.Answer}
 }
 
 // Pending is the pause r stands for.
 func (r GateRequest) Pending() engine.Pending {
 	return engine.Pending{Session: r.Session, Run: r.Run, Agent: r.Agent, ParentRun: r.ParentRun, Step: r.Step,
-		At: r.At, ToolCall: r.ToolCall, Approval: r.Approval, Rerun: r.Rerun}
+		At: r.At, ToolCall: r.ToolCall, Approval: r.Approval, Rerun: r.Rerun, Break: r.Break, Answer: r.Answer}
 }
 
 // GateReply is a console's answer: a verdict (Action, Args), or Error (the
@@ -88,6 +90,8 @@ func (r GateRequest) Pending() engine.Pending {
 type GateReply struct {
 	Action  engine.Action   `json:"action,omitempty"`
 	Args    json.RawMessage `json:"args,omitempty"`
+	Result  string          `json:"result,omitempty"` // what Respond answers for the tool
+	By      string          `json:"by,omitempty"`
 	Error   string          `json:"error,omitempty"`
 	Again   bool            `json:"again,omitempty"`
 	Release bool            `json:"release,omitempty"`
@@ -96,14 +100,14 @@ type GateReply struct {
 // verdict checks r and returns its verdict.
 func (r GateReply) verdict() (engine.Verdict, error) {
 	switch r.Action {
-	case "", engine.Proceed, engine.Skip, engine.Deny, engine.Abort:
+	case "", engine.Proceed, engine.Skip, engine.Deny, engine.Abort, engine.Respond:
 	default:
-		return engine.Verdict{}, fmt.Errorf("action %q is none of proceed, skip, deny, abort", r.Action)
+		return engine.Verdict{}, fmt.Errorf("action %q is none of proceed, skip, deny, abort, respond", r.Action)
 	}
 	if r.Args != nil && !json.Valid(r.Args) {
 		return engine.Verdict{}, errors.New("args are not JSON")
 	}
-	return engine.Verdict{Action: r.Action, Args: r.Args}, nil
+	return engine.Verdict{Action: r.Action, Args: r.Args, Result: r.Result, By: r.By}, nil
 }
 
 // RemoteGate is an engine.Gate whose pauses are answered over NATS by a
@@ -312,7 +316,7 @@ func (a *answerer) handle(msg *nats.Msg) {
 		return
 	}
 	p := req.Pending()
-	if !a.g.Stop(p) && !p.Approval {
+	if !a.g.Stop(p) && !p.Approval && p.Break == "" {
 		respond(msg, GateReply{Action: engine.Proceed, Release: true})
 		return
 	}
@@ -347,7 +351,7 @@ func (a *answerer) wait(msg *nats.Msg, id string, p engine.Pending) {
 	var r GateReply
 	switch {
 	case err == nil:
-		r = GateReply{Action: v.Action, Args: v.Args, Release: !a.g.Stop(p)}
+		r = GateReply{Action: v.Action, Args: v.Args, Result: v.Result, By: v.By, Release: !a.g.Stop(p)}
 	case a.ctx.Err() != nil:
 		r = GateReply{Again: true}
 	default:

@@ -35,7 +35,10 @@ type RunRequest struct {
 	Model   string `json:"model,omitempty"`
 	// Step asks the worker to pause before each decide and tool call and
 	// ask a console watching the session (agentty.gate.<session>).
-	Step      bool      `json:"step,omitempty"`
+	Step bool `json:"step,omitempty"`
+	// Breaks are breakpoints' conditions (engine.ParseBreak): the run
+	// pauses where one holds and asks the console, as Step does.
+	Breaks    []string  `json:"breaks,omitempty"`
 	Submitted time.Time `json:"submitted"`
 }
 

@@ -73,6 +73,7 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 	fs := cmd.Flags()
 	addRunFlags(fs, f.App)
 	fs.BoolVar(&opts.Step, "step", false, "start in step mode: pause before every decision and tool call")
+	addBreakFlag(fs, f.App)
 	fs.StringVar(&opts.Resume, "resume", "", "resume the session `ID`, or pick one (--resume alone)")
 	fs.Lookup("resume").NoOptDefVal = resumePicker
 	fs.StringVar(&f.App.Session, "session", "", "resume this session (as --resume ID)")

@@ -270,7 +270,14 @@ func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
 			return gate, fmt.Errorf("--output-schema: %v", err)
 		}
 	}
-	if !opts.Step && len(o.Breaks) == 0 {
+	return debugGate(gate, opts.Step, opts.factory, o)
+}
+
+// debugGate is gate, or with --step or --break a gate that reads each
+// pause's answer as a JSON line on stdin (it then shares f.Out, a line at
+// a time, with the events --json prints). Its errors are of usage.
+func debugGate(gate app.HeadlessGate, step bool, f *factory, o *app.Options) (engine.Gate, error) {
+	if !step && len(o.Breaks) == 0 {
 		return gate, nil
 	}
 	if !o.JSON {
@@ -280,14 +287,17 @@ func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
 	if err != nil {
 		return gate, fmt.Errorf("--break: %v", err)
 	}
-	out := &lockedWriter{w: opts.Out}
-	opts.Out = out // the events and the gate's refusals, a line at a time
+	out := &lockedWriter{w: f.Out}
+	f.Out = out
 	enc := json.NewEncoder(out)
 	tell := func(p engine.Pending, msg string) {
 		enc.Encode(engine.Event{V: engine.SchemaVersion, Session: p.Session, Run: p.Run, Step: p.Step, Kind: engine.KindNotice, Time: time.Now(),
 			Data: &engine.Notice{Level: "error", Message: msg}})
 	}
-	return &app.DebugGate{HeadlessGate: gate, Step: opts.Step, Breaks: bs, In: gate.Person, Tell: tell}, nil
+	if gate.Person == nil {
+		gate.Person = app.NewAsker(f.In, f.Err, false)
+	}
+	return &app.DebugGate{HeadlessGate: gate, Step: step, Breaks: bs, In: gate.Person, Tell: tell}, nil
 }
 
 // lockedWriter writes one Write at a time: the run's events and a debug

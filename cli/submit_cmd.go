@@ -46,6 +46,7 @@ func newSubmitCmd(f *factory) *cobra.Command {
 	fs.StringVar(&f.App.Session, "session", "", "run in this session (default: a new one)")
 	fs.StringVar(&opts.Pool, "pool", bus.DefaultPool, "the pool whose workers take it")
 	fs.BoolVar(&opts.Step, "step", false, "pause before each decide and tool call until a console watching the session (agentty watch ID) answers")
+	addBreakFlag(fs, f.App)
 	fs.BoolVar(&opts.Wait, "wait", false, "follow the run and exit with run's exit codes: 0 answered, 1 error, 3 step limit, 130 cancelled")
 	fs.BoolVar(&f.App.JSON, "json", false, "with --wait, print every event as one JSON line")
 	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
@@ -82,7 +83,7 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	defer store.Close()
-	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: opts.Step, Submitted: time.Now().UTC()}
+	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: opts.Step, Breaks: o.Breaks, Submitted: time.Now().UTC()}
 	reserved, submitted := false, false
 	defer func() {
 		if reserved && !submitted {
@@ -126,6 +127,8 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	submitWorkers(sctx, queue, opts.Pool, stderr)
 	if opts.Step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
+	} else if len(o.Breaks) > 0 {
+		fmt.Fprintf(stderr, "agentty submit: the run pauses where %s holds until a console answers (agentty watch %s)\n", strings.Join(o.Breaks, " or "), req.Session)
 	}
 	if !opts.Wait {
 		return 0
@@ -148,6 +151,9 @@ func submitCheck(opts *submitOptions, task string) error {
 		// A worker refuses it (a file on its machine, named by whoever can
 		// submit); said here, before anything is queued.
 		return fmt.Errorf("--model %s: a submitted run may not name a script model (a worker's own --model may)", o.Model)
+	}
+	if _, err := app.ParseBreaks(o.Breaks); err != nil {
+		return fmt.Errorf("--break: %v", err)
 	}
 	if o.Session != "" {
 		if err := sessions.CheckID(o.Session); err != nil {

@@ -59,6 +59,7 @@ func newWorkflowRunCmd(f *factory) *cobra.Command {
 	fs.Var(opts.Inputs, "input", "an input of the workflow, NAME=VALUE (repeat it)")
 	fs.BoolVar(&f.App.JSON, "json", false, "print every event as one JSON line")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask")
+	addBreakFlag(fs, f.App)
 	cmd.ValidArgsFunction = completeWorkflows(f)
 	return cmd
 }
@@ -86,11 +87,19 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, getenv)
+	gate, err := debugGate(app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, false, opts.factory, &o)
+	if err != nil {
+		return fail(app.ExitUsage, "%v", err)
+	}
+	stdout = opts.Out
+	st, err := app.Build(ctx, o, gate, getenv)
 	if err != nil {
 		return fail(codeOf(err), "%v", err)
 	}
 	defer st.Close()
+	if dg, ok := gate.(*app.DebugGate); ok {
+		dg.Validate = st.ValidateArgs
+	}
 	eng, err := app.WorkflowEngine(st, o, w, in, getenv)
 	for _, n := range st.Notices {
 		fmt.Fprintln(stderr, "agentty workflow: warning:", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -500,7 +501,7 @@ func TestCancelBeforeAnyTextSaysCancelled(t *testing.T) {
 // wider line, down to 20×8, with the help open or not: the help and the
 // tab bar give way before the panes do.
 func TestFrameFitsSmallTerminals(t *testing.T) {
-	for _, sz := range []struct{ w, h int }{{20, 8}, {20, 9}, {30, 10}, {80, 12}, {80, 16}, {119, 20}, {120, 12}, {160, 45}} {
+	for _, sz := range []struct{ w, h int }{{20, 8}, {20, 9}, {30, 10}, {80, 12}, {80, 16}, {119, 20}, {80, 24}, {110, 24}, {120, 12}, {160, 45}} {
 		for _, help := range []bool{false, true} {
 			m := New(Config{Style: "notty", Notice: "Using the built-in offline model."})
 			m.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
@@ -516,8 +517,13 @@ func TestFrameFitsSmallTerminals(t *testing.T) {
 					t.Errorf("%dx%d help %v: line %d is %d cells wide: %q", sz.w, sz.h, help, i+1, w, l)
 				}
 			}
-			if sz.h >= 16 && !strings.Contains(m.View(), "enter send") {
+			if sz.h >= 16 && !help && !strings.Contains(m.View(), "enter send") {
 				t.Errorf("%dx%d: no help line", sz.w, sz.h)
+			}
+			// ? shows every key, over the panes where they do not fit
+			// beside them.
+			if sz.h >= 16 && help && !regexp.MustCompile(`enter +send`).MatchString(m.View()) || help && !strings.Contains(m.View(), "ctrl+d") && sz.h >= 20 {
+				t.Errorf("%dx%d: ? does not show all keys:\n%s", sz.w, sz.h, m.View())
 			}
 		}
 	}

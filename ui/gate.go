@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agentty/agentty/engine"
@@ -18,6 +19,11 @@ type Gate struct {
 	step     atomic.Bool
 	released atomic.Pointer[string] // the run that goes on without step pauses
 	requests chan gateRequest
+	breaks   atomic.Pointer[engine.Breakpoints]
+	// allowed are the approvals given for the rest of the session (a at
+	// an approval): a tool's name, or run_shell's and its command.
+	mu      sync.Mutex
+	allowed []string
 }
 
 var _ engine.Gate = (*Gate)(nil)
@@ -33,6 +39,9 @@ type gateRequest struct {
 	linesW int
 	// answer is what the person has typed for a question (ask_user).
 	answer []rune
+	// edit is the person's edit of a decide pause's request (the
+	// inspector), sent with the verdict.
+	edit engine.RequestEdit
 }
 
 // NewGate returns a gate, in step mode when step is set.
@@ -68,8 +77,13 @@ func (g *Gate) Stop(p engine.Pending) bool {
 }
 
 // Wait implements engine.Gate: it hands the pause to the console and waits
-// for the verdict, or for ctx.
+// for the verdict, or for ctx. An approval the person gave for the rest of
+// the session is given at once, unless a breakpoint or step mode stops
+// the run there.
 func (g *Gate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	if p.Approval && !p.Rerun && p.Break == "" && !g.Stop(p) && g.Allowed(p) {
+		return engine.Verdict{Action: engine.Proceed, By: "allowed for this session"}, nil
+	}
 	req := gateRequest{pending: p, reply: make(chan engine.Verdict, 1)}
 	select {
 	case g.requests <- req:

@@ -52,12 +52,21 @@ func (h *helpBar) view(hk helpKeys, full bool, width int) string {
 	if h.cache[slot] != "" && h.key[slot] == key {
 		return h.cache[slot]
 	}
-	h.Width = width
 	var v string
 	if full {
+		h.Width = width
 		v = h.FullHelpView(hk.FullHelp())
 	} else {
-		v = h.ShortHelpView(hk.ShortHelp())
+		// Keys are left out from the end, "? all keys" last of all: it
+		// says where the rest are.
+		h.Width = 0
+		b := hk.ShortHelp()
+		v = h.ShortHelpView(b)
+		for len(b) > 2 && ansi.StringWidth(v) > width && b[len(b)-1].Help().Key == "?" {
+			b = append(b[:len(b)-2:len(b)-2], b[len(b)-1])
+			v = h.ShortHelpView(b)
+		}
+		h.Width = width
 	}
 	// The help bubble overflows when even its "…" does not fit: cut it.
 	lines := strings.Split(v, "\n")
@@ -66,6 +75,17 @@ func (h *helpBar) view(hk helpKeys, full bool, width int) string {
 	}
 	h.cache[slot], h.key[slot] = strings.Join(lines, "\n"), key
 	return h.cache[slot]
+}
+
+// helpOverlay draws all keys over the whole screen, for a terminal too
+// small to show them beside the panes.
+func (m *Model) helpOverlay() string {
+	lines := strings.Split(m.helpView(true), "\n")
+	h := m.height - 3
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(box("All keys (? or esc closes)", true, m.width, h, lines, false), "\n") + "\n" + m.statusLine()
 }
 
 func (m *Model) helpLines(help int) int {

@@ -8,7 +8,8 @@ import "github.com/charmbracelet/bubbles/key"
 // listed in the help.
 type keyMap struct {
 	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
-	Fold, Fork                                             key.Binding
+	Fold, Fork, BreakHere                                  key.Binding
+	Respond, Allow, Inspect                                key.Binding // at a pause: answer for the tool, allow for the session, the request
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Search, SearchScope                                    key.Binding // the search and its scope
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
@@ -64,6 +65,10 @@ func newKeyMap() keyMap {
 		Detail:     b([]string{"enter"}, "enter", "step details (timeline)"),
 		Fold:       b([]string{" ", "z"}, "space/z", "fold agent (timeline)"),
 		Fork:       b([]string{"f"}, "f", "fork here (timeline)"),
+		BreakHere:  b([]string{"b"}, "b", "break on this tool/agent (timeline)"),
+		Respond:    b([]string{"m"}, "m", "answer for the tool"),
+		Allow:      b([]string{"a"}, "a", "allow for this session"),
+		Inspect:    b([]string{"i"}, "i", "inspect the request"),
 		StepMode:   b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
 		Sessions:   b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
 		Search:     b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
@@ -145,13 +150,13 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	case pausedQuestion:
 		return []key.Binding{h.k.SendAnswer, h.k.Unanswered, h.k.Cancel}
 	case pausedDecide:
-		return []key.Binding{h.k.Step, h.k.Run, h.k.Abort, h.k.Help}
+		return []key.Binding{h.k.Step, h.k.Inspect, h.k.Run, h.k.Abort, h.k.Help}
 	case pausedCall:
-		return []key.Binding{h.k.RunCall, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+		return []key.Binding{h.k.RunCall, h.k.Run, h.k.Edit, h.k.Respond, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	case pausedApprove:
-		return []key.Binding{h.k.Approve, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+		return []key.Binding{h.k.Approve, h.k.Allow, h.k.Edit, h.k.Respond, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	case pausedApproveStepping:
-		return []key.Binding{h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+		return []key.Binding{h.k.Approve, h.k.Allow, h.k.Run, h.k.Edit, h.k.Respond, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	}
 	if h.slash {
 		return []key.Binding{h.k.Complete, h.k.Choose, h.k.RunCommand, h.k.CloseList, h.k.Help}
@@ -168,7 +173,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	}
 	switch h.focus {
 	case focusTimeline:
-		return []key.Binding{h.k.Detail, h.k.Fork, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
+		return []key.Binding{h.k.Detail, h.k.Fork, h.k.BreakHere, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
 	case focusMemory:
 		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Help}
 	}
@@ -181,8 +186,8 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	}
 	cols := [][]key.Binding{
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
-		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.Sessions, h.k.Search, h.k.Continue},
-		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
+		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.BreakHere, h.k.Sessions, h.k.Search, h.k.Continue},
+		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Respond, h.k.Allow, h.k.Inspect, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
 	}
 	if h.narrow {

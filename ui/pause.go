@@ -23,6 +23,8 @@ type answer struct {
 	verdict *engine.Verdict // the reply to the gate; nil: none
 	release bool            // the run goes on without step pauses (c)
 	edit    bool            // open the argument editor (e)
+	respond bool            // open the editor of a result given for the tool (m)
+	inspect bool            // open the request inspector (i)
 }
 
 // update says what a key at the pause asks for: nothing when the key means
@@ -33,7 +35,7 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 	switch {
 	case key.Matches(msg, k.Approve):
 		return reply(engine.Proceed)
-	case key.Matches(msg, k.Run) && stepping:
+	case key.Matches(msg, k.Run) && (stepping || p.pending.Break != ""):
 		// In step mode: go on, and let this run finish without step
 		// pauses; the next run pauses again. An approval outside step
 		// mode has nothing to continue past: enter or y approves it.
@@ -48,6 +50,12 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 		return reply(engine.Abort)
 	case key.Matches(msg, k.Edit) && call:
 		return answer{edit: true}
+	case key.Matches(msg, k.Respond) && call:
+		return answer{respond: true}
+	case key.Matches(msg, k.Allow) && call && p.pending.Approval && !p.pending.Rerun:
+		return answer{verdict: &engine.Verdict{Action: engine.Proceed, By: "you, for this session"}}
+	case key.Matches(msg, k.Inspect) && p.pending.Request != nil:
+		return answer{inspect: true}
 	}
 	return answer{}
 }
@@ -62,10 +70,20 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 	if q := p.pending.Question; q != nil {
 		return p.questionBar(q, w)
 	}
-	what := fmt.Sprintf("⏸ Paused before deciding (step %d)", p.pending.Step)
+	paused := "Paused"
+	if b := p.pending.Break; b != "" {
+		paused = "Break " + flatten(Sanitize(b)) + ":"
+	}
+	what := fmt.Sprintf("⏸ %s before deciding (step %d)", paused, p.pending.Step)
+	if !p.edit.Empty() {
+		what += " · request edited"
+	}
+	if p.pending.At == engine.Observe {
+		what = fmt.Sprintf("⏸ %s before the answer (step %d): %s", paused, p.pending.Step, flatten(Sanitize(p.pending.Answer)))
+	}
 	var args []string
 	if c := p.pending.ToolCall; c != nil {
-		verb := "Paused before calling"
+		verb := paused + " before calling"
 		if p.pending.Approval {
 			verb = "Approve calling"
 		}
@@ -95,7 +113,9 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 			keys = fmt.Sprintf("↑/↓ pgup/pgdn: scroll (lines %d–%d of %d) · %s", from+1, to, len(args), keys)
 		}
 	}
-	lines = append(lines, styleDim.Render(keys))
+	for _, l := range keyLines(keys, w-4, body) {
+		lines = append(lines, styleDim.Render(l))
+	}
 	return box("Paused", true, w, len(lines), lines, false)
 }
 
@@ -199,15 +219,46 @@ func showLine(l string) string {
 // small for any, where the bar says so.
 func (m *Model) barLines() int {
 	room := m.height - 3 /* panes: borders and a line */ - 1 /* status */ - 4 /* the bar: borders, title, keys */
+	if m.pause != nil {
+		room -= len(keyLines(pauseKeys[kindOf(m.pause, m.gate.Stepping())], m.width-4, room)) - 1
+	}
 	return max(0, min(max(3, m.height/3), room))
 }
 
 // pauseKeys says what each key does in each kind of pause.
 var pauseKeys = map[pauseKind]string{
-	pausedDecide:          "enter: step · c: run to the end without step pauses · esc: abort the run",
-	pausedCall:            "enter: run it · c: run to the end · e: edit · s: skip · n: deny · esc: abort",
-	pausedApprove:         "enter/y: approve · e: edit arguments · s: skip · n: deny · esc: abort the run",
-	pausedApproveStepping: "enter/y: approve · c: approve, run to the end · e: edit · s: skip · n: deny · esc: abort",
+	pausedDecide:          "enter: step · i: inspect the request · c: run to the end without step pauses · esc: abort the run",
+	pausedCall:            "enter: run it · c: run to the end · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
+	pausedApprove:         "enter/y: approve · a: allow for this session · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
+	pausedApproveStepping: "enter/y: approve · a: allow for this session · c: approve, run to the end · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
+}
+
+// keyLines is the pause bar's keys at width w: up to three lines where
+// the bar has room for arguments (body), else one, cut.
+func keyLines(keys string, w, body int) []string {
+	if l := wrapKeys(keys, w); body >= 1 && len(l) <= 3 {
+		return l
+	}
+	return []string{keys}
+}
+
+// wrapKeys breaks a line of keys at its " · " to lines of w cells: no
+// key's help is cut off.
+func wrapKeys(keys string, w int) []string {
+	var out []string
+	cur := ""
+	for _, part := range strings.Split(keys, " · ") {
+		switch {
+		case cur == "":
+			cur = part
+		case ansi.StringWidth(cur+" · "+part) <= w:
+			cur += " · " + part
+		default:
+			out = append(out, cur)
+			cur = part
+		}
+	}
+	return append(out, cur)
 }
 
 // pauseKey answers the gate as the key asks.
@@ -234,8 +285,19 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.edit:
 		m.argsEditor = newArgsEditor(m.pause.pending.ToolCall, m.width, m.height, m.validator())
 		return m, textarea.Blink
+	case a.respond:
+		m.argsEditor = newTextEditor(editRespond, m.pause.pending.ToolCall.Name, "", m.width, m.height)
+		return m, textarea.Blink
+	case a.inspect:
+		m.inspector = m.newInspector()
+		return m, nil
 	case a.verdict == nil:
 		return m, nil
+	case a.verdict.By == "you, for this session":
+		m.note = "Allowed for this session: " + m.gate.Allow(m.pause.pending.ToolCall) + " (/permissions lists and revokes)"
+	case a.verdict.Action == engine.Proceed && !m.pause.edit.Empty():
+		e := m.pause.edit
+		a.verdict.Edit = &e
 	case a.release:
 		// The whole top-level run goes on without step pauses, its
 		// sub-runs with it, even when c is pressed at a sub-run's pause.
@@ -252,7 +314,7 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 // reply hands the verdict to the paused run.
 func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	m.pause.reply <- v // buffered: the gate waits for one verdict
-	m.pause = nil
+	m.pause, m.inspector = nil, nil
 	m.state = "thinking"
 	defer m.layout()       // the input box is back, or another pause's bar
 	if len(m.pauses) > 0 { // the next pause of a parallel sub-run
@@ -285,6 +347,8 @@ func (m *Model) validator() func(string, json.RawMessage) error {
 // with a JSON object the tool's schema accepts.
 type argsEditor struct {
 	textarea.Model
+	mode  editMode
+	index int // the message a modeMessage edit changes
 	tool  string
 	check func(string, json.RawMessage) error // nil: JSON syntax only
 	err   string                              // why the text would be refused ("": it would not)
@@ -303,6 +367,41 @@ func newArgsEditor(call *engine.ToolCall, w, h int, check func(string, json.RawM
 	return e
 }
 
+// editMode is what the editor edits: a call's arguments (JSON, checked),
+// or text: a result given for the tool, the request's system prompt, a
+// message of it, a note.
+type editMode int
+
+const (
+	editArgs editMode = iota
+	editRespond
+	editSystem
+	editMessage
+	editNote
+)
+
+// editTitles are each mode's title and help line.
+var editTitles = map[editMode][2]string{
+	editArgs:    {"Edit arguments", "Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel"},
+	editRespond: {"Answer for the tool", "Type the result the model will see; the tool is not run. ctrl+s: send · esc: cancel"},
+	editSystem:  {"Edit the system prompt", "This decision's system prompt only. ctrl+s: keep · esc: cancel"},
+	editMessage: {"Edit the message", "This decision's copy of the message only; the history keeps it. ctrl+s: keep · esc: cancel"},
+	editNote:    {"A note to the model", "Sent after the messages of this decision, as from you. ctrl+s: keep · esc: cancel"},
+}
+
+// newTextEditor edits text in mode (not editArgs); tool names the call
+// a result is given for.
+func newTextEditor(mode editMode, tool, text string, w, h int) *argsEditor {
+	ed := textarea.New()
+	ed.ShowLineNumbers = false
+	ed.CharLimit = 0
+	ed.SetWidth(max(w-6, 20))
+	ed.SetHeight(max(h-10, 5))
+	ed.SetValue(text)
+	ed.Focus()
+	return &argsEditor{Model: ed, mode: mode, tool: tool}
+}
+
 // editResult is what a key in the argument editor did.
 type editResult int
 
@@ -316,6 +415,14 @@ const (
 // judge checks the text as it stands: e.err says why it would be refused.
 func (e *argsEditor) judge() json.RawMessage {
 	text := e.Value()
+	if e.mode != editArgs {
+		e.err, e.last = "", text
+		if e.mode == editNote && strings.TrimSpace(text) == "" {
+			e.err = "the note is empty"
+			return nil
+		}
+		return json.RawMessage(text)
+	}
 	var v map[string]any
 	if err := json.Unmarshal([]byte(text), &v); err != nil || v == nil {
 		if err == nil {
@@ -357,17 +464,21 @@ func (e *argsEditor) update(msg tea.KeyMsg, k keyMap) (res editResult, args json
 // view draws the editor in a box w×h cells, with what is wrong with the
 // text (or that it is fine) above it.
 func (e *argsEditor) view(w, h int) []string {
-	lines := []string{styleDim.Render("Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel")}
+	title := editTitles[e.mode]
+	lines := []string{styleDim.Render(title[1])}
 	if e.err != "" {
 		rows := wrapRows("✗ "+flatten(Sanitize(e.err)), max(w-2, 1))
 		for _, r := range rows[:min(len(rows), 3)] {
 			lines = append(lines, styleErr.Render(r))
 		}
-	} else if e.check != nil {
+	} else if e.check != nil && e.mode == editArgs {
 		lines = append(lines, styleDim.Render("✓ the arguments match "+flatten(Sanitize(e.tool))+"'s schema"))
 	}
 	lines = append(lines, strings.Split(e.Model.View(), "\n")...)
-	return box("Edit arguments", true, w, h, lines, false)
+	if e.mode == editRespond {
+		title[0] += " " + flatten(Sanitize(e.tool))
+	}
+	return box(title[0], true, w, h, lines, false)
 }
 
 // editorKey handles a key in the argument editor, and goes on with the
@@ -381,12 +492,19 @@ func (m *Model) editorKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case editRefused:
 		m.note = m.argsEditor.err
 	case editAccepted:
+		mode, index := m.argsEditor.mode, m.argsEditor.index
 		m.argsEditor = nil
 		if m.pause == nil {
 			return m, nil
 		}
-		cmd = m.reply(engine.Verdict{Action: engine.Proceed, Args: args})
-		m.note = "edited arguments sent"
+		switch mode {
+		case editArgs:
+			cmd = m.reply(engine.Verdict{Action: engine.Proceed, Args: args})
+		case editRespond:
+			cmd = m.reply(engine.Verdict{Action: engine.Respond, Result: string(args)})
+		default:
+			m.pause.edit = withEdit(m.pause.edit, mode, index, string(args))
+		}
 	}
 	return m, cmd
 }

@@ -14,7 +14,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if !key.Matches(msg, k.Cancel) {
 		m.quitting = false
 	} else if m.picker == nil {
-		m.argsEditor, m.memForm, m.detail = nil, nil, nil
+		m.argsEditor, m.memForm, m.detail, m.inspector = nil, nil, nil, nil
 		m.closeSearch()
 	}
 	switch { // what is in front of the panes has every key
@@ -22,6 +22,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.pickerKey(msg)
 	case m.argsEditor != nil:
 		return m.editorKey(msg)
+	case m.inspector != nil:
+		return m.inspectorKey(msg)
 	case m.memForm != nil:
 		return m.memFormKey(msg)
 	case m.detail != nil: // a step's details, or a file's lines over the search
@@ -70,12 +72,18 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
-		if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork) {
+		if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork, k.BreakHere) {
 			m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
 			return m.inputKey(msg)
 		}
 		if key.Matches(msg, k.Fork) {
 			return m, m.forkHere()
+		}
+		if key.Matches(msg, k.BreakHere) {
+			if r, ok := m.tl.selected(); ok {
+				m.breakOnRow(&r)
+			}
+			return m, nil
 		}
 		if m.tl.update(msg, k) {
 			if lines := m.tl.detailLines(m.width - 4); lines != nil {

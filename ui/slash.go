@@ -67,6 +67,8 @@ var commands = []command{
 	{name: "memory", help: "the Memory pane"},
 	{name: "skills", help: "the Agent Skills the model may read"},
 	{name: "trust", help: "trust this workspace's config"},
+	{name: "break", args: "[COND|clear|list]", help: "pause where COND holds (tool=, agent=, step=, error, text=, tokens>)"},
+	{name: "permissions", args: "[revoke N]", help: "what is allowed for this session"},
 	{name: "help", help: "all keys"},
 }
 
@@ -235,6 +237,12 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		return nil
 	case "search":
 		return m.openSearch(arg)
+	case "break":
+		m.breakCommand(arg)
+		return nil
+	case "permissions":
+		m.permissionsCommand(arg)
+		return nil
 	case "skills":
 		if s, ok := m.backend.(SkillLister); ok {
 			m.notify(s.Skills())

@@ -121,6 +121,10 @@ type Model struct {
 	released bool          // c let this run go on without step pauses
 
 	argsEditor *argsEditor
+	// inspector is the request inspector of a decide pause (i); reqs are
+	// each run's last two model_request payloads, for its diff.
+	inspector *inspector
+	reqs      map[string]reqPair
 	memForm    *factForm
 	detail     *details // a step's details, over the rest
 	picker     *picker
@@ -261,6 +265,9 @@ func (m *Model) retire(b Backend) tea.Cmd {
 }
 
 func (m *Model) applyEvent(ev engine.Event) {
+	if d, ok := ev.Data.(*engine.ModelRequest); ok {
+		m.noteRequest(ev.Run, d)
+	}
 	if m.following() {
 		m.trackPauses(ev)
 		ev = followShown(ev)

@@ -74,14 +74,19 @@ func (m *Model) View() string {
 		return m.picker.view(m.width, m.height)
 	case m.argsEditor != nil:
 		return m.editorView()
+	case m.inspector != nil && m.pause != nil && m.pause.pending.Request != nil:
+		return m.inspectorView()
 	case m.detail != nil:
 		return m.detail.view(m.width, m.height)
 	case m.search != nil:
 		return m.search.view(m.width, m.height)
 	}
+	help, tabs, h := m.chrome()
+	if m.help.open && help != helpFull {
+		return m.helpOverlay()
+	}
 	var b strings.Builder
 	b.Grow(m.width * m.height * 3) // box-drawing characters take three bytes
-	help, tabs, h := m.chrome()
 	chatW, tlW, memW := m.widths()
 	// The list of slash commands opens over the panes' last lines, just
 	// above the input, while a command's name is typed.
