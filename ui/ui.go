@@ -123,8 +123,8 @@ type Model struct {
 	argsEditor *argsEditor
 	// inspector is the request inspector of a decide pause (i); reqs are
 	// each run's last two model_request payloads, for its diff.
-	inspector *inspector
-	reqs      map[string]reqPair
+	inspector  *inspector
+	reqs       map[string]reqPair
 	memForm    *factForm
 	detail     *details // a step's details, over the rest
 	picker     *picker
