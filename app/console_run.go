@@ -68,6 +68,9 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		return fail(ExitError, err)
 	}
 	defer st.Close()
+	if st.ws != nil {
+		cfg.Gate.SetPreview(st.ws.Preview)
+	}
 	cfg.Model = st.ModelName
 	notices := st.Notices
 	cfg.Status = mcpDown(st)

@@ -138,18 +138,7 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 		}
 		switch v.Action {
 		case Abort:
-			// An abort runs nothing more: the calls approved before
-			// this one are skipped too, in call order, before it.
-			for j := range jobs {
-				jb := &jobs[j]
-				if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
-					return jobs, true, StopError, err
-				}
-			}
-			clear(jobs)
-			jobs = jobs[:0]
-			fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
-			err := r.emitFinished(fin)
+			jobs, err := r.abortCalls(jobs, fin)
 			return jobs, true, stopOn(err), err
 		case Skip:
 			fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
@@ -181,6 +170,22 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 	}
 	err := r.emitFinished(fin)
 	return jobs, false, stopOn(err), err
+}
+
+// abortCalls ends a decision's calls at an abort: it runs nothing more,
+// the calls approved before fin's are skipped too, in call order, before
+// it.
+func (r *run) abortCalls(jobs []toolJob, fin ToolFinished) ([]toolJob, error) {
+	for j := range jobs {
+		jb := &jobs[j]
+		if err := r.emitFinished(ToolFinished{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Status: ToolSkipped, Result: skippedByAbort}); err != nil {
+			return jobs, err
+		}
+	}
+	clear(jobs)
+	jobs = jobs[:0]
+	fin.Status, fin.Result = ToolSkipped, "skipped: the run was aborted"
+	return jobs, r.emitFinished(fin)
 }
 
 // stopOn is the stop reason for a sink's error: error, or none.

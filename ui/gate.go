@@ -24,7 +24,13 @@ type Gate struct {
 	// an approval): a tool's name, or run_shell's and its command.
 	mu      sync.Mutex
 	allowed []string
+	preview atomic.Pointer[func(*engine.ToolCall) (string, bool)]
 }
+
+// SetPreview sets what shows an approval's effect (a file's diff, a
+// command and its folder) in place of its arguments; it runs on the
+// run's goroutine, never the console's, and may read files.
+func (g *Gate) SetPreview(f func(*engine.ToolCall) (string, bool)) { g.preview.Store(&f) }
 
 var _ engine.Gate = (*Gate)(nil)
 
@@ -39,6 +45,9 @@ type gateRequest struct {
 	linesW int
 	// answer is what the person has typed for a question (ask_user).
 	answer []rune
+	// preview is what the call would do, when the gate could say
+	// (SetPreview): shown in place of its arguments.
+	preview string
 	// edit is the person's edit of a decide pause's request (the
 	// inspector), sent with the verdict.
 	edit engine.RequestEdit
@@ -85,6 +94,9 @@ func (g *Gate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, erro
 		return engine.Verdict{Action: engine.Proceed, By: "allowed for this session"}, nil
 	}
 	req := gateRequest{pending: p, reply: make(chan engine.Verdict, 1)}
+	if f := g.preview.Load(); f != nil && p.ToolCall != nil && p.Question == nil {
+		req.preview, _ = (*f)(p.ToolCall)
+	}
 	select {
 	case g.requests <- req:
 	case <-ctx.Done():

@@ -166,17 +166,25 @@ func editedContent(req *engine.Request, e *engine.RequestEdit, i int) string {
 	return req.Messages[i].Content
 }
 
-// msgEdit says how e changes message i: "", "edited" or "dropped".
-func msgEdit(e *engine.RequestEdit, i int) string {
+// msgEdits says how e changes each message of req: "edited", or
+// "dropped" (with the tool results of a dropped call).
+func msgEdits(req *engine.Request, e *engine.RequestEdit) map[int]string {
+	out := map[int]string{}
 	for _, me := range e.Messages {
-		if me.Index == i {
-			if me.Drop {
-				return "dropped"
+		if !me.Drop {
+			out[me.Index] = "edited"
+			continue
+		}
+		out[me.Index] = "dropped"
+		for _, c := range req.Messages[me.Index].ToolCalls {
+			for j := me.Index + 1; j < len(req.Messages); j++ {
+				if req.Messages[j].Role == engine.RoleTool && req.Messages[j].ToolCallID == c.ID {
+					out[j] = "dropped"
+				}
 			}
-			return "edited"
 		}
 	}
-	return ""
+	return out
 }
 
 // inspectorView draws the inspector over the whole screen.
@@ -189,7 +197,11 @@ func (m *Model) inspectorView() string {
 	lines := m.requestSummary(p, w-2)
 	lines = append(lines, m.messageRows(p, w-2)...)
 	if sel := min(m.inspector.cursor, len(req.Messages)-1); sel >= 0 {
-		text := strings.Split(Sanitize(editedContent(req, &p.edit, sel)), "\n")
+		whole := editedContent(req, &p.edit, sel)
+		for _, c := range req.Messages[sel].ToolCalls {
+			whole += "\n→ " + c.Name + " " + string(c.Args)
+		}
+		text := strings.Split(Sanitize(strings.TrimPrefix(whole, "\n")), "\n")
 		var body []string
 		for _, l := range text {
 			body = append(body, wrapRows(showLine(l), max(w-4, 10))...)
@@ -218,9 +230,16 @@ func (m *Model) requestSummary(p *gateRequest, w int) []string {
 			edited = fmt.Sprintf(" · edited: %s tokens", kTok(engine.RequestTokens(out)))
 		}
 	}
-	total := engine.RequestTokens(req)
-	head := fmt.Sprintf("%s tokens · %d messages · %d tools%s", kTok(total), len(req.Messages), len(req.Tools), edited)
-	if pr := m.reqs[p.pending.Run]; pr.prev != nil && pr.cur != nil {
+	// The parts' sizes as the run measured them (model_request), which
+	// the Timeline shows too; estimated here if it did not say.
+	pr := m.reqs[p.pending.Run]
+	mr := pr.cur
+	if mr == nil {
+		mr = &engine.ModelRequest{Tokens: engine.RequestTokens(req), SystemTokens: engine.EstimateTokens(req.System), InstructionTokens: engine.EstimateTokens(req.Instructions),
+			SummaryTokens: engine.EstimateTokens(req.Summary), MemoryTokens: engine.RequestTokens(&engine.Request{Memory: req.Memory}), ToolTokens: engine.EstimateTools(req.Tools)}
+	}
+	head := fmt.Sprintf("%s tokens · %d messages · %d tools%s", kTok(mr.Tokens), len(req.Messages), len(req.Tools), edited)
+	if pr.prev != nil && pr.cur != nil {
 		head += fmt.Sprintf(" · since the last decision: %+d messages, %+d tokens", pr.cur.Messages-pr.prev.Messages, pr.cur.Tokens-pr.prev.Tokens)
 		if pr.cur.MemoryFacts != pr.prev.MemoryFacts {
 			head += fmt.Sprintf(", memory %d → %d facts", pr.prev.MemoryFacts, pr.cur.MemoryFacts)
@@ -229,20 +248,20 @@ func (m *Model) requestSummary(p *gateRequest, w int) []string {
 			head += ", the system prompt or tools changed"
 		}
 	}
-	sys := "system prompt"
+	sys, sysT := "system prompt", mr.SystemTokens
 	if p.edit.System != nil {
-		sys += " (edited)"
+		sys, sysT = "system prompt (edited)", engine.EstimateTokens(*p.edit.System)
 	}
 	part := func(name string, tokens int, what string) string {
 		return fmt.Sprintf("  %-22s %8s tokens  %s", name, kTok(tokens), what)
 	}
 	lines := wrapRows(head, w)
 	lines = append(lines,
-		part(sys, engine.EstimateTokens(editedSystem(req, &p.edit)), engine.OneLine(Sanitize(editedSystem(req, &p.edit)), max(w-40, 10))),
-		part("project instructions", engine.EstimateTokens(req.Instructions), engine.OneLine(Sanitize(req.Instructions), max(w-40, 10))),
-		part("summary", engine.EstimateTokens(req.Summary), engine.OneLine(Sanitize(req.Summary), max(w-40, 10))),
-		part("memory", engine.RequestTokens(&engine.Request{Memory: req.Memory}), fmt.Sprintf("%d facts", len(req.Memory))),
-		part("tool schemas", engine.EstimateTools(req.Tools), fmt.Sprintf("%d tools", len(req.Tools))))
+		part(sys, sysT, engine.OneLine(Sanitize(editedSystem(req, &p.edit)), max(w-40, 10))),
+		part("project instructions", mr.InstructionTokens, engine.OneLine(Sanitize(req.Instructions), max(w-40, 10))),
+		part("summary", mr.SummaryTokens, engine.OneLine(Sanitize(req.Summary), max(w-40, 10))),
+		part("memory", mr.MemoryTokens, fmt.Sprintf("%d facts", len(req.Memory))),
+		part("tool schemas", mr.ToolTokens, fmt.Sprintf("%d tools", len(req.Tools))))
 	if p.edit.Note != "" {
 		lines = append(lines, part("your note", engine.EstimateTokens(p.edit.Note), engine.OneLine(Sanitize(p.edit.Note), max(w-40, 10))))
 	}
@@ -255,19 +274,24 @@ func (m *Model) messageRows(p *gateRequest, w int) []string {
 	req := p.pending.Request
 	from := added(req)
 	sel := min(m.inspector.cursor, len(req.Messages)-1)
+	edits := msgEdits(req, &p.edit)
 	var rows []string
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		mark := " "
+		if i == sel {
+			mark = "›"
+		}
 		if i >= from && from > 0 {
-			mark = "+"
+			mark += "+"
+		} else {
+			mark += " "
 		}
 		text := msg.Content
 		for _, c := range msg.ToolCalls {
 			text += " → " + c.Name + " " + string(c.Args)
 		}
-		state := msgEdit(&p.edit, i)
-		line := fmt.Sprintf("%s %3d %-9s %6s  %s", mark, i, msg.Role, kTok(engine.EstimateMessage(*msg)), state)
+		line := fmt.Sprintf("%s %3d %-9s %6s  %-7s", mark, i, msg.Role, kTok(engine.EstimateMessage(*msg)), edits[i])
 		line += " " + engine.OneLine(Sanitize(editedContent(req, &p.edit, i)+text[len(msg.Content):]), max(w-len(line)-2, 10))
 		if i == sel {
 			line = styleCursor.Render(fit(line, w))

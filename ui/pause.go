@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agentty/agentty/engine"
@@ -89,7 +90,7 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 		}
 		name := flatten(Sanitize(c.Name))
 		what = fmt.Sprintf("⏸ %s %s %s (step %d)", verb, name, Sanitize(string(c.Args)), p.pending.Step)
-		if !fitsOneLine(string(c.Args), what, w-4-ansi.StringWidth(p.tag())) {
+		if p.preview != "" || !fitsOneLine(string(c.Args), what, w-4-ansi.StringWidth(p.tag())) {
 			what = fmt.Sprintf("⏸ %s %s (step %d)", verb, name, p.pending.Step)
 			args = p.argLines(w - 4)
 		}
@@ -124,8 +125,32 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 func (p *gateRequest) argLines(w int) []string {
 	if p.lines == nil || p.linesW != w {
 		p.lines, p.linesW = callLines(p.pending.ToolCall.Args, w), w
+		if p.preview != "" {
+			p.lines = previewLines(p.preview, w)
+		}
 	}
 	return p.lines
+}
+
+// previewLines draws a preview w cells wide: a diff's added lines green,
+// removed ones red, hunks dim.
+func previewLines(text string, w int) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		style := lipgloss.NewStyle()
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
+			style = styleDim
+		case strings.HasPrefix(l, "+"):
+			style = styleOK
+		case strings.HasPrefix(l, "-"):
+			style = styleErr
+		}
+		for _, r := range wrapRows(Sanitize(showLine(l)), max(w, 10)) {
+			out = append(out, style.Render(r))
+		}
+	}
+	return out
 }
 
 // tag names the agent or the workflow step whose run is paused, for the
@@ -383,7 +408,7 @@ const (
 // editTitles are each mode's title and help line.
 var editTitles = map[editMode][2]string{
 	editArgs:    {"Edit arguments", "Edit the tool call's JSON arguments. ctrl+s: check and continue · esc: cancel"},
-	editRespond: {"Answer for the tool", "Type the result the model will see; the tool is not run. ctrl+s: send · esc: cancel"},
+	editRespond: {"Answer for the tool", "The result the model will see (the tool is not run). ctrl+s: send · esc: cancel"},
 	editSystem:  {"Edit the system prompt", "This decision's system prompt only. ctrl+s: keep · esc: cancel"},
 	editMessage: {"Edit the message", "This decision's copy of the message only; the history keeps it. ctrl+s: keep · esc: cancel"},
 	editNote:    {"A note to the model", "Sent after the messages of this decision, as from you. ctrl+s: keep · esc: cancel"},

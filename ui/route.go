@@ -72,29 +72,34 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
-		if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork, k.BreakHere) {
-			m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
-			return m.inputKey(msg)
-		}
-		if key.Matches(msg, k.Fork) {
-			return m, m.forkHere()
-		}
-		if key.Matches(msg, k.BreakHere) {
-			if r, ok := m.tl.selected(); ok {
-				m.breakOnRow(&r)
-			}
-			return m, nil
-		}
-		if m.tl.update(msg, k) {
-			if lines := m.tl.detailLines(m.width - 4); lines != nil {
-				m.detail = &details{lines: lines}
-			}
-		}
-		return m, nil
+		return m.timelineKey(msg)
 	case focusMemory:
 		return m.memoryKey(msg)
 	}
 	return m.inputKey(msg)
+}
+
+// timelineKey handles a key of the Timeline pane.
+func (m *Model) timelineKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork, k.BreakHere):
+		m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
+		return m.inputKey(msg)
+	case key.Matches(msg, k.Fork):
+		return m, m.forkHere()
+	case key.Matches(msg, k.BreakHere):
+		if r, ok := m.tl.selected(); ok {
+			m.breakOnRow(&r)
+		}
+		return m, nil
+	}
+	if m.tl.update(msg, k) {
+		if lines := m.tl.detailLines(m.width - 4); lines != nil {
+			m.detail = &details{lines: lines}
+		}
+	}
+	return m, nil
 }
 
 // typing reports whether msg is text typed (letters, not a key with
