@@ -20,7 +20,9 @@ func TestConsoleBreakpointAndAnswerForTheTool(t *testing.T) {
 	tm.keys("m")
 	tm.wait("the answer form", func(s string) bool { return strings.Contains(s, "Answer for the tool calculator") })
 	tm.keys("17*23 = 400", "C-s")
-	s := tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "17*23 = 400") && strings.Contains(s, "idle") })
+	s := tm.wait("the answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "17*23 = 400") && strings.Contains(s, "idle")
+	})
 	if strings.Contains(s, "391") {
 		t.Errorf("the calculator ran:\n%s", s)
 	}
