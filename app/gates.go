@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/replay"
 )
 
 // HeadlessGate never pauses on its own; it answers approvals with --yes,
@@ -45,4 +46,27 @@ func (g HeadlessGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdic
 		fmt.Fprintf(g.Stderr, "agentty run: tool call %s needs approval; denied (pass --yes to approve)\n", p.ToolCall.Name)
 	}
 	return engine.Verdict{Action: engine.Deny}, nil
+}
+
+// ReplayGate is a replay's gate: at the pauses where the recording's
+// person gave a result for a tool, edited arguments or edited the request,
+// it gives the same again; the rest is HeadlessGate's (edited arguments
+// of a tool that asks run only with --yes).
+type ReplayGate struct {
+	HeadlessGate
+	Recorded map[replay.Pause]engine.Verdict
+}
+
+func (g ReplayGate) Stop(p engine.Pending) bool {
+	_, ok := g.Recorded[replay.PauseOf(p)]
+	return ok
+}
+
+func (g ReplayGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, error) {
+	v, ok := g.Recorded[replay.PauseOf(p)]
+	if !ok || p.Question != nil || p.Approval && v.Action != engine.Respond && !g.Yes {
+		return g.HeadlessGate.Wait(ctx, p)
+	}
+	v.By = "the recording"
+	return v, nil
 }

@@ -170,3 +170,39 @@ func TestHeadlessStepping(t *testing.T) {
 		t.Errorf("a bad --break: %d %s", code, errs)
 	}
 }
+
+// A replay of a session where the person edited a request and answered
+// for a tool gives the same edit and answer at the same pauses: nothing
+// differs, and the calculator the person answered for is not run.
+func TestReplayReproducesTheDebuggersChanges(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"AGENTTY_HOME": home}
+	r := startPaused(t, env, "run", "--model", "offline", "--json", "--step", "what is 17*23?")
+	r.next("gate_paused")
+	r.answer(`{"action":"edit_request","system":"You are brief."}`)
+	r.next("gate_paused") // before the calculator
+	r.answer(`{"action":"respond","result":"17*23 = 400"}`)
+	r.next("gate_paused") // before the second decision
+	r.answer(`{"action":"continue"}`)
+	if fin := r.next("run_finished"); !strings.Contains(string(fin.Data), "17*23 = 400") {
+		t.Fatalf("recorded run: %s", fin.Data)
+	}
+	if code := r.exit(); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.stderr)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(strings.Split(r.stderr.String(), "\n")[0], "session:"))
+	code, out, errs := runCLI(t, context.Background(), map[string]string{"AGENTTY_HOME": home}, "replay", "--json", id)
+	var rep struct {
+		Session     string
+		ToolCalls   int `json:"tool_calls"`
+		Differences []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Differences) != 0 || rep.ToolCalls != 1 {
+		t.Fatalf("replay: exit %d, %+v (%v)\n%s\n%s", code, rep, err, out, errs)
+	}
+	code, journal, _ := runCLI(t, context.Background(), map[string]string{"AGENTTY_HOME": home}, "sessions", "export", "--format", "json", rep.Session)
+	journal = strings.ReplaceAll(journal, `": "`, `":"`)
+	if code != 0 || !strings.Contains(journal, `"kind":"request_edited"`) || !strings.Contains(journal, `"by":"person"`) || strings.Contains(journal, "391") {
+		t.Errorf("the replay's journal (exit %d) does not have the edit and the person's result:\n%s", code, journal)
+	}
+}

@@ -83,7 +83,8 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if opts.Until < 0 && o.Model == "" {
 		o.Model = "offline" // never called: no key or server is needed
 	}
-	st, err := app.Build(ctx, o, app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, getenv)
+	gate := app.ReplayGate{HeadlessGate: app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
+	st, err := app.Build(ctx, o, gate, getenv)
 	if err != nil {
 		return fail(codeOf(err), "%v", err)
 	}

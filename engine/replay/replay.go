@@ -48,6 +48,9 @@ type recorded struct {
 	dec engine.Decided
 	req *engine.ModelRequest
 	usg engine.Usage
+	// edit is the person's edit of the request (request_edited), which
+	// a replay gives again (Verdicts).
+	edit *engine.RequestEdit
 }
 
 // FromEvents reads a recording from a session's events.
@@ -55,6 +58,7 @@ func FromEvents(events []engine.Event) *Recording {
 	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}}
 	turn := map[string]int{}                     // run → decisions so far
 	pending := map[string]*engine.ModelRequest{} // run → its last model_request
+	edits := map[string]*engine.RequestEdit{}    // run → the edit of its next decision's request
 	for _, ev := range events {
 		switch d := ev.Data.(type) {
 		case *engine.RunStarted:
@@ -63,9 +67,11 @@ func FromEvents(events []engine.Event) *Recording {
 			}
 			rec.tasks[ev.Run] = d.Task
 		case *engine.ModelRequest:
-			pending[ev.Run] = d
+			pending[ev.Run], edits[ev.Run] = d, nil
+		case *engine.RequestEdited:
+			edits[ev.Run] = &d.RequestEdit
 		case *engine.Decided:
-			rec.decisions[key{ev.Run, turn[ev.Run]}] = recorded{dec: *d, req: pending[ev.Run]}
+			rec.decisions[key{ev.Run, turn[ev.Run]}] = recorded{dec: *d, req: pending[ev.Run], edit: edits[ev.Run]}
 			turn[ev.Run]++
 		case *engine.UsageRecorded:
 			k := key{ev.Run, turn[ev.Run] - 1}
@@ -132,6 +138,14 @@ func (m Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, 
 
 // check compares a request with what was recorded of it.
 func (r *Recording) check(req *engine.Request, rec recorded) error {
+	if e := rec.edit; e != nil {
+		// The person changed this request: what it was before is known
+		// by its hash alone, and the edit must have been made again.
+		if e.System != nil && req.System != *e.System {
+			return fmt.Errorf("%w: run %s, decision %d: the person's edit of the system prompt was not made again", ErrChanged, req.Run, req.Turn+1)
+		}
+		return nil
+	}
 	if task, ok := r.tasks[req.Run]; ok && req.Turn == 0 {
 		if u := req.LastUser(); u >= 0 && req.Messages[u].Content != task {
 			return fmt.Errorf("%w: run %s's task was %q, now %q", ErrChanged, req.Run, engine.OneLine(task, 80), engine.OneLine(req.Messages[u].Content, 80))
