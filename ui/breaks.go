@@ -164,6 +164,19 @@ func (m *Model) permissionsCommand(arg string) {
 	m.notify("Allowed for this session: " + strings.Join(list, " · ") + " (/permissions revoke N takes one back)")
 }
 
+// breakLines list the breakpoints, for the step details ("" for none).
+func (m *Model) breakLines(w int) []string {
+	list := m.gate.Breaks()
+	if len(list) == 0 {
+		return nil
+	}
+	out := []string{"", "Breakpoints (b on a row sets one, /break clear removes them):"}
+	for _, b := range list {
+		out = append(out, hangRows("  "+flatten(Sanitize(b.String())), w)...)
+	}
+	return out
+}
+
 // breakOnRow is b on a Timeline row: a breakpoint on its tool, or on the
 // agent of an agent call's row.
 func (m *Model) breakOnRow(r *row) {

@@ -220,7 +220,7 @@ func (c *chat) applySub(ev engine.Event) {
 		}
 	case *engine.ToolFinished:
 		if call := c.byCall[keyOf(ev, d.ID)]; call != nil {
-			call.status, call.result, call.truncated = string(d.Status), d.Result, d.Truncated
+			call.status, call.result, call.truncated = finishedStatus(d), d.Result, d.Truncated
 			changed(call)
 		}
 	case *engine.Handoff:
@@ -229,6 +229,15 @@ func (c *chat) applySub(ev engine.Event) {
 		sub.done, sub.stop, sub.answer, sub.err = true, d.StopReason, d.Answer, d.Error
 	}
 	changed(it)
+}
+
+// finishedStatus is a finished call's status as the Chat shows it:
+// "answered" when the person gave its result in place of the tool.
+func finishedStatus(d *engine.ToolFinished) string {
+	if d.By == "person" {
+		return "answered"
+	}
+	return string(d.Status)
 }
 
 // streamingItem returns the assistant message being streamed, starting one
@@ -317,7 +326,7 @@ func (c *chat) apply(ev engine.Event) {
 		}
 	case *engine.ToolFinished:
 		if it := c.byCall[keyOf(ev, d.ID)]; it != nil {
-			it.status, it.result, it.truncated = string(d.Status), d.Result, d.Truncated
+			it.status, it.result, it.truncated = finishedStatus(d), d.Result, d.Truncated
 			changed(it)
 		}
 	case *engine.RunFinished:

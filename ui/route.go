@@ -96,7 +96,7 @@ func (m *Model) timelineKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.tl.update(msg, k) {
 		if lines := m.tl.detailLines(m.width - 4); lines != nil {
-			m.detail = &details{lines: lines}
+			m.detail = &details{lines: append(lines, m.breakLines(m.width-4)...)}
 		}
 	}
 	return m, nil

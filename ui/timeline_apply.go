@@ -57,6 +57,14 @@ func (t *timeline) apply(ev engine.Event) {
 		}
 	case *engine.Decided:
 		t.decided(ev, d, sub)
+		dt := t.detail(ev)
+		for _, c := range d.ToolCalls { // a call aborted before it started has them too
+			if _, ok := dt.args[c.ID]; !ok {
+				dt.args[c.ID] = string(c.Args)
+			}
+		}
+	case *engine.RequestEdited:
+		t.requestEdited(ev, d)
 	case *engine.UsageRecorded:
 		t.detail(ev).usage = d
 	case *engine.ToolStarted:
@@ -171,13 +179,19 @@ func (t *timeline) gatePaused(ev engine.Event, d *engine.GatePaused) {
 	// tool call's own row, which tool_started and tool_finished then
 	// carry on. The details say what each pause was and its answer.
 	dt := t.detail(ev)
+	why := ""
+	if d.Break != "" {
+		why = "breakpoint " + flatten(d.Break) + ": "
+	}
 	switch {
+	case d.At == engine.Observe:
+		dt.gates = append(dt.gates, why+"paused before the answer")
 	case d.ToolCall == nil:
-		dt.gates = append(dt.gates, "paused before deciding")
+		dt.gates = append(dt.gates, why+"paused before deciding")
 	case d.Reason == engine.ReasonApproval:
-		dt.gates = append(dt.gates, "asked to approve "+flatten(d.ToolCall.Name))
+		dt.gates = append(dt.gates, why+"asked to approve "+flatten(d.ToolCall.Name))
 	default:
-		dt.gates = append(dt.gates, "paused before calling "+flatten(d.ToolCall.Name))
+		dt.gates = append(dt.gates, why+"paused before calling "+flatten(d.ToolCall.Name))
 	}
 	switch r := t.last(ev.Step, engine.Decide); {
 	case d.ToolCall != nil:
@@ -193,7 +207,7 @@ func (t *timeline) gatePaused(ev engine.Event, d *engine.GatePaused) {
 // gateResumed applies gate_resumed: the paused row goes on.
 func (t *timeline) gateResumed(ev engine.Event, d *engine.GateResumed) {
 	if dt := t.details[ev.Step]; dt != nil && len(dt.gates) > 0 {
-		dt.gates[len(dt.gates)-1] += ": " + string(d.Action)
+		dt.gates[len(dt.gates)-1] += ": " + resumedAs(d)
 	}
 	i := len(t.rows) - 1 // the run's paused row: parallel sub-runs may each have one
 	for i >= 0 && (t.rows[i].status != "paused" || t.rows[i].run != ev.Run) {
@@ -212,6 +226,44 @@ func (t *timeline) gateResumed(ev engine.Event, d *engine.GateResumed) {
 		r.text, r.status, r.started = "thinking", "running", ev.Time
 	default:
 		r.status = string(d.Action) // the tool call's row: tool_started or tool_finished follows
+	}
+}
+
+// resumedAs says how a pause was answered, for the step's details.
+func resumedAs(d *engine.GateResumed) string {
+	what := string(d.Action)
+	switch {
+	case d.Action == engine.Respond:
+		what = "answered for the tool: " + engine.OneLine(d.Result, 60)
+	case d.Action == engine.Proceed && d.Args != nil:
+		what = "edited: " + engine.OneLine(string(d.Args), 60)
+	}
+	if d.By != "" {
+		what += " (" + flatten(d.By) + ")"
+	}
+	return what
+}
+
+// requestEdited applies request_edited: the step's details say how.
+func (t *timeline) requestEdited(ev engine.Event, d *engine.RequestEdited) {
+	var what []string
+	if d.System != nil {
+		what = append(what, "the system prompt changed")
+	}
+	for _, m := range d.Messages {
+		if m.Drop {
+			what = append(what, fmt.Sprintf("message %d dropped", m.Index))
+		} else {
+			what = append(what, fmt.Sprintf("message %d changed", m.Index))
+		}
+	}
+	if d.Note != "" {
+		what = append(what, "a note: "+engine.OneLine(d.Note, 60))
+	}
+	dt := t.detail(ev)
+	dt.gates = append(dt.gates, fmt.Sprintf("the request was edited (%s; %s tokens)", strings.Join(what, ", "), kTok(d.Tokens)))
+	if r := t.last(ev.Step, engine.Decide); r != nil {
+		r.text = "thinking (request edited)"
 	}
 }
 
