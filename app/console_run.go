@@ -59,8 +59,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 			journal.Close()
 		}
 		if errors.Is(err, errQuit) {
-			fmt.Fprintln(stderr, "agentty:", err)
-			return 0
+			return fail(ExitError, err) // nothing was done: a script sees it
 		}
 		if errors.As(err, new(UsageError)) {
 			return fail(ExitUsage, err)

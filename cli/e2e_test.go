@@ -169,6 +169,9 @@ func TestSecondConsoleIsReadOnly(t *testing.T) {
 	second.wait("the read-only notice and the earlier chat", func(s string) bool {
 		return strings.Contains(s, "Read-only: session "+id+" is open in another agentty") && strings.Contains(chatPane(s), "2+2 = 4")
 	})
+	if s := second.screen(); strings.Contains(s, "Ask the agent") || !strings.Contains(s, "ctrl+o opens another session") {
+		t.Errorf("the read-only console's input invites a task:\n%s", s)
+	}
 	second.keys("what is 3+3", "Enter")
 	second.wait("the refusal", func(s string) bool { return strings.Contains(s, "this session is read-only") })
 	second.keys("C-d")

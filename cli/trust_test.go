@@ -253,7 +253,7 @@ func TestConsoleAsksToTrust(t *testing.T) {
 	start := func(name string) {
 		t.Helper()
 		tm.name = name // a new window each time: restarting a tmux server races with its exit
-		cmd := fmt.Sprintf("cd %s && AGENTTY_HOME=%s AGENTTY_CONFIG=%s TERM=xterm-256color %s; sleep 30",
+		cmd := fmt.Sprintf("cd %s && AGENTTY_HOME=%s AGENTTY_CONFIG=%s TERM=xterm-256color %s; echo \"exited $?\"; sleep 30",
 			ws, env["AGENTTY_HOME"], env["AGENTTY_CONFIG"], binary)
 		tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45", cmd)
 		tm.wait("the trust prompt", func(s string) bool { return strings.Contains(s, "Trust this folder?") })
@@ -275,7 +275,7 @@ func TestConsoleAsksToTrust(t *testing.T) {
 	// Quit: nothing starts.
 	start("quit")
 	tm.keys("q", "Enter")
-	tm.wait("the console to refuse", func(s string) bool { return strings.Contains(s, "not started") })
+	tm.wait("the console to refuse, exiting 1", func(s string) bool { return strings.Contains(s, "not started") && strings.Contains(s, "exited 1") })
 	if exists(marker) {
 		t.Fatal("quitting started the server")
 	}

@@ -122,6 +122,11 @@ func (r *run) compact(ctx context.Context, focus string, manual bool, before int
 	c := &ContextCompacted{Summary: summary, Upto: upto, Messages: upto - s.upto, TokensBefore: before,
 		TokensAfter: before - s.summaryTokens - s.tokensOf(s.upto, upto) + EstimateTokens(summary),
 		Usage:       u, Model: name, Focus: focus, Manual: manual}
+	if manual && c.TokensAfter >= c.TokensBefore {
+		// Nothing to gain: the history stays as it is.
+		return nil, fmt.Errorf("nothing compacted: a summary of the %d oldest messages (~%d tokens) is no smaller than they are (~%d tokens); the history is short enough as it is",
+			c.Messages, EstimateTokens(summary), s.tokensOf(s.upto, upto))
+	}
 	if err := r.emit(Perceive, KindContextCompacted, c); err != nil {
 		return nil, fmt.Errorf("%w: %w", errSink, err)
 	}

@@ -290,3 +290,20 @@ func TestTranscriptQuotesMessages(t *testing.T) {
 		t.Errorf("transcript:\n%s", tr)
 	}
 }
+
+// A manual compaction whose summary would be no smaller than what it
+// replaces changes nothing and says so; the session is as it was.
+func TestManualCompactionWithNothingToGain(t *testing.T) {
+	m := &chatModel{summary: strings.Repeat("a long summary of very little ", 4000)}
+	e := engine.New(engine.Config{Model: m})
+	s := engine.NewSession("s")
+	turns(t, e, s, nil, 1, 3)
+	rec := &enginetest.Recorder{}
+	_, err := e.Compact(context.Background(), s, "", rec)
+	if err == nil || !strings.Contains(err.Error(), "nothing compacted") || !strings.Contains(err.Error(), "no smaller") {
+		t.Fatalf("want nothing compacted, got %v", err)
+	}
+	if upto, _ := s.Compacted(); upto != 0 || len(rec.Of(engine.KindContextCompacted)) != 0 {
+		t.Errorf("the session was compacted: upto %d", upto)
+	}
+}

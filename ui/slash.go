@@ -330,8 +330,14 @@ func (m *Model) forkCommand(c Commander, arg string) tea.Cmd {
 // exportCommand runs /export [md|json] [FILE].
 func (m *Model) exportCommand(c Commander, arg string) tea.Cmd {
 	format, file := "", arg
-	if f, rest, _ := strings.Cut(arg, " "); f == "md" || f == "markdown" || f == "json" {
+	f, rest, two := strings.Cut(arg, " ")
+	switch {
+	case f == "md" || f == "markdown" || f == "json":
 		format, file = f, strings.TrimSpace(rest)
+	case two || f != "" && !strings.ContainsAny(f, "./"):
+		// A word with no extension is a format it does not know.
+		m.notify(fmt.Sprintf("/export: unknown format %q: the formats are md and json (/export [md|json] [FILE]; a file name has its extension)", f))
+		return nil
 	}
 	if format == "" {
 		format = "md"

@@ -233,6 +233,15 @@ func TestSlashCommands(t *testing.T) {
 	if !strings.Contains(lastNote(m), "Exported the session to /tmp/notes.md.md") {
 		t.Fatalf("/export: %q", lastNote(m))
 	}
+	calls := len(b.calls)
+	run("/export xml")
+	if !strings.Contains(lastNote(m), `unknown format "xml": the formats are md and json`) || len(b.calls) != calls {
+		t.Fatalf("/export xml: %q, calls %v", lastNote(m), b.calls[calls:])
+	}
+	run("/export md")
+	if !strings.Contains(lastNote(m), "Exported the session") {
+		t.Fatalf("/export after a bad format: %q", lastNote(m))
+	}
 	run("/trust")
 	if !strings.Contains(lastNote(m), "/trust: /ws is not a folder") {
 		t.Fatalf("/trust: %q", lastNote(m))
@@ -265,7 +274,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("after the compaction: running %v, state %q", m.running, m.state)
 	}
 	want := []string{"model gpt-4o", "model nope", "agent critic", "agent nobody", "export json out.json", "export md ",
-		"export md notes.md", "trust", "compact the names"}
+		"export md notes.md", "export md ", "trust", "compact the names"}
 	if !slices.Equal(b.calls, want) {
 		t.Fatalf("the backend was asked\n%q\nwant\n%q", b.calls, want)
 	}

@@ -164,7 +164,7 @@ func New(cfg Config) *Model {
 	}
 	cfg.Notice, cfg.Status, cfg.Model = Sanitize(cfg.Notice), flatten(Sanitize(cfg.Status)), flatten(Sanitize(cfg.Model))
 	in := textarea.New()
-	in.Placeholder = "Ask the agent… (enter sends, alt+enter for a new line)"
+	in.Placeholder = askPlaceholder
 	in.ShowLineNumbers = false
 	in.Prompt = ""
 	in.SetHeight(2)
@@ -190,6 +190,9 @@ func New(cfg Config) *Model {
 	return m
 }
 
+// askPlaceholder is the input's text while it is empty.
+const askPlaceholder = "Ask the agent… (enter sends, alt+enter for a new line)"
+
 // setBackend switches the console to a session and rebuilds the panes from
 // its journaled events.
 func (m *Model) setBackend(b Backend, events []engine.Event) {
@@ -214,6 +217,12 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 		}
 	}
 	ro, _ := b.(interface{ ReadOnly() string })
+	if !m.following() {
+		m.input.Placeholder = askPlaceholder
+		if ro != nil && ro.ReadOnly() != "" {
+			m.input.Placeholder = "Read-only: " + flatten(Sanitize(ro.ReadOnly())) + " (ctrl+o opens another session; / for commands)"
+		}
+	}
 	switch {
 	case !m.sess.Interrupted() || m.following(): // a followed run goes on elsewhere
 	case ro != nil && ro.ReadOnly() != "":
