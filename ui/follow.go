@@ -188,8 +188,8 @@ func (m *Model) followStepMode(on bool) {
 		m.note = "step mode on: the runs submitted with --step pause here before every decision and tool call"
 		return
 	}
-	m.note = "step mode off: the runs go on without pausing (approvals still ask)"
 	m.answerPauses(func(r gateRequest) bool { return !r.pending.Approval }, engine.Verdict{Action: engine.Proceed})
+	m.note = "step mode off: the runs go on without pausing (approvals still ask)"
 }
 
 // callID is the id of a paused tool call, "" for none (a decide).

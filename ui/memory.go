@@ -305,11 +305,11 @@ func (m *Model) memFormKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	res, c, cmd := m.memForm.update(msg, m.keys)
 	switch res {
 	case formCancelled:
-		m.memForm = nil
+		m.memForm, m.note = nil, "" // what the note said was of the form
 	case formRefused:
 		m.note = "write it as key = value"
 	case formDone:
-		m.memForm = nil
+		m.memForm, m.note = nil, ""
 		return m, m.changeMemory(c)
 	}
 	return m, cmd

@@ -319,7 +319,10 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.verdict == nil:
 		return m, nil
 	case a.verdict.By == "you, for this session":
-		m.note = "Allowed for this session: " + m.gate.Allow(m.pause.pending.ToolCall) + " (/permissions lists and revokes)"
+		what := m.gate.Allow(m.pause.pending.ToolCall)
+		cmd := m.reply(*a.verdict)
+		m.note = "Allowed for this session: " + what + " (/permissions lists and revokes)"
+		return m, cmd
 	case a.verdict.Action == engine.Proceed && !m.pause.edit.Empty():
 		e := m.pause.edit
 		a.verdict.Edit = &e
@@ -340,6 +343,7 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	m.pause.reply <- v // buffered: the gate waits for one verdict
 	m.pause, m.inspector = nil, nil
+	m.note = "" // what it said was of the pause
 	m.state = "thinking"
 	defer m.layout()       // the input box is back, or another pause's bar
 	if len(m.pauses) > 0 { // the next pause of a parallel sub-run

@@ -196,7 +196,8 @@ const askPlaceholder = "Ask the agent… (enter sends, alt+enter for a new line)
 // setBackend switches the console to a session and rebuilds the panes from
 // its journaled events.
 func (m *Model) setBackend(b Backend, events []engine.Event) {
-	m.backend = b
+	m.backend, m.note = b, "" // a note was of the session left
+	m.reqs = nil
 	id := ""
 	if b != nil {
 		id = b.SessionID()
