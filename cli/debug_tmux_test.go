@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // --break tool=calculator stops the run before the calculator and nowhere
@@ -67,6 +69,27 @@ func TestConsoleAllowForTheSession(t *testing.T) {
 	tm.wait("/permissions", func(s string) bool { return strings.Contains(s, "Allowed for this session: 1. write_file") })
 	tm.keys("/permissions revoke 1", "Enter")
 	tm.wait("the revoke", func(s string) bool { return strings.Contains(s, "Revoked: write_file asks again") })
+	tm.keys("C-d")
+	tm.waitGone()
+}
+
+// Emoji that terminals draw at different widths (a skin tone, a joined
+// family, a heart with its selector) leave every line of the frame as wide
+// as the terminal in tmux, and the status line once.
+func TestConsoleEmojiWidths(t *testing.T) {
+	sc := writeScript(t, `{"turns":[{"answer":"👍🏽 looks good 👨‍👩‍👧 ❤️ done"}]}`)
+	tm := newTmux(t)
+	tm.start(t.TempDir(), "--model", "script:"+sc)
+	tm.keys("how is it?", "Enter")
+	s := tm.wait("the answer", func(s string) bool { return strings.Contains(s, "looks good") && strings.Contains(s, "idle") })
+	if n := strings.Count(s, "agentty · step"); n != 1 {
+		t.Errorf("the status line is drawn %d times:\n%s", n, s)
+	}
+	for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if strings.Contains(l, "looks good") && (ansi.StringWidth(l) != 160 || !strings.HasSuffix(l, "│")) {
+			t.Errorf("line %d is %d cells, not 160, or its border moved: %q", i+1, ansi.StringWidth(l), l)
+		}
+	}
 	tm.keys("C-d")
 	tm.waitGone()
 }

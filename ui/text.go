@@ -42,6 +42,11 @@ const tabWidth = 8
 //     variation selector) that begins a line is put on a dotted circle,
 //     "◌", as such a mark is shown alone: otherwise it joins whatever is
 //     drawn before the line (a pane's border) into one character.
+//   - An emoji skin-tone modifier (U+1F3FB–U+1F3FF), the zero-width joiner
+//     (U+200D) and the emoji variation selector (U+FE0F) are left out:
+//     terminals draw what they join at different widths (👍🏽 is two cells
+//     in one, four in tmux 3.3), and a line measured otherwise than drawn
+//     shifts the borders after it.
 //   - A byte that is not UTF-8 becomes U+FFFD.
 //
 // Text with none of these is returned as it is, without allocating. It is
@@ -87,7 +92,7 @@ func isClean(s string) bool {
 			return false
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if size == 1 || r <= 0x9f || bidiName(r) != "" { // a stray byte, a C1 control, a bidi control
+		if size == 1 || r <= 0x9f || bidiName(r) != "" || unsteady(r) { // a stray byte, a C1 control, a bidi control, a joiner
 			return false
 		}
 		if (i == 0 || s[i-1] == '\n') && ansi.StringWidth(s[i:i+size]) == 0 {
@@ -96,6 +101,15 @@ func isClean(s string) bool {
 		i += size - 1
 	}
 	return true
+}
+
+// unsteady reports whether r joins characters into one that terminals
+// draw at different widths: an emoji skin-tone modifier (👍🏽 is two cells
+// in one terminal, four in tmux), the zero-width joiner (👨‍👩‍👧), the
+// emoji variation selector (❤️). Sanitize leaves them out, so that what is
+// measured is what every terminal draws.
+func unsteady(r rune) bool {
+	return r >= 0x1f3fb && r <= 0x1f3ff || r == 0x200d || r == 0xfe0f
 }
 
 // bidiName returns the abbreviation of a bidirectional control, or "".
@@ -241,6 +255,9 @@ func (z *Sanitizer) nonASCII(b *strings.Builder, s string, final, lineStart bool
 		b.WriteByte(byte(r - 0x40))
 	case name != "":
 		b.WriteString("⟨" + name + "⟩")
+	case unsteady(r):
+		// Left out: what it would join is drawn as separate characters,
+		// as wide as they are measured.
 	default:
 		if lineStart && ansi.StringWidth(s[:size]) == 0 {
 			b.WriteString("◌") // a mark that begins its line
