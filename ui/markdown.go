@@ -73,11 +73,22 @@ func plainLines(text string, width int) []string {
 	return out
 }
 
+// wrapRows wraps s at width on spaces: a word that fits on the next row
+// (a flag, a path with a hyphen) is moved there whole; a longer one is
+// broken where the width ends.
 func wrapRows(s string, width int) []string {
 	if width < 1 {
 		width = 1
 	}
-	return strings.Split(ansi.Wrap(s, width, " -"), "\n")
+	held := strings.Contains(s, "-") && !strings.Contains(s, heldHyphen)
+	if held { // ansi.Wrap breaks after every hyphen
+		s = strings.ReplaceAll(s, "-", heldHyphen)
+	}
+	out := ansi.Wrap(s, width, " ")
+	if held {
+		out = strings.ReplaceAll(out, heldHyphen, "-")
+	}
+	return strings.Split(out, "\n")
 }
 
 // codeMargins is what glamour's styles put around a code block's text:

@@ -512,3 +512,23 @@ func TestQuotedFileHangs(t *testing.T) {
 		t.Errorf("a Go block was wrapped here:\n%s", got)
 	}
 }
+
+// Rows break between words, not inside a flag or a path that fits on the
+// next row; a word longer than a row is still broken.
+func TestWrapKeepsTokensWhole(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		w    int
+		want []string
+	}{
+		{"run agentty --base-url http://x", 16, []string{"run agentty", "--base-url", "http://x"}},
+		{"in /home/me/proj-a/untrusted now", 24, []string{"in", "/home/me/proj-a/untruste", "d now"}},
+		{"see /home/me/proj-a/x", 18, []string{"see", "/home/me/proj-a/x"}},
+		{"well-known words", 8, []string{"well-kno", "wn words"}},
+	} {
+		got := wrapRows(tt.in, tt.w)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("wrapRows(%q, %d) = %q, want %q", tt.in, tt.w, got, tt.want)
+		}
+	}
+}
