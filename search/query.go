@@ -66,17 +66,30 @@ func (ix *Index) Search(ctx context.Context, query, scope string, k int) ([]Hit,
 	if err != nil {
 		return nil, fmt.Errorf("search: %q: %w", query, err)
 	}
-	// The same text found again (an answer that repeats a tool result, a
-	// file copied) is shown once, at its best rank.
-	seen := make(map[string]bool, len(hits))
+	return distinct(hits), nil
+}
+
+// distinct keeps each text found once, at its best rank: the same text
+// again (a file copied), or one that holds a better hit whole or is held
+// by one (an answer that quotes a file it found), however it is spaced.
+func distinct(hits []Hit) []Hit {
+	kept := make([]string, 0, len(hits))
 	out := hits[:0]
 	for _, h := range hits {
-		if key := strings.TrimSpace(h.Text); !seen[key] {
-			seen[key] = true
+		t := strings.Join(strings.Fields(h.Text), " ")
+		dup := false
+		for _, k := range kept {
+			if t == k || len(t) >= 40 && strings.Contains(k, t) || len(k) >= 40 && strings.Contains(t, k) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, t)
 			out = append(out, h)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // lexical is the BM25 ranking: the n best chunks within the filter.

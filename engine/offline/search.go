@@ -60,5 +60,11 @@ func knowledgeAnswer(result string) string {
 		return strings.ToUpper(result[:1]) + result[1:] + "."
 	}
 	n := strings.Count("\n"+result, "\n[")
-	return fmt.Sprintf("Found %d passage(s), best first:\n\n```\n%s\n```", n, result)
+	// Quoted as code, by a fence longer than any run of backticks in
+	// it: a file's own fences and headings are shown as they are.
+	fence := "```"
+	for strings.Contains(result, fence) {
+		fence += "`"
+	}
+	return fmt.Sprintf("Found %d passage(s), best first:\n\n%s\n%s\n%s", n, fence, result, fence)
 }

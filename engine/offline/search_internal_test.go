@@ -47,4 +47,11 @@ func TestKnowledgeAnswer(t *testing.T) {
 	if got := knowledgeAnswer(res); !strings.HasPrefix(got, "Found 2 passage(s), best first:") || !strings.Contains(got, "a.md:1-3") {
 		t.Errorf("two hits: %q", got)
 	}
+	// A file with fences of its own stays inside the quote: the fence is
+	// longer than any run of backticks in it.
+	res = "[1] workspace notes.md:1-6 (score 1.00)\n# Notes\n\n```go\nx := 1\n```"
+	got := knowledgeAnswer(res)
+	if !strings.Contains(got, "\n````\n[1] workspace") || !strings.HasSuffix(got, "```\n````") {
+		t.Errorf("a file with its own fences: %q", got)
+	}
 }
