@@ -45,6 +45,7 @@ type chatItem struct {
 
 	lines []string
 	width int
+	at    stepRef // the step that made it
 }
 
 // streamWrap word-wraps text as it arrives: rows that are full never change,
@@ -139,6 +140,15 @@ type chat struct {
 	height    int
 	renderers map[int]*glamour.TermRenderer
 	style     string
+	// at is the top-level run and step of the event being applied: each
+	// item made for it is stamped with them, for showStep.
+	at stepRef
+}
+
+// stepRef names a step of a run.
+type stepRef struct {
+	run  string
+	step int
 }
 
 func newChat(style string) chat {
@@ -147,6 +157,7 @@ func newChat(style string) chat {
 }
 
 func (c *chat) add(it *chatItem) {
+	it.at = c.at
 	c.items = append(c.items, it)
 	if it.kind == itemTool {
 		c.byCall[it.call] = it
@@ -240,6 +251,25 @@ func finishedStatus(d *engine.ToolFinished) string {
 	return string(d.Status)
 }
 
+// showStep scrolls the Chat to the first item of run's step (of the run's
+// start, for step 0 or a user's task), and stops following the end.
+func (c *chat) showStep(run string, step int) {
+	for i, it := range c.items {
+		if it.at.run == run && it.at.step >= step || runAfter(it.at.run, run) {
+			c.topItem, c.topLine, c.follow = i, 0, false
+			return
+		}
+	}
+}
+
+// runAfter reports whether run a began after run b (run-10 after run-9).
+func runAfter(a, b string) bool {
+	var x, y int
+	fmt.Sscanf(a, "run-%d", &x)
+	fmt.Sscanf(b, "run-%d", &y)
+	return x > y
+}
+
 // streamingItem returns the assistant message being streamed, starting one
 // when there is none.
 func (c *chat) streamingItem() *chatItem {
@@ -271,6 +301,9 @@ func (c *chat) keepStreaming() bool {
 }
 
 func (c *chat) apply(ev engine.Event) {
+	if ev.ParentRun == "" {
+		c.at = stepRef{ev.Run, ev.Step}
+	}
 	if ev.ParentRun != "" {
 		c.applySub(ev)
 		return

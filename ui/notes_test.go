@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/agentty/agentty/engine"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -29,5 +32,30 @@ func TestNotesDoNotOutliveTheirCause(t *testing.T) {
 	m.Update(openedMsg{backend: textBackend{}})
 	if m.note != "" {
 		t.Errorf("after a session switch the note is %q", m.note)
+	}
+}
+
+// Opening a search hit shows its step in the Chat too, not the end.
+func TestSearchHitScrollsTheChat(t *testing.T) {
+	var evs []engine.Event
+	step := 0
+	for i := 1; i <= 40; i++ {
+		run := fmt.Sprintf("run-%d", i)
+		evs = append(evs,
+			engine.Event{Run: run, Step: step, Kind: engine.KindRunStarted, Data: &engine.RunStarted{Task: fmt.Sprintf("task number %d", i)}})
+		step++
+		evs = append(evs,
+			engine.Event{Run: run, Step: step, Kind: engine.KindStepStarted, Data: &engine.StepStarted{}},
+			engine.Event{Run: run, Step: step, Kind: engine.KindDecision, Data: &engine.Decided{Text: fmt.Sprintf("answer number %d", i)}},
+			engine.Event{Run: run, Step: step, Kind: engine.KindRunFinished, Data: &engine.RunFinished{StopReason: engine.StopAnswered, Answer: fmt.Sprintf("answer number %d", i)}})
+	}
+	m := agentConsole(t, evs, 120, 40)
+	if v := m.View(); !strings.Contains(v, "answer number 40") {
+		t.Fatalf("the chat does not start at its end:\n%s", v)
+	}
+	m.jumpTo("run-23", 23, "answer")
+	v := m.View()
+	if !strings.Contains(v, "answer number 23") || strings.Contains(v, "answer number 40") {
+		t.Errorf("the chat does not show step 23:\n%s", v)
 	}
 }
