@@ -59,3 +59,26 @@ func TestSearchHitScrollsTheChat(t *testing.T) {
 		t.Errorf("the chat does not show step 23:\n%s", v)
 	}
 }
+
+// At 80 columns a task sent while the Timeline was the pane shown has its
+// answer shown: the Chat comes back when the run ends.
+func TestNarrowAnswerShowsTheChat(t *testing.T) {
+	m := New(Config{Model: "script", Style: "notty", Backend: textBackend{}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, "tab", "tab")
+	if m.shown != focusTimeline {
+		t.Fatalf("tab tab shows %v", m.shown)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("what is 2+2?")}) // typing goes to the input
+	m.running = true
+	for _, ev := range []engine.Event{
+		{Run: "run-1", Kind: engine.KindRunStarted, Data: &engine.RunStarted{Task: "what is 2+2?"}},
+		{Run: "run-1", Step: 1, Kind: engine.KindDecision, Data: &engine.Decided{Text: "2+2 = 4"}},
+		{Run: "run-1", Step: 1, Kind: engine.KindRunFinished, Data: &engine.RunFinished{StopReason: engine.StopAnswered, Answer: "2+2 = 4"}},
+	} {
+		m.Update(engineEventMsg{ev})
+	}
+	if v := m.View(); m.shown != focusChat || !strings.Contains(v, "2+2 = 4") {
+		t.Errorf("the answer is not shown:\n%s", v)
+	}
+}

@@ -316,6 +316,9 @@ func (m *Model) applyEvent(ev engine.Event) {
 		m.state = "paused"
 	case *engine.RunFinished:
 		m.state = "idle"
+		if m.running && !m.wide() && m.shown != focusChat && m.focus == focusInput {
+			m.shown = focusChat // a narrow terminal shows one pane: the answer's, once it comes
+		}
 	}
 }
 
