@@ -82,3 +82,34 @@ func TestNarrowAnswerShowsTheChat(t *testing.T) {
 		t.Errorf("the answer is not shown:\n%s", v)
 	}
 }
+
+// The details of a step say how its pauses were answered (an edited call
+// is "edited", not "proceed"), and show the arguments of a call that was
+// aborted before it ran.
+func TestDetailsOfEditedAndAbortedCalls(t *testing.T) {
+	c1 := engine.ToolCall{ID: "c1", Name: "calculator", Args: []byte(`{"expression":"1+1"}`)}
+	c2 := engine.ToolCall{ID: "c2", Name: "calculator", Args: []byte(`{"expression":"2+2"}`)}
+	evs := []engine.Event{
+		{Run: "run-1", Kind: engine.KindRunStarted, Data: &engine.RunStarted{Task: "sums"}},
+		{Run: "run-1", Step: 1, Kind: engine.KindStepStarted, Data: &engine.StepStarted{}},
+		{Run: "run-1", Step: 1, Kind: engine.KindDecision, Data: &engine.Decided{ToolCalls: []engine.ToolCall{c1, c2}}},
+		{Run: "run-1", Step: 1, Kind: engine.KindGatePaused, Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonBreak, Break: "tool=calculator", ToolCall: &c1}},
+		{Run: "run-1", Step: 1, Kind: engine.KindGateResumed, Data: &engine.GateResumed{Action: engine.Proceed, Args: []byte(`{"expression":"3+3"}`)}},
+		{Run: "run-1", Step: 1, Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c1", Name: "calculator", Args: []byte(`{"expression":"3+3"}`)}},
+		{Run: "run-1", Step: 1, Kind: engine.KindToolFinished, Data: &engine.ToolFinished{ID: "c1", Name: "calculator", Status: engine.ToolOK, Result: "3+3 = 6"}},
+		{Run: "run-1", Step: 1, Kind: engine.KindGatePaused, Data: &engine.GatePaused{At: engine.Act, Reason: engine.ReasonStep, ToolCall: &c2}},
+		{Run: "run-1", Step: 1, Kind: engine.KindGateResumed, Data: &engine.GateResumed{Action: engine.Abort}},
+		{Run: "run-1", Step: 1, Kind: engine.KindToolFinished, Data: &engine.ToolFinished{Index: 1, ID: "c2", Name: "calculator", Status: engine.ToolSkipped, Result: "skipped: the run was aborted"}},
+	}
+	m := agentConsole(t, evs, 120, 40)
+	d := strings.Join(m.tl.detailLines(100), "\n")
+	for _, want := range []string{
+		`Gate: breakpoint tool=calculator: paused before calling calculator: edited: {"expression":"3+3"}`,
+		"Gate: paused before calling calculator: abort",
+		`args: {"expression":"2+2"}`,
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the details do not say %q:\n%s", want, d)
+		}
+	}
+}
