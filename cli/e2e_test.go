@@ -232,7 +232,9 @@ func (tm *tmux) alive(what string) {
 	if exec.Command("tmux", "-L", tm.socket, "has-session", "-t", tm.name).Run() != nil {
 		tm.t.Fatalf("the console exited after %s", what)
 	}
-	tm.wait("the console after "+what, func(s string) bool { return strings.Contains(s, "Input") || strings.Contains(s, "Sessions") })
+	tm.wait("the console after "+what, func(s string) bool {
+		return strings.Contains(s, "Input") || strings.Contains(s, "Sessions") || strings.Contains(s, "All keys")
+	})
 }
 
 // A fresh console on a real model (so the chat starts empty): every

@@ -256,7 +256,12 @@ func finishedStatus(d *engine.ToolFinished) string {
 func (c *chat) showStep(run string, step int) {
 	for i, it := range c.items {
 		if it.at.run == run && it.at.step >= step || runAfter(it.at.run, run) {
-			c.topItem, c.topLine, c.follow = i, 0, false
+			n := 0
+			for _, after := range c.items[i:] {
+				n += len(c.linesOf(after))
+			}
+			// From there on all fits: the end is shown, and the step with it.
+			c.topItem, c.topLine, c.follow = i, 0, n <= c.height
 			return
 		}
 	}

@@ -334,7 +334,11 @@ type searchJump struct {
 // the Timeline; when it has no row of that step, a note says which step
 // the hit was.
 func (m *Model) jumpTo(run string, step int, kind string) {
-	m.chat.showStep(run, step)
+	if kind == "user" { // the run's task: where the run begins
+		m.chat.showStep(run, 0)
+	} else {
+		m.chat.showStep(run, step)
+	}
 	if m.tl.selectStep(run, step, kind) {
 		m.setFocus(focusTimeline)
 		m.note = fmt.Sprintf("step %d, found by the search", step)
