@@ -50,6 +50,8 @@ func (a *acpAgent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case engine.StopStepLimit:
 		return acp.PromptResponse{StopReason: acp.StopReasonMaxTurnRequests}, nil
+	case engine.StopBudget:
+		return acp.PromptResponse{StopReason: acp.StopReasonMaxTokens}, nil
 	case engine.StopCancelled:
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}

@@ -358,6 +358,9 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 		Compact:      compact,
 		System:       cmp.Or(cfg.SystemPrompt, systemPrompt) + st.Skills.Prompt(),
 		Agent:        o.Agent,
+		MaxCost:      cmp.Or(o.MaxCost, cfg.MaxCost),
+		MaxTokens:    cmp.Or(o.MaxTokens, cfg.MaxTokens),
+		Prices:       func(model string) (engine.Price, bool) { return config.LookupPrice(model, cfg.Models) },
 		MaxDepth:     cfg.MaxDepth,
 		MaxCalls:     cfg.MaxToolCalls,
 		Instructions: func() engine.Instructions {

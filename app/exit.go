@@ -6,5 +6,6 @@ const (
 	ExitError     = 1
 	ExitUsage     = 2
 	ExitStepLimit = 3
+	ExitBudget    = 4 // the run spent its --max-cost or --max-tokens
 	ExitCancelled = 130
 )

@@ -37,6 +37,10 @@ type Options struct {
 	JSON        bool
 	Continue    bool
 	Yes         bool
+	// MaxCost (--max-cost USD) and MaxTokens (--max-tokens N) bound what
+	// a run spends (0: the config's, else none).
+	MaxCost   float64
+	MaxTokens int
 	// Breaks (--break COND, repeatable) are breakpoints' conditions.
 	Breaks []string
 	// Agent (--Agent NAME) is the Agent the session's top-level runs run

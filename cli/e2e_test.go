@@ -226,6 +226,16 @@ func TestConsoleWithAServer(t *testing.T) {
 	tm.waitGone()
 }
 
+// idleWith reports whether the status line says idle and what.
+func idleWith(screen, what string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, " · idle · ") && strings.Contains(l, what) {
+			return true
+		}
+	}
+	return false
+}
+
 // alive fails the test when the console has exited.
 func (tm *tmux) alive(what string) {
 	tm.t.Helper()
@@ -362,7 +372,7 @@ func TestSlashModelInTmux(t *testing.T) {
 	start("--model", "script:"+script)
 	tm.keys("hello", "Enter")
 	tm.wait("the scripted answer", func(s string) bool {
-		return strings.Contains(chatPane(s), "scripted answer") && strings.Contains(s, "idle · model script:")
+		return strings.Contains(chatPane(s), "scripted answer") && idleWith(s, "model script:")
 	})
 	tm.keys("/model nope", "Enter")
 	s := tm.wait("one line about the model", func(s string) bool { return strings.Contains(chatPane(s), `/model: model "nope"`) })
@@ -371,11 +381,11 @@ func TestSlashModelInTmux(t *testing.T) {
 	}
 	tm.keys("/model offline", "Enter")
 	tm.wait("the status line on offline", func(s string) bool {
-		return strings.Contains(s, "idle · model offline") && strings.Contains(chatPane(s), "Model offline from the next run")
+		return idleWith(s, "model offline") && strings.Contains(chatPane(s), "Model offline from the next run")
 	})
 	tm.keys("what is 6*7?", "Enter")
 	tm.wait("the offline answer", func(s string) bool {
-		return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle · model offline")
+		return strings.Contains(chatPane(s), "6*7 = 42") && idleWith(s, "model offline")
 	})
 	tm.keys("C-d")
 	tm.waitGone()

@@ -235,6 +235,8 @@ func runResult(res engine.Result, o app.Options, st *app.Setup, s *engine.Sessio
 		return app.ExitAnswered
 	case engine.StopStepLimit:
 		return fail(app.ExitStepLimit, "stopped: step limit of %d reached without an answer", st.Engine.Config().MaxSteps)
+	case engine.StopBudget:
+		return fail(app.ExitBudget, "stopped: %v (the session is saved; go on with: agentty run --session %s TASK)", res.Err, s.ID)
 	case engine.StopCancelled:
 		if res.Partial != "" && !o.JSON {
 			fmt.Fprintln(stdout, res.Partial) // what the model had said when it was cut off

@@ -163,7 +163,7 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tMODEL\tTITLE")
+	fmt.Fprintln(tw, "ID\tUPDATED\tSTEPS\tCOST\tMODEL\tTITLE")
 	for _, l := range list {
 		title := l.Title
 		if l.Runs == 0 && l.LastStep == 0 {
@@ -176,7 +176,7 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 		if l.Err != nil {
 			title += " [damaged: " + l.Err.Error() + "]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Model, title)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Usage.CostString(), l.Model, title)
 	}
 	return tw.Flush()
 }
@@ -192,7 +192,9 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 	if opts.JSON {
 		return exit(printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()}))
 	}
-	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"))
+	u := l.Meta.Usage
+	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s, %d tokens in, %d out, cost %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"),
+		l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), u.PromptTokens, u.CompletionTokens, u.CostString())
 	printSteps(stdout, steps)
 	for _, f := range l.Session.Memory() {
 		by := ""

@@ -246,6 +246,9 @@ func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, c
 		case engine.StopCancelled:
 			fmt.Fprintf(stderr, "agentty submit: cancelled: %s\n", fin.Error)
 			return app.ExitCancelled
+		case engine.StopBudget:
+			fmt.Fprintf(stderr, "agentty submit: stopped: %s\n", fin.Error)
+			return app.ExitBudget
 		}
 		fmt.Fprintf(stderr, "agentty submit: %s\n", fin.Error)
 		return app.ExitError

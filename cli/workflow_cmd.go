@@ -134,6 +134,8 @@ func finishWorkflow(res engine.Result, o app.Options, s *engine.Session, stdout 
 		return app.ExitAnswered
 	case engine.StopStepLimit:
 		return fail(app.ExitStepLimit, "stopped: step limit reached")
+	case engine.StopBudget:
+		return fail(app.ExitBudget, "stopped: %v (the session is %s)", res.Err, s.ID)
 	case engine.StopCancelled:
 		return fail(app.ExitCancelled, "cancelled (go on with: agentty run --session %s --continue)", s.ID)
 	}

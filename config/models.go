@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 )
 
@@ -21,6 +22,9 @@ type ModelConfig struct {
 	// together; MaxOutput the most the model writes in one answer.
 	ContextWindow *int `json:"context_window,omitempty"`
 	MaxOutput     *int `json:"max_output,omitempty"`
+	// Price is what the model costs (US dollars per million tokens),
+	// over the built-in table's (prices.go).
+	Price *engine.Price `json:"price,omitempty"`
 }
 
 // ModelLimits are a model's context window and its most output, 0 where

@@ -38,6 +38,10 @@ type Settings struct {
 	// (seconds, or a duration; none by default).
 	AskTimeout Seconds `json:"ask_timeout,omitempty"`
 	MaxSteps   int     `json:"max_steps,omitempty"`
+	// MaxCost (US dollars) and MaxTokens bound what one run spends
+	// (--max-cost, --max-tokens win over them).
+	MaxCost   float64 `json:"max_cost,omitempty"`
+	MaxTokens int     `json:"max_tokens,omitempty"`
 	MaxDepth   int     `json:"max_depth,omitempty"`
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
@@ -239,9 +243,11 @@ func checkModels(path string, b []byte, models map[string]ModelConfig) error {
 		if err := field("max_output", mc.MaxOutput); err != nil {
 			return err
 		}
-		switch {
-		case mc.ContextWindow == nil && mc.MaxOutput == nil:
-			return fmt.Errorf("config %s:%d: field models.%s: give context_window (and max_output), in tokens", path, line, name)
+		switch p := mc.Price; {
+		case mc.ContextWindow == nil && mc.MaxOutput == nil && p == nil:
+			return fmt.Errorf("config %s:%d: field models.%s: give context_window (and max_output), in tokens, or price", path, line, name)
+		case p != nil && (p.Input < 0 || p.CachedInput < 0 || p.Output < 0):
+			return fmt.Errorf("config %s:%d: field models.%s.price: want US dollars per million tokens, not less than 0: input, cached_input, output", path, lineAfter(b, `"`+name+`"`, `"price"`), name)
 		case mc.ContextWindow != nil && mc.MaxOutput != nil && *mc.MaxOutput >= *mc.ContextWindow:
 			return fmt.Errorf("config %s:%d: field models.%s.max_output: %d leaves no room for input in the context window of %d; want less than context_window", path, lineAfter(b, `"`+name+`"`, `"max_output"`), name, *mc.MaxOutput, *mc.ContextWindow)
 		}
@@ -311,6 +317,10 @@ func (c *Settings) Merge(o *Settings) {
 		c.SystemPrompt = o.SystemPrompt
 	}
 	c.ContextBudget, c.MaxSteps = positive(o.ContextBudget, c.ContextBudget), positive(o.MaxSteps, c.MaxSteps)
+	c.MaxTokens = positive(o.MaxTokens, c.MaxTokens)
+	if o.MaxCost > 0 {
+		c.MaxCost = o.MaxCost
+	}
 	c.InstructionsShare = positive(o.InstructionsShare, c.InstructionsShare)
 	if o.AskTimeout > 0 {
 		c.AskTimeout = o.AskTimeout
@@ -354,6 +364,9 @@ func (c *Settings) Merge(o *Settings) {
 		}
 		if mc.MaxOutput != nil {
 			base.MaxOutput = mc.MaxOutput
+		}
+		if mc.Price != nil {
+			base.Price = mc.Price
 		}
 		c.Models[name] = base
 	}

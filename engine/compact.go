@@ -119,6 +119,7 @@ func (r *run) compact(ctx context.Context, focus string, manual bool, before int
 	if u == (Usage{}) {
 		u = Usage{PromptTokens: EstimateTokens(sys) + EstimateTokens(req.Messages[0].Content), CompletionTokens: EstimateTokens(dec.Text), Estimated: true}
 	}
+	u = r.priced(u, name)
 	c := &ContextCompacted{Summary: summary, Upto: upto, Messages: upto - s.upto, TokensBefore: before,
 		TokensAfter: before - s.summaryTokens - s.tokensOf(s.upto, upto) + EstimateTokens(summary),
 		Usage:       u, Model: name, Focus: focus, Manual: manual}

@@ -144,6 +144,18 @@ func (p *UsageRecorded) appendJSON(b []byte) []byte {
 	if p.Estimated {
 		b = append(b, `,"estimated":true`...)
 	}
+	if p.CachedTokens != 0 {
+		b = appendIntField(append(b, ','), "cached_prompt_tokens", int64(p.CachedTokens))
+	}
+	if p.Cost != 0 {
+		b = strconv.AppendFloat(append(b, `,"cost_usd":`...), p.Cost, 'g', -1, 64)
+	}
+	if p.Priced != 0 {
+		b = appendIntField(append(b, ','), "priced", int64(p.Priced))
+	}
+	if p.Calls != 0 {
+		b = appendIntField(append(b, ','), "calls", int64(p.Calls))
+	}
 	b = appendIntField(append(b, ','), "session_prompt_tokens", int64(p.SessionPrompt))
 	b = appendIntField(append(b, ','), "session_completion_tokens", int64(p.SessionCompletion))
 	return append(b, '}')

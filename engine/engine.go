@@ -65,6 +65,16 @@ type Config struct {
 	System string
 	// MaxSteps bounds the decisions of one run (default 25).
 	MaxSteps int
+	// MaxCost (US dollars) and MaxTokens (prompt and completion), when
+	// set, bound what one run and its sub-runs spend: past either the run
+	// stops before its next decision (StopBudget). A cost budget with a
+	// model whose price is not known stops it too: its spending cannot
+	// be told.
+	MaxCost   float64
+	MaxTokens int
+	// Prices returns a model's price by its name (ModelName, an agent's),
+	// for the cost of each call in its usage; nil or false: unknown.
+	Prices func(model string) (Price, bool)
 	// Budget is the context budget in estimated tokens (default 64,000):
 	// the oldest history is left out of a request that would exceed it.
 	Budget int

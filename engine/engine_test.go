@@ -781,6 +781,8 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 			Agent: "a \" é", ParentRun: "run-1", ParentCall: "c", Workflow: "w", WorkflowStep: "s"},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10}}},
+		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 1000, CachedTokens: 600, Cost: 0.00123456789, Priced: 1}, SessionPrompt: 5}},
+		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{Cost: 1e-9, Priced: 1, Calls: 3}}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{Index: 1, ID: "c" + tricky, Name: "echo", Args: json.RawMessage("{\n  \"text\": \"a\\nb\"\n}")}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo", Args: json.RawMessage(`{"bad`)}},
 		{Kind: engine.KindToolStarted, Data: &engine.ToolStarted{ID: "c", Name: "echo"}},

@@ -122,6 +122,7 @@ type run struct {
 // cancel ends its tree's context (treeContext).
 func (e *Engine) newRun(s *Session, sink Sink, id string, cancel context.CancelCauseFunc) *run {
 	r := &run{e: e, s: s, root: s, sink: sink, id: id, compactedTurn: -1}
+	s.budgetFrom = s.Usage
 	r.req.delta = r.onDelta
 	r.prof = e.profile(cmp.Or(s.Agent, e.cfg.Agent), nil, 0)
 	if e.agents != nil {
@@ -170,7 +171,7 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 	}
 	if cause != nil {
 		fin.Error = cause.Error()
-		if stop == StopError || stop == StopGuardrail {
+		if stop == StopError || stop == StopGuardrail || stop == StopBudget {
 			res.Err = cause
 		}
 	}
@@ -198,6 +199,9 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		if r.s.run.Turn-r.s.run.HandoffTurn >= r.prof.maxSteps {
 			return r.finish(ctx, StopStepLimit, "", fmt.Errorf("step limit of %d reached without an answer", r.prof.maxSteps))
+		}
+		if err := r.overBudget(); err != nil {
+			return r.finish(ctx, StopBudget, "", err)
 		}
 		r.step = r.s.Steps + 1
 		p := r.stepPayloads()
@@ -228,7 +232,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		u := dec.Usage
+		u := r.priced(dec.Usage, r.prof.modelName)
 		p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
 		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
 			return r.finish(ctx, StopError, "", err)

@@ -41,6 +41,27 @@ type Usage struct {
 	PromptTokens     int  `json:"prompt_tokens"`
 	CompletionTokens int  `json:"completion_tokens"`
 	Estimated        bool `json:"estimated,omitempty"`
+	// CachedTokens are the prompt tokens the server had cached (priced
+	// lower by some).
+	CachedTokens int `json:"cached_prompt_tokens,omitempty"`
+	// Cost is what the calls cost in US dollars, as the server said or
+	// at the model's price; Priced counts the calls whose cost is known
+	// and Calls the calls summed (a session's totals; 0 in one call's
+	// usage, which is one call). A cost with no price is unknown, never
+	// zero (FormatCost).
+	Cost   float64 `json:"cost_usd,omitempty"`
+	Priced int     `json:"priced,omitempty"`
+	Calls  int     `json:"calls,omitempty"`
+}
+
+// Add adds one model call's usage u (or totals) to the totals t.
+func (t *Usage) Add(u Usage) {
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.CachedTokens += u.CachedTokens
+	t.Cost += u.Cost
+	t.Priced += u.Priced
+	t.Calls += max(u.Calls, 1)
 }
 
 // ToolSchema is what a model is told about a tool.

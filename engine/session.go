@@ -38,6 +38,9 @@ type Session struct {
 	// Runs counts the runs started.
 	Runs  int
 	Usage Usage
+	// budgetFrom is Usage when the top-level run going on started: its
+	// budget counts from there.
+	budgetFrom Usage
 	// Agent is the agent the session's runs run as: the last run's, as
 	// its run_started or a handoff said.
 	Agent string
@@ -209,8 +212,7 @@ func (s *Session) apply(ev *Event) error {
 			s.flushPending()
 		}
 	case *UsageRecorded:
-		s.Usage.PromptTokens += d.PromptTokens
-		s.Usage.CompletionTokens += d.CompletionTokens
+		s.Usage.Add(d.Usage)
 	case *StepFinished:
 		s.flushPending()
 	case *ModelRequest, *ContextTrimmed:
@@ -237,8 +239,7 @@ func (s *Session) applyOther(ev *Event) error {
 			return fmt.Errorf("engine: context_compacted up to message %d of a history of %d", d.Upto, len(s.History))
 		}
 		s.upto, s.summary, s.summaryTokens = d.Upto, d.Summary, EstimateTokens(d.Summary)
-		s.Usage.PromptTokens += d.Usage.PromptTokens
-		s.Usage.CompletionTokens += d.Usage.CompletionTokens
+		s.Usage.Add(d.Usage)
 	case *ModelChanged:
 		s.Model = d.Model
 	case *AnswerRejected:
@@ -277,11 +278,9 @@ func (s *Session) applyTo(sub *Session, ev *Event) error {
 			s.Steps = ev.Step
 		}
 	case *UsageRecorded:
-		s.Usage.PromptTokens += d.PromptTokens
-		s.Usage.CompletionTokens += d.CompletionTokens
+		s.Usage.Add(d.Usage)
 	case *ContextCompacted:
-		s.Usage.PromptTokens += d.Usage.PromptTokens
-		s.Usage.CompletionTokens += d.Usage.CompletionTokens
+		s.Usage.Add(d.Usage)
 	}
 	if sub == nil {
 		if ev.Data == nil || !ev.Known() {

@@ -39,7 +39,7 @@ func (s *Store) Export(id, format string, w io.Writer) error {
 func Markdown(l *Loaded) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", orUntitled(l.Meta.Title))
-	fmt.Fprintf(&b, "Session `%s` · model %s · %d %s · %d %s · created %s\n\n", l.Meta.ID, orDash(l.Meta.Model), l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), l.Meta.Created.Format(time.DateTime))
+	fmt.Fprintf(&b, "Session `%s` · model %s · %d %s · %d %s · cost %s · created %s\n\n", l.Meta.ID, orDash(l.Meta.Model), l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), l.Meta.Usage.CostString(), l.Meta.Created.Format(time.DateTime))
 	for _, ev := range l.Events {
 		if ev.ParentRun != "" {
 			subRunMarkdown(&b, ev)

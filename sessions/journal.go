@@ -116,6 +116,7 @@ func Read(b []byte, name, id string) *Loaded {
 	}
 	l.Meta.LastStep = l.Session.Steps
 	l.Meta.Runs = l.Session.Runs
+	l.Meta.Usage = l.Session.Usage
 	l.Meta.Interrupted = l.Session.Interrupted()
 	return l
 }
@@ -161,6 +162,12 @@ func (m *Meta) observe(ev engine.Event) {
 	}
 	if ev.Step > m.LastStep {
 		m.LastStep = ev.Step
+	}
+	switch d := ev.Data.(type) { // the model calls of every run, sub-runs' too
+	case *engine.UsageRecorded:
+		m.Usage.Add(d.Usage)
+	case *engine.ContextCompacted:
+		m.Usage.Add(d.Usage)
 	}
 	if ev.ParentRun != "" {
 		return // a sub-run: the runs, title, model and state are the top-level runs'

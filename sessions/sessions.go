@@ -68,6 +68,8 @@ type Meta struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Format is the journal format version (engine.SchemaVersion).
 	Format int `json:"format"`
+	// Usage sums the session's model calls: tokens and cost.
+	Usage engine.Usage `json:"usage"`
 }
 
 // Store holds sessions: a folder of files (Open) or another Backend

@@ -108,6 +108,13 @@ func (m *memory) render(width int, focused bool) []string {
 		foot = append(foot, styleDim.Render(ansi.Truncate("instructions: "+strings.Join(m.sources, ", "), width, "…")))
 	}
 	foot = append(foot, styleDim.Render(ansi.Truncate(fmt.Sprintf("tokens: %d in, %d out", usage.PromptTokens, usage.CompletionTokens), width, "…")))
+	if usage.Calls > 0 {
+		c := usage.CostString()
+		if strings.HasPrefix(c, "$") {
+			c = "cost: " + c
+		}
+		foot = append(foot, styleDim.Render(ansi.Truncate(c, width, "…")))
+	}
 	room := max(m.height-len(foot)-1, 1)
 	start := max(0, min(m.cursor-room+1, len(facts)-room))
 	for i := start; i < len(facts) && len(out) < room; i++ {

@@ -54,6 +54,9 @@ func (m *Model) statusLine() string {
 	if m.note != "" {
 		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
 	}
+	if u := m.sess.Usage; u.Calls > 0 {
+		segs = append(segs, seg{u.CostString(), 5, false})
+	}
 	segs = append(segs, seg{"model " + m.model, 6, true}, seg{"session " + id, 7, true})
 	const sep = " · "
 	width := func() int {

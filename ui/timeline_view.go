@@ -265,7 +265,11 @@ func (t *timeline) detailLines(width int) []string {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(&b, "\nTokens: %d in, %d out%s\n", u.PromptTokens, u.CompletionTokens, est)
+		cached := ""
+		if u.CachedTokens > 0 {
+			cached = fmt.Sprintf(" (%d cached)", u.CachedTokens)
+		}
+		fmt.Fprintf(&b, "\nTokens: %d in%s, %d out%s · %s\n", u.PromptTokens, cached, u.CompletionTokens, est, engine.FormatCost(u.Cost, u.Priced, 1))
 	}
 	for _, e := range d.errors {
 		fmt.Fprintf(&b, "\nError: %s\n", e)

@@ -29,8 +29,14 @@ type chunk struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		// Cost is what the call cost in US dollars, when the server
+		// says (OpenRouter's usage accounting).
+		Cost *float64 `json:"cost"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -64,7 +70,10 @@ func (a *accumulator) add(raw []byte, req *engine.Request) error {
 		return &streamErr{msg: c.Error.Message, typ: c.Error.Type, code: c.Error.Code}
 	}
 	if c.Usage != nil && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
-		a.usage = engine.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+		a.usage = engine.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, CachedTokens: c.Usage.PromptTokensDetails.CachedTokens}
+		if c.Usage.Cost != nil && *c.Usage.Cost >= 0 {
+			a.usage.Cost, a.usage.Priced = *c.Usage.Cost, 1
+		}
 	}
 	for _, ch := range c.Choices {
 		d := ch.Delta

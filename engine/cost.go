@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// StopBudget: the run spent its budget (Config.MaxCost or MaxTokens); it
+// stops before the next decision, saying what it spent.
+const StopBudget StopReason = "budget"
+
+// Price is what a model costs, in US dollars per million tokens: of the
+// prompt, of the part of the prompt the server had cached (Input when 0),
+// and of the completion.
+type Price struct {
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cached_input,omitempty"`
+	Output      float64 `json:"output"`
+}
+
+// Of is the cost of u at p, in US dollars.
+func (p Price) Of(u Usage) float64 {
+	cached := min(max(u.CachedTokens, 0), u.PromptTokens)
+	rate := p.CachedInput
+	if rate == 0 {
+		rate = p.Input
+	}
+	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*rate + float64(u.CompletionTokens)*p.Output) / 1e6
+}
+
+// priced is u with its cost, when the server did not say it and the
+// model's price is known.
+func (r *run) priced(u Usage, model string) Usage {
+	if u.Priced == 0 && r.e.cfg.Prices != nil {
+		if p, ok := r.e.cfg.Prices(model); ok {
+			u.Cost, u.Priced = p.Of(u), 1
+		}
+	}
+	return u
+}
+
+// FormatCost says a cost: "$0.0123", "$0.01 + unknown" when some of the
+// calls summed had no price, "cost unknown" when none had. calls is how
+// many model calls the cost sums (priced of them had a price).
+func FormatCost(cost float64, priced, calls int) string {
+	if calls > 0 && priced == 0 {
+		return "cost unknown"
+	}
+	s := strconv.FormatFloat(cost, 'f', costDigits(cost), 64)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1] // $0.0026, not $0.00260; cents kept
+	}
+	s = "$" + s
+	if priced < calls {
+		s += " + unknown"
+	}
+	return s
+}
+
+// CostString says what the calls u sums cost ("-" for no call).
+func (u Usage) CostString() string {
+	if u.Calls == 0 {
+		return "-"
+	}
+	return FormatCost(u.Cost, u.Priced, u.Calls)
+}
+
+// costDigits shows a cost to about three significant digits, at least
+// cents.
+func costDigits(c float64) int {
+	switch {
+	case c == 0 || c >= 1:
+		return 2
+	case c >= 0.1:
+		return 3
+	case c >= 0.01:
+		return 4
+	case c >= 0.001:
+		return 5
+	}
+	return 6
+}
+
+// overBudget says why the run must stop before its next decision (nil:
+// it may go on): what the run, its sub-runs with it, has spent since it
+// started, against Config.MaxCost and MaxTokens.
+func (r *run) overBudget() error {
+	cfg := &r.e.cfg
+	if cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
+		return nil
+	}
+	now, from := r.spent()
+	tokens := now.PromptTokens + now.CompletionTokens - from.PromptTokens - from.CompletionTokens
+	cost := now.Cost - from.Cost
+	switch {
+	case cfg.MaxTokens > 0 && tokens >= cfg.MaxTokens:
+		return fmt.Errorf("the run's token budget of %d is spent: %d tokens used", cfg.MaxTokens, tokens)
+	case cfg.MaxCost > 0 && cost >= cfg.MaxCost:
+		return fmt.Errorf("the run's cost budget of %s is spent: %s", FormatCost(cfg.MaxCost, 1, 1), FormatCost(cost, 1, 1))
+	case cfg.MaxCost > 0 && now.Priced-from.Priced < now.Calls-from.Calls:
+		return fmt.Errorf("the run has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", FormatCost(cfg.MaxCost, 1, 1), r.prof.modelName)
+	}
+	return nil
+}
+
+// spent is the session's usage now, and when the top-level run started.
+func (r *run) spent() (now, from Usage) {
+	if r.tree == nil {
+		return r.root.Usage, r.root.budgetFrom
+	}
+	r.tree.mu.Lock()
+	defer r.tree.mu.Unlock()
+	return r.tree.root.Usage, r.tree.root.budgetFrom
+}

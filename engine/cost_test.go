@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
+)
+
+// usageModel calls echo until told to stop (never, here), each decision
+// reporting usage of 1000 prompt tokens (400 cached) and 100 completion.
+func usageModel() engine.Model {
+	return enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "e", Name: "echo", Args: []byte(`{"text":"x"}`)}},
+			Usage: engine.Usage{PromptTokens: 1000, CachedTokens: 400, CompletionTokens: 100}}, nil
+	})
+}
+
+func TestCostAndBudgets(t *testing.T) {
+	price := engine.Price{Input: 2, CachedInput: 1, Output: 10}
+	prices := func(m string) (engine.Price, bool) { return price, m == "priced" }
+	// (600*2 + 400*1 + 100*10) / 1e6
+	const perCall = 0.0026
+	for _, tt := range []struct {
+		name      string
+		cfg       engine.Config
+		stop      engine.StopReason
+		calls     int
+		errSays   string
+		costKnown bool
+	}{
+		{"tokens", engine.Config{MaxTokens: 2500, ModelName: "priced"}, engine.StopBudget, 3, "token budget of 2500 is spent: 3300 tokens", true},
+		{"cost", engine.Config{MaxCost: 0.006, ModelName: "priced"}, engine.StopBudget, 3, "cost budget of $0.006 is spent: $0.0078", true},
+		{"unpriced", engine.Config{MaxCost: 1, ModelName: "mystery"}, engine.StopBudget, 1, `the cost of model "mystery" is not known`, false},
+		{"none", engine.Config{MaxSteps: 4, ModelName: "priced"}, engine.StopStepLimit, 4, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Model, cfg.Prices, cfg.Tools = usageModel(), prices, enginetest.Registry(t, enginetest.EchoTool())
+			rec, res, s := runTree(t, cfg, "go")
+			if res.StopReason != tt.stop || tt.errSays != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.errSays)) {
+				t.Fatalf("stop %s, err %v; want %s saying %q", res.StopReason, res.Err, tt.stop, tt.errSays)
+			}
+			usage := rec.Of(engine.KindUsage)
+			if len(usage) != tt.calls || s.Usage.Calls != tt.calls {
+				t.Fatalf("%d usage events, %d calls summed; want %d", len(usage), s.Usage.Calls, tt.calls)
+			}
+			u := usage[0].Data.(*engine.UsageRecorded)
+			if tt.costKnown != (u.Priced == 1) || tt.costKnown && math.Abs(u.Cost-perCall) > 1e-12 {
+				t.Errorf("a call's usage: %+v", u.Usage)
+			}
+			if want := engine.FormatCost(perCall*float64(tt.calls), tt.calls, tt.calls); tt.costKnown && s.Usage.CostString() != want {
+				t.Errorf("the session's cost: %s, want %s", s.Usage.CostString(), want)
+			}
+			if !tt.costKnown && s.Usage.CostString() != "cost unknown" {
+				t.Errorf("an unpriced model's cost: %q", s.Usage.CostString())
+			}
+		})
+	}
+}
+
+func TestFormatCost(t *testing.T) {
+	for _, tt := range []struct {
+		cost          float64
+		priced, calls int
+		want          string
+	}{
+		{0, 1, 1, "$0.00"},
+		{0.0026, 1, 1, "$0.0026"},
+		{0.00012345, 2, 2, "$0.000123"},
+		{1.5, 2, 3, "$1.50 + unknown"},
+		{0, 0, 3, "cost unknown"},
+		{12.345, 1, 1, "$12.35"},
+	} {
+		if got := engine.FormatCost(tt.cost, tt.priced, tt.calls); got != tt.want {
+			t.Errorf("FormatCost(%v, %d, %d) = %q, want %q", tt.cost, tt.priced, tt.calls, got, tt.want)
+		}
+	}
+}
