@@ -27,6 +27,7 @@ type outcome struct {
 	Calls    []engine.ToolCall
 	Memory   []engine.Fact
 	Tokens   int // the session's usage, prompt and completion
+	Usage    engine.Usage
 	Duration time.Duration
 }
 
@@ -97,6 +98,12 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge JudgeFunc) (ok 
 		return true, "", nil
 	case "max_tokens":
 		return o.Tokens <= a.n, fmt.Sprintf("want at most %d tokens, used %d", a.n, o.Tokens), nil
+	case "cost_below":
+		// A cost not known is no pass: the case's spending cannot be told.
+		if o.Usage.Priced < o.Usage.Calls {
+			return false, fmt.Sprintf("want a cost below $%g, and the cost is %s (give the model's price in the config)", a.usd, o.Usage.CostString()), nil
+		}
+		return o.Usage.Cost < a.usd, fmt.Sprintf("want a cost below $%g, cost %s", a.usd, o.Usage.CostString()), nil
 	case "max_duration":
 		return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond)), nil
 	case "judge":

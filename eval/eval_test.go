@@ -21,6 +21,7 @@ func outcomeFor() *outcome {
 		},
 		Memory:   []engine.Fact{{Key: "name", Value: "Ada"}},
 		Tokens:   1200,
+		Usage:    engine.Usage{PromptTokens: 1000, CompletionTokens: 200, Cost: 0.012, Priced: 2, Calls: 2},
 		Duration: 1500 * time.Millisecond,
 	}
 }
@@ -70,6 +71,8 @@ func TestEvalAssertions(t *testing.T) {
 		{`memory: {city: Paris}`, false, `memory has no "city" (want "Paris"); memory: name=Ada`},
 		{`max_tokens: 1200`, true, ""},
 		{`max_tokens: 1000`, false, `want at most 1000 tokens, used 1200`},
+		{`cost_below: 0.02`, true, ""},
+		{`cost_below: "$0.01"`, false, `want a cost below $0.01, cost $0.012`},
 		{`max_duration: 2s`, true, ""},
 		{`max_duration: 1s`, false, `want at most 1s, took 1.5s`},
 		{`not: {answer_contains: "392"}`, true, ""},

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/agentty/agentty/internal/yamlx"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentty/agentty/internal/yamlx"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -297,6 +298,14 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 		a.facts = p.facts(v, field)
 		if len(a.facts) == 0 && len(p.errs) == before {
 			p.fail(v, field, "no facts given")
+		}
+	case "cost_below":
+		if s, ok := p.str(v, field); ok {
+			usd, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
+			if err != nil || usd <= 0 {
+				p.fail(v, field, "want a cost in US dollars such as 0.05, got %q", s)
+			}
+			a.usd = usd
 		}
 	case "max_duration":
 		if s, ok := p.str(v, field); ok {

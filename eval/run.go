@@ -330,7 +330,7 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	closeErr := journal.Close()
 	o := &outcome{
 		Session: journal.ID, Task: j.c.Turns[len(j.c.Turns)-1], Answer: last.Answer, Stop: last.StopReason,
-		Steps: s.Steps, Calls: col.calls, Memory: s.Memory(), Tokens: s.Usage.PromptTokens + s.Usage.CompletionTokens,
+		Steps: s.Steps, Calls: col.calls, Memory: s.Memory(), Tokens: s.Usage.PromptTokens + s.Usage.CompletionTokens, Usage: s.Usage,
 		Duration: col.last.Sub(col.first),
 	}
 	if col.first.IsZero() || col.last.IsZero() {

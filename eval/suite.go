@@ -54,7 +54,7 @@ type kv struct{ Key, Value string }
 // list them.
 var assertKinds = []string{"answer_contains", "answer_equals", "answer_matches", "answer_json_schema",
 	"tool_called", "tool_not_called", "tool_order", "max_steps", "stop_reason", "memory",
-	"max_tokens", "max_duration", "judge", "not"}
+	"max_tokens", "cost_below", "max_duration", "judge", "not"}
 
 // assertion is one check of a case's outcome.
 type assertion struct {
@@ -70,6 +70,7 @@ type assertion struct {
 	names  []string
 	n      int
 	dur    time.Duration
+	usd    float64
 	facts  []kv
 	not    *assertion
 }

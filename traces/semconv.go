@@ -51,6 +51,7 @@ const (
 	KeyStep            = attribute.Key(agenttyKeyPrefix + "step")
 	KeyAttempts        = attribute.Key(agenttyKeyPrefix + "attempts")
 	KeyUsageEstimated  = attribute.Key(agenttyKeyPrefix + "usage.estimated")
+	KeyCost            = attribute.Key(agenttyKeyPrefix + "usage.cost_usd") // what the call cost, when known
 	KeyToolStatus      = attribute.Key(agenttyKeyPrefix + "tool.status")
 	KeyToolTruncated   = attribute.Key(agenttyKeyPrefix + "tool.truncated")
 	KeyToolDurationMS  = attribute.Key(agenttyKeyPrefix + "tool.duration_ms")

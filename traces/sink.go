@@ -140,6 +140,9 @@ func (s *Sink) Emit(ev engine.Event) error {
 			if d.Estimated {
 				c.attrs = append(c.attrs, KeyUsageEstimated.Bool(true))
 			}
+			if d.Priced > 0 {
+				c.attrs = append(c.attrs, KeyCost.Float64(d.Cost))
+			}
 			if c.finished {
 				s.endChat(r, c.end)
 			}
