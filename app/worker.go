@@ -55,6 +55,9 @@ type worker struct {
 	// reconnected is signalled when the connection is back, to cut a
 	// failing pull's backoff short (buffered: one signal waits).
 	reconnected chan struct{}
+	// beatNow asks for a heartbeat now (a run began or ended), as
+	// reconnected is signalled.
+	beatNow chan struct{}
 }
 
 // backoffLog says why taking requests failed without saying the same
@@ -103,6 +106,11 @@ type setupKey struct{ model, agent string }
 type workerRun struct {
 	remote   engine.Gate         // the console's, for a stepped run; nil otherwise
 	breaks   *engine.Breakpoints // the request's, nil for none
+	// beat is what the heartbeat says of the run, from when started is
+	// set; cancel ends its context (agentty cancel).
+	beat    beatState
+	started atomic.Bool
+	cancel  context.CancelCauseFunc
 	detached atomic.Bool         // stopped at a step boundary by a drain
 	tools    *engine.Registry
 }
@@ -177,7 +185,9 @@ const handBackDelay = 5 * time.Second
 
 // handle carries out one request.
 func (w *worker) handle(d *bus.Delivery) {
-	ctx := context.Background() // a drain stops the run at a step, not mid-step
+	// A drain stops the run at a step, not mid-step; agentty cancel at once.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	if d.Bad != "" {
 		w.log("dropped a message: %s", d.Bad)
 		d.Drop(d.Bad)
@@ -190,7 +200,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	// elsewhere: wait, holding the request, for as long as a lease can
 	// outlive its writer; then put it at the back of the queue as a new
 	// message. Neither counts as one of its deliveries.
-	wr := &workerRun{}
+	wr := &workerRun{cancel: cancel}
 	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
 	_, busy := w.runs.LoadOrStore(req.Session, wr)
 	for busy && time.Now().Before(wait) && !w.draining.Load() {
@@ -221,6 +231,10 @@ func (w *worker) handle(d *bus.Delivery) {
 		return
 	}
 	wr.tools = st.registry
+	wr.beat.b = bus.RunBeat{Session: req.Session, Request: req.ID, Task: engine.OneLine(req.Task, 120), Agent: req.Agent, State: "starting", Since: time.Now().UTC()}
+	wr.started.Store(true)
+	w.beatSoon()
+	defer func() { wr.started.Store(false); w.beatSoon() }()
 	if len(req.Breaks) > 0 {
 		bs, err := ParseBreaks(req.Breaks)
 		if err != nil {

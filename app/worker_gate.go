@@ -94,6 +94,7 @@ func (d detachable) Emit(ev engine.Event) error {
 	if d.wr.detached.Load() {
 		return nil
 	}
+	d.wr.beat.observe(ev)
 	return d.next.Emit(ev)
 }
 

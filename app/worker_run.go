@@ -75,9 +75,19 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 		log("%s", cons.Note)
 	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
-	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected}
+	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
+	stopCancel, err := w.cancelling()
+	if err != nil {
+		log("agentty cancel cannot reach this worker's runs: %v", err)
+	}
+	bctx, stopBeat := context.WithCancel(context.Background())
+	beaten := make(chan struct{})
+	go func() { defer close(beaten); w.beating(bctx, q.Pool) }()
 	w.serve(ctx)
+	stopCancel()
+	stopBeat()
+	<-beaten
 	n, back := int(w.done.Load()), int(w.requeued.Load())
 	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
 	if w.lost != nil {

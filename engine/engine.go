@@ -361,6 +361,12 @@ func (r *run) resume(ctx context.Context) Result {
 // else a new run of task (carrying request) that ends at once. A work
 // queue uses it for a request it will not hand out again.
 func (e *Engine) GiveUp(ctx context.Context, s *Session, task, request, reason string, sink Sink) Result {
+	return e.EndRequest(ctx, s, task, request, StopError, reason, sink)
+}
+
+// EndRequest is GiveUp with the stop reason stop (cancelled, for a
+// request an operator took off the queue).
+func (e *Engine) EndRequest(ctx context.Context, s *Session, task, request string, stop StopReason, reason string, sink Sink) Result {
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError, Err: ErrBusy}
 	}
@@ -368,14 +374,14 @@ func (e *Engine) GiveUp(ctx context.Context, s *Session, task, request, reason s
 	if s.Interrupted() && s.run.Request == request {
 		r := e.newRun(s, sink, s.run.ID, nil)
 		r.step = cmp.Or(s.run.Step, s.Steps)
-		return r.finish(ctx, StopError, "", errors.New(reason))
+		return r.finish(ctx, stop, "", errors.New(reason))
 	}
 	r := e.newRun(s, sink, "run-"+strconv.Itoa(s.Runs+1), nil)
 	r.step = s.Steps
 	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Request: request}); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
-	return r.finish(ctx, StopError, "", errors.New(reason))
+	return r.finish(ctx, stop, "", errors.New(reason))
 }
 
 // growStack grows the goroutine's stack to what a run's deepest calls

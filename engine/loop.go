@@ -158,6 +158,8 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 			stop, cause = StopError, c
 		case errors.Is(c, errAborted):
 			cause = c // a sub-run was aborted at the gate: so is the tree
+		case c != nil && !errors.Is(c, context.Canceled):
+			cause = c // who cancelled says why (agentty cancel)
 		}
 		if r.parent != "" && errors.Is(cause, errAborted) {
 			r.tree.cancel(errAborted) // an abort in a sub-run ends its top-level run

@@ -31,6 +31,22 @@ type outcome struct {
 	Duration time.Duration
 }
 
+// checkSpent checks an assertion on what the case spent: tokens, cost,
+// time.
+func (a *assertion) checkSpent(o *outcome) (bool, string) {
+	switch a.Kind {
+	case "max_tokens":
+		return o.Tokens <= a.n, fmt.Sprintf("want at most %d tokens, used %d", a.n, o.Tokens)
+	case "cost_below":
+		// A cost not known is no pass: the case's spending cannot be told.
+		if o.Usage.Priced < o.Usage.Calls {
+			return false, fmt.Sprintf("want a cost below $%g, and the cost is %s (give the model's price in the config)", a.usd, o.Usage.CostString())
+		}
+		return o.Usage.Cost < a.usd, fmt.Sprintf("want a cost below $%g, cost %s", a.usd, o.Usage.CostString())
+	}
+	return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond))
+}
+
 // JudgeFunc grades an answer against a rubric: pass or fail with the
 // judge's reason.
 type JudgeFunc func(ctx context.Context, o *outcome, rubric string) (bool, string, error)
@@ -96,16 +112,9 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge JudgeFunc) (ok 
 			}
 		}
 		return true, "", nil
-	case "max_tokens":
-		return o.Tokens <= a.n, fmt.Sprintf("want at most %d tokens, used %d", a.n, o.Tokens), nil
-	case "cost_below":
-		// A cost not known is no pass: the case's spending cannot be told.
-		if o.Usage.Priced < o.Usage.Calls {
-			return false, fmt.Sprintf("want a cost below $%g, and the cost is %s (give the model's price in the config)", a.usd, o.Usage.CostString()), nil
-		}
-		return o.Usage.Cost < a.usd, fmt.Sprintf("want a cost below $%g, cost %s", a.usd, o.Usage.CostString()), nil
-	case "max_duration":
-		return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond)), nil
+	case "max_tokens", "cost_below", "max_duration":
+		ok, why := a.checkSpent(o)
+		return ok, why, nil
 	case "judge":
 		if judge == nil {
 			return false, "", errors.New("judge needs --judge-model")

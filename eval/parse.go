@@ -238,6 +238,28 @@ func (p *suiteParser) facts(v *yaml.Node, field string) []kv {
 	return out
 }
 
+// limit reads the value of a cost_below (US dollars) or max_duration
+// assertion a.
+func (p *suiteParser) limit(a *assertion, v *yaml.Node, field string) {
+	s, ok := p.str(v, field)
+	if !ok {
+		return
+	}
+	if a.Kind == "cost_below" {
+		usd, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
+		if err != nil || usd <= 0 {
+			p.fail(v, field, "want a cost in US dollars such as 0.05, got %q", s)
+		}
+		a.usd = usd
+		return
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.fail(v, field, "want a duration such as 30s or 2m, got %q", s)
+	}
+	a.dur = d
+}
+
 // parseAssertion reads one assertion: a mapping of one key, its kind.
 func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
@@ -299,22 +321,8 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 		if len(a.facts) == 0 && len(p.errs) == before {
 			p.fail(v, field, "no facts given")
 		}
-	case "cost_below":
-		if s, ok := p.str(v, field); ok {
-			usd, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
-			if err != nil || usd <= 0 {
-				p.fail(v, field, "want a cost in US dollars such as 0.05, got %q", s)
-			}
-			a.usd = usd
-		}
-	case "max_duration":
-		if s, ok := p.str(v, field); ok {
-			d, err := time.ParseDuration(s)
-			if err != nil || d <= 0 {
-				p.fail(v, field, "want a duration such as 30s or 2m, got %q", s)
-			}
-			a.dur = d
-		}
+	case "cost_below", "max_duration":
+		p.limit(a, v, field)
 	case "not":
 		a.not = p.parseAssertion(v, field)
 	default:

@@ -1,0 +1,187 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// The fleet: each worker puts a heartbeat in the bucket WorkersBucket, its
+// runs with it, every BeatEvery; a key not renewed within BeatTTL (a
+// worker killed) expires. agentty top reads the bucket and the queue, and
+// agentty cancel asks on CancelSubject whoever runs a session to stop it.
+
+// WorkersBucket is the key-value bucket of the workers' heartbeats.
+const WorkersBucket = "AGENTTY_WORKERS"
+
+// BeatEvery is how often a worker says it is alive; BeatTTL how long its
+// heartbeat lasts unless renewed.
+const (
+	BeatEvery = 2 * time.Second
+	BeatTTL   = 10 * time.Second
+)
+
+// WorkerBeat is a worker's heartbeat: who it is, what it serves, and its
+// runs now.
+type WorkerBeat struct {
+	ID          string    `json:"id"`
+	Host        string    `json:"host"`
+	PID         int       `json:"pid"`
+	Pool        string    `json:"pool"`
+	Model       string    `json:"model,omitempty"`
+	Concurrency int       `json:"concurrency"`
+	Started     time.Time `json:"started"`
+	Beat        time.Time `json:"beat"`
+	Done        int64     `json:"done"` // requests it finished
+	Runs        []RunBeat `json:"runs"`
+}
+
+// RunBeat is one run of a worker, as it was at the heartbeat.
+type RunBeat struct {
+	Session string `json:"session"`
+	Request string `json:"request"`
+	Run     string `json:"run,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Task    string `json:"task,omitempty"`
+	Step    int    `json:"step"`
+	// State is deciding, acting, paused, asking (the person), starting.
+	State     string       `json:"state"`
+	Since     time.Time    `json:"since"` // when the run started here
+	Usage     engine.Usage `json:"usage"` // the session's, so far
+	LastError string       `json:"last_error,omitempty"`
+}
+
+// Fleet reads and writes the workers' heartbeats.
+type Fleet struct {
+	kv jetstream.KeyValue
+}
+
+// OpenFleet finds the workers' bucket or makes it.
+func OpenFleet(ctx context.Context, nc *nats.Conn) (*Fleet, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	kv, err := js.KeyValue(ctx, WorkersBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      WorkersBucket,
+			Description: "agentty's workers: a heartbeat per worker with its runs, expiring unless renewed",
+			Storage:     jetstream.MemoryStorage,
+			TTL:         BeatTTL,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, WorkersBucket)
+		}
+	}
+	if err != nil {
+		return nil, noJetStream(nc, fmt.Errorf("nats: the workers' bucket %s: %w", WorkersBucket, err))
+	}
+	return &Fleet{kv: kv}, nil
+}
+
+// Beat puts b as its worker's heartbeat.
+func (f *Fleet) Beat(ctx context.Context, b WorkerBeat) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	_, err = f.kv.Put(ctx, Token(b.ID), data)
+	return err
+}
+
+// Gone removes a worker's heartbeat (it stops).
+func (f *Fleet) Gone(ctx context.Context, id string) error {
+	return f.kv.Delete(ctx, Token(id))
+}
+
+// Workers returns the workers alive, by id.
+func (f *Fleet) Workers(ctx context.Context) ([]WorkerBeat, error) {
+	keys, err := f.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer keys.Stop()
+	var out []WorkerBeat
+	for k := range keys.Keys() {
+		e, err := f.kv.Get(ctx, k)
+		if err != nil {
+			continue // expired meanwhile
+		}
+		var b WorkerBeat
+		if json.Unmarshal(e.Value(), &b) == nil {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b WorkerBeat) int { return cmpString(a.ID, b.ID) })
+	return out, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// CancelSubject is where agentty cancel asks a session's run to stop; the
+// worker running it answers.
+func CancelSubject(session string) string { return cancelPrefix + "." + Token(session) }
+
+const cancelPrefix = "agentty.cancel"
+
+// CancelAll is the subject a worker listens on for every session.
+const CancelAll = cancelPrefix + ".*"
+
+// Queued is a request waiting in a pool's queue (or taken and not yet
+// finished).
+type Queued struct {
+	Seq       uint64     `json:"seq"`
+	Pool      string     `json:"pool"`
+	Submitted time.Time  `json:"submitted"`
+	Request   RunRequest `json:"request"`
+}
+
+// List returns the requests in the queue, oldest first: pool's, or every
+// pool's for "". It reads them without taking them.
+func (q *Queue) List(ctx context.Context, pool string) ([]Queued, error) {
+	info, err := q.stream.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	subject := runsPrefix + ".>"
+	if pool != "" {
+		subject = RunSubject(pool)
+	}
+	var out []Queued
+	for seq := info.State.FirstSeq; seq > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := q.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break // none from here on
+		}
+		if err != nil {
+			return out, err
+		}
+		seq = m.Sequence
+		var req RunRequest
+		json.Unmarshal(m.Data, &req)
+		out = append(out, Queued{Seq: m.Sequence, Pool: m.Subject[len(runsPrefix)+1:], Submitted: m.Time, Request: req})
+	}
+	return out, nil
+}
+
+// Remove takes request seq off the queue.
+func (q *Queue) Remove(ctx context.Context, seq uint64) error {
+	return q.stream.DeleteMsg(ctx, seq)
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/engine"
+)
+
+// topOptions are the flags of agentty top, queue ls and cancel.
+type topOptions struct {
+	*factory
+	Pool   string
+	AsJSON bool
+	Every  time.Duration
+	Args   []string
+}
+
+// newTopCmd binds the flags of agentty top.
+func newTopCmd(f *factory) *cobra.Command {
+	opts := &topOptions{factory: f}
+	cmd := &cobra.Command{
+		Use:   "top [--pool P] [--json]",
+		Short: "What runs and waits across the workers: runs, workers, queues, cost",
+		Example: `  agentty top --nats nats://127.0.0.1:4222
+  agentty top --json | jq '.running[] | {session, worker, state, step}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return exit(topRun(cmd.Context(), opts)) },
+	}
+	cmd.Flags().StringVar(&opts.Pool, "pool", "", "only this pool (default: every pool)")
+	cmd.Flags().BoolVar(&opts.AsJSON, "json", false, "print one snapshot as JSON and exit")
+	cmd.Flags().DurationVar(&opts.Every, "every", 2*time.Second, "how often the screen is drawn again")
+	return cmd
+}
+
+// fleetConn connects to the NATS server of --nats, for the fleet commands.
+func fleetConn(opts *topOptions, name string) (*nats.Conn, error) {
+	url := opts.App.NATSURL(opts.Getenv)
+	if url == "" {
+		return nil, app.Usage(errors.New("no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)"))
+	}
+	return bus.Connect(bus.Config{URL: url, Creds: opts.App.NATSCreds, Name: name})
+}
+
+// topRun is `agentty top`: a snapshot as JSON, or drawn every --every
+// until interrupted (a terminal's screen is cleared between draws).
+func topRun(ctx context.Context, opts *topOptions) int {
+	fail := func(err error) int {
+		fmt.Fprintln(opts.Err, "agentty top:", err)
+		return codeOf(err)
+	}
+	nc, err := fleetConn(opts, "agentty top")
+	if err != nil {
+		return fail(err)
+	}
+	defer nc.Close()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		snap, err := app.TakeSnapshot(sctx, nc, opts.Pool)
+		cancel()
+		if err != nil {
+			return fail(err)
+		}
+		if opts.AsJSON {
+			return printJSON(opts.Out, snap)
+		}
+		if app.IsTerminal(opts.Out) {
+			fmt.Fprint(opts.Out, "\x1b[H\x1b[2J")
+		}
+		printSnapshot(opts.Out, snap)
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(max(opts.Every, 200*time.Millisecond)):
+		}
+	}
+}
+
+// printSnapshot draws a snapshot as tables: the runs, the queues, the
+// workers.
+func printSnapshot(w io.Writer, s app.Snapshot) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "agentty top · %s · %d running · %d queued · %d %s\n\n", s.At.Local().Format(time.TimeOnly), len(s.Running), len(s.Queued), len(s.Workers), engine.Plural(len(s.Workers), "worker"))
+	fmt.Fprintln(tw, "SESSION\tSTATE\tSTEP\tAGE\tTOKENS\tCOST\tWORKER\tAGENT\tTASK\tLAST ERROR")
+	for _, r := range s.Running {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Session, r.State, r.Step, age(s.At, r.Since), r.Usage.PromptTokens+r.Usage.CompletionTokens,
+			r.Usage.CostString(), r.Worker, dash(r.Agent), engine.OneLine(r.Task, 40), engine.OneLine(r.LastError, 40))
+	}
+	for _, q := range s.Queued {
+		fmt.Fprintf(tw, "%s\tqueued\t-\t%s\t-\t-\t(pool %s)\t%s\t%s\t\n", q.Request.Session, age(s.At, q.Submitted), q.Pool, dash(q.Request.Agent), engine.OneLine(q.Request.Task, 40))
+	}
+	fmt.Fprintln(tw, "\nPOOL\tWAITING\tRUNNING\tWORKERS\tOLDEST")
+	for _, p := range s.Pools {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", p.Pool, p.Waiting, p.Running, p.Workers, age(s.At, p.Oldest))
+	}
+	fmt.Fprintln(tw, "\nWORKER\tPOOL\tLOAD\tDONE\tHEARTBEAT\tMODEL")
+	for _, wb := range s.Workers {
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s ago\t%s\n", wb.ID, wb.Pool, len(wb.Runs), wb.Concurrency, wb.Done, age(s.At, wb.Beat), dash(wb.Model))
+	}
+	tw.Flush()
+}
+
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return now.Sub(t).Round(time.Second).String()
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// newQueueCmd is `agentty queue ls`.
+func newQueueCmd(f *factory) *cobra.Command {
+	opts := &topOptions{factory: f}
+	cmd := &cobra.Command{Use: "queue", Short: "The run requests waiting for a worker"}
+	ls := &cobra.Command{
+		Use:     "ls [--pool P] [--json]",
+		Short:   "List the requests waiting in the queue, oldest first",
+		Example: "  agentty queue ls --nats nats://127.0.0.1:4222",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, err := fleetConn(opts, "agentty queue")
+			if err != nil {
+				fmt.Fprintln(opts.Err, "agentty queue:", err)
+				return exit(codeOf(err))
+			}
+			defer nc.Close()
+			snap, err := app.TakeSnapshot(cmd.Context(), nc, opts.Pool)
+			if err != nil {
+				fmt.Fprintln(opts.Err, "agentty queue:", err)
+				return exit(app.ExitError)
+			}
+			if opts.AsJSON {
+				return exit(printJSON(opts.Out, snap.Queued))
+			}
+			tw := tabwriter.NewWriter(opts.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "REQUEST\tSESSION\tPOOL\tAGE\tTASK")
+			for _, q := range snap.Queued {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Request.ID, q.Request.Session, q.Pool, age(snap.At, q.Submitted), engine.OneLine(q.Request.Task, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().StringVar(&opts.Pool, "pool", "", "only this pool (default: every pool)")
+	ls.Flags().BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	cmd.AddCommand(ls)
+	return cmd
+}
+
+// newCancelCmd is `agentty cancel SESSION|REQUEST`.
+func newCancelCmd(f *factory) *cobra.Command {
+	opts := &topOptions{factory: f}
+	return &cobra.Command{
+		Use:   "cancel SESSION|REQUEST",
+		Short: "Cancel a run on any worker at once, or take a request off the queue",
+		Example: `  agentty cancel --nats nats://127.0.0.1:4222 0mx4abc123
+  agentty top      to see what runs`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fail := func(err error) error {
+				fmt.Fprintln(opts.Err, "agentty cancel:", err)
+				return exit(codeOf(err))
+			}
+			nc, err := fleetConn(opts, "agentty cancel")
+			if err != nil {
+				return fail(err)
+			}
+			defer nc.Close()
+			store, err := opts.App.Store(opts.Getenv)
+			if err != nil {
+				return fail(err)
+			}
+			defer store.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			said, err := app.Cancel(ctx, nc, store, args[0])
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Fprintln(opts.Out, said)
+			return nil
+		},
+	}
+}
