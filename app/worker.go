@@ -104,14 +104,14 @@ type setupKey struct{ model, agent string }
 
 // workerRun is one run in progress.
 type workerRun struct {
-	remote   engine.Gate         // the console's, for a stepped run; nil otherwise
-	breaks   *engine.Breakpoints // the request's, nil for none
+	remote engine.Gate         // the console's, for a stepped run; nil otherwise
+	breaks *engine.Breakpoints // the request's, nil for none
 	// beat is what the heartbeat says of the run, from when started is
 	// set; cancel ends its context (agentty cancel).
-	beat    beatState
-	started atomic.Bool
-	cancel  context.CancelCauseFunc
-	detached atomic.Bool         // stopped at a step boundary by a drain
+	beat     beatState
+	started  atomic.Bool
+	cancel   context.CancelCauseFunc
+	detached atomic.Bool // stopped at a step boundary by a drain
 	tools    *engine.Registry
 }
 

@@ -42,7 +42,7 @@ type Settings struct {
 	// (--max-cost, --max-tokens win over them).
 	MaxCost   float64 `json:"max_cost,omitempty"`
 	MaxTokens int     `json:"max_tokens,omitempty"`
-	MaxDepth   int     `json:"max_depth,omitempty"`
+	MaxDepth  int     `json:"max_depth,omitempty"`
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
