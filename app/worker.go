@@ -196,19 +196,9 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
-	// A session busy here (another request of it is running) or written
-	// elsewhere: wait, holding the request, for as long as a lease can
-	// outlive its writer; then put it at the back of the queue as a new
-	// message. Neither counts as one of its deliveries.
 	wr := &workerRun{cancel: cancel}
 	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
-	_, busy := w.runs.LoadOrStore(req.Session, wr)
-	for busy && time.Now().Before(wait) && !w.draining.Load() {
-		time.Sleep(time.Second)
-		_, busy = w.runs.LoadOrStore(req.Session, wr)
-	}
-	if busy {
-		w.requeue(d, "a run of it is going on in this worker")
+	if !w.await(ctx, d, wr, wait) {
 		return
 	}
 	defer w.runs.Delete(req.Session)
@@ -316,6 +306,31 @@ func (w *worker) resumable(ctx context.Context, d *bus.Delivery, journal *sessio
 		return run, false
 	}
 	return run, true
+}
+
+// await waits until d's turn has come, holding the request: no earlier
+// request of its session is left on the queue (a session's requests run in
+// the order they were queued) and no run of it goes on in this worker;
+// then wr holds the session here. When the session is still busy at wait
+// (or the worker drains), the request is put at the back of the queue as
+// a new message, which does not count as one of its deliveries, and await
+// says false. A session written elsewhere is waited for after (openWaiting).
+func (w *worker) await(ctx context.Context, d *bus.Delivery, wr *workerRun, wait time.Time) bool {
+	for {
+		why := ""
+		if earlier, err := w.queue.Earlier(ctx, d); err == nil && earlier {
+			why = "an earlier request of it is not done yet"
+		} else if _, busy := w.runs.LoadOrStore(d.Req.Session, wr); busy {
+			why = "a run of it is going on in this worker"
+		} else {
+			return true
+		}
+		if time.Now().After(wait) || w.draining.Load() {
+			w.requeue(d, why)
+			return false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // finish acknowledges the request of a run that ended, or puts it back: a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -162,7 +163,7 @@ func (q *Queue) List(ctx context.Context, pool string) ([]Queued, error) {
 	}
 	subject := runsPrefix + ".>"
 	if pool != "" {
-		subject = RunSubject(pool)
+		subject = RunSubject(pool) + ".>"
 	}
 	var out []Queued
 	for seq := info.State.FirstSeq; seq > 0 && seq <= info.State.LastSeq; seq++ {
@@ -176,9 +177,39 @@ func (q *Queue) List(ctx context.Context, pool string) ([]Queued, error) {
 		seq = m.Sequence
 		var req RunRequest
 		json.Unmarshal(m.Data, &req)
-		out = append(out, Queued{Seq: m.Sequence, Pool: m.Subject[len(runsPrefix)+1:], Submitted: m.Time, Request: req})
+		p, _, _ := strings.Cut(m.Subject[len(runsPrefix)+1:], ".")
+		out = append(out, Queued{Seq: m.Sequence, Pool: p, Submitted: m.Time, Request: req})
 	}
 	return out, nil
+}
+
+// Earlier reports whether a request of d's session queued before d is
+// still on the queue: being carried out by a worker, or waiting. A
+// session's requests are carried out in the order they were queued.
+func (q *Queue) Earlier(ctx context.Context, d *Delivery) (bool, error) {
+	md, err := d.msg.Metadata()
+	if err != nil {
+		return false, err
+	}
+	subject := d.msg.Subject()
+	for seq := uint64(1); ; seq++ {
+		m, err := q.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		seq = m.Sequence
+		if seq == md.Sequence.Stream {
+			continue
+		}
+		var r RunRequest
+		if json.Unmarshal(m.Data, &r) == nil && r.Session == d.Req.Session &&
+			(r.Submitted.Before(d.Req.Submitted) || r.Submitted.Equal(d.Req.Submitted) && r.ID < d.Req.ID) {
+			return true, nil
+		}
+	}
 }
 
 // Remove takes request seq off the queue.

@@ -42,8 +42,18 @@ type RunRequest struct {
 	Submitted time.Time `json:"submitted"`
 }
 
-// RunSubject is the subject of pool's run requests.
+// RunSubject is the subject of pool's run requests; each is published
+// under it, on the subject of its session (SessionSubject), so that a
+// session's requests can be found in the order they were queued.
 func RunSubject(pool string) string { return runsPrefix + "." + Token(pool) }
+
+// SessionSubject is the subject of pool's run requests for session.
+func SessionSubject(pool, session string) string { return RunSubject(pool) + "." + Token(session) }
+
+// poolFilters are the subjects a pool's consumer takes: its sessions'
+// requests, and any published on the pool's own subject (by an older
+// submit, or by hand).
+func poolFilters(pool string) []string { return []string{RunSubject(pool), RunSubject(pool) + ".>"} }
 
 // Queue is the work queue on a JetStream server.
 type Queue struct {
@@ -96,7 +106,7 @@ func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bo
 	if err != nil {
 		return false, err
 	}
-	ack, err := q.js.Publish(ctx, RunSubject(pool), b, jetstream.WithMsgID(req.ID))
+	ack, err := q.js.Publish(ctx, SessionSubject(pool, req.Session), b, jetstream.WithMsgID(req.ID))
 	if err != nil {
 		return false, fmt.Errorf("nats: submit: %w", err)
 	}
@@ -106,11 +116,17 @@ func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bo
 // Pending returns the number of requests waiting in pool's queue (those
 // taken but not yet acknowledged included).
 func (q *Queue) Pending(ctx context.Context, pool string) (uint64, error) {
-	info, err := q.stream.Info(ctx, jetstream.WithSubjectFilter(RunSubject(pool)))
-	if err != nil {
-		return 0, err
+	var n uint64
+	for _, f := range poolFilters(pool) {
+		info, err := q.stream.Info(ctx, jetstream.WithSubjectFilter(f))
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range info.State.Subjects {
+			n += c
+		}
 	}
-	return info.State.Subjects[RunSubject(pool)], nil
+	return n, nil
 }
 
 // Takers returns how many requests of pool's workers are waiting for work
@@ -164,6 +180,16 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 	name := "workers-" + Token(pool)
 	if c, err := q.stream.Consumer(ctx, name); err == nil {
 		info := c.CachedInfo()
+		if info.Config.FilterSubject == RunSubject(pool) {
+			// Made before requests had their session's subject: it
+			// takes those too from now on, its settings kept.
+			up := info.Config
+			up.FilterSubject, up.FilterSubjects = "", poolFilters(pool)
+			if c, err = q.stream.CreateOrUpdateConsumer(ctx, up); err != nil {
+				return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
+			}
+			info = c.CachedInfo()
+		}
 		have := WorkerConfig{Pool: pool, MaxDeliver: max(info.Config.MaxDeliver-1, 0), AckWait: info.Config.AckWait}
 		out := &Consumer{c: c, cfg: have}
 		if have.MaxDeliver != cfg.MaxDeliver || have.AckWait != cfg.AckWait {
@@ -176,7 +202,7 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 	c, err := q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       name,
 		Description:   "agentty workers of pool " + pool,
-		FilterSubject: RunSubject(pool),
+		FilterSubjects: poolFilters(pool),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		// One more than MaxDeliver: that delivery ends the run with why.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,50 @@ func TestTopAndCancel(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the cancels top shows %s", out)
 		}
+	}
+}
+
+// A session's requests, queued one after another while three workers take
+// them, run in the order they were queued: a conversation's order is its
+// meaning.
+func TestASessionsRequestsRunInOrder(t *testing.T) {
+	srv := natsServer(t)
+	url := srv.URL()
+	env := map[string]string{"AGENTTY_HOME": t.TempDir()}
+	var session string
+	for i := 1; i <= 10; i++ {
+		args := []string{"submit", "--nats", url}
+		if session != "" {
+			args = append(args, "--session", session)
+		}
+		code, out, errs := runCLI(t, context.Background(), env, append(args, "what is "+strconv.Itoa(100+i)+"+0?")...)
+		if code != 0 {
+			t.Fatalf("submit %d: %d %s", i, code, errs)
+		}
+		session = strings.TrimSpace(out)
+	}
+	for range 3 {
+		startWorker(t, url, "")
+	}
+	store := natsStoreAt(t, url)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		l, err := store.Load(session)
+		if err == nil && l.Session.Runs == 10 && !l.Session.Interrupted() {
+			var order []string
+			for _, ev := range l.Events {
+				if d, ok := ev.Data.(*engine.RunStarted); ok && ev.ParentRun == "" {
+					order = append(order, strings.TrimSuffix(strings.TrimPrefix(d.Task, "what is "), "+0?"))
+				}
+			}
+			if got := strings.Join(order, " "); got != "101 102 103 104 105 106 107 108 109 110" {
+				t.Fatalf("the requests ran as %s", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ten runs did not finish: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
