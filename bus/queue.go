@@ -200,11 +200,11 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
 	}
 	c, err := q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       name,
-		Description:   "agentty workers of pool " + pool,
+		Durable:        name,
+		Description:    "agentty workers of pool " + pool,
 		FilterSubjects: poolFilters(pool),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        cfg.AckWait,
 		// One more than MaxDeliver: that delivery ends the run with why.
 		MaxDeliver:    cfg.MaxDeliver + 1,
 		MaxAckPending: -1,
