@@ -152,7 +152,7 @@ func journalCancelled(ctx context.Context, store *sessions.Store, req bus.RunReq
 		s = l.Session
 	}
 	defer j.Close()
-	eng := engine.New(engine.Config{Model: noModel{}})
+	eng := newGiveUpEngine()
 	eng.EndRequest(ctx, s, req.Task, req.ID, engine.StopCancelled, "cancelled by agentty cancel before it ran: it was taken off the queue", j)
 	return j.Close()
 }

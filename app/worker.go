@@ -408,7 +408,7 @@ func (w *worker) ack(d *bus.Delivery, journal *sessions.Journal) {
 // request off the queue.
 func (w *worker) giveUp(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, req bus.RunRequest, reason string) {
 	w.log("session %s: %s", req.Session, reason)
-	eng := engine.New(engine.Config{Model: noModel{}}) // nothing is asked: the run ends here
+	eng := newGiveUpEngine()
 	var sink engine.Sink = journal
 	if w.pub != nil { // published as every run's events are
 		defer w.pub.Close(2 * time.Second)

@@ -110,6 +110,9 @@ func (d detachable) Release() ([]engine.Event, error) {
 	return d.next.Release()
 }
 
+// newGiveUpEngine is an engine that only ends runs: nothing is asked.
+func newGiveUpEngine() *engine.Engine { return engine.New(engine.Config{Model: noModel{}}) }
+
 // noModel is the model of an engine that only ends runs.
 type noModel struct{}
 

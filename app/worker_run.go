@@ -81,6 +81,11 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 	if err != nil {
 		log("agentty cancel cannot reach this worker's runs: %v", err)
 	}
+	stopLost, err := w.watchLost(q.Pool)
+	if err != nil {
+		log("a request the server gives up on will not be ended here: %v", err)
+	}
+	defer stopLost()
 	bctx, stopBeat := context.WithCancel(context.Background())
 	beaten := make(chan struct{})
 	go func() { defer close(beaten); w.beating(bctx, q.Pool) }()

@@ -212,6 +212,26 @@ func (q *Queue) Earlier(ctx context.Context, d *Delivery) (bool, error) {
 	}
 }
 
+// Get returns request seq of the queue.
+func (q *Queue) Get(ctx context.Context, seq uint64) (RunRequest, error) {
+	var r RunRequest
+	m, err := q.stream.GetMsg(ctx, seq)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(m.Data, &r); err != nil || r.Session == "" {
+		return r, fmt.Errorf("message %d is not a run request (%v)", seq, err)
+	}
+	return r, nil
+}
+
+// MaxDeliveriesSubject is where the server says that pool's consumer
+// handed a request out for the last time and it was not acknowledged: the
+// worker that had it died. Its data is a JSON advisory with stream_seq.
+func MaxDeliveriesSubject(pool string) string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".workers-" + Token(pool)
+}
+
 // Remove takes request seq off the queue.
 func (q *Queue) Remove(ctx context.Context, seq uint64) error {
 	return q.stream.DeleteMsg(ctx, seq)
