@@ -381,7 +381,7 @@ func (s *Setup) startBus(o Options, getenv func(string) string) error {
 		}
 		return nil
 	}
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty " + s.ModelName})
+	nc, err := bus.Connect(o.NATSConfig("agentty "+s.ModelName, getenv))
 	if errors.As(err, new(bus.UsageError)) {
 		return UsageError{err}
 	}

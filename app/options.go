@@ -71,6 +71,22 @@ func (o *Options) NATSURL(getenv func(string) string) string {
 	return strings.TrimSpace(getenv("AGENTTY_NATS_URL"))
 }
 
+// NATSConfig is how to connect to the NATS server of --nats or
+// AGENTTY_NATS_URL, as name: with --nats-creds, or the users agentty serve
+// keeps in the data folder (its nats/users.json) when that serve is the
+// server.
+func (o *Options) NATSConfig(name string, getenv func(string) string) bus.Config {
+	cfg := bus.Config{URL: o.NATSURL(getenv), Creds: o.NATSCreds, Name: name}
+	home := o.DataDir
+	if home == "" {
+		home, _ = sessions.Home(getenv)
+	}
+	if home != "" {
+		cfg.UsersFile = filepath.Join(home, "nats", bus.UsersFile)
+	}
+	return cfg
+}
+
 // Store opens the session Store: with --nats (or AGENTTY_NATS_URL) the
 // server's JetStream, else the data folder (--data-dir or the
 // environment). Close it when done: it may hold a connection.
@@ -82,11 +98,10 @@ func (o *Options) Store(getenv func(string) string) (*sessions.Store, error) {
 			return nil, err
 		}
 	}
-	url := o.NATSURL(getenv)
-	if url == "" {
+	if o.NATSURL(getenv) == "" {
 		return sessions.Open(home)
 	}
-	return NATSStore(home, url, o.NATSCreds)
+	return NATSStore(home, o.NATSConfig("agentty sessions", getenv))
 }
 
 // mcpLogDir is the folder of the stdio MCP servers' logs: mcp/ in the data
@@ -117,8 +132,8 @@ func (o *Options) LocalStore(getenv func(string) string) (*sessions.Store, error
 }
 
 // NATSStore opens the sessions kept in the JetStream of the server at url.
-func NATSStore(home, url, creds string) (*sessions.Store, error) {
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: creds, Name: "agentty sessions"})
+func NATSStore(home string, cfg bus.Config) (*sessions.Store, error) {
+	nc, err := bus.Connect(cfg)
 	if errors.As(err, new(bus.UsageError)) {
 		return nil, UsageError{err}
 	}

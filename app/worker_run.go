@@ -31,7 +31,7 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 	}
 	o.NATS = url
 	reconnected := make(chan struct{}, 1)
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: o.NATSCreds, Name: "agentty worker " + q.Pool},
+	nc, err := bus.Connect(o.NATSConfig("agentty worker "+q.Pool, getenv),
 		// One line each way: the queue's own loop says no more while the
 		// connection is down than once a backoff period.
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {

@@ -138,6 +138,10 @@ type Config struct {
 	Creds string
 	// Name is the connection's name, shown by the server's monitoring.
 	Name string
+	// UsersFile is where agentty serve keeps the users it requires, on
+	// this machine (a data folder's nats/users.json): its operator is used
+	// when the URL names no user and Creds is not given.
+	UsersFile string
 }
 
 // Connect connects to the server cfg names. The connection reconnects
@@ -167,7 +171,11 @@ func Connect(cfg Config, opts ...nats.Option) (*nats.Conn, error) {
 		}
 		all = append(all, nats.UserCredentials(cfg.Creds))
 	}
-	nc, err := nats.Connect(cfg.URL, append(all, opts...)...)
+	u, err := withUsersFile(cfg)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	nc, err := nats.Connect(u, append(all, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("nats: connect to %s: %w", Redact(cfg.URL), err)
 	}

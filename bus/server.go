@@ -31,6 +31,8 @@ type ServerConfig struct {
 	// StartTimeout bounds the wait for the server to accept connections
 	// (default 10 s).
 	StartTimeout time.Duration
+	// Users, when set, are the only clients let in.
+	Users *Users
 }
 
 // Server is an embedded nats-server with JetStream, its store synced on
@@ -87,6 +89,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		SyncAlways:             true,
 		NoSigs:                 true,
 		DisableJetStreamBanner: true,
+		Users:                  serverUsers(cfg.Users),
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

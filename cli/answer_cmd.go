@@ -53,7 +53,7 @@ func answerRun(cmd *cobra.Command, opts *answerOptions) int {
 	if url == "" {
 		return fail(app.ExitUsage, errors.New("no NATS server: pass --nats URL or set AGENTTY_NATS_URL"))
 	}
-	nc, err := bus.Connect(bus.Config{URL: url, Creds: opts.App.NATSCreds, Name: "agentty answer"})
+	nc, err := bus.Connect(opts.App.NATSConfig("agentty answer", opts.Getenv))
 	if err != nil {
 		return fail(codeOf(err), err)
 	}

@@ -78,12 +78,21 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		return fail(app.ExitError, "the JetStream store: %v", err)
 	}
-	srv, err := bus.StartServer(bus.ServerConfig{Listen: opts.Listen, StoreDir: store})
+	users, made, err := bus.LoadOrMakeUsers(store)
+	if err != nil {
+		return fail(app.ExitError, "the users: %v", err)
+	}
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: opts.Listen, StoreDir: store, Users: &users})
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
+	verb := "uses"
+	if made {
+		verb = "made"
+	}
+	fmt.Fprintf(stderr, "agentty serve: clients need a user: it %s them in %s (0600); commands on this data folder use them, others give them in the URL (nats://USER:PASSWORD@HOST:PORT)\n", verb, filepath.Join(store, bus.UsersFile))
 	if host, _, err := net.SplitHostPort(opts.Listen); err == nil && !loopback(host) {
-		fmt.Fprintf(stderr, "agentty serve: warning: listening on %s with no authentication: whoever reaches it can read every event and publish; put a NATS server with accounts in front for anything beyond this machine\n", opts.Listen)
+		fmt.Fprintf(stderr, "agentty serve: warning: listening on %s without TLS: the password crosses the network in the clear; put a NATS server with TLS in front for anything beyond this machine\n", opts.Listen)
 	}
 	fmt.Fprintf(stderr, "agentty serve: NATS with JetStream, its store in %s (synced on every write); Ctrl+C stops it\n", store)
 	fmt.Fprintln(stdout, srv.URL())

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentty/agentty/bus"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -24,7 +26,15 @@ func TestServe(t *testing.T) {
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") || strings.Contains(url, "\n") {
 		t.Fatalf("stdout = %q, want one URL", url)
 	}
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
+	// Without a user the server refuses; with the one it made in the
+	// data folder (0600) it takes the connection.
+	if _, err := nats.Connect(url, nats.MaxReconnects(0)); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
+		t.Fatalf("a client without credentials: %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(home, "nats", "users.json")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the users file: %v %v", st, err)
+	}
+	nc, err := nats.Connect(withServeUser(t, home, url), nats.MaxReconnects(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +55,22 @@ func TestServe(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "nats", "jetstream")); err != nil {
 		t.Errorf("the store is not in the data folder: %v", err)
 	}
-	// Its worker (the offline model: no key here) takes a submitted run.
-	code, answer, serrs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", url, "--wait", "what is 2+2?")
+	// Its worker (the offline model: no key here) takes a submitted run
+	// of a command on the same data folder; one from elsewhere is refused
+	// until it gives the user in the URL, and then works as well.
+	env := testEnv(t)
+	env["AGENTTY_HOME"] = home
+	code, answer, serrs := runCLI(t, context.Background(), env, "submit", "--nats", url, "--wait", "what is 2+2?")
 	if code != 0 || !strings.Contains(answer, "4") {
 		t.Errorf("submit --wait: exit %d, %q, %q", code, answer, serrs)
+	}
+	code, _, serrs = runCLI(t, context.Background(), testEnv(t), "submit", "--nats", url, "what is 2+2?")
+	if code == 0 || !strings.Contains(serrs, "Authorization Violation") {
+		t.Errorf("submit without credentials: exit %d, %q", code, serrs)
+	}
+	code, answer, serrs = runCLI(t, context.Background(), testEnv(t), "submit", "--nats", withServeUser(t, home, url), "--wait", "what is 3+3?")
+	if code != 0 || !strings.Contains(answer, "6") || strings.Contains(serrs, "password") {
+		t.Errorf("submit with the user in the URL: exit %d, %q, %q", code, answer, serrs)
 	}
 	cancel()
 	if code := wait(); code != 0 {
@@ -62,6 +84,20 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(errs.String(), "stopped") {
 		t.Errorf("stderr = %q", errs)
 	}
+}
+
+// withServeUser is url with the operator agentty serve made in home.
+func withServeUser(t *testing.T, home, url string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "nats", "users.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u bus.Users
+	if err := json.Unmarshal(b, &u); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(url, "nats://", "nats://"+u.Operator.User+":"+u.Operator.Password+"@", 1)
 }
 
 func TestServeUsage(t *testing.T) {

@@ -70,7 +70,7 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	if err := submitCheck(opts, task); err != nil {
 		return fail(app.ExitUsage, "%v", err)
 	}
-	nc, err := bus.Connect(bus.Config{URL: o.NATSURL(getenv), Creds: o.NATSCreds, Name: "agentty submit"})
+	nc, err := bus.Connect(o.NATSConfig("agentty submit", getenv))
 	if errors.As(err, new(bus.UsageError)) {
 		return fail(app.ExitUsage, "%v", err)
 	}

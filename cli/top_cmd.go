@@ -49,7 +49,7 @@ func fleetConn(opts *topOptions, name string) (*nats.Conn, error) {
 	if url == "" {
 		return nil, app.Usage(errors.New("no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one)"))
 	}
-	return bus.Connect(bus.Config{URL: url, Creds: opts.App.NATSCreds, Name: name})
+	return bus.Connect(opts.App.NATSConfig(name, opts.Getenv))
 }
 
 // topRun is `agentty top`: a snapshot as JSON, or drawn every --every

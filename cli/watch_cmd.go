@@ -77,7 +77,7 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 	errw := &holdWriter{w: stderr} // held while the console has the screen
 	stderr = errw
 	warn := func(format string, a ...any) { fmt.Fprintf(errw, "agentty watch: warning: "+format+"\n", a...) }
-	nc, err := watchConnect(url, o.NATSCreds, warn)
+	nc, err := watchConnect(o.NATSConfig("agentty watch", getenv), warn)
 	if errors.As(err, new(bus.UsageError)) {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -129,8 +129,9 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 
 // watchConnect connects to the server at url, warning of what is missed
 // while the connection is down.
-func watchConnect(url, creds string, warn func(string, ...any)) (*nats.Conn, error) {
-	return bus.Connect(bus.Config{URL: url, Creds: creds, Name: "agentty watch"},
+func watchConnect(cfg bus.Config, warn func(string, ...any)) (*nats.Conn, error) {
+	url := cfg.URL
+	return bus.Connect(cfg,
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			warn("%v (some events were missed; the journal has them)", err)
 		}),

@@ -190,7 +190,8 @@ func TestWorkersSurviveBadRequests(t *testing.T) {
 // TestServeSurvivesBadRequests: the same batch on `agentty serve
 // --workers 1`, whose worker shares the process with the server.
 func TestServeSurvivesBadRequests(t *testing.T) {
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--workers", "1", "--data-dir", t.TempDir())
+	home := t.TempDir()
+	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--workers", "1", "--data-dir", home)
 	cmd.Env = append(os.Environ(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"), "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 	stdout, _ := cmd.StdoutPipe()
 	logf, _ := os.Create(filepath.Join(t.TempDir(), "serve.log"))
@@ -210,7 +211,7 @@ func TestServeSurvivesBadRequests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("serve printed no URL: %v", err)
 	}
-	url := strings.TrimSpace(line)
+	url := withServeUser(t, home, strings.TrimSpace(line))
 	good, bad := submitHostileBatch(t, url, 100)
 	checkHostileBatch(t, natsStoreAt(t, url), good, bad)
 	waitTakers(t, url, 1)

@@ -79,7 +79,7 @@ func submitN(t *testing.T, url string, n int) []string {
 // natsStoreAt opens the sessions in the server's JetStream.
 func natsStoreAt(t *testing.T, url string) *sessions.Store {
 	t.Helper()
-	store, err := app.NATSStore(t.TempDir(), url, "")
+	store, err := app.NATSStore(t.TempDir(), bus.Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

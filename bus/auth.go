@@ -1,0 +1,105 @@
+package bus
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// UsersFile is the name of the file, in agentty serve's store folder,
+// that holds the users it requires: made on its first start, 0600, read by
+// the commands that run on the same data folder.
+const UsersFile = "users.json"
+
+// Credential is a user and its password.
+type Credential struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+// Users are the users agentty serve lets in.
+type Users struct {
+	// Operator may do everything: submit, work, watch, answer, cancel.
+	Operator Credential `json:"operator"`
+}
+
+// LoadOrMakeUsers reads dir's users file, or makes it with a new
+// operator and a random password; made says which.
+func LoadOrMakeUsers(dir string) (u Users, made bool, err error) {
+	path := filepath.Join(dir, UsersFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(b, &u); err != nil || u.Operator.User == "" || u.Operator.Password == "" {
+			return u, false, fmt.Errorf("%s: not the users agentty serve made (%v): remove it to make new ones", path, err)
+		}
+		return u, false, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return u, false, err
+	}
+	var secret [24]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return u, false, err
+	}
+	u.Operator = Credential{User: "agentty", Password: base64.RawURLEncoding.EncodeToString(secret[:])}
+	b, _ = json.MarshalIndent(u, "", "  ")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return u, false, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return u, false, err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return u, false, err
+	}
+	return u, true, f.Sync()
+}
+
+// serverUsers are u as the server's options take them.
+func serverUsers(u *Users) []*server.User {
+	if u == nil {
+		return nil
+	}
+	return []*server.User{{Username: u.Operator.User, Password: u.Operator.Password}}
+}
+
+// withUsersFile returns cfg's URL with the operator of the users file at
+// path in it, when the URL names no user, no credentials file is given and
+// the file is there (a command on the data folder of the agentty serve it
+// connects to); else the URL as it is.
+func withUsersFile(cfg Config) (string, error) {
+	if cfg.UsersFile == "" || cfg.Creds != "" || strings.Contains(cfg.URL, "@") {
+		return cfg.URL, nil
+	}
+	b, err := os.ReadFile(cfg.UsersFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg.URL, nil
+	}
+	var u Users
+	if err == nil {
+		err = json.Unmarshal(b, &u)
+	}
+	if err != nil {
+		return "", fmt.Errorf("nats: the users of agentty serve in %s: %w", cfg.UsersFile, err)
+	}
+	urls := strings.Split(cfg.URL, ",")
+	for i, s := range urls {
+		p, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || p.Host == "" {
+			return cfg.URL, nil // left for the client to refuse
+		}
+		p.User = url.UserPassword(u.Operator.User, u.Operator.Password)
+		urls[i] = p.String()
+	}
+	return strings.Join(urls, ","), nil
+}
