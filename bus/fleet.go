@@ -73,12 +73,7 @@ func OpenFleet(ctx context.Context, nc *nats.Conn) (*Fleet, error) {
 	}
 	kv, err := js.KeyValue(ctx, WorkersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      WorkersBucket,
-			Description: "agentty's workers: a heartbeat per worker with its runs, expiring unless renewed",
-			Storage:     jetstream.MemoryStorage,
-			TTL:         BeatTTL,
-		})
+		kv, err = js.CreateKeyValue(ctx, workersBucketConfig(1))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, WorkersBucket)
 		}

@@ -99,21 +99,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
 	}
 	if j.stream, err = js.Stream(ctx, JournalStream); errors.Is(err, jetstream.ErrStreamNotFound) {
-		j.stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:              JournalStream,
-			Description:       "agentty's session journals: one message per event on " + JournalPrefix + ".<session>",
-			Subjects:          []string{JournalPrefix + ".>"},
-			Storage:           jetstream.FileStorage,
-			Replicas:          1,
-			Retention:         jetstream.LimitsPolicy,
-			MaxMsgs:           -1,
-			MaxBytes:          -1,
-			MaxMsgsPerSubject: -1,
-			AllowDirect:       true,
-			// No atomic batches: on one node each batch is staged in a
-			// store of its own, which costs more than the syncs it
-			// saves (BenchmarkJournalPerStep).
-		})
+		j.stream, err = js.CreateStream(ctx, journalStreamConfig(1))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
 			j.stream, err = js.Stream(ctx, JournalStream)
 		}
@@ -123,12 +109,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	}
 	j.atomic = j.stream.CachedInfo().Config.AllowAtomicPublish
 	if j.kv, err = js.KeyValue(ctx, SessionsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
-		j.kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      SessionsBucket,
-			Description: "agentty's session meta, by session id",
-			Storage:     jetstream.FileStorage,
-			Replicas:    1,
-		})
+		j.kv, err = js.CreateKeyValue(ctx, sessionsBucketConfig(1))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			j.kv, err = js.KeyValue(ctx, SessionsBucket)
 		}

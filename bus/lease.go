@@ -48,13 +48,7 @@ type leaseHolder struct {
 func openWriters(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, WritersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      WritersBucket,
-			Description: "agentty's session writers: a key per session being written, expiring unless renewed",
-			Storage:     jetstream.FileStorage,
-			Replicas:    1,
-			TTL:         LeaseTTL,
-		})
+		kv, err = js.CreateKeyValue(ctx, writersBucketConfig(1))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, WritersBucket)
 		}

@@ -72,15 +72,7 @@ func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	}
 	st, err := js.Stream(ctx, RunsStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:        RunsStream,
-			Description: "agentty run requests (agentty submit), one subject per pool",
-			Subjects:    []string{runsPrefix + ".>"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    1,
-			Duplicates:  10 * time.Minute,
-		})
+		st, err = js.CreateStream(ctx, runsStreamConfig(1))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			st, err = js.Stream(ctx, RunsStream) // another process made it first
 		}
