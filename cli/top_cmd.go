@@ -52,8 +52,9 @@ func fleetConn(opts *topOptions, name string) (*nats.Conn, error) {
 	return bus.Connect(opts.App.NATSConfig(name, opts.Getenv))
 }
 
-// topRun is `agentty top`: a snapshot as JSON, or drawn every --every
-// until interrupted (a terminal's screen is cleared between draws).
+// topRun is `agentty top`: a snapshot as JSON; on a terminal the fleet
+// screen (Enter on a run opens its console: agentty watch); else one
+// snapshot as text.
 func topRun(ctx context.Context, opts *topOptions) int {
 	fail := func(err error) int {
 		fmt.Fprintln(opts.Err, "agentty top:", err)
@@ -64,7 +65,7 @@ func topRun(ctx context.Context, opts *topOptions) int {
 		return fail(err)
 	}
 	defer nc.Close()
-	for {
+	if opts.AsJSON || !app.OnTerminal(opts.Out) {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		snap, err := app.TakeSnapshot(sctx, nc, opts.Pool)
 		cancel()
@@ -74,54 +75,33 @@ func topRun(ctx context.Context, opts *topOptions) int {
 		if opts.AsJSON {
 			return printJSON(opts.Out, snap)
 		}
-		if app.IsTerminal(opts.Out) {
-			fmt.Fprint(opts.Out, "\x1b[H\x1b[2J")
-		}
 		printSnapshot(opts.Out, snap)
-		select {
-		case <-ctx.Done():
-			return 0
-		case <-time.After(max(opts.Every, 200*time.Millisecond)):
-		}
+		return 0
 	}
+	store, err := opts.App.Store(opts.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	watch, err := app.RunTop(ctx, nc, store, opts.Pool, max(opts.Every, 200*time.Millisecond))
+	if err != nil {
+		return fail(err)
+	}
+	if watch == "" {
+		return 0
+	}
+	return watchRun(ctx, &watchOptions{factory: opts.factory, Args: []string{watch}})
 }
 
-// printSnapshot draws a snapshot as tables: the runs, the queues, the
+// printSnapshot writes a snapshot as text: the runs, the queues, the
 // workers.
 func printSnapshot(w io.Writer, s app.Snapshot) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "agentty top · %s · %d running · %d queued · %d %s\n\n", s.At.Local().Format(time.TimeOnly), len(s.Running), len(s.Queued), len(s.Workers), engine.Plural(len(s.Workers), "worker"))
-	fmt.Fprintln(tw, "SESSION\tSTATE\tSTEP\tAGE\tTOKENS\tCOST\tWORKER\tAGENT\tTASK\tLAST ERROR")
-	for _, r := range s.Running {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Session, r.State, r.Step, age(s.At, r.Since), r.Usage.PromptTokens+r.Usage.CompletionTokens,
-			r.Usage.CostString(), r.Worker, dash(r.Agent), engine.OneLine(r.Task, 40), engine.OneLine(r.LastError, 40))
+	v := app.TopView(s)
+	fmt.Fprintf(w, "%s\n\n%s\n", v.Title, v.Head)
+	for _, r := range v.Rows {
+		fmt.Fprintln(w, r.Line)
 	}
-	for _, q := range s.Queued {
-		fmt.Fprintf(tw, "%s\tqueued\t-\t%s\t-\t-\t(pool %s)\t%s\t%s\t\n", q.Request.Session, age(s.At, q.Submitted), q.Pool, dash(q.Request.Agent), engine.OneLine(q.Request.Task, 40))
-	}
-	fmt.Fprintln(tw, "\nPOOL\tWAITING\tRUNNING\tWORKERS\tOLDEST")
-	for _, p := range s.Pools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", p.Pool, p.Waiting, p.Running, p.Workers, age(s.At, p.Oldest))
-	}
-	fmt.Fprintln(tw, "\nWORKER\tPOOL\tLOAD\tDONE\tHEARTBEAT\tMODEL")
-	for _, wb := range s.Workers {
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s ago\t%s\n", wb.ID, wb.Pool, len(wb.Runs), wb.Concurrency, wb.Done, age(s.At, wb.Beat), dash(wb.Model))
-	}
-	tw.Flush()
-}
-
-func age(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return now.Sub(t).Round(time.Second).String()
-}
-
-func dash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "-"
-	}
-	return s
+	fmt.Fprintf(w, "\n%s\n", strings.Join(v.Foot, "\n"))
 }
 
 // newQueueCmd is `agentty queue ls`.
@@ -151,7 +131,7 @@ func newQueueCmd(f *factory) *cobra.Command {
 			tw := tabwriter.NewWriter(opts.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "REQUEST\tSESSION\tPOOL\tAGE\tTASK")
 			for _, q := range snap.Queued {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Request.ID, q.Request.Session, q.Pool, age(snap.At, q.Submitted), engine.OneLine(q.Request.Task, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Request.ID, q.Request.Session, q.Pool, snap.At.Sub(q.Submitted).Round(time.Second), engine.OneLine(q.Request.Task, 60))
 			}
 			return tw.Flush()
 		},
