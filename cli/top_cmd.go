@@ -15,6 +15,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
 )
 
 // topOptions are the flags of agentty top, queue ls and cancel.
@@ -60,6 +61,9 @@ func topRun(ctx context.Context, opts *topOptions) int {
 		fmt.Fprintln(opts.Err, "agentty top:", err)
 		return codeOf(err)
 	}
+	if opts.App.NATSURL(opts.Getenv) == "" {
+		return topLocal(opts)
+	}
 	nc, err := fleetConn(opts, "agentty top")
 	if err != nil {
 		return fail(err)
@@ -91,6 +95,39 @@ func topRun(ctx context.Context, opts *topOptions) int {
 		return 0
 	}
 	return watchRun(ctx, &watchOptions{factory: opts.factory, Args: []string{watch}})
+}
+
+// topLocal is agentty top without NATS: the sessions an agentty on this
+// machine is running now (their writer's lock is held).
+func topLocal(opts *topOptions) int {
+	store, err := opts.App.Store(opts.Getenv)
+	if err != nil {
+		fmt.Fprintln(opts.Err, "agentty top:", err)
+		return app.ExitError
+	}
+	defer store.Close()
+	list, err := store.List()
+	if err != nil {
+		fmt.Fprintln(opts.Err, "agentty top:", err)
+		return app.ExitError
+	}
+	running := []sessions.Listing{}
+	for _, l := range list {
+		if l.Writing {
+			running = append(running, l)
+		}
+	}
+	if opts.AsJSON {
+		return printJSON(opts.Out, map[string]any{"running": running})
+	}
+	fmt.Fprintf(opts.Out, "agentty top · %d running on this machine (in %s; --nats URL shows a fleet)\n\n", len(running), store.Where())
+	tw := tabwriter.NewWriter(opts.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSTEP\tUPDATED\tCOST\tMODEL\tTITLE")
+	for _, l := range running {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", l.ID, l.LastStep, ago(l.Updated), l.Usage.CostString(), l.Model, l.Title)
+	}
+	tw.Flush()
+	return 0
 }
 
 // printSnapshot writes a snapshot as text: the runs, the queues, the

@@ -132,3 +132,25 @@ func TestASessionsRequestsRunInOrder(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// Without NATS, top lists the sessions running on this machine: a console
+// mid-run is there, a finished session is not.
+func TestTopLocal(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--model", "script:"+writeScript(t, `{"turns":[{"answer":"late","delay_ms":60000}]}`))
+	tm.keys("take your time", "Enter")
+	tm.wait("the run", func(s string) bool { return strings.Contains(s, "thinking") })
+	env := map[string]string{"AGENTTY_HOME": home}
+	code, out, errs := runCLI(t, context.Background(), env, "top")
+	if code != 0 || !strings.Contains(out, "1 running on this machine") || !strings.Contains(out, "take your time") {
+		t.Errorf("top: %d\n%s%s", code, out, errs)
+	}
+	tm.keys("C-c")
+	tm.keys("C-c")
+	tm.waitGone()
+	code, out, _ = runCLI(t, context.Background(), env, "top", "--json")
+	if code != 0 || !strings.Contains(out, `"running": []`) {
+		t.Errorf("top --json after the console quit: %d\n%s", code, out)
+	}
+}
