@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentty/agentty/engine"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -14,6 +15,7 @@ const (
 	MetricTokenUsage        = "gen_ai.client.token.usage"
 	MetricOperationDuration = "gen_ai.client.operation.duration"
 	MetricToolCalls         = "agentty.tool.calls"
+	MetricCost              = "agentty.usage.cost"
 	KeyTokenType            = attribute.Key("gen_ai.token.type")
 )
 
@@ -25,6 +27,7 @@ type Metrics struct {
 	tokens   metric.Int64Histogram
 	duration metric.Float64Histogram
 	tools    metric.Int64Counter
+	cost     metric.Float64Counter
 }
 
 // NewMetrics makes the instruments on meter.
@@ -45,14 +48,21 @@ func NewMetrics(meter metric.Meter) (*Metrics, error) {
 		metric.WithDescription("Tool calls by tool and status")); err != nil {
 		return nil, err
 	}
+	if m.cost, err = meter.Float64Counter(MetricCost, metric.WithUnit("USD"),
+		metric.WithDescription("What the model calls whose price is known cost, in US dollars")); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }
 
-func (m *Metrics) usage(provider, model string, input, output int) {
+func (m *Metrics) usage(provider, model string, u engine.Usage) {
 	ctx := context.Background()
 	base := []attribute.KeyValue{KeyOperationName.String(OpChat), KeyProviderName.String(provider), KeyRequestModel.String(model)}
-	m.tokens.Record(ctx, int64(input), metric.WithAttributes(append(base, KeyTokenType.String("input"))...))
-	m.tokens.Record(ctx, int64(output), metric.WithAttributes(append(base, KeyTokenType.String("output"))...))
+	m.tokens.Record(ctx, int64(u.PromptTokens), metric.WithAttributes(append(base, KeyTokenType.String("input"))...))
+	m.tokens.Record(ctx, int64(u.CompletionTokens), metric.WithAttributes(append(base, KeyTokenType.String("output"))...))
+	if u.Priced > 0 { // an unknown cost is not counted as nothing
+		m.cost.Add(ctx, u.Cost, metric.WithAttributes(base...))
+	}
 }
 
 func (m *Metrics) decision(provider, model string, d time.Duration, errType string) {

@@ -8,6 +8,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/traces"
 )
 
@@ -18,7 +19,9 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runTask(t, context.Background(), offlineConfig(t), "what is 1/0", traces.Options{Metrics: m})
+	cfg := offlineConfig(t)
+	cfg.Prices = func(string) (engine.Price, bool) { return engine.Price{Input: 1e6, Output: 2e6}, true } // $1 a prompt token
+	runTask(t, context.Background(), cfg, "what is 1/0", traces.Options{Metrics: m})
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -43,6 +46,18 @@ func TestMetrics(t *testing.T) {
 	dur, ok := got[traces.MetricOperationDuration].(metricdata.Histogram[float64])
 	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 2 {
 		t.Fatalf("duration: %#v", got[traces.MetricOperationDuration])
+	}
+	cost, ok := got[traces.MetricCost].(metricdata.Sum[float64])
+	var tokensIn, tokensOut int64
+	for _, dp := range tokens.DataPoints {
+		if typ, _ := dp.Attributes.Value(traces.KeyTokenType); typ.AsString() == "input" {
+			tokensIn = dp.Sum
+		} else {
+			tokensOut = dp.Sum
+		}
+	}
+	if !ok || len(cost.DataPoints) != 1 || cost.DataPoints[0].Value != float64(tokensIn+2*tokensOut) {
+		t.Fatalf("cost: %#v, want %d", got[traces.MetricCost], tokensIn+2*tokensOut)
 	}
 	calls, ok := got[traces.MetricToolCalls].(metricdata.Sum[int64])
 	if !ok || len(calls.DataPoints) != 1 {

@@ -133,7 +133,7 @@ func (s *Sink) Emit(ev engine.Event) error {
 		s.decided(r, ev, d)
 	case *engine.UsageRecorded:
 		if s.opt.Metrics != nil {
-			s.opt.Metrics.usage(s.provider(r), r.model, d.PromptTokens, d.CompletionTokens)
+			s.opt.Metrics.usage(s.provider(r), r.model, d.Usage)
 		}
 		if c := r.chat; c != nil {
 			c.attrs = append(c.attrs, KeyInputTokens.Int(d.PromptTokens), KeyOutputTokens.Int(d.CompletionTokens))
