@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -110,8 +111,8 @@ func Cancel(ctx context.Context, nc *nats.Conn, store *sessions.Store, target st
 	}
 	for _, r := range snap.Running {
 		if r.Session == target || r.Request == target {
-			if _, err := nc.RequestWithContext(ctx, bus.CancelSubject(r.Session), []byte(r.Session)); err != nil {
-				return "", fmt.Errorf("session %s runs on worker %s, which did not answer: %w", r.Session, r.Worker, err)
+			if err := askCancel(ctx, nc, r.Session); err != nil {
+				return "", fmt.Errorf("session %s runs on worker %s: %w", r.Session, r.Worker, err)
 			}
 			return fmt.Sprintf("cancelled the run of session %s on worker %s", r.Session, r.Worker), nil
 		}
@@ -133,6 +134,31 @@ func Cancel(ctx context.Context, nc *nats.Conn, store *sessions.Store, target st
 		return fmt.Sprintf("took request %s (session %s) off the queue of pool %s", q.Request.ID, q.Request.Session, q.Pool), nil
 	}
 	return "", fmt.Errorf("%w: no run goes on and no request waits for %s", ErrNothingToCancel, target)
+}
+
+// askCancel asks the worker running session to cancel it, and waits for
+// its answer. A user the server does not let publish a cancel is told at
+// once (the server's refusal comes before the flush's answer).
+func askCancel(ctx context.Context, nc *nats.Conn, session string) error {
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(bus.CancelSubject(session), inbox, []byte(session)); err != nil {
+		return err
+	}
+	if err := nc.FlushWithContext(ctx); err != nil {
+		return err
+	}
+	if le := nc.LastError(); le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") {
+		return fmt.Errorf("this user may not cancel runs (%v): cancel as the operator", le)
+	}
+	if _, err := sub.NextMsgWithContext(ctx); err != nil {
+		return fmt.Errorf("its worker did not answer: %w", err)
+	}
+	return nil
 }
 
 // journalCancelled ends a queued request in its session's journal: a run

@@ -29,7 +29,32 @@ type Credential struct {
 type Users struct {
 	// Operator may do everything: submit, work, watch, answer, cancel.
 	Operator Credential `json:"operator"`
+	// Worker may take and carry out runs; it may not cancel runs or
+	// delete or purge streams.
+	Worker Credential `json:"worker"`
+	// Submit may submit runs, watch them, answer their pauses and
+	// questions; not take runs, cancel them or change the streams.
+	Submit Credential `json:"submit"`
 }
+
+// submitPublish are the subjects the submit user may publish on: a run
+// request, the JetStream API's reads, the session's meta and writer's lease
+// as submit reserves a session, a pause's or a question's answer (on
+// their inboxes).
+var submitPublish = []string{
+	runsPrefix + ".>", AskPrefix + ".>",
+	"$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.MSG.GET.>", "$JS.API.DIRECT.GET.>",
+	"$JS.API.CONSUMER.INFO.>", "$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DELETE." + JournalStream + ".>", "$JS.API.CONSUMER.DELETE.KV_" + WorkersBucket + ".>", "$JS.API.CONSUMER.MSG.NEXT." + JournalStream + ".>",
+	"$KV." + SessionsBucket + ".>", "$KV." + WritersBucket + ".>", "$JS.FC.>", "_INBOX.>",
+}
+
+// submitSubscribe are the subjects the submit user may subscribe to: the
+// events, pauses and questions of the runs it watches, its inboxes.
+var submitSubscribe = []string{"_INBOX.>", Prefix + ".>", GatePrefix + ".>", AskPrefix + ".>", gateQueue + ".>"}
+
+// workerDeny are what the worker user may not publish: a cancel, and the
+// JetStream API's stream deletes and purges.
+var workerDeny = []string{cancelPrefix + ".>", "$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>"}
 
 // LoadOrMakeUsers reads dir's users file, or makes it with a new
 // operator and a random password; made says which.
@@ -40,16 +65,24 @@ func LoadOrMakeUsers(dir string) (u Users, made bool, err error) {
 		if err := json.Unmarshal(b, &u); err != nil || u.Operator.User == "" || u.Operator.Password == "" {
 			return u, false, fmt.Errorf("%s: not the users agentty serve made (%v): remove it to make new ones", path, err)
 		}
-		return u, false, nil
+		if u.Worker.User != "" && u.Submit.User != "" {
+			return u, false, nil
+		}
+		// Made before the worker and submit users: they are added.
+		if u.Worker.User == "" {
+			u.Worker = Credential{User: "agentty-worker", Password: secretText()}
+		}
+		if u.Submit.User == "" {
+			u.Submit = Credential{User: "agentty-submit", Password: secretText()}
+		}
+		b, _ = json.MarshalIndent(u, "", "  ")
+		return u, true, os.WriteFile(path, b, 0o600)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return u, false, err
 	}
-	var secret [24]byte
-	if _, err := rand.Read(secret[:]); err != nil {
-		return u, false, err
-	}
-	u.Operator = Credential{User: "agentty", Password: base64.RawURLEncoding.EncodeToString(secret[:])}
+	u = Users{Operator: Credential{User: "agentty", Password: secretText()}, Worker: Credential{User: "agentty-worker", Password: secretText()},
+		Submit: Credential{User: "agentty-submit", Password: secretText()}}
 	b, _ = json.MarshalIndent(u, "", "  ")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return u, false, err
@@ -65,12 +98,28 @@ func LoadOrMakeUsers(dir string) (u Users, made bool, err error) {
 	return u, true, f.Sync()
 }
 
+// secretText is a random password.
+func secretText() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 // serverUsers are u as the server's options take them.
 func serverUsers(u *Users) []*server.User {
 	if u == nil {
 		return nil
 	}
-	return []*server.User{{Username: u.Operator.User, Password: u.Operator.Password}}
+	out := []*server.User{{Username: u.Operator.User, Password: u.Operator.Password}}
+	if u.Worker.User != "" {
+		out = append(out, &server.User{Username: u.Worker.User, Password: u.Worker.Password,
+			Permissions: &server.Permissions{Publish: &server.SubjectPermission{Deny: workerDeny}}})
+	}
+	if u.Submit.User != "" {
+		out = append(out, &server.User{Username: u.Submit.User, Password: u.Submit.Password,
+			Permissions: &server.Permissions{Publish: &server.SubjectPermission{Allow: submitPublish}, Subscribe: &server.SubjectPermission{Allow: submitSubscribe}}})
+	}
+	return out
 }
 
 // withUsersFile returns cfg's URL with the operator of the users file at

@@ -72,6 +72,7 @@ func TestServe(t *testing.T) {
 	if code != 0 || !strings.Contains(answer, "6") || strings.Contains(serrs, "password") {
 		t.Errorf("submit with the user in the URL: exit %d, %q, %q", code, answer, serrs)
 	}
+	serveRoles(t, home, url)
 	cancel()
 	if code := wait(); code != 0 {
 		t.Errorf("exit %d: %s", code, errs)
@@ -89,6 +90,13 @@ func TestServe(t *testing.T) {
 // withServeUser is url with the operator agentty serve made in home.
 func withServeUser(t *testing.T, home, url string) string {
 	t.Helper()
+	return withServeRole(t, home, url, "operator")
+}
+
+// withServeRole is url with the user of role (operator, worker, submit)
+// agentty serve made in home.
+func withServeRole(t *testing.T, home, url, role string) string {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, "nats", "users.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +105,42 @@ func withServeUser(t *testing.T, home, url string) string {
 	if err := json.Unmarshal(b, &u); err != nil {
 		t.Fatal(err)
 	}
-	return strings.Replace(url, "nats://", "nats://"+u.Operator.User+":"+u.Operator.Password+"@", 1)
+	c := map[string]bus.Credential{"operator": u.Operator, "worker": u.Worker, "submit": u.Submit}[role]
+	return strings.Replace(url, "nats://", "nats://"+c.User+":"+c.Password+"@", 1)
+}
+
+// serveRoles: the submit user submits and follows its run, and may not
+// cancel; a worker with the worker user takes runs, and may not cancel
+// either; the operator may.
+func serveRoles(t *testing.T, home, url string) {
+	t.Helper()
+	submitter, workerURL := withServeRole(t, home, url, "submit"), withServeRole(t, home, url, "worker")
+	code, answer, serrs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", submitter, "--wait", "what is 4+4?")
+	if code != 0 || !strings.Contains(answer, "8") {
+		t.Fatalf("submit as the submit user: exit %d, %q, %q", code, answer, serrs)
+	}
+	startWorker(t, workerURL, writeScript(t, `{"turns":[{"answer":"late","delay_ms":60000}]}`), "--pool", "slow")
+	code, out, serrs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", submitter, "--pool", "slow", "take your time")
+	if code != 0 {
+		t.Fatalf("submit to the worker user's pool: %d %s", code, serrs)
+	}
+	session := strings.TrimSpace(out)
+	var snap struct{ Running []struct{ Session string } }
+	for deadline := time.Now().Add(time.Minute); len(snap.Running) == 0; time.Sleep(200 * time.Millisecond) {
+		_, out, _ := runCLI(t, context.Background(), testEnv(t), "top", "--json", "--nats", withServeUser(t, home, url), "--pool", "slow")
+		json.Unmarshal([]byte(out), &snap)
+		if time.Now().After(deadline) {
+			t.Fatal("the worker user's worker never took the run")
+		}
+	}
+	for _, who := range []string{submitter, workerURL} {
+		if code, _, errs := runCLI(t, context.Background(), testEnv(t), "cancel", "--nats", who, session); code == 0 || !strings.Contains(errs, "ermission") {
+			t.Errorf("cancel as %s: exit %d, %q", strings.SplitN(who, ":", 3)[1], code, errs)
+		}
+	}
+	if code, out, errs := runCLI(t, context.Background(), testEnv(t), "cancel", "--nats", withServeUser(t, home, url), session); code != 0 {
+		t.Errorf("cancel as the operator: %d %s %s", code, out, errs)
+	}
 }
 
 func TestServeUsage(t *testing.T) {
