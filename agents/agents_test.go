@@ -111,6 +111,9 @@ func TestAgentFileErrors(t *testing.T) {
 		{"max_steps a word", "---\nname: x\ndescription: y\nmax_steps: many\n---\n", file + `:4: max_steps: want a positive integer, got "many"`},
 		{"max_steps zero", "---\nname: x\ndescription: y\nmax_steps: 0\n---\n", file + `:4: max_steps: want a positive integer, got "0"`},
 		{"max_steps list", "---\nname: x\ndescription: y\nmax_steps: [1]\n---\n", file + `:4: max_steps: want a positive integer, got a list`},
+		{"max_cost a word", "---\nname: x\ndescription: y\nmax_cost: lots\n---\n", file + `:4: max_cost: want a cost in US dollars such as 0.50, got "lots"`},
+		{"max_cost negative", "---\nname: x\ndescription: y\nmax_cost: -1\n---\n", file + `:4: max_cost: want a cost in US dollars`},
+		{"max_tokens a float", "---\nname: x\ndescription: y\nmax_tokens: 1.5\n---\n", file + `:4: max_tokens: want a positive number of tokens, got "1.5"`},
 		{"name a list", "---\nname: [x]\ndescription: y\n---\n", file + `:2: name: want a string, got a list`},
 		{"tools a mapping", "---\nname: x\ndescription: y\ntools:\n  a: b\n---\n", file + `:4: tools: want a list of tool names, got a mapping`},
 		{"tool a mapping", "---\nname: x\ndescription: y\ntools:\n  - calculator\n  - {a: b}\n---\n", file + `:6: tools: want a tool name, got a mapping`},
@@ -140,15 +143,15 @@ func TestAgentFileErrors(t *testing.T) {
 func TestAgentFileFields(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "x.md")
-	def, notes, prob := Parse(file, []byte("\ufeff---\r\nname: x\r\ndescription: >\r\n  Looks things up.\r\nmode: handoff\r\nmodel: script:turns.json\r\nmax_steps: 7\r\ntools:\r\nfavourite: blue\r\n---\r\n\r\nYou look things up.\r\n"), Place{scope: "user"})
+	def, notes, prob := Parse(file, []byte("\ufeff---\r\nname: x\r\ndescription: >\r\n  Looks things up.\r\nmode: handoff\r\nmodel: script:turns.json\r\nmax_steps: 7\r\nmax_cost: 0.25\r\nmax_tokens: 9000\r\ntools:\r\nfavourite: blue\r\n---\r\n\r\nYou look things up.\r\n"), Place{scope: "user"})
 	if prob != nil {
 		t.Fatal(prob)
 	}
-	if def.Name != "x" || def.Description != "Looks things up." || def.Mode != Handoff || def.MaxSteps != 7 ||
+	if def.Name != "x" || def.Description != "Looks things up." || def.Mode != Handoff || def.MaxSteps != 7 || def.MaxCost != 0.25 || def.MaxTokens != 9000 ||
 		def.Model != "script:"+filepath.Join(dir, "turns.json") || def.Tools != nil || def.System != "You look things up." {
 		t.Errorf("def = %+v", def)
 	}
-	if s := problems(notes); !strings.Contains(s, file+":9: favourite: ignored: not a field of an agent") {
+	if s := problems(notes); !strings.Contains(s, file+":11: favourite: ignored: not a field of an agent") {
 		t.Errorf("notes:\n%s", s)
 	}
 	// An empty body is noted; an empty tools list is no tools.

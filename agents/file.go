@@ -42,6 +42,10 @@ type Def struct {
 	// model name.
 	Model    string
 	MaxSteps int
+	// MaxCost (US dollars) and MaxTokens bound what each of the agent's
+	// runs spends (max_cost, max_tokens).
+	MaxCost   float64
+	MaxTokens int
 	// Tools are the patterns (names and path.Match globs) of the tools the
 	// agent may use, nil for every tool the session has; Deny (Claude
 	// Code's disallowedTools) takes some away again.
@@ -287,7 +291,7 @@ func unknownField(line int, field string, pl Place, note func(int, string, strin
 	if pl.claude {
 		note(line, field, "ignored: a Claude Code field agentty does not use")
 	} else {
-		note(line, field, "ignored: not a field of an agent (name, description, tools, model, max_steps, mode)")
+		note(line, field, "ignored: not a field of an agent (name, description, tools, model, max_steps, max_tokens, max_cost, mode)")
 	}
 }
 
@@ -400,6 +404,14 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 				return fail(line, field, "give max_steps or maxTurns, not both")
 			}
 			def.MaxSteps = n
+		case "max_tokens":
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&def.MaxTokens) != nil || def.MaxTokens <= 0 {
+				return fail(line, field, "want a positive number of tokens, got %s", yamlx.KindName(v))
+			}
+		case "max_cost":
+			if v.Kind != yaml.ScalarNode || v.Decode(&def.MaxCost) != nil || def.MaxCost <= 0 {
+				return fail(line, field, "want a cost in US dollars such as 0.50, got %s", yamlx.KindName(v))
+			}
 		default:
 			unknownField(k.Line+1, field, pl, note)
 		}

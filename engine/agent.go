@@ -40,6 +40,11 @@ type Agent struct {
 	Tools *Registry
 	// MaxSteps bounds each of the agent's runs; 0: the engine's.
 	MaxSteps int
+	// MaxCost (US dollars) and MaxTokens bound what each of the agent's
+	// runs spends on its own model calls (0: no bound of its own; the
+	// engine's bounds the top-level run, sub-runs included).
+	MaxCost   float64
+	MaxTokens int
 	// Handoff offers the agent as transfer_to_NAME instead of through the
 	// tool agent.
 	Handoff bool
@@ -185,6 +190,8 @@ type profile struct {
 	model     Model
 	modelName string
 	maxSteps  int
+	maxCost   float64
+	maxTokens int
 	output    *outputSchema
 	guard     Guardrails
 	// base holds the tools of the agent; tools adds the engine's own
@@ -216,6 +223,7 @@ func (e *Engine) profile(name string, parent *Registry, depth int) profile {
 		if a.Model != nil {
 			p.model, p.modelName = a.Model, a.ModelName
 		}
+		p.maxCost, p.maxTokens = a.MaxCost, a.MaxTokens
 		if a.MaxSteps > 0 {
 			p.maxSteps = a.MaxSteps
 		}

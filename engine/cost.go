@@ -86,6 +86,9 @@ func costDigits(c float64) int {
 // it may go on): what the run, its sub-runs with it, has spent since it
 // started, against Config.MaxCost and MaxTokens.
 func (r *run) overBudget() error {
+	if err := r.overAgentBudget(); err != nil {
+		return err
+	}
 	cfg := &r.e.cfg
 	if cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
 		return nil
@@ -100,6 +103,26 @@ func (r *run) overBudget() error {
 		return fmt.Errorf("the run's cost budget of %s is spent: %s", FormatCost(cfg.MaxCost, 1, 1), FormatCost(cost, 1, 1))
 	case cfg.MaxCost > 0 && now.Priced-from.Priced < now.Calls-from.Calls:
 		return fmt.Errorf("the run has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", FormatCost(cfg.MaxCost, 1, 1), r.prof.modelName)
+	}
+	return nil
+}
+
+// overAgentBudget says why the run must stop for its agent's own budget
+// (the agent file's max_cost, max_tokens): what this run's own model calls
+// spent.
+func (r *run) overAgentBudget() error {
+	p, u := &r.prof, &r.ownUsage
+	if p.maxCost <= 0 && p.maxTokens <= 0 {
+		return nil
+	}
+	tokens := u.PromptTokens + u.CompletionTokens
+	switch {
+	case p.maxTokens > 0 && tokens >= p.maxTokens:
+		return fmt.Errorf("agent %s's token budget of %d a run is spent: %d tokens used", p.agent, p.maxTokens, tokens)
+	case p.maxCost > 0 && u.Cost >= p.maxCost:
+		return fmt.Errorf("agent %s's cost budget of %s a run is spent: %s", p.agent, FormatCost(p.maxCost, 1, 1), FormatCost(u.Cost, 1, 1))
+	case p.maxCost > 0 && u.Priced < u.Calls:
+		return fmt.Errorf("agent %s has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", p.agent, FormatCost(p.maxCost, 1, 1), p.modelName)
 	}
 	return nil
 }

@@ -80,3 +80,25 @@ func TestFormatCost(t *testing.T) {
 		}
 	}
 }
+
+// An agent's own budget stops its runs (a sub-run here), and the run that
+// delegated goes on with the sub-run's error as the call's result.
+func TestAgentBudget(t *testing.T) {
+	top := turnModel(calls(delegation("c1", "spender", "spend")), answer(results))
+	cfg := engine.Config{Model: top, ModelName: "priced", Prices: func(string) (engine.Price, bool) { return engine.Price{Input: 1, Output: 1}, true },
+		Tools: enginetest.Registry(t, enginetest.EchoTool()),
+		Agents: []engine.Agent{{Name: "spender", Description: "spends", Model: usageModel(), ModelName: "priced", MaxTokens: 2500}}}
+	rec, res, _ := runTree(t, cfg, "go")
+	if res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "agent spender's token budget of 2500 a run is spent: 3300 tokens") {
+		t.Fatalf("result: %+v", res)
+	}
+	var subStop engine.StopReason
+	for _, ev := range rec.Of(engine.KindRunFinished) {
+		if ev.ParentRun != "" {
+			subStop = ev.Data.(*engine.RunFinished).StopReason
+		}
+	}
+	if subStop != engine.StopBudget {
+		t.Errorf("the sub-run ended %q", subStop)
+	}
+}

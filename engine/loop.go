@@ -116,6 +116,8 @@ type run struct {
 	// (brkSeen: there was one), for agent=NAME.
 	brkHit, brkAgent string
 	brkSeen          bool
+	// own is what the run's own model calls spent, for its agent's budget.
+	ownUsage Usage
 }
 
 // newRun makes the top-level run id on s, running as the session's agent;
@@ -235,6 +237,7 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopError, "", err)
 		}
 		u := r.priced(dec.Usage, r.prof.modelName)
+		r.ownUsage.Add(u)
 		p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
 		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
 			return r.finish(ctx, StopError, "", err)
