@@ -86,7 +86,7 @@ func TestFormatCost(t *testing.T) {
 func TestAgentBudget(t *testing.T) {
 	top := turnModel(calls(delegation("c1", "spender", "spend")), answer(results))
 	cfg := engine.Config{Model: top, ModelName: "priced", Prices: func(string) (engine.Price, bool) { return engine.Price{Input: 1, Output: 1}, true },
-		Tools: enginetest.Registry(t, enginetest.EchoTool()),
+		Tools:  enginetest.Registry(t, enginetest.EchoTool()),
 		Agents: []engine.Agent{{Name: "spender", Description: "spends", Model: usageModel(), ModelName: "priced", MaxTokens: 2500}}}
 	rec, res, _ := runTree(t, cfg, "go")
 	if res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "agent spender's token budget of 2500 a run is spent: 3300 tokens") {

@@ -236,10 +236,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		u := r.priced(dec.Usage, r.prof.modelName)
-		r.ownUsage.Add(u)
-		p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
-		if err := r.emitAt(now, Decide, KindUsage, &p.usage); err != nil {
+		if err := r.recordUsage(now, p, dec.Usage); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
@@ -271,6 +268,15 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, stop, "", err)
 		}
 	}
+}
+
+// recordUsage emits a decision's usage, priced, with the session's
+// totals, and adds it to what the run itself spent.
+func (r *run) recordUsage(now time.Time, p *stepPayloads, usage Usage) error {
+	u := r.priced(usage, r.prof.modelName)
+	r.ownUsage.Add(u)
+	p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
+	return r.emitAt(now, Decide, KindUsage, &p.usage)
 }
 
 // endStep ends a step of loop whose act returned stop, reason and err, the
