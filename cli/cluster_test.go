@@ -119,7 +119,7 @@ func TestClusterLosesANode(t *testing.T) {
 			t.Fatalf("the cluster never took streams at three replicas: %v", err)
 		}
 	}
-	script := queueScript(t, 3, 20)
+	script := queueScript(t, 4, 300) // about 1.2 s a run: the kill comes mid-load
 	for range 3 {
 		startWorker(t, url, script)
 	}
@@ -127,15 +127,14 @@ func TestClusterLosesANode(t *testing.T) {
 	store := natsStoreAt(t, url)
 	// The run queue's leader goes once a fifth of the runs are answered.
 	js, _ := jetstream.New(nc)
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		done := 0
-		for _, id := range ids {
-			if l, err := store.Load(id); err == nil && l.Session.Runs > 0 && !l.Session.Interrupted() {
-				done++
-			}
-		}
-		if done >= 20 {
-			break
+	queue, err := bus.OpenQueue(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for deadline := time.Now().Add(3 * time.Minute); done < 20; time.Sleep(50 * time.Millisecond) {
+		if n, err := queue.Pending(context.Background(), bus.DefaultPool); err == nil {
+			done = 100 - int(n) // acknowledged: answered and journaled
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of 100 runs answered before the kill", done)
@@ -152,8 +151,23 @@ func TestClusterLosesANode(t *testing.T) {
 			victim = nd
 		}
 	}
+	// watch follows every session's events live, through the failover.
+	watchOut := filepath.Join(t.TempDir(), "watch.jsonl")
+	wf, _ := os.Create(watchOut)
+	watch := exec.Command(binary, "watch", "--nats", url, "--json")
+	watch.Env = append(os.Environ(), "AGENTTY_HOME="+t.TempDir(), "AGENTTY_CONFIG="+filepath.Join(t.TempDir(), "none.json"))
+	watch.Stdout = wf
+	watch.Stderr = wf
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { watch.Process.Kill(); watch.Wait() }()
+	time.Sleep(500 * time.Millisecond) // subscribed
 	victim.kill()
-	t.Logf("killed %s, the leader of %s", victim.name, bus.RunsStream)
+	t.Logf("killed %s, the leader of %s, with %d of 100 runs answered", victim.name, bus.RunsStream, done)
+	if done > 80 {
+		t.Fatalf("%d runs were answered before the kill: it proves little", done)
+	}
 	// top answers through the failover.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
 		code, out, errs := runCLI(t, context.Background(), testEnv(t), "top", "--json", "--nats", url)
@@ -173,6 +187,13 @@ func TestClusterLosesANode(t *testing.T) {
 		}
 	}
 	t.Logf("100 runs answered once each; %d continued a call interrupted by the failover", continued)
+	time.Sleep(500 * time.Millisecond)
+	b, _ := os.ReadFile(watchOut)
+	if n := strings.Count(string(b), `"kind":"run_finished"`); n == 0 {
+		t.Errorf("watch saw no run end after the kill:\n%.2000s", b)
+	} else {
+		t.Logf("watch saw %d runs end after the kill", n)
+	}
 	q, err := bus.OpenQueue(context.Background(), nc)
 	if err != nil {
 		t.Fatal(err)
