@@ -604,3 +604,49 @@ func TestJournalsAppendWithoutTrailingNewline(t *testing.T) {
 		}
 	})
 }
+
+// One Append's lines go packed into as few messages as fit them: a step of
+// seven lines is one message, and lines past the size of one message go in
+// the next; the journal reads back as the lines were, and its last line is
+// the last event.
+func TestJournalPacksAStep(t *testing.T) {
+	srv := startServer(t)
+	j, nc := openJournals(t, srv.URL())
+	w, err := j.Lock("0mxpacked001", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var want []byte
+	next := 0
+	step := func(n, size int) []byte {
+		var b []byte
+		for range n {
+			b = fmt.Appendf(b, `{"i":%d,"pad":"%s"}`+"\n", next, strings.Repeat("x", size))
+			next++
+		}
+		return b
+	}
+	for _, lines := range [][]byte{step(7, 10), step(3, 200_000), step(1, 5)} {
+		if err := w.Append(lines, true); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, lines...)
+	}
+	got, err := j.ReadJournal("0mxpacked001")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes (%v), want %d", len(got), err, len(want))
+	}
+	js, _ := jetstream.New(nc)
+	st, _ := js.Stream(context.Background(), bus.JournalStream)
+	info, _ := st.Info(context.Background(), jetstream.WithSubjectFilter(bus.JournalPrefix+".0mxpacked001"))
+	// 7 small lines: one message; 3 of 200 kB: three (one fits in 256 KiB);
+	// 1: one.
+	if n := info.State.Msgs; n != 5 {
+		t.Errorf("%d messages for 11 lines in 3 appends", n)
+	}
+	last, err := j.LastLine("0mxpacked001")
+	if err != nil || !strings.HasPrefix(string(last), `{"i":10,`) {
+		t.Errorf("last line %q (%v)", last, err)
+	}
+}

@@ -37,7 +37,7 @@ type journalWriter struct {
 // limit is 1,000).
 const maxBatch = 500
 
-// Append publishes lines, one message each, in order. On a stream that
+// Append publishes lines in order, as few messages as fit them. On a stream that
 // allows atomic batches (one an operator made so; the one OpenJournals
 // makes does not) the lines of one Append go as one batch, which the server stores whole or not at all and
 // acknowledges once (one sync of its store, not one per line); otherwise
@@ -76,7 +76,15 @@ func (w *journalWriter) Append(lines []byte, sync bool) error {
 		if w.j.atomic && len(split) > 1 {
 			n, err = w.publishBatch(split[:min(len(split), maxBatch)])
 		} else {
-			err = w.publish(split[0])
+			// The lines of one Append (a step's events, flushed at
+			// its boundary) go as one message, up to maxPacked bytes:
+			// one acknowledgement and one sync of the server's store,
+			// not one per line.
+			var packed []byte
+			packed, n = pack(split)
+			if err = w.publish(packed); err != nil {
+				n = 0 // not stored: an Append of them again sends them
+			}
 		}
 		for _, l := range split[:n] {
 			done += len(l) + 1
@@ -116,6 +124,31 @@ func (w *journalWriter) publish(line []byte) error {
 	w.last = ack.Sequence // a duplicate's is the sequence the line has
 	w.next++
 	return nil
+}
+
+// maxPacked bounds the lines packed into one message (the server's
+// default limit on a message is 1 MB).
+const maxPacked = 256 << 10
+
+// pack joins lines into one message's data, a newline between them, as
+// many as fit in maxPacked (one at least), and says how many.
+func pack(lines [][]byte) ([]byte, int) {
+	if len(lines) == 1 {
+		return lines[0], 1
+	}
+	size, n := len(lines[0]), 1
+	for n < len(lines) && size+1+len(lines[n]) <= maxPacked {
+		size += 1 + len(lines[n])
+		n++
+	}
+	out := make([]byte, 0, size)
+	for i, l := range lines[:n] {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out, n
 }
 
 // The headers of an atomic batch.

@@ -178,5 +178,6 @@ func (j *Journals) LastLine(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.Data, nil
+	// A message may hold several lines: a step's, packed.
+	return m.Data[bytes.LastIndexByte(m.Data, '\n')+1:], nil
 }
