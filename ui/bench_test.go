@@ -93,11 +93,15 @@ func BenchmarkSanitize(b *testing.B) {
 
 // resumeEvents is a journal of about 10,000 events: runs of steps that call
 // a tool and then answer in Markdown, as a long working session has.
-func resumeEvents() []engine.Event {
+func resumeEvents() []engine.Event { return resumeEventsN(10000) }
+
+// resumeEventsN is a session of about n events: runs of 14 steps, each a
+// decision calling the calculator, answered in Markdown.
+func resumeEventsN(n int) []engine.Event {
 	var evs []engine.Event
 	now := time.Now()
 	step := 0
-	for run := 0; len(evs) < 10000; run++ {
+	for run := 0; len(evs) < n; run++ {
 		id := fmt.Sprint("run-", run)
 		add := func(p engine.Phase, k engine.Kind, d any) {
 			evs = append(evs, engine.Event{V: engine.SchemaVersion, Session: "s", Run: id, Step: step, Phase: p, Kind: k, Time: now, Data: d})
@@ -130,8 +134,32 @@ func resumeEvents() []engine.Event {
 // window size and View. It reports CPU ms per resume (the target:
 // ≤ 100 ms) and the Go heap in use while the console holds the session
 // (target: ≤ 80 MB RSS for the process).
-func BenchmarkResume10k(b *testing.B) {
-	evs := resumeEvents()
+func BenchmarkResume10k(b *testing.B) { benchResume(b, resumeEvents()) }
+
+// BenchmarkResume100k is BenchmarkResume10k for a 100,000-event session
+// (the target: ≤ 300 ms CPU, ≤ 150 MB RSS).
+func BenchmarkResume100k(b *testing.B) { benchResume(b, resumeEventsN(100000)) }
+
+// BenchmarkKeysAt100k is a key at the console holding a 100,000-event
+// session: a line up in the Chat, a page up, a letter typed, each with the
+// frame it draws (the target: under 16 ms a key).
+func BenchmarkKeysAt100k(b *testing.B) {
+	m := New(Config{Model: "bench", Style: "dark", Events: resumeEventsN(100000)})
+	m.Init()
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
+	m.View()
+	keys := []tea.KeyMsg{{Type: tea.KeyPgUp}, {Type: tea.KeyRunes, Runes: []rune("a")}, {Type: tea.KeyPgDown}, {Type: tea.KeyBackspace}}
+	start := cpuTime()
+	i := 0
+	for b.Loop() {
+		m.Update(keys[i%len(keys)])
+		m.View()
+		i++
+	}
+	b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/key")
+}
+
+func benchResume(b *testing.B, evs []engine.Event) {
 	var m *Model
 	b.ReportAllocs()
 	start := cpuTime()

@@ -105,6 +105,7 @@ type stepDetail struct {
 // (-1: folded away). sel is the row under the cursor.
 type timeline struct {
 	rows          []row
+	runFirst      map[string]int // each run's first row (its run_started's)
 	sel           int
 	follow        bool
 	top           int
@@ -131,7 +132,18 @@ type timeline struct {
 func newTimeline() timeline {
 	return timeline{follow: true, details: map[int]*stepDetail{}, byCall: map[callKey]int{}, ordered: true,
 		calls: map[callRef]int{}, agents: map[callKey]string{}, subs: map[string]*subRun{}, children: map[int][]int{},
-		newest: map[int]int{}, steps: map[string]int{}}
+		newest: map[int]int{}, steps: map[string]int{}, runFirst: map[string]int{}}
+}
+
+// reserve makes room for the rows of n events (about two rows for three
+// events): a long session's resume grows its rows once, not a dozen times,
+// each growth a copy of every row.
+func (t *timeline) reserve(n int) {
+	if n > 64 {
+		t.rows = make([]row, 0, n*2/3)
+		t.posOf = make([]int, 0, n*2/3)
+		t.order = make([]int, 0, n*2/3)
+	}
 }
 
 func (t *timeline) detail(ev engine.Event) *stepDetail {

@@ -98,7 +98,10 @@ func (t *timeline) runStarted(ev engine.Event, d *engine.RunStarted, sub *subRun
 			t.rows[p].sub = t.subs[ev.Run]
 		}
 	}
-	t.add(ev, row{step: ev.Step, text: text, status: "run"})
+	i := t.add(ev, row{step: ev.Step, text: text, status: "run"})
+	if _, ok := t.runFirst[ev.Run]; !ok {
+		t.runFirst[ev.Run] = i
+	}
 }
 
 // workflowStepFinished applies workflow_step_finished: the end of a workflow step on its row.
@@ -269,8 +272,10 @@ func (t *timeline) requestEdited(ev engine.Event, d *engine.RequestEdited) {
 
 // runFinished applies run_finished: what still runs ends, and the run's end row.
 func (t *timeline) runFinished(ev engine.Event, d *engine.RunFinished) {
-	// A sub-run's end ends its own rows; the top-level run's, all.
-	for i := range t.rows {
+	// A sub-run's end ends its own rows; the top-level run's, all. Only
+	// the rows from the run's first on can be going (those before are of
+	// runs that ended): a long session's ends do not each scan it all.
+	for i := t.runFirst[ev.Run]; i < len(t.rows); i++ {
 		if r := &t.rows[i]; (r.status == "running" || r.status == "paused") && (ev.ParentRun == "" || r.run == ev.Run) {
 			r.status = string(d.StopReason)
 			if d.StopReason == engine.StopError {

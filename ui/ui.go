@@ -206,6 +206,7 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 	m.model = m.cfg.Model
 	m.chat = newChat(m.cfg.Style)
 	m.tl = newTimeline()
+	m.tl.reserve(len(events))
 	m.mem = memory{sess: m.sess}
 	m.clean.reset()
 	m.wf = workflowState{}
