@@ -288,7 +288,7 @@ func TestMetricsOverOTLP(t *testing.T) {
 	got := slices.Clone(rcv.metrics)
 	rcv.mu.Unlock()
 	slices.Sort(got)
-	if want := []string{"agentty.tool.calls", "gen_ai.client.operation.duration", "gen_ai.client.token.usage"}; !slices.Equal(got, want) {
+	if want := []string{"agentty.tool.calls", "agentty.usage.cost", "gen_ai.client.operation.duration", "gen_ai.client.token.usage"}; !slices.Equal(got, want) {
 		t.Errorf("metrics on the wire: %q, want %q", got, want)
 	}
 	if len(rcv.spans()) != 4 {
