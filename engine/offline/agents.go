@@ -3,7 +3,6 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -22,17 +21,17 @@ const (
 
 var (
 	// askAgentRe: "ask the NAME agent to TASK", "ask NAME to TASK".
-	askAgentRe = regexp.MustCompile(`(?is)^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?ask\s+(?:the\s+)?([\w-]+)(\s+agent)?\s+to\s+(.+?)\s*$`)
+	askAgentRe = lazyRegexp(`(?is)^\s*(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?ask\s+(?:the\s+)?([\w-]+)(\s+agent)?\s+to\s+(.+?)\s*$`)
 	// delegateRe: "delegate to NAME: TASK", "delegate to the NAME agent: TASK".
-	delegateRe = regexp.MustCompile(`(?is)^\s*(?:please\s+)?delegate\s+(?:this\s+|it\s+)?to\s+(?:the\s+)?([\w-]+)(\s+agent)?\s*:\s*(.+?)\s*$`)
+	delegateRe = lazyRegexp(`(?is)^\s*(?:please\s+)?delegate\s+(?:this\s+|it\s+)?to\s+(?:the\s+)?([\w-]+)(\s+agent)?\s*:\s*(.+?)\s*$`)
 	// nextJobRe is where a second delegation may start inside a task: "…
 	// and the b agent to …", "… and ask b to …", "… and to b: …". It is a
 	// cut only where the word names an offered agent or is followed by
 	// "agent" (see jobs).
-	nextJobRe = regexp.MustCompile(`(?i)\s*,?\s+and\s+(?:(?:ask|delegate)\s+)?(?:to\s+)?(?:the\s+)?([\w-]+)(\s+agent)?(?:\s+to\s+|\s*:\s*)`)
+	nextJobRe = lazyRegexp(`(?i)\s*,?\s+and\s+(?:(?:ask|delegate)\s+)?(?:to\s+)?(?:the\s+)?([\w-]+)(\s+agent)?(?:\s+to\s+|\s*:\s*)`)
 	// transferRe: "transfer to NAME", "hand off to the NAME agent: TASK",
 	// "hand over to NAME and TASK".
-	transferRe = regexp.MustCompile(`(?is)^\s*(?:please\s+)?(?:transfer|hand\s*-?\s*off|hand\s+over)\s+(?:me\s+|this\s+|it\s+|the\s+conversation\s+)?to\s+(?:the\s+)?([\w-]+)(\s+agent)?` +
+	transferRe = lazyRegexp(`(?is)^\s*(?:please\s+)?(?:transfer|hand\s*-?\s*off|hand\s+over)\s+(?:me\s+|this\s+|it\s+|the\s+conversation\s+)?to\s+(?:the\s+)?([\w-]+)(\s+agent)?` +
 		`(?:\s*[.!]?\s*$|\s*[:,]\s*(.*?)\s*$|\s+and\s+(?:then\s+)?(.*?)\s*$)`)
 )
 

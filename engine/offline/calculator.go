@@ -2,7 +2,6 @@ package offline
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -21,41 +20,41 @@ import (
 var (
 	// framingRe is what people put before an expression: greetings,
 	// politeness, and the verb of the question or command.
-	framingRe = regexp.MustCompile(`^(?:(?:hey|hi|hello|ok|okay|so|um|quick question)\b[\s,!.:]*)*` +
+	framingRe = lazyRegexp(`^(?:(?:hey|hi|hello|ok|okay|so|um|quick question)\b[\s,!.:]*)*` +
 		`(?:(?:please|pls|can you|could you|would you|will you)\s+)*` +
 		`(?:(?:tell me|show me|let me know|give me)\s+)?` +
 		`(?:what(?:'s|s|\s+is|\s+are|\s+does|\s+do|\s+would be|\s+will be)?|how much (?:is|are|does|do)|` +
 		`calculate|calc|compute|evaluate|eval|solve|work out|figure out)(?:\s+|$|\b)` +
 		`(?:(?:the\s+)?(?:value|result|answer)\s+(?:of|to)\s+)?(?:the\s+)?`)
 	// trailingRe is what people put after one.
-	trailingRe = regexp.MustCompile(`(?:[\s?.!,;:]+|\s*=\s*\??|\s+(?:please|pls|for me|thanks|thank you|thx|` +
+	trailingRe = lazyRegexp(`(?:[\s?.!,;:]+|\s*=\s*\??|\s+(?:please|pls|for me|thanks|thank you|thx|` +
 		`(?:is|equals?|equal to|is equal to)(?:\s+what)?|then))+$`)
 	// notArithmeticRe finds what looks like arithmetic and is not: version
 	// numbers and IP addresses, dates, telephone numbers.
-	notArithmeticRe = regexp.MustCompile(`\bv?\d+\.\d+\.\d+|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{4}/\d{1,2}/\d{1,2}\b|` +
+	notArithmeticRe = lazyRegexp(`\bv?\d+\.\d+\.\d+|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{4}/\d{1,2}/\d{1,2}\b|` +
 		`\b\d{1,2}[/-]\d{1,2}[/-]\d{4}\b|\b\d{3}-\d{3}-\d{4}\b|\(\d{3}\)\s*\d{3}-\d{4}\b|^\+\d+(?:[\s-]\d+){2,}$`)
 	// wordOps are operators spelled out in words, and other spellings.
 	wordOps = []struct {
-		re   *regexp.Regexp
+		re   *lazyRe
 		with string
 	}{
-		{regexp.MustCompile(`\b(?:the\s+)?square\s+root\s+of\s*|\bsqrt\s+of\s*`), "√"},
-		{regexp.MustCompile(`\b(?:the\s+)?cube\s+root\s+of\s*`), "∛"},
-		{regexp.MustCompile(`\s*\bsquared\b`), "^2"},
-		{regexp.MustCompile(`\s*\bcubed\b`), "^3"},
-		{regexp.MustCompile(`²`), "^2"},
-		{regexp.MustCompile(`³`), "^3"},
-		{regexp.MustCompile(`\*\*`), "^"},
-		{regexp.MustCompile(`\b(?:to\s+the\s+power(?:\s+of)?|raised\s+to(?:\s+the\s+power\s+of)?)\b`), "^"},
-		{regexp.MustCompile(`\bplus\b`), "+"},
-		{regexp.MustCompile(`\bnegative\s*`), "-"},
-		{regexp.MustCompile(`\bminus\b`), "-"},
-		{regexp.MustCompile(`\b(?:times|multiplied\s+by)\b`), "*"},
-		{regexp.MustCompile(`\b(?:divided\s+by|over)\b`), "/"},
-		{regexp.MustCompile(`\s*\bper\s?cent\b`), "%"},
-		{regexp.MustCompile(`\b(?:modulo|modulus)\b`), "mod"},
+		{lazyRegexp(`\b(?:the\s+)?square\s+root\s+of\s*|\bsqrt\s+of\s*`), "√"},
+		{lazyRegexp(`\b(?:the\s+)?cube\s+root\s+of\s*`), "∛"},
+		{lazyRegexp(`\s*\bsquared\b`), "^2"},
+		{lazyRegexp(`\s*\bcubed\b`), "^3"},
+		{lazyRegexp(`²`), "^2"},
+		{lazyRegexp(`³`), "^3"},
+		{lazyRegexp(`\*\*`), "^"},
+		{lazyRegexp(`\b(?:to\s+the\s+power(?:\s+of)?|raised\s+to(?:\s+the\s+power\s+of)?)\b`), "^"},
+		{lazyRegexp(`\bplus\b`), "+"},
+		{lazyRegexp(`\bnegative\s*`), "-"},
+		{lazyRegexp(`\bminus\b`), "-"},
+		{lazyRegexp(`\b(?:times|multiplied\s+by)\b`), "*"},
+		{lazyRegexp(`\b(?:divided\s+by|over)\b`), "/"},
+		{lazyRegexp(`\s*\bper\s?cent\b`), "%"},
+		{lazyRegexp(`\b(?:modulo|modulus)\b`), "mod"},
 		// sqrt 16 is sqrt(16); log 100 is log(100).
-		{regexp.MustCompile(`\b(sqrt|cbrt|abs|ln|log|log2|log10|exp|floor|ceil|round|trunc)\s+(\d[\d.]*(?:e[+-]?\d+)?)`), "$1($2)"},
+		{lazyRegexp(`\b(sqrt|cbrt|abs|ln|log|log2|log10|exp|floor|ceil|round|trunc)\s+(\d[\d.]*(?:e[+-]?\d+)?)`), "$1($2)"},
 	}
 )
 

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -63,15 +62,15 @@ func (Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, er
 }
 
 var (
-	rememberRe = regexp.MustCompile(`(?i)^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s+(?:is|are|=)\s+(.+?)\s*[.!]?\s*$`)
-	statingRe  = regexp.MustCompile(`(?i)^\s*(my\s+.+?)\s+(?:is|are)\s+(.+?)\s*[.!]?\s*$`)
-	forgetRe   = regexp.MustCompile(`(?i)^\s*(?:please\s+)?forget(?:\s+about)?\s+(.+?)\s*[.!]?\s*$`)
-	askRe      = regexp.MustCompile(`(?i)^\s*(?:what|who|where|when)(?:\s+is|\s+are|'s|\s+was)\s+(.+?)\s*\??\s*$`)
-	listMemRe  = regexp.MustCompile(`(?i)what do you (?:remember|know)|what have you remembered|show (?:me )?(?:your )?memory|^\s*recall\s*\??\s*$`)
-	listRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
-	readRe     = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
-	timeRe     = regexp.MustCompile(`(?i)\b(?:time|date|day is it|today|clock)\b`)
-	askMeRe    = regexp.MustCompile(`(?i)\bask me (?:for |about |what )?(?:my |your )?(.+?)(?:\s+and\s+remember(?:\s+it)?)?\s*[.?!]?\s*$`)
+	rememberRe = lazyRegexp(`(?i)^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s+(?:is|are|=)\s+(.+?)\s*[.!]?\s*$`)
+	statingRe  = lazyRegexp(`(?i)^\s*(my\s+.+?)\s+(?:is|are)\s+(.+?)\s*[.!]?\s*$`)
+	forgetRe   = lazyRegexp(`(?i)^\s*(?:please\s+)?forget(?:\s+about)?\s+(.+?)\s*[.!]?\s*$`)
+	askRe      = lazyRegexp(`(?i)^\s*(?:what|who|where|when)(?:\s+is|\s+are|'s|\s+was)\s+(.+?)\s*\??\s*$`)
+	listMemRe  = lazyRegexp(`(?i)what do you (?:remember|know)|what have you remembered|show (?:me )?(?:your )?memory|^\s*recall\s*\??\s*$`)
+	listRe     = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
+	readRe     = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
+	timeRe     = lazyRegexp(`(?i)\b(?:time|date|day is it|today|clock)\b`)
+	askMeRe    = lazyRegexp(`(?i)\bask me (?:for |about |what )?(?:my |your )?(.+?)(?:\s+and\s+remember(?:\s+it)?)?\s*[.?!]?\s*$`)
 )
 
 func has(req *engine.Request, tool string) bool {

@@ -3,7 +3,6 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -18,8 +17,8 @@ import (
 const searchTool = "search_knowledge"
 
 var (
-	searchRe = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:search|look\s+up|find)(?:\s+(?:for|in\s+(?:the\s+)?(?:sessions|workspace|files)\s+for))?\s+(?:notes?\s+(?:on|about)\s+)?(.+?)\s*[.?!]?\s*$`)
-	saidRe   = regexp.MustCompile(`(?i)^\s*(?:what|when)\s+(?:did|have)\s+(?:we|i|you)\s+(?:say|said|decide|decided|discuss|discussed|agree|agreed|conclude|concluded)\s+(?:about|on|regarding)\s+(.+?)\s*[.?!]?\s*$`)
+	searchRe = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:search|look\s+up|find)(?:\s+(?:for|in\s+(?:the\s+)?(?:sessions|workspace|files)\s+for))?\s+(?:notes?\s+(?:on|about)\s+)?(.+?)\s*[.?!]?\s*$`)
+	saidRe   = lazyRegexp(`(?i)^\s*(?:what|when)\s+(?:did|have)\s+(?:we|i|you)\s+(?:say|said|decide|decided|discuss|discussed|agree|agreed|conclude|concluded)\s+(?:about|on|regarding)\s+(.+?)\s*[.?!]?\s*$`)
 )
 
 // knowledge plans a search_knowledge call for a request to search; the
