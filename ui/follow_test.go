@@ -512,3 +512,18 @@ func TestFollowAnsweredElsewhereFromJournal(t *testing.T) {
 		t.Errorf("the pause taken away got %+v, want the run's abort", got)
 	}
 }
+
+// A session followed while its run goes on elsewhere (its journal ends
+// mid-run) says it is running, not idle; its end, when it comes, says idle.
+func TestFollowMidRunSaysRunning(t *testing.T) {
+	mid := []engine.Event{
+		{V: engine.SchemaVersion, Session: "s1", Run: "run-1", Kind: engine.KindRunStarted, Data: &engine.RunStarted{Task: "think slowly"}},
+		{V: engine.SchemaVersion, Session: "s1", Run: "run-1", Step: 1, Phase: engine.Perceive, Kind: engine.KindStepStarted, Data: &engine.StepStarted{}},
+	}
+	live := make(chan engine.Event, 4)
+	m := ui.New(ui.Config{Gate: ui.NewGate(true), Model: "offline", Style: "notty", Events: mid, Follow: &ui.Follow{Session: "s1", Events: live}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	if v := m.View(); !strings.Contains(v, "step 1 · running · watching") {
+		t.Errorf("a followed run going on elsewhere:\n%s", v[strings.LastIndex(v, "agentty ·"):])
+	}
+}

@@ -236,6 +236,9 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 		m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 	}
 	m.state = "idle"
+	if m.following() && m.sess.Interrupted() {
+		m.state = "running" // its journal ends mid-run: the run goes on where it runs
+	}
 	m.layout()
 }
 
