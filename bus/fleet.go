@@ -117,18 +117,8 @@ func (f *Fleet) Workers(ctx context.Context) ([]WorkerBeat, error) {
 			out = append(out, b)
 		}
 	}
-	slices.SortFunc(out, func(a, b WorkerBeat) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b WorkerBeat) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // CancelSubject is where agentty cancel asks a session's run to stop; the

@@ -94,15 +94,23 @@ func (r *run) overBudget() error {
 		return nil
 	}
 	now, from := r.spent()
-	tokens := now.PromptTokens + now.CompletionTokens - from.PromptTokens - from.CompletionTokens
-	cost := now.Cost - from.Cost
+	spent := Usage{PromptTokens: now.PromptTokens - from.PromptTokens, CompletionTokens: now.CompletionTokens - from.CompletionTokens,
+		Cost: now.Cost - from.Cost, Priced: now.Priced - from.Priced, Calls: now.Calls - from.Calls}
+	return budgetSpent("the run", "the run's", "", cfg.MaxCost, cfg.MaxTokens, spent, r.prof.modelName)
+}
+
+// budgetSpent says why spending u is past a budget of maxCost and
+// maxTokens (0: none) for who (whose: its possessive; per: what the budget
+// is for, such as " a run"), nil if it is not.
+func budgetSpent(who, whose, per string, maxCost float64, maxTokens int, u Usage, model string) error {
+	tokens := u.PromptTokens + u.CompletionTokens
 	switch {
-	case cfg.MaxTokens > 0 && tokens >= cfg.MaxTokens:
-		return fmt.Errorf("the run's token budget of %d is spent: %d tokens used", cfg.MaxTokens, tokens)
-	case cfg.MaxCost > 0 && cost >= cfg.MaxCost:
-		return fmt.Errorf("the run's cost budget of %s is spent: %s", FormatCost(cfg.MaxCost, 1, 1), FormatCost(cost, 1, 1))
-	case cfg.MaxCost > 0 && now.Priced-from.Priced < now.Calls-from.Calls:
-		return fmt.Errorf("the run has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", FormatCost(cfg.MaxCost, 1, 1), r.prof.modelName)
+	case maxTokens > 0 && tokens >= maxTokens:
+		return fmt.Errorf("%s token budget of %d%s is spent: %d tokens used", whose, maxTokens, per, tokens)
+	case maxCost > 0 && u.Cost >= maxCost:
+		return fmt.Errorf("%s cost budget of %s%s is spent: %s", whose, FormatCost(maxCost, 1, 1), per, FormatCost(u.Cost, 1, 1))
+	case maxCost > 0 && u.Priced < u.Calls:
+		return fmt.Errorf("%s has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", who, FormatCost(maxCost, 1, 1), model)
 	}
 	return nil
 }
@@ -111,20 +119,11 @@ func (r *run) overBudget() error {
 // (the agent file's max_cost, max_tokens): what this run's own model calls
 // spent.
 func (r *run) overAgentBudget() error {
-	p, u := &r.prof, &r.ownUsage
+	p := &r.prof
 	if p.maxCost <= 0 && p.maxTokens <= 0 {
 		return nil
 	}
-	tokens := u.PromptTokens + u.CompletionTokens
-	switch {
-	case p.maxTokens > 0 && tokens >= p.maxTokens:
-		return fmt.Errorf("agent %s's token budget of %d a run is spent: %d tokens used", p.agent, p.maxTokens, tokens)
-	case p.maxCost > 0 && u.Cost >= p.maxCost:
-		return fmt.Errorf("agent %s's cost budget of %s a run is spent: %s", p.agent, FormatCost(p.maxCost, 1, 1), FormatCost(u.Cost, 1, 1))
-	case p.maxCost > 0 && u.Priced < u.Calls:
-		return fmt.Errorf("agent %s has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", p.agent, FormatCost(p.maxCost, 1, 1), p.modelName)
-	}
-	return nil
+	return budgetSpent("agent "+p.agent, "agent "+p.agent+"'s", " a run", p.maxCost, p.maxTokens, r.ownUsage, p.modelName)
 }
 
 // spent is the session's usage now, and when the top-level run started.
