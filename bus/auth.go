@@ -35,6 +35,26 @@ type Users struct {
 	// Submit may submit runs, watch them, answer their pauses and
 	// questions; not take runs, cancel them or change the streams.
 	Submit Credential `json:"submit"`
+	// URL is where the server that made them listens (RecordURL): the
+	// operator's password goes to that server alone.
+	URL string `json:"url,omitempty"`
+}
+
+// RecordURL notes in dir's users file the URL the server listens on, for
+// withUsersFile to give the password to it and to no other server.
+func RecordURL(dir, url string) error {
+	path := filepath.Join(dir, UsersFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var u Users
+	if err := json.Unmarshal(b, &u); err != nil {
+		return err
+	}
+	u.URL = url
+	b, _ = json.MarshalIndent(u, "", "  ")
+	return os.WriteFile(path, b, 0o600)
 }
 
 // submitPublish are the subjects the submit user may publish on: a run
@@ -125,7 +145,8 @@ func serverUsers(u *Users) []*server.User {
 // withUsersFile returns cfg's URL with the operator of the users file at
 // path in it, when the URL names no user, no credentials file is given and
 // the file is there (a command on the data folder of the agentty serve it
-// connects to); else the URL as it is.
+// connects to), for the servers of the URL that are that serve's address;
+// else the URL as it is. A URL of another server never gets the password.
 func withUsersFile(cfg Config) (string, error) {
 	if cfg.UsersFile == "" || cfg.Creds != "" || strings.Contains(cfg.URL, "@") {
 		return cfg.URL, nil
@@ -141,14 +162,20 @@ func withUsersFile(cfg Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("nats: the users of agentty serve in %s: %w", cfg.UsersFile, err)
 	}
+	served, err := url.Parse(u.URL)
+	if err != nil || served.Host == "" {
+		return cfg.URL, nil // no address recorded: whose server it is cannot be told
+	}
 	urls := strings.Split(cfg.URL, ",")
 	for i, s := range urls {
 		p, err := url.Parse(strings.TrimSpace(s))
 		if err != nil || p.Host == "" {
 			return cfg.URL, nil // left for the client to refuse
 		}
-		p.User = url.UserPassword(u.Operator.User, u.Operator.Password)
-		urls[i] = p.String()
+		if p.Host == served.Host {
+			p.User = url.UserPassword(u.Operator.User, u.Operator.Password)
+			urls[i] = p.String()
+		}
 	}
 	return strings.Join(urls, ","), nil
 }

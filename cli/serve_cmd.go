@@ -86,6 +86,10 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
+	if err := bus.RecordURL(store, srv.URL()); err != nil {
+		srv.Shutdown()
+		return fail(app.ExitError, "the users: %v", err)
+	}
 	verb := "uses"
 	if made {
 		verb = "made"
