@@ -85,6 +85,12 @@ func BenchmarkPublishPerStep(b *testing.B) {
 // stepEngine runs steps steps of one instant inline tool call each, then
 // answers: the run the bus benchmarks journal and publish.
 func stepEngine(b *testing.B, steps int) *engine.Engine {
+	return stepEngineWith(b, steps, false)
+}
+
+// stepEngineWith is stepEngine with the tool Repeatable (pure: a run
+// continued after a crash may call it again) or not.
+func stepEngineWith(b *testing.B, steps int, repeatable bool) *engine.Engine {
 	args := json.RawMessage(`{"text":"x"}`)
 	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
 		u := engine.Usage{PromptTokens: 10, CompletionTokens: 1}
@@ -93,7 +99,7 @@ func stepEngine(b *testing.B, steps int) *engine.Engine {
 		}
 		return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: args}}, Usage: u}, nil
 	})
-	tool := engine.Tool{Name: "echo", Inline: true, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+	tool := engine.Tool{Name: "echo", Inline: true, Repeatable: repeatable, Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
 		Func: func(context.Context, *engine.Call) (string, error) { return "ok", nil }}
 	return engine.New(engine.Config{Model: model, Tools: enginetest.Registry(b, tool), MaxSteps: steps})
 }

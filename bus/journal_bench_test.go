@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,9 @@ import (
 // the local files ("file", fsynced at every step) or to JetStream on an
 // embedded server reached over loopback TCP, its store synced on every
 // write ("jetstream", every line acknowledged before the run goes on).
+// "file-pure" and "jetstream-pure" are the first two with a tool that is
+// Inline and Repeatable (as the calculator, memory and clock are): its
+// tool_started need not be stored before it runs, so a step is one write.
 // "jetstream-atomic" is the same on a stream that takes atomic batches (one
 // batch per flush); "jetstream-nosync" a server left to JetStream's default
 // (its store synced every two minutes), to tell the syncs from the rest.
@@ -23,11 +27,11 @@ import (
 // time per step (the embedded server's included).
 func BenchmarkJournalPerStep(b *testing.B) {
 	const steps = 1000
-	e := stepEngine(b, steps)
-	for _, v := range []string{"file", "jetstream", "jetstream-atomic", "jetstream-nosync"} {
+	for _, v := range []string{"file", "jetstream", "file-pure", "jetstream-pure", "jetstream-atomic", "jetstream-nosync"} {
 		b.Run(v, func(b *testing.B) {
+			e := stepEngineWith(b, steps, strings.HasSuffix(v, "-pure"))
 			var store *sessions.Store
-			switch v {
+			switch strings.TrimSuffix(v, "-pure") {
 			case "file":
 				var err error
 				if store, err = sessions.Open(b.TempDir()); err != nil {

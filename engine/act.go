@@ -284,8 +284,15 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 		if err := r.emitAt(jb.start, Act, KindToolStarted, &jb.tp.started); err != nil {
 			return StopError, err
 		}
-		if err := r.flush(); err != nil { // tool_started is on disk before the tool runs
-			return StopError, err
+		// tool_started is written before the tool runs, so that a run
+		// continued after a crash knows the call may have run. A pure,
+		// prompt tool (Inline and Repeatable: arithmetic, memory, the
+		// clock) may simply run again: its events go with the step's end,
+		// one write (one synced message in JetStream) fewer a step.
+		if !jb.tool.Inline || !jb.tool.Repeatable {
+			if err := r.flush(); err != nil {
+				return StopError, err
+			}
 		}
 		jb.ran = r.now()
 		if jb.tool.Inline {

@@ -977,3 +977,59 @@ func TestCrashedConsoleEndsWithError(t *testing.T) {
 		}
 	}
 }
+
+// TestToolStartedWrittenBeforeTheToolRuns: a call's tool_started is written
+// (flushed) before its tool runs, so that a run continued after a crash
+// knows the call may have run; a pure tool (Inline and Repeatable, which
+// may simply run again) skips that write, and its events go with the
+// step's end, all of them.
+func TestToolStartedWrittenBeforeTheToolRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		inline, repeatable bool
+		wantWritten        bool
+	}{
+		{"isolated", false, false, true},
+		{"inline", true, false, true},
+		{"isolated repeatable", false, true, true},
+		{"pure", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &holdingSink{}
+			written := func() bool {
+				for _, ev := range sink.written {
+					if ev.Kind == engine.KindToolStarted {
+						return true
+					}
+				}
+				return false
+			}
+			var sawWritten []bool
+			tool := engine.Tool{Name: "echo", Inline: tc.inline, Repeatable: tc.repeatable,
+				Func: func(context.Context, *engine.Call) (string, error) {
+					sawWritten = append(sawWritten, written())
+					return "ok", nil
+				}}
+			model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+				if req.Turn > 0 {
+					return engine.Decision{Text: "done"}, nil
+				}
+				return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "a", Name: "echo", Args: json.RawMessage(`{}`)}}}, nil
+			})
+			e := engine.New(engine.Config{Model: model, Tools: enginetest.Registry(t, tool)})
+			if res := e.Run(context.Background(), engine.NewSession("s"), "go", sink); res.StopReason != engine.StopAnswered {
+				t.Fatalf("run: %s %v", res.StopReason, res.Err)
+			}
+			if len(sawWritten) != 1 || sawWritten[0] != tc.wantWritten {
+				t.Errorf("tool_started written when the tool ran: %v, want %v", sawWritten, tc.wantWritten)
+			}
+			kinds := map[engine.Kind]int{}
+			for _, ev := range sink.written {
+				kinds[ev.Kind]++
+			}
+			if len(sink.held) != 0 || kinds[engine.KindToolStarted] != 1 || kinds[engine.KindToolFinished] != 1 || kinds[engine.KindRunFinished] != 1 {
+				t.Errorf("after the run: written %v, held %d", kinds, len(sink.held))
+			}
+		})
+	}
+}
