@@ -3,7 +3,8 @@
 # (bench/floor), the same workload with no runtime at all. Interleaves, round
 # by round, Eino, the floor, agentty isolated and agentty inline, in steps and
 # concurrency mode, and prints each one's CPU per step and Eino's divided by
-# it: the floor's ratio is the most any runtime could show on this harness.
+# it: the floor's ratio is the most any runtime could show on this harness;
+# then agentty's CPU per step over the floor's, for each path.
 #
 #   cd <the agentty checkout> && bench/floor.sh
 #
@@ -44,4 +45,8 @@ for mode in ("steps", "concur"):
         c = cpu[(peer, mode)]
         print(f"{peer:15} {mode:6} cpu {st.median(c):6.2f} us/step (min {min(c):.2f})   "
               f"eino's / this: {min(e)/min(c):5.1f}x (best rounds), {st.median(e)/st.median(c):5.1f}x (medians)")
+    f = cpu[("floor", mode)]
+    for peer in ("agentty", "agentty-inline"):
+        c = cpu[(peer, mode)]
+        print(f"{peer:15} {mode:6} agentty / floor: {min(c)/min(f):4.2f}x (best rounds), {st.median(c)/st.median(f):4.2f}x (medians)")
 PY
