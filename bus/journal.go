@@ -262,17 +262,26 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 	// A try that fails part way (no message for ReadIdle, the server
 	// restarting) is followed by one from the message after the last one
 	// read, so a long journal is read to its end however long it takes,
-	// as long as it is read at all.
+	// as long as it is read at all. A try that ends short of the n
+	// messages the stream's leader counted read a replica that is behind
+	// (on a cluster the read's consumer may be placed on one that is
+	// catching up after a failover): it is not the journal's end, and
+	// whoever continued the session from it would do again what is done.
 	var (
 		out  []byte
 		from uint64 // the stream sequence to read from (0: the start)
+		got  uint64 // the messages read
 	)
 	err = retryProgress(func(ctx context.Context) (bool, error) {
 		start := from
 		err := j.read(ctx, id, from, func(m jetstream.Msg, seq uint64) {
 			out = append(append(out, m.Data()...), '\n')
 			from = seq + 1
+			got++
 		})
+		if err == nil && got < n {
+			err = fmt.Errorf("%w: %d of the %d messages", errBehind, got, n)
+		}
 		return from != start, err
 	})
 	if err != nil {
@@ -280,6 +289,10 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// errBehind is a read that ended before the journal's end as its stream's
+// leader counts it: the replica it read is behind.
+var errBehind = errors.New("the journal's replica read is behind its leader")
 
 // read hands each message of session id's journal from stream sequence
 // from on (0: the first) to f with its sequence, in order, through an

@@ -1,0 +1,133 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentty/agentty/bus"
+)
+
+// clusterNode is one node of an in-process three-node cluster.
+type clusterNode struct {
+	opts *server.Options
+	srv  *server.Server
+}
+
+func (n *clusterNode) start(t *testing.T) {
+	t.Helper()
+	s, err := server.NewServer(n.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("node not ready")
+	}
+	n.srv = s
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startNodes runs three JetStream nodes of one cluster in this process.
+func startNodes(t *testing.T) []*clusterNode {
+	t.Helper()
+	routes := make([]string, 3)
+	ports := make([]int, 3)
+	for i := range 3 {
+		ports[i] = freeTCPPort(t)
+		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", ports[i])
+	}
+	nodes := make([]*clusterNode, 3)
+	for i := range 3 {
+		nodes[i] = &clusterNode{opts: &server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freeTCPPort(t),
+			JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+			Cluster: server.ClusterOpts{Name: "agentty", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
+		}}
+		nodes[i].start(t)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.srv.Shutdown()
+		}
+	})
+	return nodes
+}
+
+// TestReadJournalFromAReplicaBehind: a node that was down while a session
+// was written comes back, and a reader connected to it alone reads the
+// session at once. Its read may be served by that node's replica before
+// it has caught up; the journal read must still be the whole journal (a
+// worker continuing a session from a short read would do again what is
+// done: TestClusterLosesANode saw a run continued from its first message).
+func TestReadJournalFromAReplicaBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a three-node cluster: not with -short")
+	}
+	nodes := startNodes(t)
+	nc, err := bus.Connect(bus.Config{URL: nodes[0].srv.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = bus.MakeStreams(ctx, nc, 3)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no streams at three replicas: %v", err)
+		}
+	}
+	const id = "behind"
+	writer, _ := openJournals(t, nodes[0].srv.ClientURL())
+	w, err := writer.Lock(id, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Append([]byte(`{"n":0}`+"\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the first line on every replica
+	late := nodes[2]
+	late.srv.Shutdown()
+	late.srv.WaitForShutdown()
+	const lines = 200
+	for i := 1; i < lines; i++ {
+		if err := w.Append([]byte(fmt.Sprintf(`{"n":%d}`+"\n", i)), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late.start(t)
+	reader, _ := openJournals(t, late.srv.ClientURL(), nats.DontRandomize(), nats.NoReconnect())
+	got, err := reader.ReadJournal(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(got), "\n"); n != lines {
+		t.Fatalf("read %d lines of %d from the node that was down", n, lines)
+	}
+	// And the next good read, from the node that never left.
+	if got, err = writer.ReadJournal(id); err != nil || strings.Count(string(got), "\n") != lines {
+		t.Fatalf("read from the first node: %d lines, %v", strings.Count(string(got), "\n"), err)
+	}
+}
