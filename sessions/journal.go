@@ -219,9 +219,13 @@ type Journal struct {
 	mark, markQ int
 	marked      bool
 	saveMeta    bool
-	closed      bool
-	syncs       int           // syncs done
-	syncTime    time.Duration // time spent in them
+	// saved is the meta last written, when stored: Close writes the
+	// meta only when it changed since (a run's end wrote it already).
+	saved    Meta
+	stored   bool
+	closed   bool
+	syncs    int           // syncs done
+	syncTime time.Duration // time spent in them
 }
 
 var _ engine.Releaser = (*Journal)(nil)
@@ -317,7 +321,7 @@ func (s *Store) OpenWriter(id string) (*Journal, *Loaded, error) {
 		w.Close()
 		return nil, l, err
 	}
-	return &Journal{ID: id, w: w, meta: l.Meta}, l, nil
+	return &Journal{ID: id, w: w, meta: l.Meta, saved: l.Meta, stored: true}, l, nil
 }
 
 // Emit adds ev to the journal; it is written at the next Flush.
@@ -399,6 +403,7 @@ func (j *Journal) release() ([]engine.Event, error) {
 		if err := j.w.WriteMeta(j.meta); err != nil {
 			return nil, &WriteError{j.ID, err}
 		}
+		j.saved, j.stored = j.meta, true
 	}
 	out := j.queue
 	j.queue = j.queue[:0]
@@ -461,8 +466,10 @@ func (j *Journal) Close() error {
 	if j.w == nil { // never written: nothing stored
 		return err
 	}
-	if merr := j.w.WriteMeta(j.meta); err == nil {
-		err = merr
+	if !j.stored || j.meta != j.saved {
+		if merr := j.w.WriteMeta(j.meta); err == nil {
+			err = merr
+		}
 	}
 	if cerr := j.w.Close(); err == nil {
 		err = cerr

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/agentty/agentty/engine"
@@ -552,6 +553,49 @@ func TestToolStartedIsOnDiskFirst(t *testing.T) {
 	for _, id := range []string{"single", "par1", "par2", "inl1", "inl2"} {
 		if !checked[id] {
 			t.Errorf("call %s ran before its tool_started was in the journal's file (checked: %v)", id, checked)
+		}
+	}
+}
+
+// TestCloseWritesAnUnchangedMetaOnce: a run's end writes the meta, and a
+// Close right after does not write it again (one synced write fewer a run,
+// in JetStream too); a title set after the run is written by Close.
+func TestCloseWritesAnUnchangedMetaOnce(t *testing.T) {
+	store, err := sessions.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inode := func(id string) uint64 {
+		fi, err := os.Stat(filepath.Join(store.Dir(), id, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino // meta.json is replaced, never rewritten in place
+	}
+	for _, retitle := range []bool{false, true} {
+		j, err := store.Create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := newEngine(t, `{"answer":"hi"}`).Run(context.Background(), engine.NewSession(j.ID), "go", j); res.StopReason != engine.StopAnswered {
+			t.Fatalf("run: %s %v", res.StopReason, res.Err)
+		}
+		before := inode(j.ID)
+		if retitle {
+			j.SetTitle("renamed")
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if rewritten := inode(j.ID) != before; rewritten != retitle {
+			t.Errorf("retitled %v: Close wrote the meta: %v", retitle, rewritten)
+		}
+		l, err := store.Load(j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{false: "go", true: "renamed"}[retitle]; l.Meta.Title != want || l.Meta.Runs != 1 {
+			t.Errorf("meta after Close: %+v, want the title %q and 1 run", l.Meta, want)
 		}
 	}
 }
