@@ -14,7 +14,8 @@ const interruptedCall = "error: this tool call was interrupted (the process runn
 // toolJob is one tool call being run by act.
 type toolJob struct {
 	idx     int
-	tool    Tool
+	tool    *Tool // the registry's, not to be changed
+	timeout time.Duration
 	call    ToolCall
 	attempt int // the attempt running or next to run
 	active  bool
@@ -110,7 +111,7 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 		return jobs, true, stopOn(err), err
 	}
 	tools := r.prof.tools
-	t, ok := tools.Lookup(c.Name)
+	t, ok := tools.lookup(c.Name)
 	switch {
 	case i >= cfg.MaxCalls:
 		// A decision of thousands of calls (a model looping, or told
@@ -159,13 +160,14 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 				break
 			}
 			if t.builtin == toolTransfer || t.builtin == toolAsk {
-				aborted, stop, err := r.answerOwn(ctx, i, t, call)
+				aborted, stop, err := r.answerOwn(ctx, i, t.builtin, call)
 				return jobs, aborted, stop, err
 			}
-			if t.Timeout <= 0 {
-				t.Timeout = cfg.ToolTimeout
+			timeout := t.Timeout
+			if timeout <= 0 {
+				timeout = cfg.ToolTimeout
 			}
-			return append(jobs, toolJob{idx: i, tool: t, call: call, attempt: 1}), false, "", nil
+			return append(jobs, toolJob{idx: i, tool: t, timeout: timeout, call: call, attempt: 1}), false, "", nil
 		}
 	}
 	err := r.emitFinished(fin)
@@ -361,7 +363,7 @@ func (r *run) waitJobs(ctx context.Context, jobs []toolJob, results chan toolRes
 				switch {
 				case jb.active && !now.Before(jb.deadline):
 					jb.stop()
-					done, err := r.settle(ctx, jb, "", Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0), now)
+					done, err := r.settle(ctx, jb, "", Transient(fmt.Errorf("timed out after %s", jb.timeout), 0), now)
 					if err != nil {
 						return StopError, err
 					}
@@ -388,8 +390,8 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view}
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
 		end := r.now()
-		if err == nil && end.Sub(start) > jb.tool.Timeout {
-			err = Transient(fmt.Errorf("timed out after %s", jb.tool.Timeout), 0)
+		if err == nil && end.Sub(start) > jb.timeout {
+			err = Transient(fmt.Errorf("timed out after %s", jb.timeout), 0)
 		}
 		done, err := r.settle(ctx, jb, out, err, end)
 		if err != nil {

@@ -123,8 +123,8 @@ func (r *run) askPerson(ctx context.Context, i int, call ToolCall) error {
 // answerOwn answers a call of the engine's own tools that is not a
 // sub-run: a handoff, or a question for the person. It reports, as admit
 // does, whether the run was aborted and how it stops.
-func (r *run) answerOwn(ctx context.Context, i int, t Tool, call ToolCall) (bool, StopReason, error) {
-	if t.builtin == toolTransfer {
+func (r *run) answerOwn(ctx context.Context, i int, own builtin, call ToolCall) (bool, StopReason, error) {
+	if own == toolTransfer {
 		err := r.transfer(i, call)
 		return false, stopOn(err), err
 	}

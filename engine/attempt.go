@@ -141,7 +141,7 @@ func (r *run) attempt(ctx context.Context, j int, jb *toolJob, now time.Time) *a
 		cctx, jb.cancel = context.WithCancel(ctx)
 		jb.cc = nil
 	}
-	jb.deadline = now.Add(jb.tool.Timeout)
+	jb.deadline = now.Add(jb.timeout)
 	var a *attemptSlot
 	if n := len(r.free); n > 0 {
 		a, r.free = r.free[n-1], r.free[:n-1]

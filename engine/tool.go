@@ -241,6 +241,17 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return s.tools[i].Tool, true
 }
 
+// lookup is Lookup without the copy: the registered tool itself, which
+// must not be changed (a set is immutable).
+func (r *Registry) lookup(name string) (*Tool, bool) {
+	s := r.set()
+	i, ok := s.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return &s.tools[i].Tool, true
+}
+
 // Tools returns every tool, in the order added.
 func (r *Registry) Tools() []Tool {
 	s := r.set()
