@@ -369,6 +369,9 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	child.delegateFn = child.delegate
 	r.tree.mu.Lock()
 	sub := r.root.subs[id]
+	if sub != nil {
+		child.ownUsage = sub.Usage // a continued sub-run's budget counts what it spent before
+	}
 	r.tree.mu.Unlock()
 	var res Result
 	switch {

@@ -102,3 +102,88 @@ func TestAgentBudget(t *testing.T) {
 		t.Errorf("the sub-run ended %q", subStop)
 	}
 }
+
+// TestBudgetCountsAcrossAContinue: a run that dies after spending part of
+// its budget is continued with what it spent counted: the budget is the
+// run's, not the continuing process's. The session's earlier runs do not
+// count.
+func TestBudgetCountsAcrossAContinue(t *testing.T) {
+	cfg := engine.Config{MaxTokens: 2500, Model: usageModel(), ModelName: "priced",
+		Tools: enginetest.Registry(t, enginetest.EchoTool()), MaxSteps: 2}
+	// An earlier run of the session spends 2,200 tokens; they are not
+	// this run's.
+	rec := &enginetest.Recorder{}
+	if res := engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "before", rec); res.StopReason != engine.StopStepLimit {
+		t.Fatalf("the earlier run: %s %v", res.StopReason, res.Err)
+	}
+	// This run makes two decisions (2,200 tokens), and the process dies
+	// with the second step's call started.
+	rec2 := &enginetest.Recorder{}
+	s := engine.NewSession("s")
+	for _, ev := range rec.Events() {
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.MaxSteps = 0
+	var cut []engine.Event
+	calls := 0
+	engine.New(cfg).Run(context.Background(), s, "go", engine.SinkFunc(func(ev engine.Event) error {
+		if calls < 2 {
+			cut = append(cut, ev)
+		}
+		if ev.Kind == engine.KindToolStarted {
+			calls++
+		}
+		return rec2.Emit(ev)
+	}))
+	s = engine.NewSession("s")
+	for _, ev := range append(rec.Events(), cut...) {
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.Interrupted() {
+		t.Fatal("the cut session is not interrupted")
+	}
+	// Continued: one more decision (3,300 tokens in this run) and the
+	// budget of 2,500 is spent.
+	rec3 := &enginetest.Recorder{}
+	res := engine.New(cfg).Continue(context.Background(), s, rec3)
+	if res.StopReason != engine.StopBudget || res.Err == nil || !strings.Contains(res.Err.Error(), "spent: 3300 tokens") {
+		t.Fatalf("continued: %s %v; want the budget spent at 3300 tokens", res.StopReason, res.Err)
+	}
+	if n := len(rec3.Of(engine.KindUsage)); n != 1 {
+		t.Errorf("the continued run made %d model calls, want 1", n)
+	}
+}
+
+// TestAgentBudgetCountsAcrossAContinue: a sub-run that dies after two of
+// its decisions is continued with what it spent counted against its
+// agent's budget, so it stops after one more, as it would have.
+func TestAgentBudgetCountsAcrossAContinue(t *testing.T) {
+	top := turnModel(calls(delegation("c1", "spender", "spend")), answer(results))
+	cfg := engine.Config{Model: top, Tools: enginetest.Registry(t, enginetest.EchoTool()),
+		Agents: []engine.Agent{{Name: "spender", Description: "spends", Model: usageModel(), MaxTokens: 2500}}}
+	rec, res, _ := runTree(t, cfg, "go")
+	if res.StopReason != engine.StopAnswered {
+		t.Fatalf("result: %+v", res)
+	}
+	// The journal as a kill left it: at the sub-run's second call.
+	n := 0
+	cut := upTo(rec.Events(), func(ev engine.Event) bool {
+		if ev.Kind == engine.KindToolStarted && ev.ParentRun != "" {
+			n++
+		}
+		return n == 2
+	})
+	s := replayed(t, cut)
+	rec2 := &enginetest.Recorder{}
+	res = engine.New(cfg).Continue(context.Background(), s, rec2)
+	if res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "agent spender's token budget of 2500 a run is spent: 3300 tokens") {
+		t.Fatalf("continued: %+v", res)
+	}
+	if calls := len(rec2.Of(engine.KindUsage)); calls != 2 { // the sub-run's third, and the top run's answer
+		t.Errorf("the continued runs made %d model calls, want 2", calls)
+	}
+}

@@ -86,6 +86,10 @@ type RunState struct {
 	Answer, Error string
 	// Request is the queued request the run carries out, if any.
 	Request string
+	// usedBefore is the session's Usage when the run started: a run
+	// continued after a crash counts its budget from there, not from
+	// where it was continued.
+	usedBefore Usage
 }
 
 // Call states of the current step's tool calls.
@@ -228,7 +232,7 @@ func (s *Session) applyOther(ev *Event) error {
 	case *RunStarted:
 		s.flushPending()
 		s.Runs++
-		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request}
+		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request, usedBefore: s.Usage}
 		s.Agent = ev.Agent
 		s.appendMessage(RoleUser, d.Task, nil)
 	case *Handoff:
