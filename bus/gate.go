@@ -67,18 +67,39 @@ type GateRequest struct {
 	Rerun     bool             `json:"rerun,omitempty"`
 	Break     string           `json:"break,omitempty"`
 	Answer    string           `json:"answer,omitempty"`
+	// Request is the model request a pause before a decision is about
+	// (the console's inspector shows and edits it); left out when it
+	// would make the pause larger than MaxGateRequest.
+	Request *engine.Request `json:"request,omitempty"`
 }
+
+// MaxGateRequest bounds a pause on the wire (the server's default limit on
+// a message is 1 MB): a larger model request is not sent with it.
+const MaxGateRequest = 512 << 10
 
 // NewGateRequest is p on the wire.
 func NewGateRequest(p engine.Pending) GateRequest {
 	return GateRequest{Session: p.Session, Run: p.Run, Agent: p.Agent, ParentRun: p.ParentRun, Step: p.Step,
-		At: p.At, ToolCall: p.ToolCall, Approval: p.Approval, Rerun: p.Rerun, Break: p.Break, Answer: p.Answer}
+		At: p.At, ToolCall: p.ToolCall, Approval: p.Approval, Rerun: p.Rerun, Break: p.Break, Answer: p.Answer,
+		Request: p.Request}
+}
+
+// encode is r as JSON, without its model request when with it r would be
+// larger than MaxGateRequest.
+func (r GateRequest) encode() ([]byte, error) {
+	data, err := json.Marshal(r)
+	if err == nil && len(data) > MaxGateRequest && r.Request != nil {
+		r.Request = nil
+		data, err = json.Marshal(r)
+	}
+	return data, err
 }
 
 // Pending is the pause r stands for.
 func (r GateRequest) Pending() engine.Pending {
 	return engine.Pending{Session: r.Session, Run: r.Run, Agent: r.Agent, ParentRun: r.ParentRun, Step: r.Step,
-		At: r.At, ToolCall: r.ToolCall, Approval: r.Approval, Rerun: r.Rerun, Break: r.Break, Answer: r.Answer}
+		At: r.At, ToolCall: r.ToolCall, Approval: r.Approval, Rerun: r.Rerun, Break: r.Break, Answer: r.Answer,
+		Request: r.Request}
 }
 
 // GateReply is a console's answer: a verdict (Action, Args), or Error (the
@@ -95,6 +116,8 @@ type GateReply struct {
 	Error   string          `json:"error,omitempty"`
 	Again   bool            `json:"again,omitempty"`
 	Release bool            `json:"release,omitempty"`
+	// Edit changes this decision's request (the inspector's edits).
+	Edit *engine.RequestEdit `json:"edit,omitempty"`
 }
 
 // verdict checks r and returns its verdict.
@@ -107,7 +130,7 @@ func (r GateReply) verdict() (engine.Verdict, error) {
 	if r.Args != nil && !json.Valid(r.Args) {
 		return engine.Verdict{}, errors.New("args are not JSON")
 	}
-	return engine.Verdict{Action: r.Action, Args: r.Args, Result: r.Result, By: r.By}, nil
+	return engine.Verdict{Action: r.Action, Args: r.Args, Result: r.Result, By: r.By, Edit: r.Edit}, nil
 }
 
 // RemoteGate is an engine.Gate whose pauses are answered over NATS by a
@@ -175,7 +198,7 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 	}
 	req := NewGateRequest(p)
 	req.ID = newPauseID()
-	data, err := json.Marshal(req)
+	data, err := req.encode()
 	if err != nil {
 		return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
 	}
@@ -351,7 +374,7 @@ func (a *answerer) wait(msg *nats.Msg, id string, p engine.Pending) {
 	var r GateReply
 	switch {
 	case err == nil:
-		r = GateReply{Action: v.Action, Args: v.Args, Result: v.Result, By: v.By, Release: !a.g.Stop(p)}
+		r = GateReply{Action: v.Action, Args: v.Args, Result: v.Result, By: v.By, Edit: v.Edit, Release: !a.g.Stop(p)}
 	case a.ctx.Err() != nil:
 		r = GateReply{Again: true}
 	default:

@@ -560,3 +560,80 @@ func TestRemoteGateReleased(t *testing.T) {
 		t.Errorf("the console was asked %d times, want 1", console.asked)
 	}
 }
+
+// inspectingGate is a console that, at each decide pause, keeps the
+// request it was shown and answers with edit.
+type inspectingGate struct {
+	mu   sync.Mutex
+	seen []*engine.Request
+	edit *engine.RequestEdit
+}
+
+func (g *inspectingGate) Stop(engine.Pending) bool { return true }
+
+func (g *inspectingGate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.At != engine.Decide {
+		return engine.Verdict{Action: engine.Proceed}, nil
+	}
+	g.seen = append(g.seen, p.Request)
+	return engine.Verdict{Action: engine.Proceed, Edit: g.edit}, nil
+}
+
+// TestRemoteInspector: a console watching a run elsewhere is shown each
+// decision's model request with the pause, and its edit of the request
+// (the inspector's) reaches the run: the model is asked the edited request
+// and the journal says so. A request too large for one message goes
+// without it, and the pause still reaches the console.
+func TestRemoteInspector(t *testing.T) {
+	s := startServer(t)
+	system := "answer in French"
+	console := &inspectingGate{edit: &engine.RequestEdit{System: &system, Note: "the person says: be brief"}}
+	stop, err := bus.AnswerGate(connect(t, s), "sess", console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var asked []string
+	var mu sync.Mutex
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req.System+" | "+req.Messages[len(req.Messages)-1].Content)
+		return engine.Decision{Text: "done"}, nil
+	})
+	e := engine.New(engine.Config{Model: model, System: "be helpful", Gate: bus.NewRemoteGate(connect(t, s), "sess", true, 0)})
+	rec := &enginetest.Recorder{}
+	if res := e.Run(context.Background(), engine.NewSession("sess"), "what is 2+2", rec); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %s %v", res.StopReason, res.Err)
+	}
+	console.mu.Lock()
+	seen := console.seen
+	console.mu.Unlock()
+	if len(seen) != 1 || seen[0] == nil || seen[0].System != "be helpful" || len(seen[0].Messages) == 0 || seen[0].Messages[0].Content != "what is 2+2" {
+		t.Fatalf("the console was shown %+v, want the request with the task", seen)
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], "answer in French | ") || !strings.Contains(asked[0], "be brief") {
+		t.Errorf("the model was asked %q, want the edited request", asked)
+	}
+	if len(rec.Of(engine.KindRequestEdited)) != 1 {
+		t.Errorf("request_edited events: %d, want 1", len(rec.Of(engine.KindRequestEdited)))
+	}
+
+	// Too large to send: the pause goes without its request.
+	big := engine.Pending{Session: "sess", Run: "run-1", Step: 1, At: engine.Decide,
+		Request: &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: strings.Repeat("x", bus.MaxGateRequest)}}}}
+	console.mu.Lock()
+	console.edit = nil
+	console.mu.Unlock()
+	v, err := bus.NewRemoteGate(connect(t, s), "sess", true, 10*time.Second).Wait(context.Background(), big)
+	if err != nil || v.Action != engine.Proceed {
+		t.Fatalf("a pause with a large request: %+v %v", v, err)
+	}
+	console.mu.Lock()
+	defer console.mu.Unlock()
+	if len(console.seen) != 2 || console.seen[1] != nil {
+		t.Errorf("a request too large was shown: %d pauses", len(console.seen))
+	}
+}

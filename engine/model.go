@@ -74,41 +74,42 @@ type ToolSchema struct {
 // Options are per-request model settings. Zero values mean the model's
 // defaults.
 type Options struct {
-	Temperature *float64
-	MaxTokens   int
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
 }
 
 // Request is what the model is asked to decide on. Messages is a read-only
 // view of the session's history after trimming: a Model must not modify or
 // keep it after Decide returns.
 type Request struct {
-	System string
+	System string `json:"system,omitempty"`
 	// Instructions are the project's instructions (AGENTS.md and the
 	// like), to be given with the system prompt.
-	Instructions string
+	Instructions string `json:"instructions,omitempty"`
 	// Summary stands for the history before Messages, compacted: a model
 	// gives it after the system prompt, before the messages.
-	Summary  string
-	Memory   []Fact
-	Messages []Message
-	Tools    []ToolSchema
-	Options  Options
+	Summary  string       `json:"summary,omitempty"`
+	Memory   []Fact       `json:"memory,omitempty"`
+	Messages []Message    `json:"messages"`
+	Tools    []ToolSchema `json:"tools,omitempty"`
+	Options  Options      `json:"options"`
 	// Turn counts the decisions of this run from 0; a resumed run continues
 	// the count.
-	Turn int
+	Turn int `json:"turn"`
 	// Attempt is 1 for the first try of this decision, 2 for the first retry.
-	Attempt int
+	Attempt int `json:"attempt,omitempty"`
 	// Session, Run and Step say whose decision this is, for a model that
 	// labels its requests (a trace context header, a log line).
-	Session, Run string
-	Step         int
+	Session string `json:"session,omitempty"`
+	Run     string `json:"run,omitempty"`
+	Step    int    `json:"step,omitempty"`
 	// Summarize is set when the engine asks for a summary of a transcript
 	// (compaction): Messages holds it as one user message, and the answer
 	// is the summary. No tools are offered.
 	// OutputSchema, when set, is the JSON Schema the final answer must
 	// meet: a client that can ask the server for structured output does.
-	OutputSchema json.RawMessage
-	Summarize    bool
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Summarize    bool            `json:"summarize,omitempty"`
 
 	delta func(TextDelta)
 }

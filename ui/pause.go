@@ -54,7 +54,7 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 		return answer{respond: true}
 	case key.Matches(msg, k.Allow) && call && p.pending.Approval && !p.pending.Rerun:
 		return answer{verdict: &engine.Verdict{Action: engine.Proceed, By: "you, for this session"}}
-	case key.Matches(msg, k.Inspect) && p.pending.Request != nil:
+	case key.Matches(msg, k.Inspect) && p.pending.At == engine.Decide:
 		return answer{inspect: true}
 	}
 	return answer{}
@@ -312,6 +312,11 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.respond:
 		m.argsEditor = newTextEditor(editRespond, m.pause.pending.ToolCall.Name, "", m.width, m.height)
 		return m, textarea.Blink
+	case a.inspect && m.pause.pending.Request == nil:
+		// A run elsewhere sends its request with the pause only when it
+		// fits in one message.
+		m.note = "The request of this decision did not come with the pause: the run is elsewhere, and its request is too large to send."
+		return m, nil
 	case a.inspect:
 		m.inspector = m.newInspector()
 		return m, nil
