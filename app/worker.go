@@ -262,7 +262,7 @@ func (w *worker) openWaiting(d *bus.Delivery, wait time.Time) (*sessions.Journal
 	case errors.Is(err, sessions.ErrLocked):
 		w.requeue(d, err.Error())
 		return nil, nil, nil, false
-	case errors.As(err, new(*sessions.WriteError)):
+	case errors.As(err, new(*sessions.WriteError)) || bus.Unavailable(err):
 		w.log("session %s: %v; the request goes back on the queue", req.Session, err)
 		d.HandBack(handBackDelay)
 		return nil, nil, nil, false

@@ -73,8 +73,9 @@ type GateRequest struct {
 	Request *engine.Request `json:"request,omitempty"`
 }
 
-// MaxGateRequest bounds a pause on the wire (the server's default limit on
-// a message is 1 MB): a larger model request is not sent with it.
+// MaxGateRequest bounds a pause on the wire, and so does the server's own
+// limit on a message (1 MB by default): a model request that would make the
+// pause larger is not sent with it.
 const MaxGateRequest = 512 << 10
 
 // NewGateRequest is p on the wire.
@@ -85,10 +86,10 @@ func NewGateRequest(p engine.Pending) GateRequest {
 }
 
 // encode is r as JSON, without its model request when with it r would be
-// larger than MaxGateRequest.
-func (r GateRequest) encode() ([]byte, error) {
+// larger than limit.
+func (r GateRequest) encode(limit int) ([]byte, error) {
 	data, err := json.Marshal(r)
-	if err == nil && len(data) > MaxGateRequest && r.Request != nil {
+	if err == nil && len(data) > limit && r.Request != nil {
 		r.Request = nil
 		data, err = json.Marshal(r)
 	}
@@ -198,7 +199,11 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 	}
 	req := NewGateRequest(p)
 	req.ID = newPauseID()
-	data, err := req.encode()
+	limit := MaxGateRequest
+	if most := g.nc.MaxPayload(); most > 0 {
+		limit = min(limit, int(most)-1024) // the server's own limit, with room for the headers
+	}
+	data, err := req.encode(limit)
 	if err != nil {
 		return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
 	}

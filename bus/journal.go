@@ -280,7 +280,12 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 			got++
 		})
 		if err == nil && got < n {
-			err = fmt.Errorf("%w: %d of the %d messages", errBehind, got, n)
+			// Behind, or removed meanwhile: the leader counts again.
+			if m, cerr := j.count(id); cerr == nil && m <= got {
+				n = m
+			} else {
+				err = fmt.Errorf("%w: %d of the %d messages", ErrBehind, got, n)
+			}
 		}
 		return from != start, err
 	})
@@ -290,9 +295,15 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 	return out, nil
 }
 
-// errBehind is a read that ended before the journal's end as its stream's
-// leader counts it: the replica it read is behind.
-var errBehind = errors.New("the journal's replica read is behind its leader")
+// ErrBehind is a read that ended before the journal's end as its stream's
+// leader counts it: the replica it read is behind (a node catching up after
+// a failover). It passes; try again later.
+var ErrBehind = errors.New("the journal's replica read is behind its leader")
+
+// Unavailable reports an error of the server's that a later try may not
+// have (unreachable, electing a leader, a replica behind): a request whose
+// session cannot be read for it goes back on the queue, not away.
+func Unavailable(err error) bool { return transient(err) }
 
 // read hands each message of session id's journal from stream sequence
 // from on (0: the first) to f with its sequence, in order, through an

@@ -341,7 +341,7 @@ func wrongLast(err error) bool {
 // for others.
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, errBehind) ||
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, ErrBehind) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||

@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -129,5 +130,25 @@ func TestReadJournalFromAReplicaBehind(t *testing.T) {
 	// And the next good read, from the node that never left.
 	if got, err = writer.ReadJournal(id); err != nil || strings.Count(string(got), "\n") != lines {
 		t.Fatalf("read from the first node: %d lines, %v", strings.Count(string(got), "\n"), err)
+	}
+}
+
+// TestUnavailable: a replica behind is a passing state of the server's (a
+// worker hands its request back), as is a server that does not answer; a
+// journal that is damaged is not.
+func TestUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("sessions: s: read the journal: %w: 1 of the 200 messages", bus.ErrBehind), true},
+		{fmt.Errorf("sessions: s: read the journal: %w", nats.ErrTimeout), true},
+		{fmt.Errorf("sessions: s: %w", nats.ErrNoResponders), true},
+		{errors.New("sessions: s: line 3: not JSON"), false},
+		{nil, false},
+	} {
+		if got := bus.Unavailable(tc.err); got != tc.want {
+			t.Errorf("Unavailable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -370,7 +370,7 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	r.tree.mu.Lock()
 	sub := r.root.subs[id]
 	if sub != nil {
-		child.ownUsage = sub.Usage // a continued sub-run's budget counts what it spent before
+		child.ownUsage = sub.run.spent // a continued sub-run's budget counts what it spent before
 	}
 	r.tree.mu.Unlock()
 	var res Result

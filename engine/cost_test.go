@@ -187,3 +187,31 @@ func TestAgentBudgetCountsAcrossAContinue(t *testing.T) {
 		t.Errorf("the continued runs made %d model calls, want 2", calls)
 	}
 }
+
+// TestTopLevelAgentBudgetCountsAcrossAContinue: a run as an agent with a
+// budget of its own (--agent) counts, once continued after a crash, what
+// its decisions spent before it.
+func TestTopLevelAgentBudgetCountsAcrossAContinue(t *testing.T) {
+	cfg := engine.Config{Agent: "spender", Tools: enginetest.Registry(t, enginetest.EchoTool()),
+		Agents: []engine.Agent{{Name: "spender", Description: "spends", Model: usageModel(), MaxTokens: 2500}}}
+	rec := &enginetest.Recorder{}
+	if res := engine.New(cfg).Run(context.Background(), engine.NewSession("s1"), "go", rec); res.StopReason != engine.StopBudget {
+		t.Fatalf("the whole run: %s %v", res.StopReason, res.Err)
+	}
+	n := 0
+	cut := upTo(rec.Events(), func(ev engine.Event) bool {
+		if ev.Kind == engine.KindToolStarted {
+			n++
+		}
+		return n == 2
+	})
+	s := replayed(t, cut)
+	rec2 := &enginetest.Recorder{}
+	res := engine.New(cfg).Continue(context.Background(), s, rec2)
+	if res.StopReason != engine.StopBudget || res.Err == nil || !strings.Contains(res.Err.Error(), "spent: 3300 tokens") {
+		t.Fatalf("continued: %s %v; want the agent's budget spent at 3300 tokens", res.StopReason, res.Err)
+	}
+	if calls := len(rec2.Of(engine.KindUsage)); calls != 1 {
+		t.Errorf("the continued run made %d model calls, want 1", calls)
+	}
+}

@@ -268,7 +268,7 @@ func (e *Engine) begin(a *runArgs, h *handOn) Result {
 	ctx, s := a.ctx, a.s
 	if a.resume {
 		r := e.newRun(s, a.sink, s.run.ID, a.cancel)
-		s.budgetFrom = s.run.usedBefore // what it spent before the crash counts
+		s.budgetFrom, r.ownUsage = s.run.usedBefore, s.run.spent // what it spent before the crash counts
 		r.step = cmp.Or(s.run.Step, s.Steps)
 		r.watch(ctx, h)
 		r.loadInstructions()

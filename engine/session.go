@@ -86,10 +86,11 @@ type RunState struct {
 	Answer, Error string
 	// Request is the queued request the run carries out, if any.
 	Request string
-	// usedBefore is the session's Usage when the run started: a run
-	// continued after a crash counts its budget from there, not from
+	// usedBefore is the session's Usage when the run started, and spent
+	// what the run's own decisions cost: a run continued after a crash
+	// counts its budgets (the run's, its agent's) from there, not from
 	// where it was continued.
-	usedBefore Usage
+	usedBefore, spent Usage
 }
 
 // Call states of the current step's tool calls.
@@ -217,6 +218,7 @@ func (s *Session) apply(ev *Event) error {
 		}
 	case *UsageRecorded:
 		s.Usage.Add(d.Usage)
+		s.run.spent.Add(d.Usage)
 	case *StepFinished:
 		s.flushPending()
 	case *ModelRequest, *ContextTrimmed:

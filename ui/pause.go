@@ -315,7 +315,7 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.inspect && m.pause.pending.Request == nil:
 		// A run elsewhere sends its request with the pause only when it
 		// fits in one message.
-		m.note = "The request of this decision did not come with the pause: the run is elsewhere, and its request is too large to send."
+		m.note = "The request of this decision did not come with the pause: the run is elsewhere, and its request was too large to send (or its worker is older than this console)."
 		return m, nil
 	case a.inspect:
 		m.inspector = m.newInspector()
