@@ -371,7 +371,7 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 	}()
 	var last uint64
 	err = retry(func(ctx context.Context) error {
-		m, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+		m, err := j.lastMsg(ctx, subject(id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			last = 0
 			return nil
@@ -449,4 +449,49 @@ func (j *Journals) Remove(id string) error {
 		return fmt.Errorf("sessions: rm %s: %w", id, err)
 	}
 	return nil
+}
+
+// lastMsg is the last message on subj as the journal stream's leader has
+// it. A direct get (GetLastMsgForSubject on a stream that allows them) may
+// be answered by a replica that is behind, and what a writer continues
+// from, or takes for its own line stored, must be the journal's end.
+func (j *Journals) lastMsg(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": subj})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := j.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+JournalStream, req)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return nil, jetstream.ErrNoStreamResponse // no leader yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Subject string `json:"subject"`
+			Seq     uint64 `json:"seq"`
+			Hdrs    []byte `json:"hdrs"`
+			Data    []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, fmt.Errorf("the last message of %s: %w", subj, err)
+	}
+	switch {
+	case r.Error != nil && r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return nil, jetstream.ErrMsgNotFound
+	case r.Error != nil:
+		return nil, r.Error
+	case r.Message == nil:
+		return nil, jetstream.ErrInvalidJSAck
+	}
+	m := &jetstream.RawStreamMsg{Subject: r.Message.Subject, Sequence: r.Message.Seq, Data: r.Message.Data}
+	if len(r.Message.Hdrs) > 0 {
+		if m.Header, err = nats.DecodeHeadersMsg(r.Message.Hdrs); err != nil {
+			return nil, fmt.Errorf("the last message of %s: %w", subj, err)
+		}
+	}
+	return m, nil
 }

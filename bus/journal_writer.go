@@ -243,7 +243,7 @@ func (w *journalWriter) publishBatch(lines [][]byte) (int, error) {
 // (lines this writer sent, stored though no acknowledgement came back),
 // it returns its sequence and index in ids; otherwise k is -1.
 func (w *journalWriter) stored(ctx context.Context, ids []string) (seq uint64, k int) {
-	last, err := w.j.stream.GetLastMsgForSubject(ctx, w.subj)
+	last, err := w.j.lastMsg(ctx, w.subj)
 	if err != nil {
 		return 0, -1
 	}

@@ -287,10 +287,9 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 			return StopError, err
 		}
 		// tool_started is written before the tool runs, so that a run
-		// continued after a crash knows the call may have run. A pure,
-		// prompt tool (Inline and Repeatable: arithmetic, memory, the
-		// clock) may simply run again: its events go with the step's end,
-		// one write (one synced message in JetStream) fewer a step.
+		// continued after a crash knows the call may have run; a pure tool
+		// (Inline and Repeatable: arithmetic, memory, the clock) may simply
+		// run again, and its events go with the step's end: a write fewer.
 		if !jb.tool.Inline || !jb.tool.Repeatable {
 			if err := r.flush(); err != nil {
 				return StopError, err
