@@ -331,8 +331,19 @@ func (w *journalWriter) Close() error {
 // sequence is not the subject's.
 func wrongLast(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// inProcess reports the refusal of a replicated stream's leader to check
+// an expected last sequence while another message of the subject is on its
+// way to the replicas (nats-server 2.15, jetstream_batching.go,
+// checkMsgHeadersPreClusteredProposal): an earlier try of the same
+// publish, whose answer did not come in time, or another writer's. It is
+// no verdict: a later try is checked once that message is stored, and is
+// then a duplicate of ours, or refused for another writer's.
+func inProcess(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // transient reports an error that a later try may not have: the server
@@ -345,7 +356,8 @@ func transient(err error) bool {
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 429 || apiErr.ErrorCode == errBatchIncomplete)
+		errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.Code == 429 || apiErr.ErrorCode == errBatchIncomplete) ||
+		inProcess(err)
 }
 
 // retry runs op, each try bounded by attemptTimeout, again after a

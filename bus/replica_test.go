@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentty/agentty/bus"
 )
@@ -119,7 +120,25 @@ func TestReadJournalFromAReplicaBehind(t *testing.T) {
 		}
 	}
 	late.start(t)
-	reader, _ := openJournals(t, late.srv.ClientURL(), nats.DontRandomize(), nats.NoReconnect())
+	// The node answers JetStream's API before it has caught up its
+	// replicas (on a loaded machine, some seconds after it starts).
+	nc3, err := bus.Connect(bus.Config{URL: late.srv.ClientURL()}, nats.DontRandomize(), nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc3.Close()
+	var reader *bus.Journals
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		reader, err = bus.OpenJournals(ctx, nc3)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node back never answered: %v", err)
+		}
+	}
 	got, err := reader.ReadJournal(id)
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +163,11 @@ func TestUnavailable(t *testing.T) {
 		{fmt.Errorf("sessions: s: read the journal: %w: 1 of the 200 messages", bus.ErrBehind), true},
 		{fmt.Errorf("sessions: s: read the journal: %w", nats.ErrTimeout), true},
 		{fmt.Errorf("sessions: s: %w", nats.ErrNoResponders), true},
+		// A replicated stream's leader with another message of the
+		// subject on its way: no verdict yet.
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}, true},
+		// Another writer's line is stored: a verdict.
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence}, false},
 		{errors.New("sessions: s: line 3: not JSON"), false},
 		{nil, false},
 	} {
