@@ -184,8 +184,8 @@ func addRunFlags(fs *pflag.FlagSet, o *app.Options) {
 	fs.IntVar(&o.MaxSteps, "max-steps", engine.DefaultMaxSteps, "decisions per run before stopping with step_limit")
 	fs.BoolVar(&o.AllowShell, "allow-shell", false, "offer the run_shell tool (it asks before each command)")
 	fs.IntVar(&o.Budget, "context-budget", 0, "tokens of history, memory and tools one request may hold (default 64000)")
-	fs.Float64Var(&o.MaxCost, "max-cost", 0, "stop a run before the decision past this cost, in US `dollars` (exit 4; needs the model's price)")
-	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "stop a run before the decision past this many prompt and completion tokens (exit 4)")
+	fs.Float64Var(&o.MaxCost, "max-cost", 0, "stop a run before a decision that would pass this cost, in US `dollars` (exit 4; needs the model's price)")
+	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "stop a run before a decision that would pass this many prompt and completion tokens (exit 4)")
 }
 
 // addBreakFlag adds --break, whose conditions land in o.Breaks.

@@ -93,10 +93,50 @@ func (r *run) overBudget() error {
 	if cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
 		return nil
 	}
+	return budgetSpent("the run", "the run's", "", cfg.MaxCost, cfg.MaxTokens, r.runSpent(), r.prof.modelName)
+}
+
+// runSpent is what the top-level run, its sub-runs with it, has spent
+// since it started.
+func (r *run) runSpent() Usage {
 	now, from := r.spent()
-	spent := Usage{PromptTokens: now.PromptTokens - from.PromptTokens, CompletionTokens: now.CompletionTokens - from.CompletionTokens,
+	return Usage{PromptTokens: now.PromptTokens - from.PromptTokens, CompletionTokens: now.CompletionTokens - from.CompletionTokens,
 		Cost: now.Cost - from.Cost, Priced: now.Priced - from.Priced, Calls: now.Calls - from.Calls}
-	return budgetSpent("the run", "the run's", "", cfg.MaxCost, cfg.MaxTokens, spent, r.prof.modelName)
+}
+
+// wouldOverspend says why the decision about to be asked for must not be
+// (nil: it may): its prompt alone, whose size is known before the call,
+// would take what was spent past a token budget or, at the model's price,
+// past a cost budget (the agent's or the run's). What the answer adds is
+// known only after the call; overBudget, before the next one, sees it.
+// edited says the request was edited (its size is counted again).
+func (r *run) wouldOverspend(req *Request, edited bool) error {
+	p, cfg := &r.prof, &r.e.cfg
+	if p.maxCost <= 0 && p.maxTokens <= 0 && cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
+		return nil
+	}
+	prompt := r.reqTokens
+	if edited {
+		prompt = RequestTokens(req)
+	}
+	next := r.priced(Usage{PromptTokens: prompt}, p.modelName)
+	if err := wouldPass("agent "+p.agent+"'s", " a run", p.maxCost, p.maxTokens, r.ownUsage, next); err != nil {
+		return err
+	}
+	return wouldPass("the run's", "", cfg.MaxCost, cfg.MaxTokens, r.runSpent(), next)
+}
+
+// wouldPass says why a request whose prompt is next would take spent past
+// a budget of maxCost (when next's price is known) or maxTokens.
+func wouldPass(whose, per string, maxCost float64, maxTokens int, spent, next Usage) error {
+	tokens := spent.PromptTokens + spent.CompletionTokens
+	switch {
+	case maxTokens > 0 && tokens+next.PromptTokens > maxTokens:
+		return fmt.Errorf("%s token budget of %d%s would be passed by the next request: %d tokens used, and its prompt is about %d more", whose, maxTokens, per, tokens, next.PromptTokens)
+	case maxCost > 0 && next.Priced == 1 && spent.Cost+next.Cost > maxCost:
+		return fmt.Errorf("%s cost budget of %s%s would be passed by the next request: %s spent, and its prompt costs about %s more", whose, FormatCost(maxCost, 1, 1), per, FormatCost(spent.Cost, 1, 1), FormatCost(next.Cost, 1, 1))
+	}
+	return nil
 }
 
 // budgetSpent says why spending u is past a budget of maxCost and

@@ -215,3 +215,48 @@ func TestTopLevelAgentBudgetCountsAcrossAContinue(t *testing.T) {
 		t.Errorf("the continued run made %d model calls, want 1", calls)
 	}
 }
+
+// TestBudgetStopsBeforeARequestThatWouldPassIt: a request's prompt is
+// known before the call, so a budget it alone would pass stops the run
+// before the model is asked: tokens, and cost at the model's price; a
+// budget that the prompt fits goes on.
+func TestBudgetStopsBeforeARequestThatWouldPassIt(t *testing.T) {
+	price := func(string) (engine.Price, bool) { return engine.Price{Input: 1e6, Output: 1e6}, true } // $1 a token
+	task := strings.Repeat("a long task ", 40)
+	for _, tt := range []struct {
+		name  string
+		cfg   engine.Config
+		calls int
+		says  string
+	}{
+		{"tokens", engine.Config{MaxTokens: 20}, 0, "the run's token budget of 20 would be passed by the next request: 0 tokens used, and its prompt is about"},
+		{"cost", engine.Config{MaxCost: 20, Prices: price, ModelName: "priced"}, 0, "the run's cost budget of $20.00 would be passed by the next request: $0.00 spent"},
+		{"agent tokens", engine.Config{Agent: "a", Agents: []engine.Agent{{Name: "a", Description: "a", MaxTokens: 20}}}, 0, "agent a's token budget of 20 a run would be passed"},
+		// 1,100 tokens a call as the model reports them: the third call's
+		// prompt (about 150 tokens) would pass 2,300.
+		{"after two calls", engine.Config{MaxTokens: 2300}, 2, "token budget of 2300 would be passed by the next request: 2200 tokens used"},
+		{"fits", engine.Config{MaxTokens: 1_000_000, MaxSteps: 2}, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Model, cfg.Tools = usageModel(), enginetest.Registry(t, enginetest.EchoTool())
+			for i := range cfg.Agents {
+				cfg.Agents[i].Model = usageModel()
+			}
+			rec := &enginetest.Recorder{}
+			res := engine.New(cfg).Run(context.Background(), engine.NewSession("s"), task, rec)
+			if n := len(rec.Of(engine.KindUsage)); n != tt.calls {
+				t.Errorf("%d model calls, want %d", n, tt.calls)
+			}
+			if tt.says == "" {
+				if res.StopReason != engine.StopStepLimit {
+					t.Errorf("stop %s (%v), want the step limit", res.StopReason, res.Err)
+				}
+				return
+			}
+			if res.StopReason != engine.StopBudget || res.Err == nil || !strings.Contains(res.Err.Error(), tt.says) {
+				t.Errorf("stop %s, err %v; want budget saying %q", res.StopReason, res.Err, tt.says)
+			}
+		})
+	}
+}

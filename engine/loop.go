@@ -226,6 +226,8 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		if req, err = r.editRequest(req, v.Edit); err != nil {
 			return r.finish(ctx, StopError, "", err)
+		} else if err := r.wouldOverspend(req, !v.Edit.Empty()); err != nil {
+			return r.finish(ctx, StopBudget, "", err)
 		}
 		dec, attempts, err := r.decide(ctx, req)
 		if err != nil {
