@@ -202,7 +202,11 @@ func TestEditTheRequest(t *testing.T) {
 	}
 	ed := rec.Of(engine.KindRequestEdited)
 	if len(ed) != 1 || ed[0].Data.(*engine.RequestEdited).Note != "answer in French" || ed[0].Data.(*engine.RequestEdited).Tokens == 0 {
-		t.Errorf("request_edited: %+v", ed)
+		t.Fatalf("request_edited: %+v", ed)
+	}
+	// The model said no usage: the estimate is the size of what was sent.
+	if u := rec.Of(engine.KindUsage); len(u) != 1 || u[0].Data.(*engine.UsageRecorded).PromptTokens != ed[0].Data.(*engine.RequestEdited).Tokens {
+		t.Errorf("usage %+v, want the edited request's %d prompt tokens", u[0].Data, ed[0].Data.(*engine.RequestEdited).Tokens)
 	}
 	if h := s.History; len(h) != 2 || strings.Contains(h[0].Content, "French") {
 		t.Errorf("the history changed: %+v", h)

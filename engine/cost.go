@@ -109,17 +109,12 @@ func (r *run) runSpent() Usage {
 // would take what was spent past a token budget or, at the model's price,
 // past a cost budget (the agent's or the run's). What the answer adds is
 // known only after the call; overBudget, before the next one, sees it.
-// edited says the request was edited (its size is counted again).
-func (r *run) wouldOverspend(req *Request, edited bool) error {
+func (r *run) wouldOverspend() error {
 	p, cfg := &r.prof, &r.e.cfg
 	if p.maxCost <= 0 && p.maxTokens <= 0 && cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
 		return nil
 	}
-	prompt := r.reqTokens
-	if edited {
-		prompt = RequestTokens(req)
-	}
-	next := r.priced(Usage{PromptTokens: prompt}, p.modelName)
+	next := r.priced(Usage{PromptTokens: r.reqTokens}, p.modelName)
 	if err := wouldPass("agent "+p.agent+"'s", " a run", p.maxCost, p.maxTokens, r.ownUsage, next); err != nil {
 		return err
 	}

@@ -226,7 +226,7 @@ func (r *run) loop(ctx context.Context) Result {
 		}
 		if req, err = r.editRequest(req, v.Edit); err != nil {
 			return r.finish(ctx, StopError, "", err)
-		} else if err := r.wouldOverspend(req, !v.Edit.Empty()); err != nil {
+		} else if err := r.wouldOverspend(); err != nil {
 			return r.finish(ctx, StopBudget, "", err)
 		}
 		dec, attempts, err := r.decide(ctx, req)
@@ -459,7 +459,8 @@ func (r *run) editRequest(req *Request, e *RequestEdit) (*Request, error) {
 	if err != nil {
 		return req, r.emit(Decide, KindNotice, &Notice{Level: "warning", Message: "the request edit was not applied: " + err.Error()})
 	}
-	return out, r.emit(Decide, KindRequestEdited, &RequestEdited{RequestEdit: *e, Tokens: RequestTokens(out)})
+	r.reqTokens = RequestTokens(out) // what is sent: its size for the budgets and an estimated usage
+	return out, r.emit(Decide, KindRequestEdited, &RequestEdited{RequestEdit: *e, Tokens: r.reqTokens})
 }
 
 // FullHistory is a Model that reads what it needs from the run's whole

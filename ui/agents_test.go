@@ -585,3 +585,28 @@ func TestRealEngineSubRunPauses(t *testing.T) {
 		t.Errorf("the run: %+v", last)
 	}
 }
+
+// TestTimelineKeepsAnEditedRequest: a decision asked with a request the
+// person edited says so on its row once it has come, not only while it
+// is awaited; one that was not edited does not.
+func TestTimelineKeepsAnEditedRequest(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	ev := func(step int, phase engine.Phase, kind engine.Kind, data any) engine.Event {
+		return engine.Event{V: engine.SchemaVersion, Session: "s", Run: "run-1", Step: step, Phase: phase, Kind: kind, Time: at, Data: data}
+	}
+	note := "be brief"
+	evs := []engine.Event{
+		ev(0, "", engine.KindRunStarted, &engine.RunStarted{Task: "go"}),
+		ev(1, engine.Perceive, engine.KindStepStarted, &engine.StepStarted{}),
+		ev(1, engine.Perceive, engine.KindModelRequest, &engine.ModelRequest{Messages: 1, Tokens: 40}),
+		ev(1, engine.Decide, engine.KindRequestEdited, &engine.RequestEdited{RequestEdit: engine.RequestEdit{Note: note}, Tokens: 44}),
+		ev(1, engine.Decide, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "calculator", Args: []byte(`{"expression":"1+1"}`)}}}),
+		ev(2, engine.Perceive, engine.KindStepStarted, &engine.StepStarted{}),
+		ev(2, engine.Perceive, engine.KindModelRequest, &engine.ModelRequest{Messages: 3, Tokens: 60}),
+		ev(2, engine.Decide, engine.KindDecision, &engine.Decided{Text: "2"}),
+	}
+	rows := shownRows(agentConsole(t, evs, 160, 40))
+	if !slices.Contains(rows, "run-1 1 decide call calculator · edited") || !slices.Contains(rows, "run-1 2 decide answer") {
+		t.Errorf("the Timeline shows\n%s", strings.Join(rows, "\n"))
+	}
+}

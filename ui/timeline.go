@@ -93,6 +93,7 @@ type stepDetail struct {
 	retries  []*engine.RetryScheduled
 	gates    []string // each pause of the step and the person's answer
 	errors   []string
+	edited   bool // the person edited the request of the step's decision
 }
 
 // timeline is the Timeline pane: one row per step and phase as it happens,

@@ -120,7 +120,8 @@ func (t *timeline) workflowStepFinished(ev engine.Event, d *engine.WorkflowStepF
 
 // decided applies decided: the decide row says what was decided.
 func (t *timeline) decided(ev engine.Event, d *engine.Decided, sub *subRun) {
-	t.detail(ev).decision = d
+	dt := t.detail(ev)
+	dt.decision = d
 	if sub != nil {
 		sub.tools += len(d.ToolCalls)
 	}
@@ -139,6 +140,9 @@ func (t *timeline) decided(ev engine.Event, d *engine.Decided, sub *subRun) {
 				names = append(names, flatten(c.Name))
 			}
 			r.text = "call " + strings.Join(names, ", ")
+		}
+		if dt.edited {
+			r.text += " · edited" // the request it was asked with was the person's
 		}
 	}
 }
@@ -264,6 +268,7 @@ func (t *timeline) requestEdited(ev engine.Event, d *engine.RequestEdited) {
 		what = append(what, "a note: "+engine.OneLine(d.Note, 60))
 	}
 	dt := t.detail(ev)
+	dt.edited = true
 	dt.gates = append(dt.gates, fmt.Sprintf("the request was edited (%s; %s tokens)", strings.Join(what, ", "), kTok(d.Tokens)))
 	if r := t.last(ev.Step, engine.Decide); r != nil {
 		r.text = "thinking (request edited)"
