@@ -501,7 +501,7 @@ func TestCancelBeforeAnyTextSaysCancelled(t *testing.T) {
 // wider line, down to 20×8, with the help open or not: the help and the
 // tab bar give way before the panes do.
 func TestFrameFitsSmallTerminals(t *testing.T) {
-	for _, sz := range []struct{ w, h int }{{20, 8}, {20, 9}, {30, 10}, {80, 12}, {80, 16}, {119, 20}, {80, 24}, {110, 24}, {120, 12}, {160, 45}} {
+	for _, sz := range []struct{ w, h int }{{20, 8}, {20, 9}, {30, 10}, {80, 12}, {80, 16}, {119, 20}, {80, 24}, {110, 24}, {120, 12}, {140, 40}, {160, 45}} {
 		for _, help := range []bool{false, true} {
 			m := New(Config{Style: "notty", Notice: "Using the built-in offline model."})
 			m.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -54,8 +55,7 @@ func (h *helpBar) view(hk helpKeys, full bool, width int) string {
 	}
 	var v string
 	if full {
-		h.Width = width
-		v = h.FullHelpView(hk.FullHelp())
+		v = h.fullView(hk.FullHelp(), width)
 	} else {
 		// Keys are left out from the end, "? all keys" last of all: it
 		// says where the rest are.
@@ -75,6 +75,38 @@ func (h *helpBar) view(hk helpKeys, full bool, width int) string {
 	}
 	h.cache[slot], h.key[slot] = strings.Join(lines, "\n"), key
 	return h.cache[slot]
+}
+
+// fullView draws the groups of keys side by side as the help bubble does,
+// but on as many rows of groups as the width needs: the bubble drops the
+// groups that do not fit (at 140 columns, those with the keys that quit).
+func (h *helpBar) fullView(groups [][]key.Binding, width int) string {
+	h.Width = 0
+	sep := h.Styles.FullSeparator.Inline(true).Render(h.FullSeparator)
+	var rows, row []string
+	used := 0
+	for _, g := range groups {
+		block := h.FullHelpView([][]key.Binding{g})
+		if block == "" {
+			continue
+		}
+		w := lipgloss.Width(block)
+		if len(row) > 0 && used+ansi.StringWidth(sep)+w > width {
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row, used = nil, 0
+		}
+		if len(row) > 0 {
+			row = append(row, sep)
+			used += ansi.StringWidth(sep)
+		}
+		row = append(row, block)
+		used += w
+	}
+	if len(row) > 0 {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	}
+	h.Width = width
+	return strings.Join(rows, "\n\n")
 }
 
 // helpOverlay draws all keys over the whole screen, for a terminal too
