@@ -189,7 +189,20 @@ func consoleEnded(err error, store *sessions.Store, stderr io.Writer, backends .
 		fmt.Fprintln(stderr, "agentty:", err)
 		return ExitError
 	}
+	sayWhereToGoOn(store, stderr, backends[len(backends)-1])
 	return 0
+}
+
+// sayWhereToGoOn tells a person leaving the console how to come back to
+// the session it showed last, when that session has a run to come back to.
+func sayWhereToGoOn(store *sessions.Store, stderr io.Writer, b ui.Backend) {
+	if b == nil {
+		return
+	}
+	id := b.SessionID()
+	if m, err := store.Meta(id); err == nil && m.Runs > 0 {
+		fmt.Fprintf(stderr, "agentty: session %s is saved; agentty --resume %s goes on with it\n", id, id)
+	}
 }
 
 // writeCrash writes the stack of a console panic to a new file in

@@ -165,6 +165,10 @@ func newQueueCmd(f *factory) *cobra.Command {
 			if opts.AsJSON {
 				return exit(printJSON(opts.Out, snap.Queued))
 			}
+			if len(snap.Queued) == 0 {
+				fmt.Fprintln(opts.Out, "The queue is empty: every request submitted was taken by a worker.")
+				return nil
+			}
 			tw := tabwriter.NewWriter(opts.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "REQUEST\tSESSION\tPOOL\tAGE\tTASK")
 			for _, q := range snap.Queued {

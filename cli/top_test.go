@@ -86,6 +86,9 @@ func TestTopAndCancel(t *testing.T) {
 			t.Fatalf("after the cancels top shows %s", out)
 		}
 	}
+	if code, out, _ := runCLI(t, context.Background(), env, "queue", "ls", "--nats", url); code != 0 || !strings.Contains(out, "The queue is empty") {
+		t.Errorf("queue ls of an empty queue: %d %q", code, out)
+	}
 }
 
 // A session's requests, queued one after another while three workers take

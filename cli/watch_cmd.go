@@ -175,7 +175,7 @@ func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id
 	defer cancel()
 	notes = append([]string{fmt.Sprintf("Watching session %s live on %s: %d events from its journal, then its runs as they go. "+
 		"Nothing can be started here; the pauses of its runs (agentty submit --step, tools that ask) are answered here "+
-		"with the usual keys (enter, c, e, s, n, esc). ctrl+t turns step mode off: its runs then go on without pausing.",
+		"with the usual keys (enter, c, e, m, s, n, i to inspect a request, esc). ctrl+t turns step mode off: its runs then go on without pausing.",
 		id, bus.Redact(url), len(past))}, notes...)
 	err := app.Follow(ctx, app.Followed{
 		ID: id, Past: past, Live: watchLive(ctx, sub, id, past, warn), Notice: strings.Join(notes, "\n\n"),

@@ -187,8 +187,12 @@ func (m *memory) budget(width int) []string {
 		legend += " c " + kTok(r.SummaryTokens)
 	}
 	legend += fmt.Sprintf(" m %s h %s t %s", kTok(r.MemoryTokens), kTok(hist), kTok(r.ToolTokens))
+	ctx := fmt.Sprintf("context: %d / %d tok (%d%%)", r.Tokens, r.Budget, r.Tokens*100/r.Budget)
+	if ansi.StringWidth(ctx) > width { // the share is what matters: keep it in sight
+		ctx = fmt.Sprintf("context %s/%s (%d%%)", kTok(r.Tokens), kTok(r.Budget), r.Tokens*100/r.Budget)
+	}
 	out := []string{
-		ansi.Truncate(fmt.Sprintf("context: %d / %d tok (%d%%)", r.Tokens, r.Budget, r.Tokens*100/r.Budget), width, "…"),
+		ansi.Truncate(ctx, width, "…"),
 		"[" + strings.Join(bar, "") + "]",
 		styleDim.Render(ansi.Truncate(legend, width, "…")),
 	}
