@@ -12,7 +12,8 @@ import (
 
 // A model whose price the config gives: each usage event of run --json
 // carries its cost, sessions ls and show say the session's, and --max-cost
-// stops a run that would spend more with exit 4 and the amount; a server
+// stops a run that would spend more with exit 4 and the amount, before
+// the model is asked when the prompt alone would pass it; a server
 // that reports its own cost (OpenRouter) is believed; an unknown price is
 // "cost unknown", and a cost budget refuses to go on blind.
 func TestCostInRunsAndSessions(t *testing.T) {
@@ -25,11 +26,13 @@ func TestCostInRunsAndSessions(t *testing.T) {
 	})
 	home := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "config.json")
-	writeFile(t, cfg, `{"models": {"pricey": {"price": {"input": 1000, "output": 2000}}}}`)
+	writeFile(t, cfg, `{"models": {"pricey": {"price": {"input": 10, "output": 2000}}}}`)
 	env := map[string]string{"AGENTTY_HOME": home, "OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "AGENTTY_CONFIG": cfg}
-	// (42*1000 + 7*2000) / 1e6 = 0.056 a decision: the third would pass 0.15.
-	code, out, errs := runCLI(t, context.Background(), env, "run", "--json", "--model", "pricey", "--max-cost", "0.15", "what time is it?")
-	if code != 4 || !strings.Contains(errs, "cost budget of $0.15 is spent: $0.168") {
+	// (42*10 + 7*2000) / 1e6 = 0.01442 a decision, most of it the answer:
+	// each prompt fits what is left, and the third call's answer passes
+	// 0.04.
+	code, out, errs := runCLI(t, context.Background(), env, "run", "--json", "--model", "pricey", "--max-cost", "0.04", "what time is it?")
+	if code != 4 || !strings.Contains(errs, "cost budget of $0.04 is spent: $0.0433") {
 		t.Fatalf("exit %d, want 4 with the amount spent: %s", code, errs)
 	}
 	var costs []float64
@@ -46,11 +49,11 @@ func TestCostInRunsAndSessions(t *testing.T) {
 			costs = append(costs, ev.Data.Cost)
 		}
 	}
-	if len(costs) != 3 || costs[0] != 0.056 {
+	if len(costs) != 3 || costs[0] != 0.01442 {
 		t.Errorf("usage events' costs: %v", costs)
 	}
 	code, ls, _ := runCLI(t, context.Background(), env, "sessions", "ls")
-	if code != 0 || !strings.Contains(ls, "COST") || !strings.Contains(ls, "$0.168") {
+	if code != 0 || !strings.Contains(ls, "COST") || !strings.Contains(ls, "$0.0433") {
 		t.Errorf("sessions ls:\n%s", ls)
 	}
 	code, out, errs = runCLI(t, context.Background(), env, "run", "--model", "openrouter/some-model", "routed")
@@ -69,8 +72,11 @@ func TestCostInRunsAndSessions(t *testing.T) {
 	if !strings.Contains(ls, "cost unknown") {
 		t.Errorf("an unpriced session:\n%s", ls)
 	}
+	// A budget the first request's prompt alone would pass: the model is
+	// not asked at all.
+	asked := len(srv.Requests())
 	code, _, errs = runCLI(t, context.Background(), env, "run", "--model", "pricey", "--max-tokens", "60", "what time is it?")
-	if code != 4 || !strings.Contains(errs, "token budget of 60 is spent: 98 tokens") {
-		t.Errorf("--max-tokens: exit %d %s", code, errs)
+	if code != 4 || !strings.Contains(errs, "token budget of 60 would be passed by the next request: 0 tokens used") || len(srv.Requests()) != asked {
+		t.Errorf("--max-tokens: exit %d %s, %d requests made", code, errs, len(srv.Requests())-asked)
 	}
 }

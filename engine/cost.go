@@ -109,12 +109,18 @@ func (r *run) runSpent() Usage {
 // would take what was spent past a token budget or, at the model's price,
 // past a cost budget (the agent's or the run's). What the answer adds is
 // known only after the call; overBudget, before the next one, sees it.
+// The prompt's size is estimated, and, once the server has counted one of
+// the run's requests, taken from its count.
 func (r *run) wouldOverspend() error {
 	p, cfg := &r.prof, &r.e.cfg
 	if p.maxCost <= 0 && p.maxTokens <= 0 && cfg.MaxCost <= 0 && cfg.MaxTokens <= 0 {
 		return nil
 	}
-	next := r.priced(Usage{PromptTokens: r.reqTokens}, p.modelName)
+	prompt := r.reqTokens
+	if r.sized[1] > 0 { // the server counts the way it counts: go from its last count
+		prompt = max(0, r.sized[1]+r.reqTokens-r.sized[0])
+	}
+	next := r.priced(Usage{PromptTokens: prompt}, p.modelName)
 	if err := wouldPass("agent "+p.agent+"'s", " a run", p.maxCost, p.maxTokens, r.ownUsage, next); err != nil {
 		return err
 	}

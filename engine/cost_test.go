@@ -32,8 +32,12 @@ func TestCostAndBudgets(t *testing.T) {
 		errSays   string
 		costKnown bool
 	}{
-		{"tokens", engine.Config{MaxTokens: 2500, ModelName: "priced"}, engine.StopBudget, 3, "token budget of 2500 is spent: 3300 tokens", true},
-		{"cost", engine.Config{MaxCost: 0.006, ModelName: "priced"}, engine.StopBudget, 3, "cost budget of $0.006 is spent: $0.0078", true},
+		// The server counts 1,000 prompt tokens a request: the third
+		// would pass the budget, and is not sent.
+		{"tokens", engine.Config{MaxTokens: 2500, ModelName: "priced"}, engine.StopBudget, 2, "token budget of 2500 would be passed by the next request: 2200 tokens used, and its prompt is about 10", true},
+		{"cost", engine.Config{MaxCost: 0.006, ModelName: "priced"}, engine.StopBudget, 2, "cost budget of $0.006 would be passed by the next request: $0.0052 spent", true},
+		// A budget the calls' answers pass: the check after each call.
+		{"answers", engine.Config{MaxTokens: 3250, ModelName: "priced"}, engine.StopBudget, 3, "token budget of 3250 is spent: 3300 tokens", true},
 		{"unpriced", engine.Config{MaxCost: 1, ModelName: "mystery"}, engine.StopBudget, 1, `the cost of model "mystery" is not known`, false},
 		{"none", engine.Config{MaxSteps: 4, ModelName: "priced"}, engine.StopStepLimit, 4, "", true},
 	} {
@@ -89,7 +93,7 @@ func TestAgentBudget(t *testing.T) {
 		Tools:  enginetest.Registry(t, enginetest.EchoTool()),
 		Agents: []engine.Agent{{Name: "spender", Description: "spends", Model: usageModel(), ModelName: "priced", MaxTokens: 2500}}}
 	rec, res, _ := runTree(t, cfg, "go")
-	if res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "agent spender's token budget of 2500 a run is spent: 3300 tokens") {
+	if res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "agent spender's token budget of 2500 a run would be passed by the next request: 2200 tokens used") {
 		t.Fatalf("result: %+v", res)
 	}
 	var subStop engine.StopReason

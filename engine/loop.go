@@ -58,8 +58,12 @@ type run struct {
 	// partial is the answer text streamed by the model's current attempt,
 	// kept for run_finished when the person cancels mid-answer.
 	partial strings.Builder
-	// reqTokens is the estimated size of the last request.
+	// reqTokens is the estimated size of the last request; sized are the
+	// estimate and the server's count of the last one the server counted
+	// (what the next request will count, for a budget: sized[1] plus what
+	// the estimate grew by since).
 	reqTokens int
+	sized     [2]int
 	// payloads are the current step's; a run with no sink (nobody can
 	// keep them) reuses one set, held in own.
 	payloads *stepPayloads
@@ -276,6 +280,9 @@ func (r *run) loop(ctx context.Context) Result {
 // totals, and adds it to what the run itself spent.
 func (r *run) recordUsage(now time.Time, p *stepPayloads, usage Usage) error {
 	u := r.priced(usage, r.prof.modelName)
+	if !usage.Estimated && usage.PromptTokens > 0 {
+		r.sized = [2]int{r.reqTokens, usage.PromptTokens}
+	}
 	r.ownUsage.Add(u)
 	p.usage = UsageRecorded{Usage: u, SessionPrompt: r.s.Usage.PromptTokens + u.PromptTokens, SessionCompletion: r.s.Usage.CompletionTokens + u.CompletionTokens}
 	return r.emitAt(now, Decide, KindUsage, &p.usage)
