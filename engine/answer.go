@@ -125,7 +125,7 @@ func compileOutput(raw json.RawMessage) (*outputSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: output schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
+	c := NewSchemaCompiler()
 	if err := c.AddResource("output:", doc); err != nil {
 		return nil, fmt.Errorf("engine: output schema: %w", err)
 	}

@@ -211,7 +211,7 @@ func (r *toolSet) add(t Tool) error {
 	if err != nil {
 		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)
 	}
-	c := jsonschema.NewCompiler()
+	c := NewSchemaCompiler()
 	url := "tool:" + t.Name
 	if err := c.AddResource(url, doc); err != nil {
 		return fmt.Errorf("engine: tool %q: schema: %w", t.Name, err)

@@ -403,7 +403,7 @@ func (p *suiteParser) schema(v *yaml.Node, field string) *jsonschema.Schema {
 		p.fail(v, field, "bad JSON schema: %v", err)
 		return nil
 	}
-	c := jsonschema.NewCompiler()
+	c := engine.NewSchemaCompiler()
 	url := fmt.Sprintf("eval:%s:%d", p.file, v.Line)
 	if err := c.AddResource(url, doc); err != nil {
 		p.fail(v, field, "bad JSON schema: %v", err)
