@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -143,4 +144,63 @@ func (def *Def) CheckGuardrails(names map[string]bool) *Problem {
 		}
 	}
 	return nil
+}
+
+// GuardCycles finds the agents of defs whose guardrail judges lead back to
+// them, directly or through other judges (alpha judged by beta, beta by
+// alpha): asking one would ask the other without end. It returns, for each
+// agent in such a cycle or whose judges reach one, why it cannot be used.
+func GuardCycles(defs []Def) map[string]string {
+	g := guardGraph{judges: map[string][]string{}, state: map[string]uint8{}, cycle: map[string][]string{}}
+	for i := range defs {
+		d := &defs[i]
+		for _, gr := range append(slices.Clone(d.Guardrails.Input), d.Guardrails.Output...) {
+			if gr.Agent != "" && gr.Agent != d.Name && !slices.Contains(g.judges[d.Name], gr.Agent) {
+				g.judges[d.Name] = append(g.judges[d.Name], gr.Agent)
+			}
+		}
+	}
+	out := map[string]string{}
+	for i := range defs {
+		name := defs[i].Name
+		switch c := g.visit(name, nil); {
+		case c == nil:
+		case slices.Contains(c, name):
+			out[name] = "guardrail judges form a cycle: " + strings.Join(c, " → ")
+		default:
+			out[name] = "its guardrail judges reach a cycle: " + strings.Join(c, " → ")
+		}
+	}
+	return out
+}
+
+// guardGraph is the agents' judges, walked depth-first once (state: 0 not
+// seen, 1 on the path, 2 done) with the cycle each agent reaches.
+type guardGraph struct {
+	judges map[string][]string
+	state  map[string]uint8
+	cycle  map[string][]string
+}
+
+// visit returns the cycle of judges that n reaches (nil: none); path is the
+// walk that led to n.
+func (g *guardGraph) visit(n string, path []string) []string {
+	switch g.state[n] {
+	case 1:
+		i := slices.Index(path, n)
+		return append(slices.Clone(path[i:]), n)
+	case 2:
+		return g.cycle[n]
+	}
+	g.state[n] = 1
+	path = append(path, n)
+	var c []string
+	for _, j := range g.judges[n] {
+		if c = g.visit(j, path); c != nil {
+			break
+		}
+	}
+	g.state[n] = 2
+	g.cycle[n] = c
+	return c
 }

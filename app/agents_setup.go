@@ -43,6 +43,7 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 	for _, d := range files.Defs {
 		st.agentNames[d.Name] = true
 	}
+	st.guardCycles = agents.GuardCycles(files.Defs)
 	shadowed := map[string][]*agents.Def{}
 	for i := range files.Shadowed {
 		d := &files.Shadowed[i]
@@ -90,6 +91,9 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 	a.Notes = append(a.Notes, notes...)
 	if prob == nil {
 		prob = def.CheckGuardrails(st.agentNames)
+	}
+	if why := st.guardCycles[def.Name]; prob == nil && why != "" {
+		prob = &agents.Problem{File: def.File, Field: "guardrails", Message: why}
 	}
 	if prob != nil {
 		a.Errors = append(a.Errors, *prob)

@@ -63,6 +63,9 @@ type Setup struct {
 	limits       config.ModelLimits
 	// agentNames are the agents the files define (a guardrail may ask one).
 	agentNames map[string]bool
+	// guardCycles are the agents whose guardrail judges lead back to them
+	// (agents.GuardCycles): refused.
+	guardCycles map[string]string
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
 	// knowledge is the search index search_knowledge asks, opened on

@@ -208,6 +208,7 @@ const skippedByAbort = "skipped: the run was aborted before this call"
 //
 //go:noinline
 func (r *run) emitFinished(fin ToolFinished) error {
+	r.redactFinished(&fin)
 	return r.emit(Act, KindToolFinished, &fin)
 }
 
@@ -282,7 +283,7 @@ func (r *run) driveJobs(ctx context.Context, jobs []toolJob) (StopReason, error)
 		jb.start = r.stamp()
 		now = jb.start
 		jb.started = true // even if the sink fails on it: the session applied it
-		jb.tp.started = ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: jb.call.Args}
+		jb.tp.started = ToolStarted{Index: jb.idx, ID: jb.call.ID, Name: jb.call.Name, Args: r.journaledArgs(jb.call.Args)}
 		if err := r.emitAt(jb.start, Act, KindToolStarted, &jb.tp.started); err != nil {
 			return StopError, err
 		}
@@ -465,10 +466,12 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		changes = jb.view.changes
 	}
 	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
+	r.redactFinished(fin)
 	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil {
 		return true, err
 	}
 	for i := range changes {
+		r.redactMemory(&changes[i])
 		if err := r.emitAt(now, Observe, KindMemoryChanged, &changes[i]); err != nil {
 			return true, err
 		}
@@ -481,7 +484,7 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 func (r *run) transfer(i int, c ToolCall) error {
 	to := strings.TrimPrefix(c.Name, TransferPrefix)
 	now := r.now()
-	if err := r.emitAt(now, Act, KindToolStarted, &ToolStarted{Index: i, ID: c.ID, Name: c.Name, Args: c.Args}); err != nil {
+	if err := r.emitAt(now, Act, KindToolStarted, &ToolStarted{Index: i, ID: c.ID, Name: c.Name, Args: r.journaledArgs(c.Args)}); err != nil {
 		return err
 	}
 	fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name, Status: ToolOK, Attempts: 1,

@@ -167,6 +167,9 @@ func (e *Engine) setupAgents() error {
 			}
 		}
 	}
+	if c := ag.guardCycle(); c != nil {
+		return fmt.Errorf("engine: guardrail judges form a cycle: %s", strings.Join(c, " → "))
+	}
 	e.agents = ag
 	return nil
 }
@@ -362,33 +365,7 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	// The parent's turn, not its step: step numbers are the session's and
 	// parallel sub-runs take them in any order, a run's turns are its own.
 	id := r.id + "/" + strconv.Itoa(c.turn) + "/" + c.ID
-	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: c.Step, compactedTurn: -1,
-		instructions: r.instructions, instT: r.instT,
-		depth: r.depth + 1, parent: r.id, parentCall: c.ID, parentBase: r.prof.base}
-	child.req.delta = child.onDelta
-	child.delegateFn = child.delegate
-	r.tree.mu.Lock()
-	sub := r.root.subs[id]
-	if sub != nil {
-		child.ownUsage = sub.run.spent // a continued sub-run's budget counts what it spent before
-	}
-	r.tree.mu.Unlock()
-	var res Result
-	switch {
-	case sub != nil && sub.run.Finished:
-		res = Result{StopReason: sub.run.Stop, Answer: sub.run.Answer, Steps: sub.run.Turn}
-		if sub.run.Error != "" {
-			res.Err = errors.New(sub.run.Error)
-		}
-	case sub != nil:
-		child.s = sub
-		child.prof = r.e.profile(cmp.Or(sub.Agent, a.Name), child.parentBase, child.depth)
-		child.step = sub.run.Step
-		res = child.resume(ctx)
-	default:
-		child.prof = r.e.profile(a.Name, child.parentBase, child.depth)
-		res = child.start(ctx, args.Task)
-	}
+	res := r.subRun(ctx, id, c.ID, a.Name, args.Task, c.Step, false)
 	switch res.StopReason {
 	case StopAnswered:
 		return res.Answer, nil
@@ -401,4 +378,43 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 		res.Err = errors.New(string(res.StopReason))
 	}
 	return "", fmt.Errorf("agent %s failed: %v", a.Name, res.Err)
+}
+
+// subRun carries out the sub-run id of r, for its call (a tool call's id,
+// or a guardrail's: guardCall), as agent on task, from the session's step
+// step. A sub-run that an earlier process started is continued, or, if it
+// finished, its recorded end is the result: nothing it did runs twice. A
+// judge (a guardrail's agent) is offered neither agent nor transfer_to.
+func (r *run) subRun(ctx context.Context, id, call, agent, task string, step int, judge bool) Result {
+	child := &run{e: r.e, sink: r.tree.sink, tree: r.tree, root: r.root, id: id, step: step, compactedTurn: -1,
+		instructions: r.instructions, instT: r.instT,
+		depth: r.depth + 1, parent: r.id, parentCall: call, parentBase: r.prof.base}
+	child.req.delta = child.onDelta
+	child.delegateFn = child.delegate
+	r.tree.mu.Lock()
+	sub := r.root.subs[id]
+	if sub != nil {
+		child.ownUsage = sub.run.spent // a continued sub-run's budget counts what it spent before
+	}
+	r.tree.mu.Unlock()
+	if sub != nil && sub.run.Finished {
+		res := Result{StopReason: sub.run.Stop, Answer: sub.run.Answer, Steps: sub.run.Turn}
+		if sub.run.Error != "" {
+			res.Err = errors.New(sub.run.Error)
+		}
+		return res
+	}
+	if sub != nil {
+		agent = cmp.Or(sub.Agent, agent)
+	}
+	child.prof = r.e.profile(agent, child.parentBase, child.depth)
+	if judge {
+		child.prof.tools = child.prof.base
+	}
+	if sub != nil {
+		child.s = sub
+		child.step = sub.run.Step
+		return child.resume(ctx)
+	}
+	return child.start(ctx, task)
 }

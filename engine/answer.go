@@ -66,28 +66,6 @@ func (e *GuardrailError) Error() string {
 	return fmt.Sprintf("guardrail %s (%s) stopped the run: %s", e.Name, what, e.Reason)
 }
 
-// checkGuardrails runs the guardrails gs on text: the first that fails.
-func (r *run) checkGuardrails(ctx context.Context, gs []Guardrail, text string, output bool) error {
-	for _, g := range gs {
-		if g.Agent != "" {
-			if ok, why := r.askGuard(ctx, g.Agent, text); !ok {
-				return &GuardrailError{Name: g.Name, Reason: why, Output: output}
-			}
-		}
-		if g.Pattern != nil {
-			if m := g.Pattern.FindString(text); m != "" {
-				return &GuardrailError{Name: g.Name, Reason: fmt.Sprintf("the text matches /%s/ (%q)", g.Pattern, Clip(m, 60)), Output: output}
-			}
-		}
-		if g.Check != nil {
-			if ok, why := g.Check(text); !ok {
-				return &GuardrailError{Name: g.Name, Reason: why, Output: output}
-			}
-		}
-	}
-	return nil
-}
-
 // CheckOutputSchema says what is wrong with raw as an output schema (nil:
 // nothing).
 func CheckOutputSchema(raw json.RawMessage) error {
@@ -192,27 +170,4 @@ func (r *run) accept(ctx context.Context, text string) (string, StopReason, erro
 		return "", StopGuardrail, err
 	}
 	return text, StopAnswered, nil
-}
-
-// guardPrompt is the task a guardrail's agent judges a text with.
-const guardPrompt = "Judge the text below against your instructions. Answer with one line: pass, or fail: and the reason.\n\n"
-
-// askGuard runs the agent on text, in a session of its own that is
-// journaled nowhere, and reads its verdict: pass, or fail and why. An
-// agent that cannot judge (an error, no answer) fails the text.
-func (r *run) askGuard(ctx context.Context, agent, text string) (bool, string) {
-	s := NewSession(r.s.ID + "-guard")
-	s.Agent = agent
-	res := r.e.Run(ctx, s, guardPrompt+text, nil)
-	if res.StopReason != StopAnswered {
-		return false, fmt.Sprintf("its agent %s could not judge: %s %v", agent, res.StopReason, res.Err)
-	}
-	verdict := strings.TrimSpace(res.Answer)
-	switch low := strings.ToLower(verdict); {
-	case strings.HasPrefix(low, "pass"):
-		return true, ""
-	case strings.HasPrefix(low, "fail"):
-		return false, fmt.Sprintf("its agent %s says: %s", agent, OneLine(verdict, 200))
-	}
-	return false, fmt.Sprintf("its agent %s answered neither pass nor fail: reason (its model may not be able to judge): %s", agent, OneLine(verdict, 120))
 }

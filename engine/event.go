@@ -158,6 +158,9 @@ type Decided struct {
 	Reasoning string     `json:"reasoning,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	Attempts  int        `json:"attempts"`
+	// Redacted are the ids of the calls whose arguments held a secret
+	// (Config.Redact), journaled without it; the tool got them as sent.
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // ToolStarted is the payload of tool_started. Args are written as a
@@ -243,6 +246,8 @@ type MemoryChanged struct {
 	Key    string   `json:"key"`
 	Value  string   `json:"value,omitempty"`
 	Source string   `json:"source"`
+	// Redacted says that Value held a secret, kept without it.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ContextTrimmed is the payload of context_trimmed: the oldest messages of

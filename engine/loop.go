@@ -237,7 +237,7 @@ func (r *run) loop(ctx context.Context) Result {
 		if err != nil {
 			return r.finish(ctx, stopFor(ctx, err), "", err)
 		}
-		p.decision = Decided{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
+		p.decision = r.decided(dec, attempts)
 		now := r.now()
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
@@ -439,6 +439,11 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	case p.Break != "":
 		reason = ReasonBreak
 	}
+	if p.ToolCall != nil && r.e.cfg.Redact != nil { // shown and journaled without a secret
+		c := *p.ToolCall
+		c.Args = r.journaledArgs(c.Args)
+		p.ToolCall = &c
+	}
 	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall, Break: p.Break}); err != nil {
 		return Verdict{}, err
 	}
@@ -452,7 +457,7 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if v.Action == "" {
 		v.Action = Proceed
 	}
-	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: v.Args, Result: v.Result, By: v.By})
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By})
 }
 
 // editRequest applies the edit a gate gave at a decide pause to req,
