@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,11 +86,16 @@ func (im *Imported) ImportCodex(path string) error {
 		if c.Enabled != nil && !*c.Enabled {
 			s.Disabled = true
 		}
-		switch {
-		case c.StartupTimeoutSec > 0:
-			s.Timeout = Seconds(c.StartupTimeoutSec * float64(time.Second))
-		case c.StartupTimeoutMS > 0:
-			s.Timeout = Seconds(c.StartupTimeoutMS * float64(time.Millisecond))
+		if key, v, unit := codexTimeout(c); v != 0 {
+			// inf, NaN, 1e30 ms: no time limit agentty can hold; the
+			// server is left out rather than given another limit.
+			d := v * float64(unit)
+			if !(d > 0 && d <= float64(MaxTimeLimit)) {
+				im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: %s = %v is not a time limit above 0 and at most %s; not imported",
+					path, name, key, v, shortDuration(MaxTimeLimit)))
+				continue
+			}
+			s.Timeout = Seconds(d)
 		}
 		if c.BearerTokenEnvVar != "" {
 			s.Headers = setHeader(s.Headers, "Authorization", "Bearer ${"+c.BearerTokenEnvVar+"}")
@@ -100,6 +106,15 @@ func (im *Imported) ImportCodex(path string) error {
 		im.add(name, s, path)
 	}
 	return nil
+}
+
+// codexTimeout is the server's startup timeout as Codex's config gives
+// it: the key, the value and its unit (0 when neither is set).
+func codexTimeout(c codexServer) (string, float64, time.Duration) {
+	if c.StartupTimeoutSec != 0 {
+		return "startup_timeout_sec", c.StartupTimeoutSec, time.Second
+	}
+	return "startup_timeout_ms", c.StartupTimeoutMS, time.Millisecond
 }
 
 func setHeader(h map[string]string, k, v string) map[string]string {
@@ -150,25 +165,56 @@ func (im *Imported) ImportClaude(path, project string) error {
 	return nil
 }
 
-// Shown is the servers as a preview shows them: the values of credential
-// variables and headers replaced (a ${VAR} reference is shown as it is),
-// for --write writes them as they are.
+// Shown is the servers as a preview shows them: the credentials in them
+// replaced (the values of credential variables and headers, credential
+// arguments such as --api-key=… and --token …, a URL's password and
+// api_key), for --write writes them as they are. A value made of ${VAR}
+// references alone (perhaps after "Bearer") is shown as it is; a default
+// (${VAR:-…}) or text beside a reference may be the secret itself.
 func (im *Imported) Shown() map[string]MCPServer {
+	hidden := func(k string) string { return "[redacted " + k + ": --write writes it as it is]" }
 	hide := func(kv map[string]string) map[string]string {
 		out := maps.Clone(kv)
 		for k, v := range out {
-			if secretName(k) && !strings.HasPrefix(v, "${") && !strings.Contains(v, " ${") {
-				out[k] = "[redacted " + k + ": --write writes it as it is]"
+			if secretName(k) && !onlyRefs(v) {
+				out[k] = hidden(k)
 			}
 		}
 		return out
 	}
 	out := map[string]MCPServer{}
 	for name, s := range im.Servers {
-		s.Env, s.Headers = hide(s.Env), hide(s.Headers)
+		s.Env, s.Headers, s.Args = hide(s.Env), hide(s.Headers), slices.Clone(s.Args)
+		argSecrets(s.Args, func(i int, k, prefix, v string) {
+			if !onlyRefs(v) {
+				s.Args[i] = prefix + hidden(k)
+			}
+		})
+		urlSecrets(s.URL, func(k, v string) {
+			if v != "" && !onlyRefs(v) {
+				s.URL = strings.ReplaceAll(strings.ReplaceAll(s.URL, v, "REDACTED"), url.QueryEscape(v), "REDACTED")
+			}
+		})
 		out[name] = s
 	}
 	return out
+}
+
+// onlyRefs reports whether v is ${VAR} references and nothing else, but
+// for an authorization scheme ("Bearer ${TOKEN}"): what it holds comes
+// from the environment when the server starts.
+func onlyRefs(v string) bool {
+	rest := envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		if strings.Contains(ref, ":-") {
+			return ref // a default is a value written here
+		}
+		return " "
+	})
+	switch strings.ToLower(strings.TrimSpace(rest)) {
+	case "", "bearer", "basic", "token":
+		return true
+	}
+	return false
 }
 
 // add keeps s as name unless a server of that name came first.
@@ -184,12 +230,17 @@ func (im *Imported) add(name string, s MCPServer, from string) {
 		im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s has neither command nor url; not imported", from, name))
 		return
 	}
+	if field, problem := s.check(); problem != "" {
+		im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: %s: %s; not imported", from, name, field, problem))
+		return
+	}
 	im.Servers[name], im.From[name] = s, from
 }
 
 // MergeMCPServers writes servers into the config file at path (made when
 // there is none), keeping every other key of it and the servers it has
-// already; it returns the names it added. Nothing is started.
+// already; it returns the names it added. Nothing is started, and
+// nothing is written that Parse would refuse: the old file is kept.
 func MergeMCPServers(path string, servers map[string]MCPServer) ([]string, error) {
 	doc := map[string]json.RawMessage{}
 	b, err := ReadSmall(path)
@@ -234,6 +285,11 @@ func MergeMCPServers(path string, servers map[string]MCPServer) ([]string, error
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
+	}
+	// What is written is read back first, by the loader's own Parse: a
+	// file every command then fails to read is never written.
+	if _, err := Parse(path, out); err != nil {
+		return nil, fmt.Errorf("%s was not written: with the servers added it would not load (%v)", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err

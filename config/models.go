@@ -145,12 +145,13 @@ type CompactConfig struct {
 	triggerPct float64 // percent of the budget
 }
 
-// ParseTrigger reads compact.trigger: a positive whole number of tokens, or
-// a percentage of the budget above 0 and at most 100 ("80%").
+// ParseTrigger reads compact.trigger: a whole number of tokens from 1 to
+// 10,000,000, or a percentage of the budget above 0 and at most 100
+// ("80%").
 func ParseTrigger(v any) (tokens int, pct float64, err error) {
 	switch t := v.(type) {
 	case float64:
-		if t >= 1 && t <= math.MaxInt32 && t == math.Trunc(t) {
+		if t >= 1 && t <= limitTokens && t == math.Trunc(t) {
 			return int(t), 0, nil
 		}
 	case string:
@@ -161,7 +162,7 @@ func ParseTrigger(v any) (tokens int, pct float64, err error) {
 		}
 	}
 	got, _ := json.Marshal(v)
-	return 0, 0, fmt.Errorf(`want a number of tokens or a percentage of the budget such as "80%%" (above 0, at most 100), got %s`, got)
+	return 0, 0, fmt.Errorf(`want a number of tokens from 1 to %d or a percentage of the budget such as "80%%" (above 0, at most 100), got %s`, limitTokens, got)
 }
 
 // decimal is a plain decimal number: digits, perhaps a fraction.

@@ -50,6 +50,9 @@ func NewRedactor(getenv func(string) string, cfg *Settings) *Redactor {
 	}
 	add("OPENAI_API_KEY", getenv("OPENAI_API_KEY"))
 	for name, s := range cfg.MCPServers {
+		// As the server gets them: "Bearer ${GITHUB_TOKEN}" holds the
+		// token, not the reference.
+		s, _ = s.Expanded(getenv)
 		for k, v := range s.Env {
 			if secretName(k) {
 				add(k, v)
@@ -61,24 +64,9 @@ func NewRedactor(getenv func(string) string, cfg *Settings) *Redactor {
 			}
 		}
 		// A token in the server's URL (user:password@, ?api_key=…) or in an
-		// argument (--api-key=…).
-		if u, err := url.Parse(s.URL); err == nil && s.URL != "" {
-			if p, ok := u.User.Password(); ok {
-				add("mcpServers."+name+" url", p)
-			}
-			for k, vs := range u.Query() {
-				for _, v := range vs {
-					if secretName(k) {
-						add("mcpServers."+name+" url "+k, v)
-					}
-				}
-			}
-		}
-		for _, a := range s.Args {
-			if k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "="); ok && secretName(k) {
-				add("mcpServers."+name+" "+k, v)
-			}
-		}
+		// argument (--api-key=…, --token …).
+		urlSecrets(s.URL, func(k, v string) { add("mcpServers."+name+" "+k, v) })
+		argSecrets(s.Args, func(_ int, k, _, v string) { add("mcpServers."+name+" "+k, v) })
 	}
 	for _, k := range cfg.ShellEnv {
 		if secretName(k) {
@@ -95,6 +83,47 @@ func NewRedactor(getenv func(string) string, cfg *Settings) *Redactor {
 		pairs = append(pairs, v, "[redacted "+secrets[v]+"]")
 	}
 	return &Redactor{r: strings.NewReplacer(pairs...), longest: len(vals[0])}
+}
+
+// urlSecrets calls found with each credential in the URL raw: its
+// password ("url") and the values of query parameters with a credential's
+// name ("url api_key").
+func urlSecrets(raw string, found func(name, value string)) {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return
+	}
+	if p, ok := u.User.Password(); ok {
+		found("url", p)
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
+		for _, v := range u.Query()[k] {
+			if secretName(k) {
+				found("url "+k, v)
+			}
+		}
+	}
+}
+
+// argSecrets calls found with each argument of args that holds a
+// credential, by its index i, the credential's name, the part before the
+// value and the value: API_KEY=VALUE and --api-key=VALUE (prefix
+// "--api-key="), or the argument after --token or --api-key (prefix "").
+func argSecrets(args []string, found func(i int, name, prefix, value string)) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		flag := strings.TrimLeft(a, "-")
+		if k, v, ok := strings.Cut(flag, "="); ok {
+			if secretName(k) {
+				found(i, k, a[:len(a)-len(v)], v)
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") && secretName(flag) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			found(i+1, flag, "", args[i+1])
+			i++
+		}
+	}
 }
 
 // EngineConfig sets cfg to redact what the model says, when there is a

@@ -30,3 +30,25 @@ func TestRedactorFindsTheSecretsItHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactorFindsReferencedAndSpacedSecrets: a server's credentials as
+// the server gets them: a ${VAR} in a header or env is the variable's
+// value, and --token VALUE holds VALUE as --token=VALUE does.
+func TestRedactorFindsReferencedAndSpacedSecrets(t *testing.T) {
+	cfg := &Settings{MCPServers: map[string]MCPServer{
+		"gh":  {URL: "https://example.com", Headers: map[string]string{"Authorization": "Bearer ${GH_PAT}"}},
+		"cli": {Command: "srv", Args: []string{"--token", "spaced-token-4242", "--port", "8080"}, Env: map[string]string{"API_KEY": "${SRV_KEY}"}},
+	}}
+	env := map[string]string{"GH_PAT": "ghp_referenced_777", "SRV_KEY": "env-referenced-888"}
+	r := NewRedactor(func(k string) string { return env[k] }, cfg)
+	for _, tt := range []struct{ in, want string }{
+		{"t ghp_referenced_777", "t [redacted mcpServers.gh Authorization]"},
+		{"k env-referenced-888", "k [redacted API_KEY]"},
+		{"s spaced-token-4242", "s [redacted mcpServers.cli token]"},
+		{"port 8080 --port", "port 8080 --port"},
+	} {
+		if got := r.Redact(tt.in); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

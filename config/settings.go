@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	pathpkg "path"
 	"regexp"
@@ -187,86 +188,12 @@ func Parse(path string, b []byte) (*Settings, error) {
 		}
 		return nil, fmt.Errorf("config %s: %v", path, err)
 	}
-	if err := checkMCP(path, b, c.MCPServers); err != nil {
-		return nil, err
-	}
-	for name, tc := range c.Tools {
-		if _, err := pathpkg.Match(name, ""); err != nil {
-			return nil, fmt.Errorf("config %s:%d: field tools.%s: not a tool name or pattern: %v", path, lineOf(b, `"`+name+`"`), name, err)
+	for _, check := range []func(string, []byte, *Settings) error{checkTools, checkServers, checkNumbers, checkModels, checkCompact} {
+		if err := check(path, b, c); err != nil {
+			return nil, err
 		}
-		switch tc.Policy {
-		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
-		default:
-			return nil, fmt.Errorf("config %s:%d: field tools.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, tc.Policy)
-		}
-		if tc.Timeout != "" {
-			d, err := time.ParseDuration(tc.Timeout)
-			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("config %s:%d: field tools.%s.timeout: %q is not a duration such as 30s", path, lineOf(b, `"`+name+`"`), name, tc.Timeout)
-			}
-			tc.timeout = d
-			c.Tools[name] = tc
-		}
-	}
-	if c.MaxDepth < 0 || c.MaxDepth > MaxDepthLimit {
-		return nil, fmt.Errorf("config %s:%d: field max_depth: want a number from 1 to %d, got %d", path, lineOf(b, `"max_depth"`), MaxDepthLimit, c.MaxDepth)
-	}
-	for name, s := range c.MCPServers {
-		if (s.Command == "") == (s.URL == "") {
-			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s: give either command (stdio) or url (streamable HTTP)", path, lineOf(b, `"`+name+`"`), name)
-		}
-	}
-	if err := checkModels(path, b, c.Models); err != nil {
-		return nil, err
-	}
-	if err := checkCompact(path, b, &c.Compact); err != nil {
-		return nil, err
 	}
 	return c, nil
-}
-
-// checkModels validates the models key: positive numbers, and room for
-// input in the window (max_output less than context_window).
-func checkModels(path string, b []byte, models map[string]ModelConfig) error {
-	for _, name := range slices.Sorted(maps.Keys(models)) {
-		mc := models[name]
-		line := lineAfter(b, `"models"`, `"`+name+`"`)
-		field := func(f string, n *int) error {
-			if n != nil && *n <= 0 {
-				return fmt.Errorf("config %s:%d: field models.%s.%s: want a positive number of tokens, got %d", path, lineAfter(b, `"`+name+`"`, `"`+f+`"`), name, f, *n)
-			}
-			return nil
-		}
-		if err := field("context_window", mc.ContextWindow); err != nil {
-			return err
-		}
-		if err := field("max_output", mc.MaxOutput); err != nil {
-			return err
-		}
-		switch p := mc.Price; {
-		case mc.ContextWindow == nil && mc.MaxOutput == nil && p == nil:
-			return fmt.Errorf("config %s:%d: field models.%s: give context_window (and max_output), in tokens, or price", path, line, name)
-		case p != nil && (p.Input < 0 || p.CachedInput < 0 || p.Output < 0):
-			return fmt.Errorf("config %s:%d: field models.%s.price: want US dollars per million tokens, not less than 0: input, cached_input, output", path, lineAfter(b, `"`+name+`"`, `"price"`), name)
-		case mc.ContextWindow != nil && mc.MaxOutput != nil && *mc.MaxOutput >= *mc.ContextWindow:
-			return fmt.Errorf("config %s:%d: field models.%s.max_output: %d leaves no room for input in the context window of %d; want less than context_window", path, lineAfter(b, `"`+name+`"`, `"max_output"`), name, *mc.MaxOutput, *mc.ContextWindow)
-		}
-	}
-	return nil
-}
-
-// checkCompact validates the compact key and parses its trigger.
-func checkCompact(path string, b []byte, c *CompactConfig) error {
-	if c.Trigger != nil {
-		var err error
-		if c.trigger, c.triggerPct, err = ParseTrigger(c.Trigger); err != nil {
-			return fmt.Errorf("config %s:%d: field compact.trigger: %v", path, lineAfter(b, `"compact"`, `"trigger"`), err)
-		}
-	}
-	if c.KeepTurns != nil && *c.KeepTurns <= 0 {
-		return fmt.Errorf("config %s:%d: field compact.keep_turns: want a positive number of user turns to keep verbatim, got %d", path, lineAfter(b, `"compact"`, `"keep_turns"`), *c.KeepTurns)
-	}
-	return nil
 }
 
 func lineAt(b []byte, off int64) int {
@@ -384,36 +311,25 @@ func (c *Settings) Merge(o *Settings) {
 	}
 }
 
-// checkMCP checks the values of the mcpServers entries of the file path
-// (its bytes b, for the line of an entry).
-func checkMCP(path string, b []byte, servers map[string]MCPServer) error {
-	for name, sc := range servers {
-		switch sc.Policy {
-		case "", engine.PolicyAllow, engine.PolicyAsk, engine.PolicyDeny:
-		default:
-			return fmt.Errorf("config %s:%d: field mcpServers.%s.policy: %q is not allow, ask or deny", path, lineOf(b, `"`+name+`"`), name, sc.Policy)
-		}
-		switch sc.Type {
-		case "", "stdio", "http", "streamable-http", "sse":
-		default:
-			return fmt.Errorf("config %s:%d: field mcpServers.%s.type: %q is not stdio, http or sse", path, lineOf(b, `"`+name+`"`), name, sc.Type)
-		}
-	}
-	return nil
-}
-
 // Seconds is a time limit in a config file: a number of seconds, or a
 // duration string ("45s", "2m").
 type Seconds time.Duration
 
-// UnmarshalJSON reads a number of seconds or a duration string.
+// UnmarshalJSON reads a number of seconds or a duration string; its range
+// is checked with the key it is the value of (checkNumbers, checkMCP).
 func (s *Seconds) UnmarshalJSON(b []byte) error {
 	var n float64
 	if err := json.Unmarshal(b, &n); err == nil {
-		if n < 0 {
-			return fmt.Errorf("a time limit of %v seconds", n)
+		// Saturated, never wrapped: 1e30 seconds is the longest
+		// duration, which the range check (check.go) refuses by name.
+		switch d := n * float64(time.Second); {
+		case d >= math.MaxInt64:
+			*s = Seconds(math.MaxInt64)
+		case d <= math.MinInt64:
+			*s = Seconds(math.MinInt64)
+		default:
+			*s = Seconds(d)
 		}
-		*s = Seconds(n * float64(time.Second))
 		return nil
 	}
 	var str string
@@ -421,7 +337,7 @@ func (s *Seconds) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("want a number of seconds or a duration such as \"45s\", got %s", b)
 	}
 	d, err := time.ParseDuration(str)
-	if err != nil || d < 0 {
+	if err != nil {
 		return fmt.Errorf("want a number of seconds or a duration such as \"45s\", got %q", str)
 	}
 	*s = Seconds(d)

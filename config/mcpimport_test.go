@@ -1,0 +1,142 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestImportCodexRefusesAbsurdTimeouts: a startup timeout that is not a
+// time limit agentty can hold (inf, NaN, negative, 1e30 ms, over a day)
+// leaves its server out with a note that names the value; a sane one is
+// carried over, and what is imported parses as a config.
+func TestImportCodexRefusesAbsurdTimeouts(t *testing.T) {
+	tests := []struct {
+		line string
+		want time.Duration // -1: refused
+	}{
+		{"startup_timeout_sec = 20", 20 * time.Second},
+		{"startup_timeout_ms = 1500", 1500 * time.Millisecond},
+		{"startup_timeout_sec = 0", 0},
+		{"startup_timeout_sec = inf", -1},
+		{"startup_timeout_sec = -inf", -1},
+		{"startup_timeout_sec = nan", -1},
+		{"startup_timeout_sec = -5", -1},
+		{"startup_timeout_sec = 86401", -1},
+		{"startup_timeout_ms = 1e30", -1},
+		{"startup_timeout_ms = inf", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "config.toml")
+			os.WriteFile(p, []byte("[mcp_servers.slow]\ncommand = \"srv\"\n"+tt.line+"\n\n[mcp_servers.ok]\ncommand = \"ok\"\n"), 0o600)
+			var im Imported
+			if err := im.ImportCodex(p); err != nil {
+				t.Fatal(err)
+			}
+			s, ok := im.Servers["slow"]
+			switch {
+			case tt.want < 0 && ok:
+				t.Errorf("imported with timeout %v; want it refused", time.Duration(s.Timeout))
+			case tt.want < 0 && !strings.Contains(strings.Join(im.Notes, "\n"), "server slow: startup_timeout"):
+				t.Errorf("notes %q do not say why slow was left out", im.Notes)
+			case tt.want >= 0 && (!ok || time.Duration(s.Timeout) != tt.want):
+				t.Errorf("got %v (imported %v), want %v", time.Duration(s.Timeout), ok, tt.want)
+			}
+			if _, ok := im.Servers["ok"]; !ok {
+				t.Errorf("the other server was not imported: %v", im.Notes)
+			}
+			b, _ := json.Marshal(map[string]any{"mcpServers": im.Servers})
+			if _, err := Parse("imported", b); err != nil {
+				t.Errorf("what was imported does not parse: %v\n%s", err, b)
+			}
+		})
+	}
+}
+
+// TestImportClaudeRefusesAbsurdTimeouts: ~/.claude.json's timeout of 1e30
+// seconds leaves its server out with a note, rather than a value that
+// wraps.
+func TestImportClaudeRefusesAbsurdTimeouts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".claude.json")
+	os.WriteFile(p, []byte(`{"mcpServers": {"slow": {"command": "srv", "timeout": 1e30}, "ok": {"command": "ok", "timeout": 30}}}`), 0o600)
+	var im Imported
+	if err := im.ImportClaude(p, "/nowhere"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := im.Servers["slow"]; ok || !strings.Contains(strings.Join(im.Notes, "\n"), "server slow") {
+		t.Errorf("slow imported (%v) or not noted: %q", ok, im.Notes)
+	}
+	if time.Duration(im.Servers["ok"].Timeout) != 30*time.Second {
+		t.Errorf("ok: %+v", im.Servers["ok"])
+	}
+}
+
+// TestMergeMCPServersValidatesBeforeWriting: a server agentty could not
+// read back (the wrapped timeout of the old import) is refused, and the
+// config file is left as it was.
+func TestMergeMCPServersValidatesBeforeWriting(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.json")
+	old := []byte(`{"max_steps": 7}` + "\n")
+	os.WriteFile(p, old, 0o600)
+	for _, bad := range []MCPServer{
+		{Command: "srv", Timeout: Seconds(math.MinInt64)},
+		{Command: "srv", Timeout: Seconds(48 * time.Hour)},
+		{Command: "srv", Policy: "sometimes"},
+		{},
+	} {
+		added, err := MergeMCPServers(p, map[string]MCPServer{"good": {Command: "ok"}, "bad": bad})
+		if err == nil || !strings.Contains(err.Error(), "not written") {
+			t.Errorf("%+v: added %v, err %v; want an error that says nothing was written", bad, added, err)
+		}
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, old) {
+			t.Fatalf("%+v: the config was changed to %s", bad, got)
+		}
+	}
+	if added, err := MergeMCPServers(p, map[string]MCPServer{"good": {Command: "ok", Timeout: Seconds(time.Minute)}}); err != nil || len(added) != 1 {
+		t.Fatalf("a good server: %v, %v", added, err)
+	}
+	if c, err := Parse(p, mustReadFile(t, p)); err != nil || c.MaxSteps != 7 || c.MCPServers["good"].Command != "ok" {
+		t.Errorf("after a good write: %+v, %v", c, err)
+	}
+}
+
+// TestImportedShownHidesSecrets: the preview shows no credential: not in
+// a value that begins with ${ (a default, text after the reference), not
+// in an argument (--api-key=…, --token …), not in the url; references
+// alone are shown as they are.
+func TestImportedShownHidesSecrets(t *testing.T) {
+	im := Imported{Servers: map[string]MCPServer{
+		"a": {Command: "srv", Args: []string{"--api-key=sk-live-arg1", "--token", "sk-live-arg2", "--verbose", "-p", "7", "--auth-token", "${TOKEN}", "--secret=s"},
+			Env: map[string]string{"API_KEY": "${API_KEY:-sk-live-env1}", "MY_TOKEN": "${X}sk-live-env2", "GH_TOKEN": "${GH_TOKEN}", "PLAIN": "shown"}},
+		"b": {URL: "https://bob:sk-live-url1@example.com/mcp?api_key=sk-live-url2&page=2",
+			Headers: map[string]string{"Authorization": "Bearer ${T}", "X-Api-Key": "${T} sk-live-hdr1", "Cookie": "sk-live-hdr2"}},
+	}}
+	b, _ := json.Marshal(im.Shown())
+	shown := string(b)
+	if strings.Contains(shown, "sk-live") {
+		t.Errorf("the preview shows a secret: %s", shown)
+	}
+	for _, want := range []string{`"GH_TOKEN":"${GH_TOKEN}"`, `"Authorization":"Bearer ${T}"`, `"${TOKEN}"`, `"--verbose"`, `"7"`, `"PLAIN":"shown"`, `page=2`} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the preview lacks %s: %s", want, shown)
+		}
+	}
+	if im.Servers["a"].Args[0] != "--api-key=sk-live-arg1" || im.Servers["b"].Headers["Cookie"] != "sk-live-hdr2" {
+		t.Errorf("Shown changed the servers that --write writes: %+v", im.Servers)
+	}
+}
+
+func mustReadFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
