@@ -116,7 +116,7 @@ func (r *run) compact(ctx context.Context, focus string, manual bool, before int
 		summary += RequestNote + s.History[last].Content
 	}
 	u := dec.Usage
-	if u == (Usage{}) {
+	if u == (Usage{}) || implausible(u) != "" {
 		u = Usage{PromptTokens: EstimateTokens(sys) + EstimateTokens(req.Messages[0].Content), CompletionTokens: EstimateTokens(dec.Text), Estimated: true}
 	}
 	u = r.priced(u, name)

@@ -41,6 +41,12 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 			r.nameCalls(dec.ToolCalls)
 			if dec.Usage == (Usage{}) {
 				dec.Usage = r.estimateUsage(dec)
+			} else if why := implausible(dec.Usage); why != "" {
+				dec.Usage = r.estimateUsage(dec)
+				msg := "the model reported " + why + ", which cannot be: this call's tokens are estimated instead"
+				if err := r.emit(Decide, KindNotice, &Notice{Level: "warning", Message: msg}); err != nil {
+					return Decision{}, attempt, err
+				}
 			}
 			return dec, attempt, nil
 		}
@@ -140,4 +146,26 @@ func (r *run) nameCalls(calls []ToolCall) {
 // the prompt as perceive counted it, and the decision's text and calls.
 func (r *run) estimateUsage(dec Decision) Usage {
 	return Usage{PromptTokens: r.reqTokens, CompletionTokens: EstimateMessage(Message{Content: dec.Text, ToolCalls: dec.ToolCalls}), Estimated: true}
+}
+
+// MaxCallTokens is the most tokens one model call can plausibly count, in
+// its prompt or its answer: past it (or below zero) a server's count is
+// taken as unknown. The largest context windows are a few million.
+const MaxCallTokens = 1 << 30
+
+// implausible says what is wrong with a call's usage as a server reported
+// it ("": nothing): a count below zero or past MaxCallTokens, or a cost
+// that is not a finite amount.
+func implausible(u Usage) string {
+	switch {
+	case u.PromptTokens < 0 || u.PromptTokens > MaxCallTokens:
+		return fmt.Sprintf("%d prompt tokens", u.PromptTokens)
+	case u.CompletionTokens < 0 || u.CompletionTokens > MaxCallTokens:
+		return fmt.Sprintf("%d completion tokens", u.CompletionTokens)
+	case u.CachedTokens < 0 || u.CachedTokens > MaxCallTokens:
+		return fmt.Sprintf("%d cached tokens", u.CachedTokens)
+	case u.Cost < 0 || u.Cost > 1e6 || u.Cost != u.Cost:
+		return fmt.Sprintf("a cost of %g dollars", u.Cost)
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"math"
 )
 
 // Role is who a message is from.
@@ -55,13 +56,22 @@ type Usage struct {
 }
 
 // Add adds one model call's usage u (or totals) to the totals t.
+// Counts saturate at the largest int instead of wrapping.
 func (t *Usage) Add(u Usage) {
-	t.PromptTokens += u.PromptTokens
-	t.CompletionTokens += u.CompletionTokens
-	t.CachedTokens += u.CachedTokens
+	t.PromptTokens = addSat(t.PromptTokens, u.PromptTokens)
+	t.CompletionTokens = addSat(t.CompletionTokens, u.CompletionTokens)
+	t.CachedTokens = addSat(t.CachedTokens, u.CachedTokens)
 	t.Cost += u.Cost
 	t.Priced += u.Priced
 	t.Calls += max(u.Calls, 1)
+}
+
+// addSat is a+b for counts of zero or more, at most math.MaxInt.
+func addSat(a, b int) int {
+	if s := a + b; s >= a || b < 0 {
+		return s
+	}
+	return math.MaxInt
 }
 
 // ToolSchema is what a model is told about a tool.

@@ -45,6 +45,8 @@ func (m *Model) classify(err error, info *respInfo) error {
 	var se *streamErr
 	status, msg := 0, ""
 	switch {
+	case errors.Is(err, errTooLarge) || info.large():
+		return m.permanent(fmt.Errorf("the answer passed the cap of %d bytes (text, reasoning and tool-call arguments together); the decision ends here", m.cfg.MaxAnswerBytes), 0)
 	case errors.As(err, &apiErr):
 		status, msg = apiErr.HTTPStatusCode, apiErr.Message
 		if status == 0 { // an error object inside the stream

@@ -33,6 +33,9 @@ import (
 const (
 	DefaultTimeout      = 10 * time.Minute
 	DefaultStallTimeout = 90 * time.Second
+	// DefaultMaxAnswerBytes bounds one answer: its text, reasoning and
+	// tool calls' arguments together.
+	DefaultMaxAnswerBytes = 4 << 20
 )
 
 // Config sets up a Model.
@@ -54,9 +57,15 @@ type Config struct {
 	Temperature *float64
 	// Timeout bounds one request, stream included (default 10 min).
 	Timeout time.Duration
-	// StallTimeout bounds the silence before the first byte and between
-	// chunks (default 90 s): a stalled server is retried.
+	// StallTimeout bounds the time before the answer's first part and
+	// between parts (default 90 s): a stalled server is retried. Only
+	// text, reasoning, tool calls and the answer's end count as parts;
+	// keep-alive comments and empty deltas do not.
 	StallTimeout time.Duration
+	// MaxAnswerBytes bounds an answer (DefaultMaxAnswerBytes when 0): text,
+	// reasoning and tool calls' arguments together. A larger one ends the
+	// decision with an error, not retried.
+	MaxAnswerBytes int
 	// Transport is the HTTP transport; nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// Headers, when set, gives headers to add to the request for one
@@ -84,6 +93,9 @@ func New(cfg Config) *Model {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
+	if cfg.MaxAnswerBytes <= 0 {
+		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	base := cfg.Transport
 	if base == nil {
 		base = http.DefaultTransport
@@ -95,7 +107,7 @@ func New(cfg Config) *Model {
 	// Some servers send hundreds of keep-alive comments before the first
 	// chunk; go-openai gives up after 300 by default.
 	c.EmptyMessagesLimit = 1 << 20
-	c.HTTPClient = &http.Client{Transport: &transport{base: base, stall: cfg.StallTimeout}}
+	c.HTTPClient = &http.Client{Transport: &transport{base: base, stall: cfg.StallTimeout, maxLine: cfg.MaxAnswerBytes + 64<<10}}
 	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(c)}
 }
 
@@ -120,7 +132,7 @@ func (m *Model) Decide(ctx context.Context, req *engine.Request) (engine.Decisio
 		return engine.Decision{}, m.classify(err, info)
 	}
 	defer stream.Close()
-	var acc accumulator
+	acc := accumulator{max: m.cfg.MaxAnswerBytes, progress: info.progress}
 	for {
 		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/agentty/agentty/engine"
@@ -28,11 +29,13 @@ type chunk struct {
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	// Counts are read as numbers of any size (a server's 1e30 is a
+	// count the engine calls implausible, not a chunk that is not JSON).
 	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokens        float64 `json:"prompt_tokens"`
+		CompletionTokens    float64 `json:"completion_tokens"`
 		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
+			CachedTokens float64 `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
 		// Cost is what the call cost in US dollars, when the server
 		// says (OpenRouter's usage accounting).
@@ -53,6 +56,11 @@ type accumulator struct {
 	finish          string
 	usage           engine.Usage
 	chunks          int
+	// size is the answer's bytes so far (text, reasoning, arguments),
+	// at most max; progress is told of every chunk that carried a part
+	// of the answer.
+	size, max int
+	progress  func()
 }
 
 type toolCall struct {
@@ -69,8 +77,11 @@ func (a *accumulator) add(raw []byte, req *engine.Request) error {
 	if c.Error != nil {
 		return &streamErr{msg: c.Error.Message, typ: c.Error.Type, code: c.Error.Code}
 	}
+	if err := a.grow(&c); err != nil {
+		return err
+	}
 	if c.Usage != nil && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
-		a.usage = engine.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, CachedTokens: c.Usage.PromptTokensDetails.CachedTokens}
+		a.usage = engine.Usage{PromptTokens: count(c.Usage.PromptTokens), CompletionTokens: count(c.Usage.CompletionTokens), CachedTokens: count(c.Usage.PromptTokensDetails.CachedTokens)}
 		if c.Usage.Cost != nil && *c.Usage.Cost >= 0 {
 			a.usage.Cost, a.usage.Priced = *c.Usage.Cost, 1
 		}
@@ -100,6 +111,42 @@ func (a *accumulator) add(raw []byte, req *engine.Request) error {
 	}
 	return nil
 }
+
+// grow counts what chunk c adds to the answer, tells of progress when it
+// adds anything (or ends it), and refuses an answer past the cap.
+func (a *accumulator) grow(c *chunk) error {
+	n, parts := 0, c.Usage != nil
+	for _, ch := range c.Choices {
+		d := &ch.Delta
+		if d.Content != nil {
+			n += len(*d.Content)
+		}
+		n += len(d.ReasoningContent) + len(d.Reasoning)
+		for _, tc := range d.ToolCalls {
+			n += len(tc.Function.Arguments) + len(tc.Function.Name) + len(tc.ID)
+		}
+		parts = parts || ch.FinishReason != ""
+	}
+	if a.size += n; a.max > 0 && a.size > a.max {
+		return errTooLarge
+	}
+	if (n > 0 || parts) && a.progress != nil {
+		a.progress()
+	}
+	return nil
+}
+
+// count is a server's token count as an int: past the largest int, the
+// largest (the engine takes it as implausible).
+func count(f float64) int {
+	if f >= math.MaxInt || f != f {
+		return math.MaxInt
+	}
+	return int(f)
+}
+
+// errTooLarge ends a decision whose answer passed Config.MaxAnswerBytes.
+var errTooLarge = errors.New("the answer is larger than the cap")
 
 // slot finds the call a tool-call delta belongs to. A delta with an id
 // starts a call unless its index already holds a call with that same id;

@@ -21,6 +21,23 @@ type respInfo struct {
 	status     int
 	errLine    string
 	stall      bool
+	tooLarge   bool
+	// timer aborts the response when it fires; progress restarts it for
+	// another stall period. Set by RoundTrip before the body is read.
+	timer    *time.Timer
+	stallFor time.Duration
+}
+
+// progress restarts the stall timer: the stream carried part of an answer
+// (text, reasoning, a tool call, its end). Bytes alone do not count: a
+// server that sends only keep-alive comments or empty deltas stalls like
+// one that sends nothing.
+func (i *respInfo) progress() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.timer != nil && !i.stall {
+		i.timer.Reset(i.stallFor)
+	}
 }
 
 type respInfoKey struct{}
@@ -29,6 +46,12 @@ func (i *respInfo) get() (time.Duration, int) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.retryAfter, i.status
+}
+
+func (i *respInfo) large() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.tooLarge
 }
 
 func (i *respInfo) stalled() bool {
@@ -61,6 +84,9 @@ func (i *respInfo) streamError() error {
 type transport struct {
 	base  http.RoundTripper
 	stall time.Duration
+	// maxLine bounds one line of the stream (a chunk): go-openai reads a
+	// line whole, so a server that never ends one would fill the memory.
+	maxLine int
 }
 
 // headersKey carries a decision's extra headers (Config.Headers) in the
@@ -97,24 +123,33 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		info.mu.Lock()
 		info.status = resp.StatusCode
 		info.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		info.timer, info.stallFor = timer, t.stall
 		info.mu.Unlock()
 	}
 	timer.Reset(t.stall)
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		// A server that ignored "stream": one JSON answer. It becomes one
 		// chunk of a stream, so the rest of the way is the same.
-		body, err := io.ReadAll(resp.Body)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxLine)+1))
 		resp.Body.Close()
 		timer.Stop()
 		cancel()
 		if err != nil {
 			return nil, err
 		}
+		if t.maxLine > 0 && len(body) > t.maxLine {
+			if info != nil {
+				info.mu.Lock()
+				info.tooLarge = true
+				info.mu.Unlock()
+			}
+			return nil, errTooLarge
+		}
 		resp.Body = io.NopCloser(bytes.NewReader(asStream(body)))
 		resp.Header.Set("Content-Type", "text/event-stream")
 		return resp, nil
 	}
-	resp.Body = &watchBody{rc: resp.Body, timer: timer, stall: t.stall, cancel: cancel, info: info}
+	resp.Body = &watchBody{rc: resp.Body, timer: timer, stall: t.stall, maxLine: t.maxLine, cancel: cancel, info: info}
 	return resp, nil
 }
 
@@ -167,22 +202,34 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// watchBody passes the response body through, restarting the stall timer
-// on every read and noting "error:" lines.
+// watchBody passes the response body through, noting "error:" lines and
+// refusing a line longer than maxLine. Without a respInfo to be told of
+// progress (see respInfo.progress), every read restarts the stall timer.
 type watchBody struct {
-	rc     io.ReadCloser
-	timer  *time.Timer
-	stall  time.Duration
-	cancel context.CancelFunc
-	info   *respInfo
-	line   []byte // the unfinished line so far
+	rc      io.ReadCloser
+	timer   *time.Timer
+	stall   time.Duration
+	maxLine int
+	cancel  context.CancelFunc
+	info    *respInfo
+	line    []byte // the unfinished line so far (its first 4 KiB)
+	lineLen int    // its length
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
-		b.timer.Reset(b.stall)
-		b.scan(p[:n])
+		if b.info == nil {
+			b.timer.Reset(b.stall)
+		}
+		if b.scan(p[:n]) {
+			b.timer.Stop()
+			b.cancel()
+			b.info.mu.Lock()
+			b.info.tooLarge = true
+			b.info.mu.Unlock()
+			return 0, errTooLarge
+		}
 	}
 	if err != nil {
 		b.timer.Stop()
@@ -193,21 +240,26 @@ func (b *watchBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scan looks for lines that start with "error:".
-func (b *watchBody) scan(p []byte) {
+// scan looks for lines that start with "error:"; it reports a line longer
+// than maxLine.
+func (b *watchBody) scan(p []byte) bool {
 	if b.info == nil {
-		return
+		return false
 	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			if len(b.line) < 4096 {
-				b.line = append(b.line, p...)
+				b.line = append(b.line, p[:min(len(p), 4096-len(b.line))]...)
 			}
-			return
+			b.lineLen += len(p)
+			return b.maxLine > 0 && b.lineLen > b.maxLine
 		}
-		line := append(b.line, p[:i]...)
-		b.line = b.line[:0]
+		if b.maxLine > 0 && b.lineLen+i > b.maxLine {
+			return true
+		}
+		line := append(b.line, p[:min(i, 4096-len(b.line))]...)
+		b.line, b.lineLen = b.line[:0], 0
 		p = p[i+1:]
 		if rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("error:")); ok {
 			b.info.mu.Lock()
@@ -215,6 +267,7 @@ func (b *watchBody) scan(p []byte) {
 			b.info.mu.Unlock()
 		}
 	}
+	return false
 }
 
 func (b *watchBody) Close() error {
