@@ -45,8 +45,9 @@ type Workspace struct {
 	// Files are the files read: .agentty.json, .mcp.json and
 	// .claude/settings.json (its permissions), those there.
 	Files []string
-	// Notes say what of them agentty does not use (Claude Code's
-	// permission rules that have no counterpart).
+	// Notes say what of them agentty does not use as written (Claude
+	// Code's permission rules that have no counterpart, and the deny and
+	// ask rules with a specifier that make their tools ask).
 	Notes []string
 	Sum   string // hex SHA-256 of the files' bytes
 	Cfg   *Settings
