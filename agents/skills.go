@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,7 +57,8 @@ func SkillPlaces(wsDir, wsAbs string, trusted bool, getenv func(string) string) 
 }
 
 // LoadSkills reads the skill folders of places (each a folder holding
-// SKILL.md). A name a stronger place has is noted and skipped.
+// SKILL.md). A name a stronger place has is noted and skipped; skills past
+// the list's budget (skillsBudget) are noted and left out.
 func LoadSkills(places []Place) Skills {
 	var out Skills
 	seen := map[string]string{} // name → its folder
@@ -91,6 +91,7 @@ func LoadSkills(places []Place) Skills {
 			out.Skills = append(out.Skills, s)
 		}
 	}
+	out.bound()
 	return out
 }
 
@@ -105,7 +106,7 @@ func readSkill(dir, file string, pl Place) (Skill, []Problem, *Problem) {
 			return Skill{}, nil, problem(file, 0, "", "the skill's folder leads outside the workspace; refusing to read it")
 		}
 	}
-	b, err := config.ReadSmall(file)
+	b, err := pl.read(file)
 	if err != nil {
 		return Skill{}, nil, problem(file, 0, "", "%v", err)
 	}
@@ -174,18 +175,49 @@ func inside(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// skillsBudget bounds the skills list of the system prompt, in tokens as
+// engine.EstimateTokens counts them: a folder's thousands of skills would
+// otherwise fill the context (2,000 make ~157,000 tokens). Past it the
+// list is cut, and LoadSkills notes it.
+const skillsBudget = 8000
+
 // Prompt is what the system prompt says of the skills: each one's name and
-// description, and how to read one. "" when there are none.
+// description, and how to read one; at most skillsBudget tokens, the
+// skills in order until the next would pass it. "" when there are none.
 func (ss *Skills) Prompt() string {
+	p, _ := ss.prompt()
+	return p
+}
+
+// prompt is Prompt and how many skills it lists.
+func (ss *Skills) prompt() (string, int) {
 	if len(ss.Skills) == 0 {
-		return ""
+		return "", 0
 	}
 	var b strings.Builder
 	b.WriteString("\n\n# Skills\n\nSkills are instructions for particular tasks, with files beside them. When a task fits one, call skill with its name to read it first; read_skill_file reads its files.\n")
-	for _, s := range ss.Skills {
+	for i, s := range ss.Skills {
+		before := b.Len()
 		fmt.Fprintf(&b, "- %s: %s\n", s.Name, engine.OneLine(s.Description, 300))
+		if engine.EstimateTokens(b.String()) > skillsBudget {
+			return b.String()[:before], i
+		}
 	}
-	return b.String()
+	return b.String(), len(ss.Skills)
+}
+
+// bound keeps the skills the list has room for, noting those left out:
+// a skill the model is not told of is not offered at all.
+func (ss *Skills) bound() {
+	_, n := ss.prompt()
+	if n == len(ss.Skills) {
+		return
+	}
+	left := ss.Skills[n:]
+	ss.Notes = append(ss.Notes, Problem{File: filepath.Dir(left[0].Dir), Message: fmt.Sprintf(
+		"%d %s not listed: the skills list is over its budget of %d tokens; from %s (%s) on, the model is not offered them (fewer skills, or shorter descriptions, make room)",
+		len(left), engine.Plural(len(left), "skill"), skillsBudget, left[0].Name, left[0].Dir)})
+	ss.Skills = ss.Skills[:n:n]
 }
 
 // Tools are skill (a skill's instructions) and read_skill_file (a file of
@@ -245,28 +277,25 @@ func (ss *Skills) Tools() []engine.Tool {
 }
 
 // readSkillFile reads path in the folder dir, which it may not leave (not
-// through .., not through a link): at most 256 KiB, text.
+// through .., not through a link): a regular file (a FIFO is refused at
+// once, as read_file refuses it), at most 256 KiB of it, text.
 func readSkillFile(dir, path string) (string, error) {
-	root, err := os.OpenRoot(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(path))
+	b, more, err := config.ReadAtMostIn(abs, filepath.FromSlash(path), 256<<10)
+	if _, ok := errors.AsType[*config.NotRegularError](err); ok {
+		return "", err // it names the path
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 256<<10+1))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	n := len(b)
-	text := string(b[:min(n, 256<<10)])
+	text := string(b)
 	if strings.IndexByte(text, 0) >= 0 {
 		return "", fmt.Errorf("%s is not a text file", path)
 	}
-	if n > 256<<10 {
+	if more {
 		text += "\n[cut at 256 KiB]"
 	}
 	return text, nil

@@ -65,26 +65,18 @@ func LoadWorkflows(wsDir string, getenv func(string) string) ([]WorkflowFile, []
 }
 
 // readWorkflow reads a workflow file: a regular file of at most 1 MiB
-// (a FIFO cannot hang it), and, in the workspace, not a symlink leading out
+// (a FIFO cannot hang it), and, in the workspace, read through
+// config.ReadIn: nothing (no symlink, the file's own included) leads out
 // of it.
 func readWorkflow(path string, inWorkspace bool, wsDir string) (*workflow.Workflow, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // named absolutely in the workflow_started event, for --continue from anywhere
 	}
+	read := config.ReadSmall
 	if inWorkspace {
-		root, _ := filepath.Abs(wsDir)
-		if r, err := filepath.EvalSymlinks(root); err == nil {
-			root = r
-		}
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("%s: leads to %s, outside the workspace; refusing to read it", path, real)
-		}
+		read = func(p string) ([]byte, error) { return config.ReadIn(AbsDir(wsDir), p, config.MaxFile) }
 	}
-	b, err := config.ReadSmall(path)
+	b, err := read(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
