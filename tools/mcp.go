@@ -223,13 +223,22 @@ func (m *MCP) Status() []MCPStatus {
 	for _, n := range names {
 		s := m.servers[n]
 		s.mu.Lock()
-		st := MCPStatus{Server: n, OK: s.err == nil && s.session != nil, Tools: len(s.tools)}
+		st := MCPStatus{Server: n, OK: s.err == nil && s.session != nil}
 		if s.err != nil {
 			st.Error = s.err.Error()
 		}
+		var warnings []string
 		if s.log != nil {
-			st.Warning = s.log.warning()
+			warnings = append(warnings, s.log.warning())
 		}
+		for _, t := range s.tools {
+			if _, err := inputSchema(t); err != nil {
+				warnings = append(warnings, err.Error())
+			} else {
+				st.Tools++
+			}
+		}
+		st.Warning = strings.Join(slices.DeleteFunc(warnings, func(w string) bool { return w == "" }), "; ")
 		s.mu.Unlock()
 		out = append(out, st)
 	}
@@ -237,7 +246,8 @@ func (m *MCP) Status() []MCPStatus {
 }
 
 // Tools returns the servers' tools as engine tools named server__tool. Of
-// two tools whose names come out the same, the first is kept.
+// two tools whose names come out the same, the first is kept; a tool whose
+// inputSchema is not an object is left out (Status warns of it).
 func (m *MCP) Tools() []engine.Tool {
 	m.mu.Lock()
 	names := slices.Sorted(maps.Keys(m.servers))
@@ -250,7 +260,7 @@ func (m *MCP) Tools() []engine.Tool {
 		tools := s.tools
 		s.mu.Unlock()
 		for _, t := range tools {
-			if et := m.tool(s, t); !seen[et.Name] {
+			if et, ok := m.tool(s, t); ok && !seen[et.Name] {
 				seen[et.Name] = true
 				out = append(out, et)
 			}
@@ -272,10 +282,28 @@ func ToolName(server, tool string) string {
 	return string(name[:min(len(name), 64)])
 }
 
-func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
+// inputSchema is the schema of t's arguments, or why t cannot be offered:
+// a model's function takes an object of arguments, and an
+// OpenAI-compatible server refuses a whole request with a function whose
+// parameters are not one. None at all is any object.
+func inputSchema(t *mcp.Tool) (json.RawMessage, error) {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || string(schema) == "null" {
-		schema = []byte(`{"type":"object"}`)
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	var top map[string]json.RawMessage
+	var typ string
+	if json.Unmarshal(schema, &top) != nil || top["type"] != nil && (json.Unmarshal(top["type"], &typ) != nil || typ != "object") {
+		return nil, fmt.Errorf("tool %s is not offered: its inputSchema is %s, not an object (a model's function takes an object of arguments)", t.Name, engine.OneLine(string(schema), 200))
+	}
+	return schema, nil
+}
+
+// tool is t as an engine tool; false when it cannot be offered.
+func (m *MCP) tool(s *mcpServer, t *mcp.Tool) (engine.Tool, bool) {
+	schema, err := inputSchema(t)
+	if err != nil {
+		return engine.Tool{}, false
 	}
 	desc := t.Description
 	if desc == "" {
@@ -296,7 +324,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) engine.Tool {
 		// arguments itself.
 		tool.Schema = []byte(`{"type":"object"}`)
 	}
-	return tool
+	return tool, true
 }
 
 // mcpPolicy is a server's tool's policy: the server's entry's, else allow

@@ -93,3 +93,59 @@ func TestToolName(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPToolWithoutAnObjectSchema: a server's tool whose inputSchema is
+// not an object ({"type":"string"}, which the go-sdk's server would not
+// list itself: a middleware rewrites the list) is not offered, since a
+// model's function takes an object of arguments and an OpenAI server
+// refuses the whole request otherwise; the status warns, naming server
+// and tool, and the server's other tools are offered.
+func TestMCPToolWithoutAnObjectSchema(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	hello := func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "greet", Description: "says hello"}, hello)
+	mcp.AddTool(server, &mcp.Tool{Name: "stringy", Description: "takes a string"}, hello)
+	mcp.AddTool(server, &mcp.Tool{Name: "boolean", Description: "takes anything"}, hello)
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*mcp.ListToolsResult); ok {
+				for _, tool := range list.Tools {
+					switch tool.Name {
+					case "stringy":
+						tool.InputSchema = map[string]any{"type": "string"}
+					case "boolean":
+						tool.InputSchema = true
+					}
+				}
+			}
+			return res, err
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer srv.Close()
+
+	m := StartMCP(context.Background(), map[string]MCPServer{"local": {URL: srv.URL}}, MCPConfig{Timeout: 5 * time.Second})
+	defer m.Close()
+	var names []string
+	for _, tool := range m.Tools() {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "local__greet" {
+		t.Errorf("tools %v, want local__greet alone", names)
+	}
+	st := m.Status()
+	if len(st) != 1 || !st[0].OK || st[0].Tools != 1 {
+		t.Errorf("status %+v, want 1 tool", st)
+	}
+	for _, want := range []string{
+		`tool stringy is not offered: its inputSchema is {"type":"string"}, not an object`,
+		`tool boolean is not offered: its inputSchema is true, not an object`,
+	} {
+		if len(st) == 1 && !strings.Contains(st[0].Warning, want) {
+			t.Errorf("warning %q, want %q", st[0].Warning, want)
+		}
+	}
+}

@@ -80,3 +80,36 @@ func TestSearchSkipsAFIFOGitignore(t *testing.T) {
 		t.Fatal("a FIFO .gitignore hangs the search")
 	}
 }
+
+// TestWriteRefusesAFIFOWithAReader: with a reader at the other end, a
+// FIFO opens for writing without waiting; what refuses it then is the
+// check of the opened file, and the reader gets nothing.
+func TestWriteRefusesAFIFOWithAReader(t *testing.T) {
+	w, base := tree(t)
+	fifo := filepath.Join(base, "ws", "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.WriteFile().Func(context.Background(), &engine.Call{Args: json.RawMessage(`{"path":"pipe","content":"SENT"}`), Memory: &engine.MemoryView{}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "refused: pipe is a named pipe (FIFO), not a regular file" {
+			t.Errorf("write_file on a FIFO with a reader: %v; want it refused as a named pipe", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("write_file on a FIFO with a reader hangs")
+	}
+	buf := make([]byte, 16)
+	if n, _ := reader.Read(buf); n > 0 {
+		t.Errorf("the FIFO's reader got %q", buf[:n])
+	}
+}
