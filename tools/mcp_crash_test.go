@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("AGENTTY_TEST_MCP"); mode != "" {
 		os.Exit(serveTestMCP(mode))
 	}
+	if dir := os.Getenv("AGENTTY_TEST_SHELL_IN"); dir != "" {
+		os.Exit(shellUntilKilled(dir))
+	}
 	os.Exit(m.Run())
 }
 

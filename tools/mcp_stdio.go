@@ -55,7 +55,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.cmd.Stdout, t.cmd.Stderr = outW, t.log
-	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t.cmd.SysProcAttr = childAttr()
 	// A grandchild that keeps stderr open must not hold Wait for ever.
 	t.cmd.WaitDelay = time.Second
 	err = t.cmd.Start()

@@ -39,7 +39,7 @@ func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool 
 			cmd := exec.Command("sh", "-c", in.Command)
 			cmd.Dir = w.dir
 			cmd.Env = osChildEnv(pass, map[string]string{"PWD": w.dir})
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = childAttr()
 			var out capped
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {

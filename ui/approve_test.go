@@ -138,3 +138,46 @@ func TestApprovalKeepsCodeIndentation(t *testing.T) {
 		}
 	}
 }
+
+// A call an earlier process started and left without a result (a kill
+// while it ran) is not run again by enter or y, as headless --continue does
+// not run it: the bar says it was interrupted, enter and n answer it as
+// interrupted, and running it again takes R, a key of its own.
+func TestInterruptedCallIsNotRunAgainByApproving(t *testing.T) {
+	call := &engine.ToolCall{ID: "c1", Name: "run_shell", Args: json.RawMessage(`{"command":"sleep 4; echo done >> count.txt"}`)}
+	open := func() (*Model, chan engine.Verdict) {
+		m := New(Config{Style: "notty", Gate: NewGate(false)})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+		reply := make(chan engine.Verdict, 1)
+		m.Update(gateMsg{gateRequest{pending: engine.Pending{Run: "r1", Step: 4, At: engine.Act, ToolCall: call, Approval: true, Rerun: true}, reply: reply}})
+		return m, reply
+	}
+	m, reply := open()
+	if v := m.View(); !strings.Contains(v, "Interrupted before it finished, not run again unless you choose") || !strings.Contains(v, "R: run it again") {
+		t.Errorf("the bar does not say the call was interrupted:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	select {
+	case v := <-reply:
+		t.Fatalf("y answered an interrupted call: %+v", v)
+	default:
+	}
+	verdict := func(reply chan engine.Verdict) engine.Verdict {
+		select {
+		case v := <-reply:
+			return v
+		default:
+			t.Fatal("the key answered nothing")
+			return engine.Verdict{}
+		}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if v := verdict(reply); v.Action != engine.Deny {
+		t.Errorf("enter: %+v, want it left unrun (deny, answered as interrupted)", v)
+	}
+	m, reply = open()
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("R")})
+	if v := verdict(reply); v.Action != engine.Proceed || v.By != "you, running it again" {
+		t.Errorf("R: %+v, want it run again, saying who chose it", v)
+	}
+}

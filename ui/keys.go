@@ -10,6 +10,7 @@ type keyMap struct {
 	Send, Newline, History, Focus, Scroll, Expand, Detail  key.Binding
 	Fold, Fork, BreakHere                                  key.Binding
 	Respond, Allow, Inspect                                key.Binding // at a pause: answer for the tool, allow for the session, the request
+	LeaveUnrun, RunAgain                                   key.Binding // at the pause of a call an earlier process left interrupted
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Search, SearchScope                                    key.Binding // the search and its scope
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
@@ -86,6 +87,8 @@ func newKeyMap() keyMap {
 		Edit:       b([]string{"e"}, "e", "edit args"),
 		Skip:       b([]string{"s"}, "s", "skip call"),
 		Deny:       b([]string{"n"}, "n", "deny"),
+		LeaveUnrun: b([]string{"enter", "n"}, "enter/n", "leave it unrun (answered as interrupted)"),
+		RunAgain:   b([]string{"R"}, "R", "run it again"),
 		Abort:      b([]string{"esc"}, "esc", "abort run"),
 		MemAdd:     b([]string{"a"}, "a", "add fact"),
 		MemEdit:    b([]string{"e"}, "e", "edit fact"),
@@ -113,6 +116,7 @@ const (
 	pausedApprove                   // a tool call whose policy is ask, outside step mode
 	pausedApproveStepping           // the same in step mode, where c applies too
 	pausedQuestion                  // the run asks the person (ask_user)
+	pausedRerun                     // a call an earlier process started and left without a result
 )
 
 // kindOf returns the kind of a pause (nil: none).
@@ -124,6 +128,8 @@ func kindOf(p *gateRequest, stepping bool) pauseKind {
 		return pausedQuestion
 	case p.pending.ToolCall == nil:
 		return pausedDecide
+	case p.pending.Rerun:
+		return pausedRerun
 	case !p.pending.Approval:
 		return pausedCall
 	case stepping:
@@ -157,6 +163,8 @@ func (h helpKeys) ShortHelp() []key.Binding {
 		return []key.Binding{h.k.Approve, h.k.Allow, h.k.Edit, h.k.Respond, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
 	case pausedApproveStepping:
 		return []key.Binding{h.k.Approve, h.k.Allow, h.k.Run, h.k.Edit, h.k.Respond, h.k.Skip, h.k.Deny, h.k.Abort, h.k.Help}
+	case pausedRerun:
+		return []key.Binding{h.k.LeaveUnrun, h.k.RunAgain, h.k.Edit, h.k.Respond, h.k.Abort, h.k.Help}
 	}
 	if h.slash {
 		return []key.Binding{h.k.Complete, h.k.Choose, h.k.RunCommand, h.k.CloseList, h.k.Help}

@@ -32,6 +32,9 @@ type answer struct {
 func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 	reply := func(a engine.Action) answer { return answer{verdict: &engine.Verdict{Action: a}} }
 	call := p.pending.ToolCall != nil
+	if p.pending.Rerun {
+		return p.updateRerun(msg, k)
+	}
 	switch {
 	case key.Matches(msg, k.Approve):
 		return reply(engine.Proceed)
@@ -60,6 +63,26 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 	return answer{}
 }
 
+// updateRerun is update at the pause of a call an earlier process started
+// and left without a result (it may have done its work): as headless
+// --continue, it is not run again unless the person chooses to, with a
+// key of its own; enter and n leave it answered as interrupted.
+func (p *gateRequest) updateRerun(msg tea.KeyMsg, k keyMap) answer {
+	switch {
+	case key.Matches(msg, k.LeaveUnrun):
+		return answer{verdict: &engine.Verdict{Action: engine.Deny}}
+	case key.Matches(msg, k.RunAgain):
+		return answer{verdict: &engine.Verdict{Action: engine.Proceed, By: "you, running it again"}}
+	case key.Matches(msg, k.Abort):
+		return answer{verdict: &engine.Verdict{Action: engine.Abort}}
+	case key.Matches(msg, k.Edit):
+		return answer{edit: true}
+	case key.Matches(msg, k.Respond):
+		return answer{respond: true}
+	}
+	return answer{}
+}
+
 // bar draws the pause in place of the input box, w cells wide: what is
 // held back and the keys that answer it. A tool call is shown whole: on
 // the title line when it fits there as it is, else each argument on lines
@@ -84,7 +107,10 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 	var args []string
 	if c := p.pending.ToolCall; c != nil {
 		verb := paused + " before calling"
-		if p.pending.Approval {
+		switch {
+		case p.pending.Rerun:
+			verb = "Interrupted before it finished, not run again unless you choose:"
+		case p.pending.Approval:
 			verb = "Approve calling"
 		}
 		name := flatten(Sanitize(c.Name))
@@ -255,6 +281,7 @@ var pauseKeys = map[pauseKind]string{
 	pausedCall:            "enter: run it · c: run to the end · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
 	pausedApprove:         "enter/y: approve · a: allow for this session · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
 	pausedApproveStepping: "enter/y: approve · a: allow for this session · c: approve, run to the end · e: edit · m: answer for the tool · s: skip · n: deny · esc: abort",
+	pausedRerun:           "enter/n: leave it unrun (answered as interrupted) · R: run it again (it may repeat what it did) · e: edit, then run · m: answer for the tool · esc: abort",
 }
 
 // keyLines is the pause bar's keys at width w: up to three lines where
