@@ -132,3 +132,49 @@ func TestSubRunsInTheJournal(t *testing.T) {
 func scriptModel(turns string) (engine.Model, error) {
 	return script.Parse("test", []byte(`{"turns":[`+turns+`]}`))
 }
+
+// TestExportSubRunLoadsNothing: a sub-run's tool result is exported as a
+// top-level one is (a code span: an image, raw HTML, a terminal escape or
+// backticks in it load and run nothing), not written raw.
+func TestExportSubRunLoadsNothing(t *testing.T) {
+	const hostile = "\x1b]8;;http://127.0.0.1:9/osc\x07link\x1b]8;;\x07 ![i](http://127.0.0.1:9/sub.png) <img src=http://127.0.0.1:9/html.png> `tick`"
+	echo := engine.Tool{Name: "echo", Func: func(context.Context, *engine.Call) (string, error) { return hostile, nil }}
+	top, err := scriptModel(`{"tool_calls":[{"name":"echo","arguments":{}}]},
+		{"tool_calls":[{"name":"agent","arguments":{"agent":"echoer","task":"echo it"}}]},{"answer":"done"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := scriptModel(`{"tool_calls":[{"name":"echo","arguments":{}}]},{"answer":"echoed"}`)
+	store, _ := sessions.Open(t.TempDir())
+	j, err := store.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := engine.Config{Model: top, Tools: enginetest.Registry(t, echo), Agents: []engine.Agent{{Name: "echoer", Description: "echoes", Model: sub}}}
+	if res := engine.New(cfg).Run(context.Background(), engine.NewSession(j.ID), "go", j); res.StopReason != engine.StopAnswered {
+		t.Fatalf("run: %+v", res)
+	}
+	j.Close()
+	l, err := store.Load(j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := sessions.Markdown(l)
+	var topLine, subLine string
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "- step ") && strings.Contains(line, "`echo` → ok: "):
+			topLine = line
+		case strings.HasPrefix(line, "> - echoer, step ") && strings.Contains(line, "`echo` → ok: "):
+			subLine = line
+		}
+	}
+	if topLine == "" || subLine == "" {
+		t.Fatalf("no echo result at the top (%q) or in the sub-run (%q):\n%s", topLine, subLine, md)
+	}
+	_, want, _ := strings.Cut(topLine, "→ ok: ")
+	_, got, _ := strings.Cut(subLine, "→ ok: ")
+	if got != want || !strings.HasPrefix(want, "``") || !strings.HasSuffix(want, "``") {
+		t.Errorf("the sub-run's result is exported as\n%q\nthe top-level one as\n%q\n(want the same code span)", got, want)
+	}
+}
