@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -187,6 +188,12 @@ func Parse(path string, b []byte) (*Settings, error) {
 			return nil, fmt.Errorf("config %s:%d: unknown field %q", path, lineOf(b, `"`+field+`"`), field)
 		}
 		return nil, fmt.Errorf("config %s: %v", path, err)
+	}
+	// One JSON value and nothing after it: the trust hash (trust.go) runs
+	// the folder's files one after another, and bytes after the JSON could
+	// spell the next file's part of it.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("config %s:%d: more after the JSON object; want one object only", path, lineAt(b, dec.InputOffset()))
 	}
 	for _, check := range []func(string, []byte, *Settings) error{checkTools, checkServers, checkNumbers, checkModels, checkCompact} {
 		if err := check(path, b, c); err != nil {
