@@ -251,13 +251,7 @@ func TestACPPermissionAndCancel(t *testing.T) {
 // a cwd that is not absolute, or a session that is not here, is an error
 // of the request's parameters.
 func TestACPEditorServersAndBadParams(t *testing.T) {
-	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(server); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("server-everything is not installed")
-		}
-		t.Skip("server-everything is not installed")
-	}
+	server := everythingServer(t)
 	home, ws := t.TempDir(), t.TempDir()
 	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"everything__get-sum","arguments":{"a":2,"b":40}}]},{"answer":"done"}]}`)
 	c := &acpClient{answer: "allow"}

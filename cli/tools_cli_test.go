@@ -78,15 +78,22 @@ func TestProjectConfigOverUserConfig(t *testing.T) {
 	}
 }
 
-// TestToolsListsMCPServers configures a real MCP server and a broken one.
-func TestToolsListsMCPServers(t *testing.T) {
+// everythingServer is the path of the server-everything MCP server that
+// npm installs under tools/testdata/mcp. Missing, the test fails with the
+// command to run: a skip would let a regression of the MCP path, or of
+// trust over .mcp.json, pass a default checkout.
+func everythingServer(t *testing.T) string {
+	t.Helper()
 	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	if _, err := os.Stat(server); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("server-everything is not installed")
-		}
-		t.Skip("server-everything is not installed")
+		t.Fatalf("%s is missing: run npm ci --prefix tools/testdata/mcp (from the repository's root; .ci/run does)", server)
 	}
+	return server
+}
+
+// TestToolsListsMCPServers configures a real MCP server and a broken one.
+func TestToolsListsMCPServers(t *testing.T) {
+	server := everythingServer(t)
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": "node", "args": ["`+server+`", "stdio"]}, "ghost": {"command": "agentty-no-such-server"}}}`), 0o600)
 	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "AGENTTY_CONFIG": cfg}
@@ -137,13 +144,7 @@ func TestConfigDefaultsAndStdin(t *testing.T) {
 // expanded; a changed file must be trusted again; the entry shapes of
 // other clients (type, disabled, timeout) are accepted.
 func TestMCPJSONUnderTrust(t *testing.T) {
-	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(server); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("server-everything is not installed")
-		}
-		t.Skip("server-everything is not installed")
-	}
+	server := everythingServer(t)
 	ws := t.TempDir()
 	mcpJSON := `{"mcpServers": {
   "everything": {"type": "stdio", "command": "${AGENTTY_TEST_NODE:-node}", "args": ["${AGENTTY_TEST_SERVER}", "stdio"], "timeout": 30},
