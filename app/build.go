@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/agents"
-	"github.com/agentty/agentty/config"
-
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
@@ -61,10 +60,9 @@ type Setup struct {
 	// when they change; limits the model's context window as known.
 	instructions *config.Instructions
 	limits       config.ModelLimits
-	// agentNames are the agents the files define (a guardrail may ask one).
-	agentNames map[string]bool
-	// guardCycles are the agents whose guardrail judges lead back to them
-	// (agents.GuardCycles): refused.
+	// agentNames are the agents the files define (a guardrail may ask
+	// one), guardCycles those whose judges lead back to them (refused).
+	agentNames  map[string]bool
 	guardCycles map[string]string
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
@@ -110,19 +113,50 @@ func waitAnswered(t *testing.T, store *sessions.Store, ids []string) map[string]
 	return out
 }
 
-// waitMidRun waits until one of the sessions is in the middle of its run
-// (at least steps steps, not finished) and returns it.
-func waitMidRun(t *testing.T, store *sessions.Store, ids []string, steps int) string {
+// waitMidRun waits until one of the runs of ids has journaled step steps
+// and not ended, and returns its session. It reads the live events, which
+// are pushed after the journal took them: a run cannot pass its middle
+// unseen between two looks, as polling the journals could under load.
+func waitMidRun(t *testing.T, url string, store *sessions.Store, ids []string, steps int) string {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		for _, id := range ids {
-			if l, err := store.Load(id); err == nil && l.Session.Steps >= steps && l.Session.Interrupted() {
-				return id
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	mid := make(chan string, 1)
+	sub, err := nc.Subscribe(bus.Prefix+".>", func(m *nats.Msg) {
+		var ev struct {
+			Session, Kind string
+			Step          int
+		}
+		if json.Unmarshal(m.Data, &ev) == nil && want[ev.Session] && ev.Kind == string(engine.KindStepStarted) && ev.Step >= steps {
+			select {
+			case mid <- ev.Session:
+			default:
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no run was ever seen in its middle")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	nc.Flush()
+	for _, id := range ids { // one already past it, before the subscription
+		if l, err := store.Load(id); err == nil && l.Session.Steps >= steps && l.Session.Interrupted() {
+			return id
 		}
+	}
+	select {
+	case id := <-mid:
+		return id
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no run was ever seen in its middle")
+		return ""
 	}
 }
 
@@ -258,7 +292,7 @@ func TestQueueDrain(t *testing.T) {
 	first := startWorker(t, srv.URL(), script, "--max-deliver", "1")
 	ids := submitN(t, srv.URL(), 4)
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, store, ids, 2)
+	waitMidRun(t, srv.URL(), store, ids, 2)
 	first.Process.Signal(syscall.SIGINT)
 	if err := first.Wait(); err != nil {
 		t.Fatalf("the drained worker: %v", err)
@@ -342,7 +376,7 @@ func TestQueueServerRestart(t *testing.T) {
 	startWorker(t, url, script)
 	ids := submitN(t, url, 4)
 	sessions := natsStoreAt(t, url)
-	waitMidRun(t, sessions, ids, 2)
+	waitMidRun(t, url, sessions, ids, 2)
 	srv.Shutdown()
 	time.Sleep(500 * time.Millisecond) // the runs go on meanwhile, their journal writes waiting
 	if srv, err = bus.StartServer(bus.ServerConfig{Listen: strings.TrimPrefix(url, "nats://"), StoreDir: store}); err != nil {
@@ -433,7 +467,7 @@ func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
 	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	ids := submitN(t, srv.URL(), 1)
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, store, ids, 1)
+	waitMidRun(t, srv.URL(), store, ids, 1)
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "run", "--nats", srv.URL(), "--session", ids[0], "--model", "offline", "what is 1+2?")
 	if code != 1 || out != "" || !strings.Contains(errs, "is writing it") {
 		t.Errorf("run --session while a worker writes: exit %d, %q, %q", code, out, errs)
@@ -468,7 +502,7 @@ func TestQueuedSessionListed(t *testing.T) {
 	}
 	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, store, ids, 3)
+	waitMidRun(t, srv.URL(), store, ids, 3)
 	out = ls()
 	if !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
 		t.Errorf("a session a worker runs:\n%s", out)

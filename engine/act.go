@@ -478,26 +478,3 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 	}
 	return true, nil
 }
-
-// transfer answers a transfer_to_NAME call: the first of a decision hands
-// the run off when the step ends (switchAgent), any other is refused.
-func (r *run) transfer(i int, c ToolCall) error {
-	to := strings.TrimPrefix(c.Name, TransferPrefix)
-	now := r.now()
-	if err := r.emitAt(now, Act, KindToolStarted, &ToolStarted{Index: i, ID: c.ID, Name: c.Name, Args: r.journaledArgs(c.Args)}); err != nil {
-		return err
-	}
-	fin := &ToolFinished{Index: i, ID: c.ID, Name: c.Name, Status: ToolOK, Attempts: 1,
-		Result: transferredTo + to + ": it carries on from here."}
-	if r.handoff != "" {
-		fin.Status, fin.Result = ToolError, "error: this reply already handed off to "+r.handoff
-	}
-	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil || fin.Status != ToolOK {
-		return err
-	}
-	r.handoff, r.handoffCall = to, c.ID
-	return nil
-}
-
-// transferredTo begins the result of a transfer_to call that handed off.
-const transferredTo = "Transferred to "
