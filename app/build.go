@@ -106,7 +106,7 @@ func PickModel(o Options, cfg *config.Settings, getenv func(string) string) (eng
 	case key == "" && base == "":
 		return nil, "", fmt.Errorf("model %q needs OPENAI_API_KEY, or --base-url (or OPENAI_BASE_URL) for a local server such as Ollama; --model offline works with neither", name)
 	}
-	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.Timeout, Temperature: cfg.Temperature}
+	mc := openai.Config{Model: name, BaseURL: base, APIKey: key, Timeout: o.Timeout, Temperature: cfg.Temperature, MaxAnswerBytes: cfg.MaxAnswerBytes}
 	if o.Temperature >= 0 {
 		mc.Temperature = &o.Temperature
 	}

@@ -49,6 +49,7 @@ func checkNumbers(path string, b []byte, c *Settings) error {
 		{"max_tokens", c.MaxTokens != 0, c.MaxTokens, "a number of tokens", 1, limitRunTokens},
 		{"max_depth", c.MaxDepth != 0, c.MaxDepth, "a number", 1, MaxDepthLimit},
 		{"max_tool_calls", c.MaxToolCalls != 0, c.MaxToolCalls, "a number of tool calls", 1, limitToolCalls},
+		{"max_answer_bytes", c.MaxAnswerBytes != 0, c.MaxAnswerBytes, "a number of bytes", 1 << 10, 1 << 28},
 	}
 	for _, n := range nums {
 		if n.set {

@@ -33,6 +33,7 @@ var rangeCases = []struct {
 	{"max_depth", `{"max_depth": 100}`, "field max_depth: want a number from 1 to 8, got 100"},
 	{"max_tool_calls", `{"max_tool_calls": 1000000}`, "field max_tool_calls: want a number of tool calls from 1 to 1000, got 1000000"},
 	{"max_tool_calls", `{"max_tool_calls": -1}`, "field max_tool_calls: want a number of tool calls from 1 to 1000, got -1"},
+	{"max_answer_bytes", `{"max_answer_bytes": 1000000000000}`, "field max_answer_bytes: want a number of bytes from 1024 to 268435456, got 1000000000000"},
 	{"tools.*.timeout", `{"tools": {"run_shell": {"timeout": "100000h"}}}`, "field tools.run_shell.timeout: want a time limit above 0 and at most 24h, got 100000h0m0s"},
 	{"tools.*.timeout", `{"tools": {"run_shell": {"timeout": "-1s"}}}`, "field tools.run_shell.timeout:"},
 	{"mcpServers.*.timeout", `{"mcpServers": {"s": {"command": "x", "timeout": 1e30}}}`, "field mcpServers.s.timeout: want a time limit above 0 and at most 24h"},
@@ -69,7 +70,7 @@ func TestEveryNumberIsRangeChecked(t *testing.T) {
 // range included) loads, after refusals of the same keys.
 func TestSaneNumbersLoad(t *testing.T) {
 	body := `{"temperature": 2, "context_budget": 10000000, "instructions_share": 100, "ask_timeout": "24h",
-  "max_steps": 10000, "max_cost": 0.5, "max_tokens": 1000000000, "max_depth": 8, "max_tool_calls": 1000,
+  "max_steps": 10000, "max_cost": 0.5, "max_tokens": 1000000000, "max_depth": 8, "max_tool_calls": 1000, "max_answer_bytes": 268435456,
   "tools": {"run_shell": {"timeout": "24h"}},
   "mcpServers": {"s": {"command": "x", "timeout": 86400}},
   "models": {"m": {"context_window": 10000000, "max_output": 1, "price": {"input": 0, "cached_input": 0.1, "output": 10000}}},

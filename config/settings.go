@@ -48,7 +48,10 @@ type Settings struct {
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
-	HTTP         struct {
+	// MaxAnswerBytes caps one answer of a model (openai.Config's, 4 MiB
+	// by default): text, reasoning and tool calls' arguments together.
+	MaxAnswerBytes int `json:"max_answer_bytes,omitempty"`
+	HTTP           struct {
 		AllowHosts []string `json:"allow_hosts,omitempty"`
 	} `json:"http"`
 	// Tools sets policies and timeouts per tool, by name.
@@ -252,6 +255,7 @@ func (c *Settings) Merge(o *Settings) {
 	}
 	c.ContextBudget, c.MaxSteps = positive(o.ContextBudget, c.ContextBudget), positive(o.MaxSteps, c.MaxSteps)
 	c.MaxTokens = positive(o.MaxTokens, c.MaxTokens)
+	c.MaxAnswerBytes = positive(o.MaxAnswerBytes, c.MaxAnswerBytes)
 	if o.MaxCost > 0 {
 		c.MaxCost = o.MaxCost
 	}
