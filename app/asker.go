@@ -90,16 +90,50 @@ func (a *Asker) readLine(ctx context.Context) (string, error) {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		l, err := a.in.ReadString('\n')
+		l, err := boundedLine(a.in, MaxAnswerLine)
 		ch <- result{l, err}
 	}()
 	select {
 	case r := <-ch:
+		if errors.Is(r.err, errLongLine) {
+			return "", r.err
+		}
 		if r.err != nil && (r.line == "" || !errors.Is(r.err, io.EOF)) {
 			return "", errors.New("standard input is closed: nobody can answer (give the answers with --answers FILE)")
 		}
 		return r.line, nil
 	case <-ctx.Done():
 		return "", ctx.Err()
+	}
+}
+
+// MaxAnswerLine bounds one line of standard input in the headless
+// protocol (an answer, a pause's verdict with an edited request): the rest
+// of a longer one is read and dropped, and the answer is an error.
+const MaxAnswerLine = 16 << 20
+
+var errLongLine = fmt.Errorf("a line of standard input is longer than %d bytes: not taken as an answer", MaxAnswerLine)
+
+// boundedLine reads a line of r (its newline included) of at most max
+// bytes; a longer one is read to its end and dropped (errLongLine), so
+// the next line is the next answer.
+func boundedLine(r *bufio.Reader, max int) (string, error) {
+	var b []byte
+	long := false
+	for {
+		part, err := r.ReadSlice('\n')
+		if !long && len(b)+len(part) > max {
+			long, b = true, nil
+		}
+		if !long {
+			b = append(b, part...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if long {
+			return "", errLongLine
+		}
+		return string(b), err
 	}
 }
