@@ -90,3 +90,50 @@ func hasAnchor(text, anchor string) bool {
 	}
 	return false
 }
+
+// testName is a test or fuzz function's name in backquotes.
+var testName = regexp.MustCompile("`((?:Test|Fuzz)[A-Za-z0-9_]+)`")
+
+// fixtureName is a hostile fixture's name, in italics.
+var fixtureName = regexp.MustCompile(`\*([^*]+)\*`)
+
+// TestThreatModelNamesRealTests: every test docs/threats.md cites is a
+// test of the tree, and every fixture it names is a row of the hostile
+// table, so the page cannot claim a proof that is not there.
+func TestThreatModelNamesRealTests(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("docs", "threats.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "_test.go") {
+			b, _ := os.ReadFile(p)
+			src.Write(b)
+		}
+		return nil
+	})
+	all := src.String()
+	names := testName.FindAllStringSubmatch(string(doc), -1)
+	for _, m := range names {
+		if !strings.Contains(all, "func "+m[1]+"(") {
+			t.Errorf("docs/threats.md cites %s, which is no test", m[1])
+		}
+	}
+	table, _ := os.ReadFile(filepath.Join("cli", "threats_test.go"))
+	fixtures := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		for _, m := range fixtureName.FindAllStringSubmatch(line, -1) {
+			fixtures++
+			if name := strings.TrimSpace(strings.TrimSuffix(m[1], "…")); !strings.Contains(string(table), `name: "`+name) {
+				t.Errorf("docs/threats.md names the fixture %q, which is no row of TestHostileFixtures", m[1])
+			}
+		}
+	}
+	if len(names) < 40 || fixtures < 10 {
+		t.Errorf("docs/threats.md cites %d tests and %d fixtures: the table was not read", len(names), fixtures)
+	}
+}
