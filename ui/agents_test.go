@@ -610,3 +610,53 @@ func TestTimelineKeepsAnEditedRequest(t *testing.T) {
 		t.Errorf("the Timeline shows\n%s", strings.Join(rows, "\n"))
 	}
 }
+
+// TestJudgeFoldsInTheTimeline: a guardrail's judge, a sub-run that no tool
+// call started, hangs under a row of its own among the judged run's rows,
+// named for the judge, and folds when it has judged: its own calls are
+// there, under it.
+func TestJudgeFoldsInTheTimeline(t *testing.T) {
+	reg, err := engine.NewRegistry(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(engine.Config{Tools: reg, ModelName: "script", Agent: "worker",
+		Model: scripted(t, "worker", `[{"answer":"done"}]`),
+		Agents: []engine.Agent{
+			{Name: "worker", Description: "works", Guardrails: engine.Guardrails{Input: []engine.Guardrail{{Name: "sane", Agent: "judge"}}}},
+			{Name: "judge", Description: "judges", Model: scripted(t, "judge", `[{"tool_calls":[{"name":"calculator","arguments":{"expression":"1+1"}}]},{"answer":"pass"}]`)},
+		}})
+	if err := e.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var evs []engine.Event
+	for ev := range e.Start(context.Background(), engine.NewSession("0mx2judge001"), "add things", nil) {
+		evs = append(evs, ev)
+	}
+	m := agentConsole(t, evs, 160, 40)
+	judge := -1
+	for i, r := range m.tl.rows {
+		if r.judge {
+			judge = i
+		}
+	}
+	if judge < 0 {
+		t.Fatal("no row of the judge")
+	}
+	under := 0
+	for _, r := range m.tl.rows {
+		if strings.Contains(r.run, "/guard_in_0") {
+			under++
+			if r.parent != judge {
+				t.Errorf("the judge's row %q hangs under %d, not the judge's row %d", r.text, r.parent, judge)
+			}
+		}
+	}
+	r := m.tl.rows[judge]
+	if under == 0 || !r.folded || r.status != "ok" || !strings.HasPrefix(m.tl.label(judge), "▸ judge judge  2 steps, 1 tool") {
+		t.Errorf("the judge's row: %q folded %v status %q, %d rows under it", m.tl.label(judge), r.folded, r.status, under)
+	}
+	if v := m.View(); !strings.Contains(v, "⚖ ▸ judge judge  2 steps, 1 tool") {
+		t.Errorf("the Timeline does not show the judge:\n%s", v)
+	}
+}

@@ -29,6 +29,7 @@ type row struct {
 	sub     *subRun
 	folded  bool
 	toggled bool
+	judge   bool // the row of a guardrail's judge, which has no call
 	// compact is the compaction a row stands for (its details show it).
 	compact *engine.ContextCompacted
 	// wf is set on the row of a workflow step, which its calls hang under.

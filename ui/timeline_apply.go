@@ -89,6 +89,9 @@ func (t *timeline) runStarted(ev engine.Event, d *engine.RunStarted, sub *subRun
 	text := "▶ " + engine.OneLine(d.Task, 60)
 	if ev.ParentRun != "" && sub == nil { // a continued sub-run stays where it was
 		p, ok := t.calls[parentOf(ev)]
+		if !ok && strings.HasPrefix(ev.ParentCall, "guard_") {
+			p, ok = t.judgeRow(ev), true
+		}
 		if !ok {
 			p = -1
 			text = "▶ " + ev.Agent + ": " + engine.OneLine(d.Task, 60)
@@ -101,6 +104,34 @@ func (t *timeline) runStarted(ev engine.Event, d *engine.RunStarted, sub *subRun
 	i := t.add(ev, row{step: ev.Step, text: text, status: "run"})
 	if _, ok := t.runFirst[ev.Run]; !ok {
 		t.runFirst[ev.Run] = i
+	}
+}
+
+// judgeRow adds the row that a guardrail's judge, a sub-run that no tool
+// call started, hangs under: among the rows of the run it judges (under
+// its call when that run is itself a sub-run).
+func (t *timeline) judgeRow(ev engine.Event) int {
+	at := engine.Event{Run: ev.ParentRun, Step: ev.Step, Time: ev.Time}
+	if _, sub := t.subs[ev.ParentRun]; sub {
+		at.ParentRun = ev.ParentRun // add places it as the judged sub-run's
+	}
+	return t.add(at, row{step: ev.Step, text: "guardrail", agent: ev.Agent, judge: true, status: "running", started: ev.Time})
+}
+
+// judged ends the row of a guardrail's judge whose run ended with stop:
+// it folds, unless the person unfolded it.
+func (t *timeline) judged(ev engine.Event, stop engine.StopReason) {
+	s := t.subs[ev.Run]
+	if s == nil || s.parent < 0 || !t.rows[s.parent].judge {
+		return
+	}
+	r := &t.rows[s.parent]
+	r.status, r.dur = "ok", since(r.started, ev.Time)
+	if stop != engine.StopAnswered {
+		r.status = string(stop)
+	}
+	if !r.toggled && !r.folded {
+		r.folded, t.ordered = true, false
 	}
 }
 
@@ -290,6 +321,9 @@ func (t *timeline) runFinished(ev engine.Event, d *engine.RunFinished) {
 	}
 	if d.Error != "" {
 		t.detail(ev).errors = append(t.detail(ev).errors, d.Error)
+	}
+	if ev.ParentRun != "" {
+		t.judged(ev, d.StopReason)
 	}
 	if ev.ParentRun == "" || d.StopReason != engine.StopAnswered {
 		// A sub-run that answered needs no row of its own: its

@@ -144,7 +144,7 @@ func (t *timeline) render(width int, focused bool) []string {
 			right := extra + " " + statusStyle(r.status).Render(r.status)
 			room := max(width-ansi.StringWidth(right), 0)
 			line = padRight(ansi.Truncate(indent+styleRun.Render("▣ "+t.label(i)), room, "…"), room) + right
-		} else if r.phase == "" {
+		} else if r.phase == "" && !r.judge {
 			line = indent + styleRun.Render(ansi.Truncate(r.text, max(width-len(indent), 0), "…"))
 		} else {
 			extra := ""
@@ -156,7 +156,10 @@ func (t *timeline) render(width int, focused bool) []string {
 			}
 			status := statusStyle(r.status).Render(r.status)
 			left := fmt.Sprintf("%s%s %3d %-8s %s", indent, phaseIcon[r.phase], r.step, r.phase, t.label(i))
-			if r.agent != "" { // the agent's name matters more than "act" (its icon says so)
+			switch {
+			case r.judge: // no phase of its own: it judges the run's task or answer
+				left = fmt.Sprintf("%s⚖ %s", indent, t.label(i))
+			case r.agent != "": // the agent's name matters more than "act" (its icon says so)
 				left = fmt.Sprintf("%s%s %3d %s", indent, phaseIcon[r.phase], r.step, t.label(i))
 			}
 			right := extra + " " + status
@@ -200,6 +203,9 @@ func (t *timeline) label(i int) string {
 		return r.text
 	}
 	s := "agent " + r.agent
+	if r.judge {
+		s = "judge " + r.agent
+	}
 	switch sub := r.sub; {
 	case len(t.children[i]) == 0:
 		return s
