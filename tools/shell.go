@@ -36,18 +36,23 @@ func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool 
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			cmd := exec.Command("sh", "-c", in.Command)
+			cmd, lifeline, err := guardedShell(in.Command)
+			if err != nil {
+				return "", fmt.Errorf("start: %v", err)
+			}
+			defer lifeline.Close()
 			cmd.Dir = w.dir
 			cmd.Env = osChildEnv(pass, map[string]string{"PWD": w.dir})
 			cmd.SysProcAttr = childAttr()
 			var out capped
 			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
+			err = cmd.Start()
+			cmd.ExtraFiles[0].Close() // the guard has its own
+			if err != nil {
 				return "", fmt.Errorf("start: %v", err)
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			var err error
 			select {
 			case err = <-done:
 			case <-ctx.Done():
