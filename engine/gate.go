@@ -30,6 +30,10 @@ type PauseReason string
 const (
 	ReasonStep     PauseReason = "step"     // the gate asked to stop here
 	ReasonApproval PauseReason = "approval" // the tool's policy is ask
+	// ReasonInterrupted: a call an earlier process started and left
+	// without a result (Pending.Rerun); it runs again only on the word
+	// of whoever answers.
+	ReasonInterrupted PauseReason = "interrupted"
 )
 
 // Pending is what a run is about to do when it consults the Gate: decide

@@ -434,6 +434,8 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	}
 	reason := ReasonStep
 	switch {
+	case p.Rerun:
+		reason = ReasonInterrupted
 	case p.Approval:
 		reason = ReasonApproval
 	case p.Break != "":

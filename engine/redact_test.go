@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentty/agentty/engine"
@@ -64,11 +65,14 @@ func TestRedactStreamedText(t *testing.T) {
 // history the next request carries) without it, saying which calls were
 // redacted.
 func TestRedactToolArgumentsAndMemory(t *testing.T) {
+	var mu sync.Mutex // the echo calls run in parallel
 	var got string
 	echo := enginetest.EchoTool()
 	f := echo.Func
 	echo.Func = func(ctx context.Context, c *engine.Call) (string, error) {
-		got = string(c.Args)
+		mu.Lock()
+		got += string(c.Args)
+		mu.Unlock()
 		return f(ctx, c)
 	}
 	remember := engine.Tool{Name: "remember", Schema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"},"value":{"type":"string"}},"required":["key","value"]}`),

@@ -171,8 +171,13 @@ func TestInterruptedCallIsNotRunAgainByApproving(t *testing.T) {
 			return engine.Verdict{}
 		}
 	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	if v := m.View(); !strings.Contains(v, "leave it unrun") || !strings.Contains(v, "run it again") || strings.Contains(v, "enter/y") {
+		t.Errorf("? at the pause does not show its keys:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
 	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
-	if v := verdict(reply); v.Action != engine.Deny {
+	if v := verdict(reply); v.Action != engine.Deny || v.By != "you, leaving it unrun" {
 		t.Errorf("enter: %+v, want it left unrun (deny, answered as interrupted)", v)
 	}
 	m, reply = open()

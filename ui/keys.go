@@ -189,6 +189,9 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
+	if h.pause == pausedRerun { // the keys of this pause only: enter and y mean otherwise elsewhere
+		return [][]key.Binding{{h.k.LeaveUnrun, h.k.RunAgain, h.k.Edit, h.k.Respond, h.k.Abort}, {h.k.Scroll, h.k.Focus, h.k.Quit, h.k.Help}}
+	}
 	if h.follow {
 		return h.followFullHelp()
 	}

@@ -70,7 +70,7 @@ func (p *gateRequest) update(msg tea.KeyMsg, k keyMap, stepping bool) answer {
 func (p *gateRequest) updateRerun(msg tea.KeyMsg, k keyMap) answer {
 	switch {
 	case key.Matches(msg, k.LeaveUnrun):
-		return answer{verdict: &engine.Verdict{Action: engine.Deny}}
+		return answer{verdict: &engine.Verdict{Action: engine.Deny, By: "you, leaving it unrun"}}
 	case key.Matches(msg, k.RunAgain):
 		return answer{verdict: &engine.Verdict{Action: engine.Proceed, By: "you, running it again"}}
 	case key.Matches(msg, k.Abort):

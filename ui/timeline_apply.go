@@ -226,6 +226,8 @@ func (t *timeline) gatePaused(ev engine.Event, d *engine.GatePaused) {
 		dt.gates = append(dt.gates, why+"paused before the answer")
 	case d.ToolCall == nil:
 		dt.gates = append(dt.gates, why+"paused before deciding")
+	case d.Reason == engine.ReasonInterrupted:
+		dt.gates = append(dt.gates, why+flatten(d.ToolCall.Name)+" was interrupted before; asked whether to run it again")
 	case d.Reason == engine.ReasonApproval:
 		dt.gates = append(dt.gates, why+"asked to approve "+flatten(d.ToolCall.Name))
 	default:
