@@ -300,16 +300,6 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 	return out, nil
 }
 
-// ErrBehind is a read that ended before the journal's end as its stream's
-// leader counts it: the replica it read is behind (a node catching up after
-// a failover). It passes; try again later.
-var ErrBehind = errors.New("the journal's replica read is behind its leader")
-
-// Unavailable reports an error of the server's that a later try may not
-// have (unreachable, electing a leader, a replica behind): a request whose
-// session cannot be read for it goes back on the queue, not away.
-func Unavailable(err error) bool { return transient(err) }
-
 // read hands each message of session id's journal from stream sequence
 // from on (0: the first) to f with its sequence, in order, through an
 // ordered consumer, until the last one there is. ctx bounds making the
