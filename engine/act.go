@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -113,6 +114,8 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 	tools := r.prof.tools
 	t, ok := tools.lookup(c.Name)
 	switch {
+	case len(r.secretArgs) > 0 && slices.Contains(r.secretArgs, c.ID):
+		fin.Status, fin.Result = ToolError, secretArgsCall
 	case i >= cfg.MaxCalls:
 		// A decision of thousands of calls (a model looping, or told
 		// to) would hold the gate, the tools and the journal for each.

@@ -286,6 +286,9 @@ func (e *Engine) begin(a *runArgs, h *handOn) Result {
 
 // start begins the run with run_started and carries it through the loop.
 func (r *run) start(ctx context.Context, task string) Result {
+	if redact := r.e.cfg.Redact; redact != nil {
+		task = redact(task) // a delegated task is a model's arguments
+	}
 	var sources []string
 	if r.parent == "" {
 		r.s.reserve(2*r.prof.maxSteps + 2)
@@ -331,6 +334,9 @@ func (r *run) resume(ctx context.Context) Result {
 		calls := s.History[len(s.History)-1].ToolCalls
 		var todo []int
 		r.rerun = map[string]bool{}
+		for _, id := range s.redacted {
+			r.secretArgs = append(r.secretArgs, id)
+		}
 		for i, st := range s.callState {
 			if st == callFinished && r.handoff == "" && strings.HasPrefix(calls[i].Name, TransferPrefix) && strings.HasPrefix(s.pending[i].Content, transferredTo) {
 				r.handoff, r.handoffCall = strings.TrimPrefix(calls[i].Name, TransferPrefix), calls[i].ID // the step handed off

@@ -19,8 +19,10 @@ type run struct {
 	id   string
 	step int
 	cut  int // first history message in the last request
-	// rerun marks interrupted calls whose re-run needs approval.
-	rerun map[string]bool
+	// rerun marks interrupted calls whose re-run needs approval;
+	// secretArgs are the calls a continued run cannot run (redact.go).
+	rerun      map[string]bool
+	secretArgs []string
 	// request is the queued request a new run carries out (RunRequest).
 	request string
 	// lastAt is the time of the run's last event: a step's end takes it

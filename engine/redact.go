@@ -9,7 +9,15 @@ package engine
 // index, keep them without the secret, and say so: Decided.Redacted names
 // the calls, MemoryChanged.Redacted the facts.
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// secretArgsCall answers a call whose arguments held a secret when a run
+// is continued after the process that asked for it died (run.secretArgs):
+// the journal has its arguments without the secret, so it is not run.
+const secretArgsCall = "error: this tool call was not run: its arguments held a secret, which the journal does not keep, and the process that started it stopped; ask for it again"
 
 // decided is the payload of the decision dec, asked for in attempts
 // attempts, with its calls' arguments as the journal keeps them.
@@ -42,11 +50,60 @@ func (r *run) journaledArgs(args json.RawMessage) json.RawMessage {
 	out := redact(string(args))
 	switch {
 	case out == string(args):
-		return args
+		return redactDecoded(args, redact) // a secret spelled with JSON escapes
 	case json.Valid([]byte(out)) || !json.Valid(args): // malformed ones stay text
 		return json.RawMessage(out)
 	}
 	return json.RawMessage(`{"redacted":"the arguments held a secret"}`)
+}
+
+// redactDecoded redacts the strings of the JSON value args as decoded, so
+// that a secret written with escapes (\u0073k-…) is found too; args as
+// they are when none held one.
+func redactDecoded(args json.RawMessage, redact func(string) string) json.RawMessage {
+	if bytes.IndexByte(args, '\\') < 0 {
+		return args // no escapes: the text was what was decoded
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return args
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if out := redact(x); out != x {
+				changed = true
+				return out
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+				if out := redact(k); out != k {
+					changed = true
+					x[out] = x[k]
+					delete(x, k)
+				}
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return args
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`{"redacted":"the arguments held a secret"}`)
+	}
+	return out
 }
 
 // redactFinished takes the secrets out of a tool's result and error, also

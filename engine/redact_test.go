@@ -131,3 +131,142 @@ func TestRedactToolArgumentsAndMemory(t *testing.T) {
 		}
 	}
 }
+
+// keyless says where, in what the journal keeps of rec, the key is: in
+// any event as written, and in any call's arguments as decoded (a key
+// written with JSON escapes is still the key).
+func keyless(t *testing.T, rec *enginetest.Recorder) {
+	t.Helper()
+	if j := journalOf(t, rec); strings.Contains(j, testKey) {
+		t.Errorf("the journal holds the key:\n%s", j)
+	}
+	for _, ev := range rec.Events() {
+		var args []json.RawMessage
+		switch d := ev.Data.(type) {
+		case *engine.Decided:
+			for _, c := range d.ToolCalls {
+				args = append(args, c.Args)
+			}
+		case *engine.ToolStarted:
+			args = append(args, d.Args)
+		case *engine.GatePaused:
+			if d.ToolCall != nil {
+				args = append(args, d.ToolCall.Args)
+			}
+		}
+		for _, a := range args {
+			var v any
+			json.Unmarshal(a, &v)
+			if b, _ := json.Marshal(v); strings.Contains(string(b), testKey) {
+				t.Errorf("%s holds the key, decoded: %s", ev.Kind, a)
+			}
+		}
+	}
+}
+
+// The key spelled with JSON escapes, a delegated task that holds it, and
+// a call the gate is asked to approve: each is journaled (and shown at the
+// pause) without it.
+func TestRedactEscapedDelegatedAndPaused(t *testing.T) {
+	escaped := `\u0073k-test-0123456789abcdef`
+	ask := enginetest.EchoTool()
+	ask.Policy = engine.PolicyAsk
+	var gateSaw []string
+	gate := gateFunc(func(p engine.Pending) engine.Verdict {
+		if p.ToolCall != nil {
+			gateSaw = append(gateSaw, string(p.ToolCall.Args))
+		}
+		return engine.Verdict{Action: engine.Proceed}
+	})
+	var subTask string
+	lead := 0
+	m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		if req.System == "You help." {
+			subTask = req.Messages[0].Content
+			return engine.Decision{Text: "helped"}, nil
+		}
+		lead++
+		if lead == 1 {
+			return engine.Decision{ToolCalls: []engine.ToolCall{
+				{ID: "c1", Name: "echo", Args: json.RawMessage(`{"text":"` + escaped + `"}`)},
+				{ID: "c2", Name: "agent", Args: json.RawMessage(`{"agent":"helper","task":"use ` + testKey + `"}`)},
+			}}, nil
+		}
+		return engine.Decision{Text: "done"}, nil
+	})
+	rec := &enginetest.Recorder{}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t, ask), Gate: gate, Redact: redactKey, RedactHold: len(testKey) - 1,
+		Agents: []engine.Agent{{Name: "helper", Description: "helps", System: "You help."}}})
+	if res := e.Run(context.Background(), engine.NewSession("s"), "go", rec); res.StopReason != engine.StopAnswered {
+		t.Fatalf("result %+v", res)
+	}
+	keyless(t, rec)
+	if strings.Contains(subTask, testKey) {
+		t.Errorf("the sub-run's task holds the key: %q", subTask)
+	}
+	if len(gateSaw) == 0 || strings.Contains(strings.Join(gateSaw, " "), "0123456789abcdef") {
+		t.Errorf("the gate was shown %q", gateSaw)
+	}
+	dec := rec.Of(engine.KindDecision)[0].Data.(*engine.Decided)
+	if strings.Join(dec.Redacted, ",") != "c1,c2" {
+		t.Errorf("redacted calls %v", dec.Redacted)
+	}
+}
+
+// A call whose arguments held a secret, left unfinished by a process that
+// died, is not run by the continued run: the journal has its arguments
+// without the secret, and running it so would act on a placeholder.
+func TestContinueDoesNotRunRedactedArguments(t *testing.T) {
+	var ran []string
+	var mu sync.Mutex
+	echo := enginetest.EchoTool()
+	f := echo.Func
+	echo.Func = func(ctx context.Context, c *engine.Call) (string, error) {
+		mu.Lock()
+		ran = append(ran, string(c.Args))
+		mu.Unlock()
+		return f(ctx, c)
+	}
+	turns := func() engine.Model {
+		n := 0
+		return enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+			n++
+			if n == 1 {
+				return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "echo", Args: json.RawMessage(`{"text":"` + testKey + `"}`)}}}, nil
+			}
+			return engine.Decision{Text: "done"}, nil
+		})
+	}
+	cfg := engine.Config{Model: turns(), Tools: enginetest.Registry(t, echo), Redact: redactKey, RedactHold: len(testKey) - 1}
+	rec := &enginetest.Recorder{}
+	engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "go", rec)
+	s := engine.NewSession("s")
+	for _, ev := range rec.Events() { // the process died after tool_started
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == engine.KindToolStarted {
+			break
+		}
+	}
+	ran = nil
+	cfg.Model = turns()
+	cfg.Gate = gateFunc(func(engine.Pending) engine.Verdict { return engine.Verdict{Action: engine.Proceed} })
+	res := engine.New(cfg).Continue(context.Background(), s, nil)
+	if res.StopReason != engine.StopAnswered || len(ran) != 0 {
+		t.Fatalf("continue: %+v; ran %q", res, ran)
+	}
+	for _, msg := range s.History {
+		if msg.Role == engine.RoleTool && !strings.Contains(msg.Content, "its arguments held a secret") {
+			t.Errorf("the call's result: %q", msg.Content)
+		}
+	}
+}
+
+// gateFunc is a Gate that stops at every pause and answers with f.
+type gateFunc func(engine.Pending) engine.Verdict
+
+func (g gateFunc) Stop(engine.Pending) bool { return true }
+func (g gateFunc) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
+	return g(p), nil
+}

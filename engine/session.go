@@ -66,6 +66,10 @@ type Session struct {
 	pending     []Message
 	callState   []uint8
 	pendingLeft int
+	// redacted are the calls of the last decision whose arguments held a
+	// secret (Decided.Redacted): the journal has them without it, so a
+	// continued run cannot run them as they were asked for.
+	redacted []string
 	// run is the state of the last run; Open reports whether it finished.
 	run  RunState
 	busy atomic.Bool
@@ -195,6 +199,7 @@ func (s *Session) apply(ev *Event) error {
 	case *Decided:
 		s.flushPending()
 		s.run.Turn++
+		s.redacted = d.Redacted
 		s.appendMessage(RoleAssistant, d.Text, d.ToolCalls)
 		if n := len(d.ToolCalls); n > 0 {
 			s.pending = append(s.pending[:0], make([]Message, n)...)

@@ -15,13 +15,14 @@ import (
 // watcher kills the whole process group. A command that ends normally
 // ends the watcher with it.
 
-// shellGuard is the guard: $1 is the command, fd 3 the lifeline.
-const shellGuard = `(exec 3<&-; exec sh -c "$1") &
-c=$!
-(read _ <&3; kill -KILL 0) &
+// shellGuard is the guard: $1 is the command, fd 3 the lifeline. The
+// watcher is the background job; the command runs in the foreground, so
+// its signals are as they would be (a background job of a sh ignores
+// SIGINT and SIGQUIT, and so would everything it starts).
+const shellGuard = `(read _ <&3; kill -KILL 0) &
 w=$!
 exec 3<&-
-wait "$c"; s=$?
+sh -c "$1"; s=$?
 kill "$w" 2>/dev/null
 exit "$s"`
 

@@ -78,3 +78,13 @@ func gone(t *testing.T, pid int) bool {
 	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
 	return err == nil && strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
 }
+
+// A command runs with the signals as a shell gives them (under its guard,
+// not as a background job, which ignores SIGINT): a trap on INT fires.
+func TestRunShellSignalsAsUsual(t *testing.T) {
+	w, _ := tree(t)
+	out, err := call(t, w.RunShell(10*time.Second), `{"command":"trap 'echo trapped' INT; kill -INT $$; echo after"}`)
+	if err != nil || !strings.Contains(out, "trapped") || !strings.Contains(out, "after") {
+		t.Errorf("run_shell = %q, %v; want the trap to fire", out, err)
+	}
+}

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ func TestKeepAlivesDoNotDefeatTheStallTimeout(t *testing.T) {
 		"comments":     ": keep-alive\n\n",
 		"empty deltas": "data: " + `{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":null}]}` + "\n\n",
 		"role only":    "data: " + `{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n",
+		"usage again":  "data: " + `{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}` + "\n\n",
+		"finish again": "data: " + enginetest.FinishChunk("stop") + "\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			// 200 fillers 50 ms apart: ten seconds of keep-alives, then
@@ -139,5 +142,24 @@ func TestTokenBudgetWithAbsurdCounts(t *testing.T) {
 	}
 	if n := len(f.Requests()); n > 40 {
 		t.Errorf("%d requests before the budget stopped the run", n)
+	}
+}
+
+// Comment lines are kept by the stream reader (go-openai gathers lines
+// that are not data for its errors): past the cap of a line, their sum
+// ends the decision as an answer past the cap does, so a server that
+// mixes them with a trickle of text cannot fill the memory.
+func TestCommentFloodIsBounded(t *testing.T) {
+	comment := ": " + strings.Repeat("c", 8<<10) + "\n\n"
+	var body strings.Builder
+	for i := range 40 {
+		body.WriteString(comment)
+		body.WriteString("data: " + enginetest.TextChunk(fmt.Sprint(i)) + "\n\n")
+	}
+	f := enginetest.NewServer(t, enginetest.Reply{Body: body.String() + enginetest.Answer("end")}, enginetest.Reply{Body: enginetest.Answer("fine")})
+	m := newModel(f, func(c *openai.Config) { c.MaxAnswerBytes = 64 << 10 })
+	res, _, _ := runEngine(t, m, "go")
+	if res.StopReason != engine.StopError || res.Err == nil || !strings.Contains(res.Err.Error(), "passed the cap") {
+		t.Fatalf("result %+v", res)
 	}
 }

@@ -61,6 +61,7 @@ type accumulator struct {
 	// of the answer.
 	size, max int
 	progress  func()
+	counted   bool // a usage chunk came
 }
 
 type toolCall struct {
@@ -115,7 +116,8 @@ func (a *accumulator) add(raw []byte, req *engine.Request) error {
 // grow counts what chunk c adds to the answer, tells of progress when it
 // adds anything (or ends it), and refuses an answer past the cap.
 func (a *accumulator) grow(c *chunk) error {
-	n, parts := 0, c.Usage != nil
+	n, parts := 0, c.Usage != nil && !a.counted // its end: once, not a filler
+	a.counted = a.counted || c.Usage != nil
 	for _, ch := range c.Choices {
 		d := &ch.Delta
 		if d.Content != nil {
@@ -125,7 +127,7 @@ func (a *accumulator) grow(c *chunk) error {
 		for _, tc := range d.ToolCalls {
 			n += len(tc.Function.Arguments) + len(tc.Function.Name) + len(tc.ID)
 		}
-		parts = parts || ch.FinishReason != ""
+		parts = parts || ch.FinishReason != "" && a.finish == ""
 	}
 	if a.size += n; a.max > 0 && a.size > a.max {
 		return errTooLarge
@@ -139,8 +141,11 @@ func (a *accumulator) grow(c *chunk) error {
 // count is a server's token count as an int: past the largest int, the
 // largest (the engine takes it as implausible).
 func count(f float64) int {
-	if f >= math.MaxInt || f != f {
+	switch {
+	case f >= math.MaxInt || f != f:
 		return math.MaxInt
+	case f < -1:
+		return -1 // implausible all the same, the same on every platform
 	}
 	return int(f)
 }

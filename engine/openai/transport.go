@@ -134,6 +134,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		timer.Stop()
 		cancel()
+		if info != nil {
+			info.mu.Lock()
+			info.timer = nil // read whole: nothing to restart
+			info.mu.Unlock()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -214,6 +219,9 @@ type watchBody struct {
 	info    *respInfo
 	line    []byte // the unfinished line so far (its first 4 KiB)
 	lineLen int    // its length
+	// other counts the bytes of lines that are not data (comments,
+	// keep-alives): go-openai keeps them all, so they are bounded too.
+	other int
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
@@ -259,6 +267,11 @@ func (b *watchBody) scan(p []byte) bool {
 			return true
 		}
 		line := append(b.line, p[:min(i, 4096-len(b.line))]...)
+		if t := bytes.TrimSpace(line); len(t) > 0 && !bytes.HasPrefix(t, []byte("data:")) {
+			if b.other += b.lineLen + i; b.maxLine > 0 && b.other > b.maxLine {
+				return true
+			}
+		}
 		b.line, b.lineLen = b.line[:0], 0
 		p = p[i+1:]
 		if rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("error:")); ok {
