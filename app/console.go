@@ -153,6 +153,16 @@ func (b *backend) ValidateArgs(tool string, args json.RawMessage) error {
 	return reg.Validate(tool, args)
 }
 
+// ArgOrder gives a tool's arguments in its schema's order, for the chat's
+// line of a call (nil for a tool the registry does not hold).
+func (b *backend) ArgOrder(tool string) []string {
+	t, ok := b.con.Setup.registry.Lookup(tool)
+	if !ok {
+		return nil
+	}
+	return engine.PropertyOrder(t.Schema)
+}
+
 func (b *backend) Close() error { return b.journal.Close() }
 
 // Console is what the Console's backends share for their slash commands:

@@ -270,3 +270,13 @@ func (g gateFunc) Stop(engine.Pending) bool { return true }
 func (g gateFunc) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
 	return g(p), nil
 }
+
+func TestPropertyOrder(t *testing.T) {
+	got := engine.PropertyOrder(json.RawMessage(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"},"content":{"type":"string","description":"{\"x\":1}"},"mode":{}},"additionalProperties":false}`))
+	if strings.Join(got, ",") != "path,content,mode" {
+		t.Errorf("PropertyOrder = %v", got)
+	}
+	if got := engine.PropertyOrder(json.RawMessage(`[1]`)); got != nil {
+		t.Errorf("not an object: %v", got)
+	}
+}

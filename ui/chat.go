@@ -27,6 +27,7 @@ type chatItem struct {
 	text string
 	// tool calls
 	call                       callKey
+	order                      []string // the tool's arguments in its schema's order
 	name, args, result, status string
 	truncated                  bool
 	// a call of the tool agent: the agent, the task, and its sub-run once
@@ -127,6 +128,9 @@ const markdownMargin = "  "
 // the top row (item index, line in it), so that a long chat costs only what
 // is on screen, and new output never moves a reader who scrolled up.
 type chat struct {
+	// argOrder gives a tool's arguments in its schema's order (nil: as
+	// the model wrote them).
+	argOrder  func(tool string) []string
 	items     []*chatItem
 	byCall    map[callKey]*chatItem
 	calls     map[callRef]*chatItem // each run's newest agent call with an id
@@ -168,6 +172,9 @@ func (c *chat) add(it *chatItem) {
 // tool agent becomes a delegation, found again by the sub-run it starts.
 func (c *chat) newCall(ev engine.Event, tc engine.ToolCall) *chatItem {
 	it := &chatItem{kind: itemTool, call: keyOf(ev, tc.ID), name: tc.Name, args: string(tc.Args), status: "pending"}
+	if c.argOrder != nil {
+		it.order = c.argOrder(tc.Name)
+	}
 	if tc.Name == agentTool {
 		it.agent, it.task = delegation(tc.Args)
 		c.calls[callRef{ev.Run, tc.ID}] = it

@@ -3,6 +3,7 @@ package ui
 // The Chat as drawn: each item's lines, the window over them, scrolling.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -146,8 +147,9 @@ func toolLines(it *chatItem, w int, expanded bool) []string {
 			size += " (truncated)"
 		}
 	}
-	head := fmt.Sprintf("⚙ %s %s%s %s", flatten(it.name), compactArgs(it.args), size, mark)
-	lines := []string{ansi.Truncate(styleTool.Render(head), w, "…")}
+	name, tail := "⚙ "+flatten(it.name)+" ", size+" "+mark
+	args := compactArgs(it.args, it.order, w-ansi.StringWidth(name)-ansi.StringWidth(tail))
+	lines := []string{ansi.Truncate(styleTool.Render(name+args+tail), w, "")}
 	if !expanded {
 		return lines
 	}
@@ -164,21 +166,66 @@ func toolLines(it *chatItem, w int, expanded bool) []string {
 	return lines
 }
 
-func compactArgs(a string) string {
+// compactArgs shows a call's arguments on one line of at most room cells:
+// key="value" in the order of the tool's schema (order; the rest as
+// written), strings unescaped, one ellipsis where the room ends.
+func compactArgs(a string, order []string, room int) string {
 	if a == "" || a == "{}" {
 		return ""
 	}
-	var v map[string]any
-	if json.Unmarshal([]byte(a), &v) != nil {
-		return ansi.Truncate(flatten(a), 40, "…")
+	keys, vals := orderedArgs(a)
+	if keys == nil {
+		return ansi.Truncate(flatten(a), max(room, 1), "…")
 	}
-	var parts []string
-	for k, x := range v {
-		b, _ := json.Marshal(x)
-		parts = append(parts, k+"="+string(b))
+	rank := func(k string) int {
+		if i := slices.Index(order, k); i >= 0 {
+			return i
+		}
+		return len(order)
 	}
-	slices.Sort(parts)
-	return ansi.Truncate(flatten(strings.Join(parts, " ")), 40, "…")
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return rank(keys[x]) - rank(keys[y]) })
+	var b strings.Builder
+	for n, i := range idx {
+		if n > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(keys[i] + "=" + vals[i])
+	}
+	return ansi.Truncate(flatten(Sanitize(b.String())), max(room, 1), "…")
+}
+
+// orderedArgs reads a JSON object's keys in the order written and its
+// values as shown: a string in quotes as it reads (not JSON-escaped), the
+// rest as compact JSON. keys is nil when a is not an object.
+func orderedArgs(a string) (keys, vals []string) {
+	dec := json.NewDecoder(strings.NewReader(a))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		name, ok := k.(string)
+		var v json.RawMessage
+		if err != nil || !ok || dec.Decode(&v) != nil {
+			return nil, nil
+		}
+		var s string
+		shown := string(v)
+		if json.Unmarshal(v, &s) == nil {
+			shown = `"` + s + `"`
+		} else {
+			var c bytes.Buffer
+			if json.Compact(&c, v) == nil {
+				shown = c.String()
+			}
+		}
+		keys, vals = append(keys, name), append(vals, shown)
+	}
+	return keys, vals
 }
 
 func prettyJSON(s string) string {

@@ -21,6 +21,14 @@ type Validator interface {
 	ValidateArgs(tool string, args json.RawMessage) error
 }
 
+// ArgOrderer is what a backend that knows the tools' schemas offers the
+// chat: a tool's arguments in the order its schema writes them (the path
+// before the content). It is called on the Bubble Tea loop, and must not
+// do I/O.
+type ArgOrderer interface {
+	ArgOrder(tool string) []string
+}
+
 // validator returns the backend's check of edited arguments, or nil.
 func (m *Model) validator() func(string, json.RawMessage) error {
 	if v, ok := m.backend.(Validator); ok {

@@ -27,7 +27,7 @@ func (c *chat) renderer(width int) *glamour.TermRenderer {
 // wrapping.
 func (c *chat) markdown(text string, width int) []string {
 	if r := c.renderer(width); r != nil {
-		md, held := holdHyphens(hangCode(text, width-codeMargins))
+		md, held := holdHyphens(hangCode(escapeHTML(text), width-codeMargins))
 		if out, err := r.Render(md); err == nil {
 			if held {
 				out = strings.ReplaceAll(out, heldHyphen, "-")

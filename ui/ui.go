@@ -205,6 +205,9 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 	m.sess = engine.NewSession(id)
 	m.model = m.cfg.Model
 	m.chat = newChat(m.cfg.Style)
+	if o, ok := b.(ArgOrderer); ok {
+		m.chat.argOrder = o.ArgOrder
+	}
 	m.tl = newTimeline()
 	m.tl.reserve(len(events))
 	m.mem = memory{sess: m.sess}
