@@ -41,14 +41,14 @@ func TestHTMLLookingTextIsShown(t *testing.T) {
 
 func TestEscapeHTML(t *testing.T) {
 	for in, want := range map[string]string{
-		"Vec<String>":             `Vec\<String>`,
-		"a < b and <3":            "a < b and <3",
-		"`Vec<u8>` and Vec<u8>":   "`Vec<u8>` and Vec\\<u8>",
-		"``a ` <b>`` <b>":         "``a ` <b>`` \\<b>",
+		"Vec<String>":              `Vec\<String>`,
+		"a < b and <3":             "a < b and <3",
+		"`Vec<u8>` and Vec<u8>":    "`Vec<u8>` and Vec\\<u8>",
+		"``a ` <b>`` <b>":          "``a ` <b>`` \\<b>",
 		"```\nVec<T>\n```\nVec<T>": "```\nVec<T>\n```\nVec\\<T>",
-		"    code <b>":            "    code <b>",
-		`already \<b>`:            `already \<b>`,
-		"<!-- c --> </i> <?x":     `\<!-- c --> \</i> \<?x`,
+		"    code <b>":             "    code <b>",
+		`already \<b>`:             `already \<b>`,
+		"<!-- c --> </i> <?x":      `\<!-- c --> \</i> \<?x`,
 	} {
 		if got := escapeHTML(in); got != want {
 			t.Errorf("escapeHTML(%q) = %q, want %q", in, got, want)
