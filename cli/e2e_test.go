@@ -149,7 +149,7 @@ func TestConsoleInTmux(t *testing.T) {
 	})
 	tm.keys("Enter")
 	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle") })
-	tm.keys("C-c")
+	tm.keys("C-c", "C-c") // the second quits: the first asks
 	tm.waitGone()
 }
 
@@ -310,7 +310,7 @@ func TestConsoleDelegationInTmux(t *testing.T) {
 		tl := timelinePane(s)
 		return strings.Contains(tl, "▾ agent mathematici") && strings.Contains(tl, "  ⚙ ") && strings.Contains(tl, "calculator")
 	})
-	tm.keys("C-c")
+	tm.keys("C-c", "C-c") // the second quits: the first asks
 	tm.waitGone()
 }
 

@@ -717,7 +717,9 @@ func (h *harness) closeRun() {
 	close(r.ch)
 	r.closed = true
 	h.run = nil
-	for len(h.waiters) > 0 {
+	// The waiters of the closed run; a run its close starts (a queued
+	// task) adds waiters of its own after them, which wait for events.
+	for n := len(h.waiters); n > 0 && len(h.waiters) > 0; n-- {
 		w := h.waiters[0]
 		h.waiters = h.waiters[1:]
 		h.update(w())

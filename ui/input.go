@@ -59,7 +59,11 @@ func (in *input) sent(task string) {
 // inputKey handles a key in the input box, and starts a run on the task
 // sent when one can start.
 func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if key.Matches(msg, m.keys.HistoryPrev) && m.unqueue() {
+		return m, nil
+	}
 	task, cmd := m.input.update(msg, m.keys)
+	defer m.growInput()
 	if task == "" {
 		return m, cmd
 	}
@@ -74,7 +78,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case m.running:
-		m.note = "a run is going: wait for it, or ctrl+c to cancel it"
+		m.queueTask(typed)
 	case m.opening:
 		m.note = "opening the session…"
 	case m.saving > 0:
@@ -120,7 +124,7 @@ func (m *Model) inputHeight() int {
 	if m.pause != nil && m.memForm == nil {
 		return len(m.pause.bar(m.width, m.gate.Stepping(), m.barLines()))
 	}
-	return 4
+	return 2 + max(m.input.Height(), 2) + len(m.queueLines(m.width-2))
 }
 
 func (m *Model) inputBox() []string {
@@ -136,7 +140,8 @@ func (m *Model) inputBox() []string {
 		title = "Input (step mode)"
 	}
 	if m.inputCache == nil {
-		m.inputCache = box(title, m.focus == focusInput, w, 2, strings.Split(m.input.View(), "\n"), false)
+		lines := append(m.queueLines(w-2), strings.Split(m.input.View(), "\n")...)
+		m.inputCache = box(title, m.focus == focusInput, w, len(lines), lines, false)
 	}
 	return m.inputCache
 }

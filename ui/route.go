@@ -123,13 +123,7 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Cancel):
-		if m.running && !m.quitting {
-			m.cancel(nil)
-			m.note = noteCancelling
-			m.quitting = true
-			return nil, true
-		}
-		return tea.Quit, true
+		return m.ctrlC(), true
 	case key.Matches(msg, k.Quit) && !m.running:
 		return tea.Quit, true
 	case key.Matches(msg, k.NextPane):

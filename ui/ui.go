@@ -123,16 +123,20 @@ type Model struct {
 	argsEditor *argsEditor
 	// inspector is the request inspector of a decide pause (i); reqs are
 	// each run's last two model_request payloads, for its diff.
-	inspector  *inspector
-	reqs       map[string]reqPair
-	memForm    *factForm
-	detail     *details // a step's details, over the rest
-	picker     *picker
-	search     *searchView // the search (ctrl+f), over the panes
-	jump       *searchJump // the step of the session being opened from the search
-	searchSeq  int         // numbers the search's commands, so that a late answer is known
-	note       string
-	quitting   bool
+	inspector *inspector
+	reqs      map[string]reqPair
+	memForm   *factForm
+	detail    *details // a step's details, over the rest
+	picker    *picker
+	search    *searchView // the search (ctrl+f), over the panes
+	jump      *searchJump // the step of the session being opened from the search
+	searchSeq int         // numbers the search's commands, so that a late answer is known
+	note      string
+	quitting  bool
+	// queue holds the tasks sent while a run went on, sent in order as
+	// runs end (queue.go); queueShown is how many the input box shows.
+	queue      []string
+	queueShown int
 	opening    bool   // a session is being opened from the picker
 	saving     int    // memory edits sent to the backend and not back yet
 	commanding int    // slash commands sent to the backend and not back yet

@@ -43,6 +43,7 @@ func (m *Model) runClosed(msg runClosedMsg) tea.Cmd {
 		if m.note == noteCancelling { // the cancel is done
 			m.note = ""
 		}
+		return m.sendQueued()
 	}
 	return nil
 }
