@@ -40,8 +40,8 @@ type Setup struct {
 	Rows      []ToolRow
 	mcp       *tools.MCP
 	ws        *tools.Workspace
-	// Notices are problems to tell the person about, such as an MCP
-	// server that did not start.
+	redact    *config.Redactor // the secrets agentty holds, taken out of text kept
+	// Notices are problems to tell the person about (an MCP server down).
 	Notices []string
 	// tracing exports spans when --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
 	// asks for it; nil otherwise (nothing is made when tracing is off).
@@ -147,12 +147,12 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
 		return nil, err
 	}
-	redact := config.NewRedactor(getenv, cfg)
+	st.redact = config.NewRedactor(getenv, cfg)
 	if err := st.loadSkills(o, wsDir, ws, getenv); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if err := st.addTools(ctx, o, cfg, wsDir, redact, getenv); err != nil {
+	if err := st.addTools(ctx, o, cfg, wsDir, st.redact, getenv); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		return nil, err
 	}
 	ecfg.Model, ecfg.ModelName, ecfg.Gate, ecfg.Agents = m, name, gate, agents
-	redact.EngineConfig(&ecfg)
+	st.redact.EngineConfig(&ecfg)
 	st.Engine = engine.New(ecfg)
 	if err := st.Engine.Err(); err != nil {
 		st.Close()

@@ -49,7 +49,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if err != nil {
 		return fail(ExitError, err)
 	}
-	journal, session, events, readOnly := opened.journal, opened.session, opened.events, opened.readOnly
+	journal := opened.journal
 	if IsTerminal(stdin) {
 		o.askTrust = PromptTrust(stdin, stderr)
 	}
@@ -70,33 +70,14 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if st.ws != nil {
 		cfg.Gate.SetPreview(st.ws.Preview)
 	}
-	cfg.Model = st.ModelName
-	notices := st.Notices
-	cfg.Status = mcpDown(st)
 	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv}
-	cfg.Sessions = picker{store: store, setup: st, con: con}
-	cfg.Events = events
-	if journal != nil {
-		cfg.Backend = con.openWith(journal, session, events)
-		if o.Agent != "" && session.Agent != "" && session.Agent != o.Agent {
-			// The session ran as another agent: --agent picks this one, journaled.
-			if ev, err := session.SwitchAgent(o.Agent, journal); err != nil {
-				notices = append(notices, "--agent "+o.Agent+": "+err.Error())
-			} else {
-				cfg.Events = append(cfg.Events, ev)
-			}
-		}
-	}
-	if readOnly != nil {
-		cfg.Backend = readOnly
-		notices = append(notices, "Read-only: "+readOnly.why+". Nothing can be added to this session here; ctrl+o opens another.")
-	}
-	if st.ModelName == offline.Name {
-		notices = append(notices, offlineNotice)
-	}
-	cfg.Notice = strings.Join(notices, "\n\n")
+	home := o.dataHome(getenv)
+	con.configure(&cfg, opened, home)
 	m := ui.New(cfg)
 	err = ui.Run(m)
+	if b := m.Backend(); b != nil && home != "" {
+		saveDraft(home, b.SessionID(), m.Draft(), st.redact.Redact) // back when the session is opened again
+	}
 	for _, b := range []ui.Backend{cfg.Backend, m.Backend()} {
 		if b != nil {
 			b.Close() // a session never written leaves nothing (sessions.Store.Create)
@@ -104,6 +85,44 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	}
 	st.Flush(stderr, "agentty")
 	return consoleEnded(err, store, stderr, cfg.Backend, m.Backend())
+}
+
+// configure sets up cfg for the session c of con's setup: its backend
+// (read-only when another process writes it), the notices, the
+// workspace's input history and the session's draft, kept in home.
+func (con *Console) configure(cfg *ui.Config, c opened, home string) {
+	st, o := con.Setup, con.Opts
+	cfg.Model = st.ModelName
+	notices := st.Notices
+	cfg.Status = mcpDown(st)
+	cfg.Sessions = picker{store: con.Store, setup: st, con: con}
+	cfg.Events = c.events
+	if c.journal != nil {
+		cfg.Backend = con.openWith(c.journal, c.session, c.events)
+		if o.Agent != "" && c.session.Agent != "" && c.session.Agent != o.Agent {
+			// The session ran as another agent: --agent picks this one, journaled.
+			if ev, err := c.session.SwitchAgent(o.Agent, c.journal); err != nil {
+				notices = append(notices, "--agent "+o.Agent+": "+err.Error())
+			} else {
+				cfg.Events = append(cfg.Events, ev)
+			}
+		}
+		if home != "" {
+			cfg.Draft = readDraft(home, c.journal.ID)
+		}
+	}
+	if c.readOnly != nil {
+		cfg.Backend = c.readOnly
+		notices = append(notices, "Read-only: "+c.readOnly.why+". Nothing can be added to this session here; ctrl+o opens another.")
+	}
+	if st.ModelName == offline.Name {
+		notices = append(notices, offlineNotice)
+	}
+	cfg.Notice = strings.Join(notices, "\n\n")
+	if home != "" {
+		hist, lines := openHistory(home, cmp.Or(o.Workspace, "."), st.redact.Redact)
+		cfg.History, cfg.Remember = lines, hist.Add
+	}
 }
 
 // opened is the session the console opens: journal and session to go on

@@ -107,14 +107,23 @@ func (o *Options) Store(getenv func(string) string) (*sessions.Store, error) {
 // mcpLogDir is the folder of the stdio MCP servers' logs: mcp/ in the data
 // folder ("" when there is none: the servers' last lines are still kept).
 func (o *Options) mcpLogDir(getenv func(string) string) string {
-	home := o.DataDir
-	if home == "" {
-		var err error
-		if home, err = sessions.Home(getenv); err != nil {
-			return ""
-		}
+	if home := o.dataHome(getenv); home != "" {
+		return filepath.Join(home, "mcp")
 	}
-	return filepath.Join(home, "mcp")
+	return ""
+}
+
+// dataHome is the data folder: --data-dir, else sessions.Home ("" when
+// there is none).
+func (o *Options) dataHome(getenv func(string) string) string {
+	if o.DataDir != "" {
+		return o.DataDir
+	}
+	home, err := sessions.Home(getenv)
+	if err != nil {
+		return ""
+	}
+	return home
 }
 
 // LocalStore opens the data folder's sessions, whatever --nats says: the

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,4 +36,38 @@ func TestDailyInputInTmux(t *testing.T) {
 	tm.wait("the question before quitting", func(s string) bool { return strings.Contains(s, "ctrl+c again quits") })
 	tm.keys("C-c")
 	tm.waitGone()
+}
+
+// TestHistoryAndDraftSurviveARestart: a message sent before a restart is
+// back with ↑, and a draft left in a session's input is back when the
+// session is resumed.
+func TestHistoryAndDraftSurviveARestart(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--model", "offline")
+	tm.keys("what is 2+2?", "Enter")
+	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "2+2 = 4") })
+	tm.keys("a thought for later")
+	tm.wait("the draft", func(s string) bool { return strings.Contains(s, "a thought for later") })
+	tm.keys("C-d")
+	tm.waitGone()
+	entries, _ := os.ReadDir(filepath.Join(home, "sessions"))
+	if len(entries) != 1 {
+		t.Fatalf("sessions: %v", entries)
+	}
+	tm.start(home, "--model", "offline", "--resume", entries[0].Name())
+	tm.wait("the draft back in the input", func(s string) bool { return strings.Contains(s, "a thought for later") })
+	tm.keys("C-c") // clears it
+	tm.wait("the draft cleared", func(s string) bool { return !strings.Contains(s, "a thought for later") })
+	tm.keys("Up")
+	tm.wait("the message sent before the restart", func(s string) bool {
+		in := s[strings.LastIndex(s, "Input"):]
+		return strings.Contains(in, "what is 2+2?")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+	st, err := os.Stat(filepath.Join(home, "history"))
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the history folder: %v, %v", st, err)
+	}
 }

@@ -294,12 +294,12 @@ func MergeMCPServers(path string, servers map[string]MCPServer) ([]string, error
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	return added, writeFileAtomic(path, append(out, '\n'))
+	return added, WriteFileAtomic(path, append(out, '\n'))
 }
 
-// writeFileAtomic replaces path with b through a temporary file beside
+// WriteFileAtomic replaces path with b through a temporary file beside
 // it: a crash leaves the old file or the new, never half of one.
-func writeFileAtomic(path string, b []byte) error {
+func WriteFileAtomic(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.json")
 	if err != nil {
 		return err

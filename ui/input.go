@@ -72,13 +72,14 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if !strings.HasPrefix(rest, "/") {
 			m.input.sent(task)
 			m.slash = slashList{}
-			return m, m.slashCommand(task)
+			return m, tea.Batch(m.slashCommand(task), m.remember(task))
 		}
 		task = rest // "//…" sends "/…"
 	}
 	switch {
 	case m.running:
 		m.queueTask(typed)
+		return m, m.remember(typed)
 	case m.opening:
 		m.note = "opening the session…"
 	case m.saving > 0:
@@ -90,7 +91,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	default:
 		m.input.sent(typed)
 		m.chat.follow = true
-		return m, m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
+		return m, tea.Batch(m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) }), m.remember(typed))
 	}
 	return m, nil
 }

@@ -73,6 +73,13 @@ type Config struct {
 	// Follow, when set, makes the console follow a session read-only
 	// (Backend and Sessions are not used); Events are its journal so far.
 	Follow *Follow
+	// History are the messages sent in this workspace before, oldest
+	// first, which ↑ walks; Remember keeps one more (it may do I/O: the
+	// console calls it from a command, never from Update).
+	History  []string
+	Remember func(task string) error
+	// Draft is what was left typed in the session's input, back in it.
+	Draft string
 }
 
 type focus int
@@ -187,11 +194,34 @@ func New(cfg Config) *Model {
 		m.setFollow(cfg.Follow)
 	}
 	m.setBackend(m.cfg.Backend, cfg.Events)
+	m.input.history = append([]string(nil), cfg.History...)
+	m.input.histIdx = len(m.input.history)
+	if cfg.Draft != "" {
+		m.input.SetValue(cfg.Draft)
+	}
 	if cfg.Notice != "" {
 		m.chat.add(&chatItem{kind: itemNote, text: cfg.Notice})
 	}
 	m.layout()
+	m.growInput()
 	return m
+}
+
+// Draft is what is left typed in the input (for the next time the session
+// is opened).
+func (m *Model) Draft() string { return m.input.Value() }
+
+// remember keeps a sent message in the workspace's history, off the
+// Bubble Tea loop; a failure is not worth a word.
+func (m *Model) remember(task string) tea.Cmd {
+	if m.cfg.Remember == nil || task == "" {
+		return nil
+	}
+	f := m.cfg.Remember
+	return func() tea.Msg {
+		f(task)
+		return nil
+	}
 }
 
 // askPlaceholder is the input's text while it is empty.
