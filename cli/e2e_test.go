@@ -453,6 +453,8 @@ func TestWorkflowInTmux(t *testing.T) {
 	for range 15 {
 		tm.keys("Up")
 	}
+	tm.keys("f") // the first asks
+	tm.wait("f to ask for a second", func(s string) bool { return strings.Contains(s, "f again forks") })
 	tm.keys("f")
 	tm.wait("the fork open", func(s string) bool {
 		return strings.Contains(chatPane(s), "A fork of") && strings.Contains(chatPane(s), "at step 1.") &&

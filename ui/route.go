@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -11,6 +13,8 @@ import (
 // go to the pane that has the focus, and to it only.
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
+	armed := m.armed // a Timeline key that changes something waits for its second press
+	m.armed = ""
 	if !key.Matches(msg, k.Cancel) {
 		m.quitting = false
 	} else if m.picker == nil {
@@ -72,27 +76,45 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chat.update(msg, k)
 		return m, nil
 	case focusTimeline:
-		return m.timelineKey(msg)
+		return m.timelineKey(msg, armed)
 	case focusMemory:
 		return m.memoryKey(msg)
 	}
 	return m.inputKey(msg)
 }
 
-// timelineKey handles a key of the Timeline pane.
-func (m *Model) timelineKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+// timelineKey handles a key of the Timeline pane. A key that changes
+// something (f forks, b sets a breakpoint) acts on its second press in a
+// row (armed is the first); typed among other letters, it is text, and
+// goes to the input with them: a word never forks the session.
+func (m *Model) timelineKey(msg tea.KeyMsg, armed string) (tea.Model, tea.Cmd) {
 	k := m.keys
+	changes := key.Matches(msg, k.Fork) || key.Matches(msg, k.BreakHere)
 	switch {
-	case typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork, k.BreakHere):
-		m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
-		return m.inputKey(msg)
-	case key.Matches(msg, k.Fork):
-		return m, m.forkHere()
-	case key.Matches(msg, k.BreakHere):
+	case changes && msg.String() == armed:
+		if key.Matches(msg, k.Fork) {
+			return m, m.forkHere()
+		}
 		if r, ok := m.tl.selected(); ok {
 			m.breakOnRow(&r)
 		}
 		return m, nil
+	case changes && armed == "" && msg.Type == tea.KeyRunes:
+		m.armed = msg.String()
+		what := map[bool]string{true: "forks the session at this step", false: "sets a breakpoint on this row's tool or agent"}[key.Matches(msg, k.Fork)]
+		m.note = fmt.Sprintf("%s again %s (another key goes on as typed)", m.armed, what)
+		return m, nil
+	case armed != "" && msg.Type == tea.KeyRunes && !msg.Alt:
+		m.setFocus(focusInput) // the letter before was typed too
+		m.input.InsertString(armed)
+		m.note = ""
+		return m.inputKey(msg)
+	case armed != "":
+		m.note = ""
+	}
+	if typing(msg, k.Up, k.Down, k.Fold, k.Detail, k.Fork, k.BreakHere) {
+		m.setFocus(focusInput) // a letter no Timeline key takes: the person is typing
+		return m.inputKey(msg)
 	}
 	if m.tl.update(msg, k) {
 		if lines := m.tl.detailLines(m.width - 4); lines != nil {

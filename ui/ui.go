@@ -140,6 +140,7 @@ type Model struct {
 	searchSeq int         // numbers the search's commands, so that a late answer is known
 	note      string
 	quitting  bool
+	armed     string // the Timeline key (f, b) whose second press acts
 	// queue holds the tasks sent while a run went on, sent in order as
 	// runs end (queue.go); queueShown is how many the input box shows.
 	queue      []string

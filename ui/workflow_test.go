@@ -320,13 +320,14 @@ type forkedBackend struct{ textBackend }
 
 func (forkedBackend) SessionID() string { return "0mx2forked01" }
 
-// TestForkKey: f on a Timeline row forks the session at that row's step
-// (as /fork STEP) and opens the fork; with no rows it says so.
+// TestForkKey: f twice on a Timeline row forks the session at that row's
+// step (as /fork STEP) and opens the fork; with no rows it says so; f
+// among other letters ("fix") is typed, and forks nothing.
 func TestForkKey(t *testing.T) {
 	var forked []int
 	m := New(Config{Model: "offline", Style: "notty", Backend: forkBackend{forked: &forked}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	press(m, "tab", "tab", "f")
+	press(m, "tab", "tab", "f", "f")
 	if len(forked) != 0 || !strings.Contains(m.note, "no step") {
 		t.Errorf("f on an empty Timeline: forked %v, note %q", forked, m.note)
 	}
@@ -335,9 +336,12 @@ func TestForkKey(t *testing.T) {
 	}
 	press(m, "up", "up", "up") // from ■ answered: the rows of step 6, then step 5's observe row
 	r, _ := m.tl.selected()
+	if _, cmd := m.Update(keyNamed("f")); cmd != nil || !strings.Contains(m.note, "f again forks") {
+		t.Fatalf("one f: a command %v, note %q; want it to ask for a second", cmd != nil, m.note)
+	}
 	_, cmd := m.Update(keyNamed("f"))
 	if cmd == nil {
-		t.Fatal("f did nothing")
+		t.Fatal("f twice did nothing")
 	}
 	m.Update(cmd())
 	if !slices.Equal(forked, []int{r.step}) {
@@ -488,5 +492,32 @@ func TestWorkflowCommand(t *testing.T) {
 	}
 	if _, ok := m.tl.steps["fix"]; !ok {
 		t.Error("the workflow's steps are not in the Timeline")
+	}
+}
+
+// TestTypingOnTheTimelineForksNothing: words typed while the Timeline has
+// the focus ("fix", "bug") go to the input whole; nothing is forked and no
+// breakpoint is set.
+func TestTypingOnTheTimelineForksNothing(t *testing.T) {
+	var forked []int
+	m := New(Config{Model: "offline", Style: "notty", Backend: forkBackend{forked: &forked}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, ev := range workflowEvents(t, "workflow.jsonl") {
+		m.Update(engineEventMsg{ev})
+	}
+	press(m, "tab", "tab", "up")
+	for _, r := range "fix" {
+		if _, cmd := m.Update(keyNamed(string(r))); cmd != nil {
+			if msg := cmd(); msg != nil {
+				m.Update(msg)
+			}
+		}
+	}
+	press(m, " ", "tab", "tab", "up")
+	for _, r := range "bug" {
+		m.Update(keyNamed(string(r)))
+	}
+	if v := m.input.Value(); len(forked) != 0 || !strings.HasPrefix(v, "fix") || !strings.HasSuffix(v, "bug") || len(m.gate.Breaks()) != 0 {
+		t.Errorf("typing on the Timeline: forked %v, input %q, breakpoints %v", forked, m.input.Value(), m.gate.Breaks())
 	}
 }
