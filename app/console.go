@@ -163,6 +163,24 @@ func (b *backend) ArgOrder(tool string) []string {
 	return engine.PropertyOrder(t.Schema)
 }
 
+// Attach reads what "@path" attaches, through the workspace (read_file's
+// confinement and bounds).
+func (b *backend) Attach(ctx context.Context, path string) (string, error) {
+	ws := b.con.Setup.ws
+	if ws == nil {
+		return "", errors.New("no workspace is open")
+	}
+	return ws.Attach(ctx, path)
+}
+
+// Files lists the workspace's files for "@"'s completion.
+func (b *backend) Files(ctx context.Context) []string {
+	if ws := b.con.Setup.ws; ws != nil {
+		return ws.Files(ctx, 20000)
+	}
+	return nil
+}
+
 func (b *backend) Close() error { return b.journal.Close() }
 
 // Console is what the Console's backends share for their slash commands:

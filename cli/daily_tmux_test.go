@@ -71,3 +71,38 @@ func TestHistoryAndDraftSurviveARestart(t *testing.T) {
 		t.Errorf("the history folder: %v, %v", st, err)
 	}
 }
+
+// TestAtAttachesInTmux: @notes.md sends the message with the file's text
+// attached (a chip in the chat, the text in the journal for the model);
+// @ a path out of the workspace is refused, the message kept.
+func TestAtAttachesInTmux(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("the note says hello-from-notes\n"), 0o600)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(secret, []byte("OUTSIDE-SECRET\n"), 0o600)
+	tm.start(home, "--model", "offline", "--workspace", ws)
+	tm.keys("what does @"+secret+" say", "Enter")
+	tm.wait("the refusal, the message kept", func(s string) bool {
+		return strings.Contains(s, "not sent: @") && strings.Contains(s, "what does @")
+	})
+	tm.keys("C-c") // the draft
+	tm.keys("summarise @notes.md", "Enter")
+	tm.wait("the chip", func(s string) bool { return strings.Contains(chatPane(s), "📎 notes.md") })
+	tm.keys("C-d")
+	tm.waitGone()
+	journal := strings.Join(journalLines(t, home, onlySession(t, home), ""), "\n")
+	if !strings.Contains(journal, "hello-from-notes") || strings.Contains(journal, "OUTSIDE-SECRET") {
+		t.Errorf("the journal (the attachment in, the refused file out):\n%s", journal)
+	}
+}
+
+func onlySession(t *testing.T, home string) string {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(home, "sessions"))
+	if len(entries) != 1 {
+		t.Fatalf("sessions: %v", entries)
+	}
+	return entries[0].Name()
+}

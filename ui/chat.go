@@ -27,6 +27,7 @@ type chatItem struct {
 	text string
 	// tool calls
 	call                       callKey
+	attached                   []string // the files a message has attached (@path)
 	order                      []string // the tool's arguments in its schema's order
 	name, args, result, status string
 	truncated                  bool
@@ -322,7 +323,8 @@ func (c *chat) apply(ev engine.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
-		c.add(&chatItem{kind: itemUser, text: d.Task})
+		text, attached := withoutAttachments(d.Task)
+		c.add(&chatItem{kind: itemUser, text: text, attached: attached})
 	case *engine.Handoff:
 		c.add(&chatItem{kind: itemNote, text: "⇄ handed off to " + d.To})
 	case *engine.Notice: // a warning from inside a run (compaction fell back to trimming)

@@ -29,6 +29,9 @@ func (c *chat) linesOf(it *chatItem) []string {
 	switch it.kind {
 	case itemUser:
 		lines = append([]string{styleUser.Render("▍You")}, plainLines(it.text, w)...)
+		for _, p := range it.attached {
+			lines = append(lines, styleDim.Render(ansi.Truncate(markdownMargin+"📎 "+flatten(Sanitize(p)), w, "…")))
+		}
 	case itemAssistant:
 		if it.streaming {
 			if sw := c.streamWidth(); it.stream.width != sw || it.stream.fitW != c.width {

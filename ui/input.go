@@ -90,10 +90,19 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.note = "no session open: ctrl+o to pick one"
 	default:
 		m.input.sent(typed)
-		m.chat.follow = true
-		return m, tea.Batch(m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) }), m.remember(typed))
+		if cmd := m.attach(task); cmd != nil {
+			m.commanding++ // until the files are read: attached
+			return m, tea.Batch(cmd, m.remember(typed))
+		}
+		return m, tea.Batch(m.send(task), m.remember(typed))
 	}
 	return m, nil
+}
+
+// send starts a run on task, the message as the model reads it.
+func (m *Model) send(task string) tea.Cmd {
+	m.chat.follow = true
+	return m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
 }
 
 func (m *Model) startRun(start func(context.Context) <-chan engine.Event) tea.Cmd {

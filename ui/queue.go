@@ -1,14 +1,11 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/agentty/agentty/engine"
 )
 
 // The input as a daily tool: ctrl+c clears a draft before it cancels or
@@ -79,8 +76,11 @@ func (m *Model) sendQueued() tea.Cmd {
 	if rest, ok := strings.CutPrefix(task, "//"); ok {
 		task = "/" + rest
 	}
-	m.chat.follow = true
-	return m.startRun(func(ctx context.Context) <-chan engine.Event { return m.backend.Start(ctx, task) })
+	if cmd := m.attach(task); cmd != nil {
+		m.commanding++ // until the files are read: attached
+		return cmd
+	}
+	return m.send(task)
 }
 
 // queueLines are the queued tasks as the input box shows them above the

@@ -432,6 +432,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case workflowsListedMsg:
 		m.wfNames = msg.names
 		return m, nil
+	case attachedMsg:
+		return m, m.attached(msg)
 	case openedMsg:
 		return m, m.opened(msg)
 	case searchedMsg:

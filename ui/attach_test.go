@@ -1,0 +1,92 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// attachBackend is a streamBackend with a workspace of one file.
+type attachBackend struct {
+	*streamBackend
+	tasks chan string
+}
+
+func (b attachBackend) Start(ctx context.Context, task string) <-chan engine.Event {
+	b.tasks <- task
+	return b.streamBackend.Start(ctx, task)
+}
+
+func (attachBackend) Attach(_ context.Context, p string) (string, error) {
+	if p == "notes.md" {
+		return "1\t# Notes", nil
+	}
+	return "", errors.New("refused: " + p + " leads outside the workspace")
+}
+
+func (attachBackend) Files(context.Context) []string { return []string{"notes.md"} }
+
+// TestAtAttachesAFile: @notes.md sends the message with the file attached
+// (the chat shows a chip, not the text); a path the backend refuses keeps
+// the message in the input and says why.
+func TestAtAttachesAFile(t *testing.T) {
+	b := attachBackend{newStreamBackend(), make(chan string, 1)}
+	m := New(Config{Style: "notty", Backend: b})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	send := func(text string) {
+		m.input.SetValue(text)
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+		for _, msg := range drain(cmd) {
+			if am, ok := msg.(attachedMsg); ok {
+				m.Update(am)
+			}
+		}
+	}
+	send("summarise @../secret.txt please")
+	if m.input.Value() != "summarise @../secret.txt please" || !strings.Contains(m.note, "not sent: @../secret.txt: refused") || len(b.tasks) != 0 {
+		t.Fatalf("a refused path: input %q, note %q", m.input.Value(), m.note)
+	}
+	m.input.Reset()
+	send("summarise @notes.md, please")
+	task := <-b.tasks
+	if !strings.HasPrefix(task, "summarise @notes.md, please\n\n<attached path=\"notes.md\">\n1\t# Notes\n</attached>") {
+		t.Fatalf("the task sent: %q", task)
+	}
+	m.Update(ev(engine.KindRunStarted, &engine.RunStarted{Task: task}))
+	v := m.View()
+	if !strings.Contains(v, "📎 notes.md") || strings.Contains(v, "</attached>") {
+		t.Errorf("the chat does not show the attachment as a chip:\n%s", v)
+	}
+}
+
+// drain runs cmd and the batches it holds, and returns their messages
+// (those that come at once; a command that waits is left).
+func drain(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	var out []tea.Msg
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if c != nil && !cmdIs(c, "waitForEvent.func") && !cmdIs(c, "spinner") {
+				out = append(out, drain(c)...)
+			}
+		}
+	default:
+		out = append(out, msg)
+	}
+	return out
+}
+
+func TestMentions(t *testing.T) {
+	got := strings.Join(mentions(`read @a.go, @docs/x.md) and mail me@example.com or @@x "@q.txt"`), "|")
+	if got != "a.go|docs/x.md" {
+		t.Errorf("mentions = %q", got)
+	}
+}
