@@ -462,24 +462,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.key(msg)
 	}
-	if m.search != nil && m.picker == nil {
-		// The query's blink.
-		var cmd tea.Cmd
+	return m, m.otherMsg(msg)
+}
+
+// otherMsg hands a message the console does not take itself to what is in
+// front: the search's query or the picker (their blinks, the filter's
+// matches, a status timeout), else the input.
+func (m *Model) otherMsg(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.search != nil && m.picker == nil:
 		m.search.input, cmd = m.search.input.Update(msg)
-		return m, cmd
-	}
-	if m.picker != nil {
-		// The list's own messages (the filter's matches, its input's
-		// blink, its status timeout) come back to it.
-		_, _, cmd := m.picker.update(msg, m.keys)
-		return m, cmd
-	}
-	if m.focus == focusInput {
-		var cmd tea.Cmd
+	case m.picker != nil:
+		_, _, cmd = m.picker.update(msg, m.keys)
+	case m.focus == focusInput:
 		m.input.Model, cmd = m.input.Model.Update(msg)
-		return m, cmd
 	}
-	return m, nil
+	return cmd
 }
 
 // noteCancelling is the status line's note from ctrl+c until the run ends.
