@@ -72,8 +72,8 @@ func TestHistoryAndDraftSurviveARestart(t *testing.T) {
 	}
 }
 
-// TestAtAttachesInTmux: @notes.md sends the message with the file's text
-// attached (a chip in the chat, the text in the journal for the model);
+// TestAtAttachesInTmux: @ lists the workspace's files, tab puts one in,
+// and @notes.md sends the message with the file's text attached (a chip in the chat, the text in the journal for the model);
 // @ a path out of the workspace is refused, the message kept.
 func TestAtAttachesInTmux(t *testing.T) {
 	tm := newTmux(t)
@@ -88,7 +88,11 @@ func TestAtAttachesInTmux(t *testing.T) {
 		return strings.Contains(s, "not sent: @") && strings.Contains(s, "what does @")
 	})
 	tm.keys("C-c") // the draft
-	tm.keys("summarise @notes.md", "Enter")
+	tm.keys("summarise @no")
+	tm.wait("the list of files", func(s string) bool { return strings.Contains(s, "Files (tab puts it in") && strings.Contains(s, "notes.md") })
+	tm.keys("Tab")
+	tm.wait("the path put in", func(s string) bool { return strings.Contains(s, "summarise @notes.md") })
+	tm.keys("Enter")
 	tm.wait("the chip", func(s string) bool { return strings.Contains(chatPane(s), "📎 notes.md") })
 	tm.keys("C-d")
 	tm.waitGone()

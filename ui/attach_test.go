@@ -90,3 +90,36 @@ func TestMentions(t *testing.T) {
 		t.Errorf("mentions = %q", got)
 	}
 }
+
+// TestAtOpensAFileList: typing @ asks the backend for the workspace's
+// files once, lists those that match what follows, and tab puts the
+// chosen path in.
+func TestAtOpensAFileList(t *testing.T) {
+	b := attachBackend{newStreamBackend(), make(chan string, 1)}
+	m := New(Config{Style: "notty", Backend: b})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("read @no")})
+	var listed bool
+	for _, msg := range drain(cmd) {
+		if fl, ok := msg.(filesListedMsg); ok {
+			listed = true
+			m.Update(fl)
+		}
+	}
+	if !listed {
+		t.Fatal("@ did not ask for the files")
+	}
+	if v := m.View(); !strings.Contains(v, "Files (tab puts it in") || !strings.Contains(v, "notes.md") {
+		t.Fatalf("the list is not shown:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	if m.input.Value() != "read @notes.md " {
+		t.Errorf("tab put in %q", m.input.Value())
+	}
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("@x")})
+	for _, msg := range drain(cmd) {
+		if _, ok := msg.(filesListedMsg); ok {
+			t.Error("the files were asked for twice")
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	task, cmd := m.input.update(msg, m.keys)
 	defer m.growInput()
 	if task == "" {
-		return m, cmd
+		return m, tea.Batch(cmd, m.listFiles())
 	}
 	typed := task
 	if rest, ok := strings.CutPrefix(task, "/"); ok {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -149,20 +148,6 @@ func TestPickerFilters(t *testing.T) {
 		}
 		t.Errorf("filtering on an id: %v", ids)
 	}
-}
-
-// subsequence reports whether the runes of sub appear in s in order, as a
-// fuzzy filter matches.
-func subsequence(s, sub string) bool {
-	for _, r := range s {
-		if sub == "" {
-			break
-		}
-		if c, n := utf8.DecodeRuneInString(sub); c == r {
-			sub = sub[n:]
-		}
-	}
-	return sub == ""
 }
 
 // TestPickerSaysSteps counts a session's steps in words: "1 step", "2 steps".

@@ -44,6 +44,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.slashKey(msg); ok { // the list of commands, open over the input
 		return m, cmd
 	}
+	if m.mentionKey(msg) { // the list of files "@" opened over the input
+		return m, nil
+	}
 	if cmd, ok := m.questionKey(msg); ok { // a question's answer is typed in the pause bar
 		return m, cmd
 	}

@@ -140,7 +140,8 @@ type Model struct {
 	searchSeq int         // numbers the search's commands, so that a late answer is known
 	note      string
 	quitting  bool
-	armed     string // the Timeline key (f, b) whose second press acts
+	armed     string      // the Timeline key (f, b) whose second press acts
+	mention   mentionList // the files "@" offers
 	// queue holds the tasks sent while a run went on, sent in order as
 	// runs end (queue.go); queueShown is how many the input box shows.
 	queue      []string
@@ -470,6 +471,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // matches, a status timeout), else the input.
 func (m *Model) otherMsg(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	if fl, ok := msg.(filesListedMsg); ok { // for "@"
+		m.mention.files = fl.files
+		return nil
+	}
 	switch {
 	case m.search != nil && m.picker == nil:
 		m.search.input, cmd = m.search.input.Update(msg)

@@ -91,6 +91,9 @@ func (m *Model) View() string {
 	// The list of slash commands opens over the panes' last lines, just
 	// above the input, while a command's name is typed.
 	list := m.slashView(m.width, min(len(commands)+2, h-1))
+	if list == nil {
+		list = m.mentionView(m.width, min(10, h-1))
+	}
 	h -= len(list)
 	if m.wide() {
 		m.writePanes(&b, h,
