@@ -89,7 +89,9 @@ func TestAtAttachesInTmux(t *testing.T) {
 	})
 	tm.keys("C-c") // the draft
 	tm.keys("summarise @no")
-	tm.wait("the list of files", func(s string) bool { return strings.Contains(s, "Files (tab puts it in") && strings.Contains(s, "notes.md") })
+	tm.wait("the list of files", func(s string) bool {
+		return strings.Contains(s, "Files (tab puts it in") && strings.Contains(s, "notes.md")
+	})
 	tm.keys("Tab")
 	tm.wait("the path put in", func(s string) bool { return strings.Contains(s, "summarise @notes.md") })
 	tm.keys("Enter")
