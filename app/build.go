@@ -3,7 +3,6 @@ package app
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,16 +19,10 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
-	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
 	"github.com/nats-io/nats.go"
 )
-
-// ValidateArgs checks a tool call's arguments against its tool's schema.
-func (s *Setup) ValidateArgs(name string, args json.RawMessage) error {
-	return s.registry.Validate(name, args)
-}
 
 // Setup is what a run needs: the model, the tools and the engine. Close
 // ends the MCP servers and releases the workspace.
@@ -41,6 +34,9 @@ type Setup struct {
 	mcp       *tools.MCP
 	ws        *tools.Workspace
 	redact    *config.Redactor // the secrets agentty holds, taken out of text kept
+	// enableShell offers run_shell from now on (nil when it is offered).
+	enableShell func() error
+	shellState
 	// Notices are problems to tell the person about (an MCP server down).
 	Notices []string
 	// tracing exports spans when --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
@@ -209,65 +205,6 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 		notices = append([]string{notice}, notices...)
 	}
 	return cfg, ws, notices, nil
-}
-
-// addTools fills the setup's registry: the built-in tools, the
-// workspace's, search, shell and http as the flags and settings allow, and
-// the MCP servers' (read again when a server's list changes), each with
-// the settings' policy and time limit and its results redacted.
-func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, wsDir string, redact *config.Redactor, getenv func(string) string) error {
-	var base []engine.Tool
-	sources := map[string]string{}
-	add := func(source string, ts ...engine.Tool) {
-		for _, t := range ts {
-			base = append(base, t)
-			sources[t.Name] = source
-		}
-	}
-	add("builtin", tools.Builtins()...)
-	add("workspace", st.ws.ReadFile(), st.ws.ListDir(), st.ws.SearchFiles(), st.ws.WriteFile(), st.ws.EditFile())
-	st.knowledge = newKnowledge(func() (*sessions.Store, error) { return o.LocalStore(getenv) }, wsDir, embedding(o, cfg, getenv))
-	add("search", tools.SearchKnowledge(st.knowledge))
-	add("skill", st.Skills.Tools()...)
-	add("builtin", engine.AskUser()) // every gate answers its questions, or says why it cannot
-	if o.AllowShell || (cfg.AllowShell != nil && *cfg.AllowShell) {
-		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
-	}
-	if len(cfg.HTTP.AllowHosts) > 0 {
-		add("http", tools.HTTPGet(cfg.HTTP.AllowHosts, nil))
-	}
-	st.registry, _ = engine.NewRegistry()
-	all := func() []engine.Tool {
-		ts := slices.Clone(base)
-		if st.mcp != nil {
-			ts = append(ts, st.mcp.Tools()...)
-		}
-		for i, t := range ts {
-			if tc, ok := cfg.Tool(t.Name); ok {
-				if tc.Policy != "" {
-					ts[i].Policy = tc.Policy
-				}
-				if d := tc.TimeLimit(); d > 0 {
-					ts[i].Timeout = d
-				}
-			}
-			ts[i] = redact.Tool(ts[i])
-		}
-		return ts
-	}
-	st.startMCP(ctx, o, cfg, redact, all, getenv)
-	if err := st.registry.Replace(all()...); err != nil {
-		return err
-	}
-	for _, t := range st.registry.Tools() {
-		source, ok := sources[t.Name]
-		if !ok {
-			server, _, _ := strings.Cut(t.Name, "__")
-			source = "mcp:" + server
-		}
-		st.Rows = append(st.Rows, ToolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
-	}
-	return nil
 }
 
 // startMCP starts the settings' MCP servers; all is every tool of the

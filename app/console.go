@@ -28,6 +28,7 @@ type backend struct {
 
 	mu     sync.Mutex     // guards engine, which /model replaces from a command's goroutine
 	engine *engine.Engine // runs on the session: the setup's, or one for the session's model
+	model  string         // the model of engine when it is not the setup's
 
 	// The workflow an interrupted last run carries out, which ctrl+r
 	// continues with its planner (made when the session is opened), or
@@ -59,6 +60,7 @@ func (b *backend) eng() *engine.Engine {
 }
 
 func (b *backend) Start(ctx context.Context, task string) <-chan engine.Event {
+	b.session.UseSettings(b.settings()) // carried by the run's run_started
 	return b.eng().Start(ctx, b.session, task, b.sink)
 }
 
@@ -190,6 +192,7 @@ type Console struct {
 	Setup  *Setup
 	Opts   Options
 	Getenv func(string) string
+	gate   *ui.Gate // the console's: its step mode and breakpoints are journaled
 }
 
 // Open makes the backend of a session Open for writing: on the setup's
@@ -203,9 +206,11 @@ func (c *Console) Open(j *sessions.Journal, s *engine.Session) *backend { return
 // of what the run did.
 func (c *Console) openWith(j *sessions.Journal, s *engine.Session, events []engine.Event) *backend {
 	b := &backend{con: c, session: s, journal: j, sink: c.Setup.WithTrace(j), engine: c.Setup.Engine}
-	if s.Model != "" && s.Model != c.Setup.ModelName {
-		if e, err := c.engineFor(s.Model); err == nil {
-			b.engine = e
+	// The model the person picked for it (/model), else the one it was
+	// last worked on with; --model at the start wins over both.
+	if model := cmp.Or(s.Model, s.Settings().Model); model != "" && model != c.Setup.ModelName && c.Opts.Model == "" {
+		if e, err := c.engineFor(model); err == nil {
+			b.engine, b.model = e, model
 		}
 	}
 	if s.Interrupted() {

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"cmp"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -22,10 +25,15 @@ func (p picker) List() ([]ui.SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	ws, _ := filepath.Abs(cmp.Or(p.con.Opts.Workspace, "."))
+	sessions.HereFirst(ls, ws) // this folder's first
 	out := make([]ui.SessionInfo, len(ls))
 	for i, l := range ls {
 		out[i] = ui.SessionInfo{ID: l.ID, Title: l.Title, Model: l.Model, Updated: l.Updated,
-			Steps: l.LastStep, Interrupted: l.Interrupted, Err: l.Err}
+			Steps: l.LastStep, Interrupted: l.Interrupted, Err: l.Err, Origin: l.Origin}
+		if l.Workspace != ws {
+			out[i].Elsewhere = l.Workspace
+		}
 		out[i].ForkOf, out[i].ForkStep = forkOf(l.Title)
 	}
 	return out, nil
@@ -58,5 +66,12 @@ func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	case j == nil:
 		return &readOnlyBackend{id: id, why: why}, l.Events, nil
 	}
-	return p.con.openWith(j, l.Session, l.Events), l.Events, nil
+	b := p.con.openWith(j, l.Session, l.Events)
+	events := l.Events
+	for _, note := range p.con.restore(l.Session, false, restoreFlags{model: p.con.Opts.Model}) {
+		// Said in the chat, not journaled: it is this console's.
+		events = append(events, engine.Event{V: engine.SchemaVersion, Session: id, Kind: engine.KindNotice, Time: time.Now(),
+			Data: &engine.Notice{Level: "info", Message: note}})
+	}
+	return b, events, nil
 }

@@ -45,6 +45,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		cfg.Style = "notty"
 	}
+	flags := restoreFlags{step: start.Step, breaks: len(o.Breaks) > 0, model: o.Model}
 	opened, err := openSession(store, start, &o)
 	if err != nil {
 		return fail(ExitError, err)
@@ -70,8 +71,11 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if st.ws != nil {
 		cfg.Gate.SetPreview(st.ws.Preview)
 	}
-	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv}
+	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv, gate: cfg.Gate}
 	home := o.dataHome(getenv)
+	if opened.session != nil {
+		opened.notes = append(opened.notes, con.restore(opened.session, true, flags)...)
+	}
 	con.configure(&cfg, opened, home)
 	m := ui.New(cfg)
 	err = ui.Run(m)
@@ -118,7 +122,7 @@ func (con *Console) configure(cfg *ui.Config, c opened, home string) {
 	if st.ModelName == offline.Name {
 		notices = append(notices, offlineNotice)
 	}
-	cfg.Notice = strings.Join(notices, "\n\n")
+	cfg.Notice = strings.Join(append(notices, c.notes...), "\n\n")
 	if home != "" {
 		hist, lines := openHistory(home, cmp.Or(o.Workspace, "."), st.redact.Redact)
 		cfg.History, cfg.Remember = lines, hist.Add
@@ -133,6 +137,7 @@ type opened struct {
 	session  *engine.Session
 	events   []engine.Event
 	readOnly *readOnlyBackend
+	notes    []string // what was restored of the session's settings
 }
 
 // openSession opens the session start names, or a new one; none when start
@@ -155,8 +160,14 @@ func openSession(store *sessions.Store, start ConsoleStart, o *Options) (opened,
 			c.session, c.events = l.Session, l.Events
 		}
 		if o.Model == "" {
-			// The model the person picked for it (/model), else its last run's.
-			o.Model = cmp.Or(l.Session.Model, l.Meta.Model)
+			// The model the person picked for it (/model), else the one it
+			// was last worked on with, else its last run's.
+			o.Model = cmp.Or(l.Session.Model, l.Session.Settings().Model, l.Meta.Model)
+		}
+		if set := l.Session.Settings(); set.AllowShell && !o.AllowShell && c.journal != nil && store.Local() {
+			// The person's own journal: the shell comes back with the session.
+			o.AllowShell = true
+			c.notes = append(c.notes, "run_shell is offered, as when this session was last worked on (--allow-shell).")
 		}
 	case !start.Resume:
 		if c.journal, err = store.Create(); err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,4 +112,61 @@ func onlySession(t *testing.T, home string) string {
 		t.Fatalf("sessions: %v", entries)
 	}
 	return entries[0].Name()
+}
+
+// TestPickerRestoresTheSession: a session worked on with a model, the
+// shell and step mode, opened again from the picker of a console started
+// with none of them, comes back with all three.
+func TestPickerRestoresTheSession(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	ws := t.TempDir()
+	sc := writeScript(t, `{"turns":[{"answer":"hi there"}]}`)
+	tm.start(home, "--workspace", ws, "--model", "script:"+sc, "--allow-shell", "--step")
+	tm.keys("hello", "Enter")
+	tm.wait("the pause before deciding", func(s string) bool { return strings.Contains(s, "Paused before deciding") })
+	tm.keys("Enter")
+	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "hi there") && strings.Contains(s, "idle") })
+	tm.keys("C-d")
+	tm.waitGone()
+	tm.start(home, "--workspace", ws)
+	tm.keys("C-o")
+	tm.wait("the picker", func(s string) bool { return strings.Contains(s, "hello") })
+	tm.keys("Enter")
+	tm.wait("the session with its model, the shell and step mode", func(s string) bool {
+		return strings.Contains(s, "model script:") && strings.Contains(s, "Input (step mode)") && strings.Contains(chatPane(s), "run_shell is offered")
+	})
+	tm.keys("again", "Enter")
+	tm.wait("a pause before deciding: step mode", func(s string) bool { return strings.Contains(s, "Paused before deciding") })
+	tm.keys("Escape")
+	tm.keys("C-d")
+	tm.waitGone()
+}
+
+// TestPickerListsThisFolderFirst: the picker shows the sessions of the
+// console's folder first, even when another folder's is newer, and says
+// where the others were worked on.
+func TestPickerListsThisFolderFirst(t *testing.T) {
+	home := t.TempDir()
+	here, there := t.TempDir(), t.TempDir()
+	env := map[string]string{"AGENTTY_HOME": home, "AGENTTY_CONFIG": filepath.Join(home, "no-config.json")}
+	for _, run := range [][2]string{{here, "what is 1+1"}, {there, "what is 2+2"}} {
+		if code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", run[0], "--model", "offline", run[1]); code != 0 {
+			t.Fatalf("run: %s", errs)
+		}
+	}
+	tm := newTmux(t)
+	tm.start(home, "--workspace", here, "--model", "offline")
+	tm.keys("C-o")
+	s := tm.wait("the picker with both", func(s string) bool { return strings.Contains(s, "what is 1+1") && strings.Contains(s, "what is 2+2") })
+	if strings.Index(s, "what is 1+1") > strings.Index(s, "what is 2+2") || !strings.Contains(s, "· in "+there) {
+		t.Errorf("the picker does not list this folder's session first, or where the other is:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.keys("C-d")
+	tm.waitGone()
+	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--workspace", here)
+	if code != 0 || strings.Index(out, "what is 1+1") > strings.Index(out, "what is 2+2") {
+		t.Errorf("sessions ls does not list this folder's first:\n%s", out)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -220,6 +221,9 @@ func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Se
 				return fail(app.ExitError, "%v", err)
 			}
 		}
+		ws, _ := filepath.Abs(cmp.Or(o.Workspace, "."))
+		set := engine.Settings{Workspace: ws, Model: st.ModelName, AllowShell: o.AllowShell, Agent: cmp.Or(o.Agent, s.Agent), Origin: cmp.Or(s.Settings().Origin, "run")}
+		s.UseSettings(set) // what a console that resumes it restores
 		res = st.Engine.Run(ctx, s, task, sinks)
 	}
 	return runResult(res, o, st, s, stdout, fail)

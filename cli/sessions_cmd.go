@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,12 +134,16 @@ func sessionsRun(opts *sessionsOptions, sub string, run func(*sessionsOptions, *
 	return 0
 }
 
-// sessionsLs lists the sessions, newest first.
+// sessionsLs lists the sessions: those of this folder (the workspace)
+// first, newest first.
 func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 	stdout := opts.Out
 	list, err := store.List()
 	if err != nil {
 		return err
+	}
+	if ws, err := filepath.Abs(cmp.Or(opts.App.Workspace, ".")); err == nil {
+		sessions.HereFirst(list, ws)
 	}
 	if opts.JSON {
 		type row struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -114,6 +115,8 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	defer journal.Close()
 	fmt.Fprintln(stderr, "session:", journal.ID)
 	s := engine.NewSession(journal.ID)
+	ws, _ := filepath.Abs(cmp.Or(o.Workspace, "."))
+	s.UseSettings(engine.Settings{Workspace: ws, Model: st.ModelName, Origin: "workflow"})
 	// Framed, then journaled, then traced and published as any run's.
 	sinks := engine.Sinks{st.WithTrace(&workflow.Sink{W: w, Inputs: in, Next: journal})}
 	if o.JSON {

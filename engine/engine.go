@@ -294,7 +294,11 @@ func (r *run) start(ctx context.Context, task string) Result {
 		r.s.reserve(2*r.prof.maxSteps + 2)
 		sources = r.loadInstructions()
 	}
-	if err := r.emit("", KindRunStarted, &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources, Request: r.request}); err != nil {
+	rs := &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources, Request: r.request}
+	if r.parent == "" {
+		rs.Settings = r.s.nextSettings
+	}
+	if err := r.emit("", KindRunStarted, rs); err != nil {
 		return r.finish(ctx, StopError, "", err)
 	}
 	return r.loop(ctx)

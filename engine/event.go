@@ -110,6 +110,9 @@ type RunStarted struct {
 	// run; "" otherwise), so that a worker taking the request again finds
 	// the run.
 	Request string `json:"request,omitempty"`
+	// Settings are what the session is worked on with from this run on,
+	// when they changed (Session.UseSettings).
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // StepStarted is the payload of step_started. Turn counts the decisions of

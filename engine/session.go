@@ -66,6 +66,10 @@ type Session struct {
 	pending     []Message
 	callState   []uint8
 	pendingLeft int
+	// settings are what the session was last worked on with, nextSettings
+	// what its next run_started carries (settings.go).
+	settings     Settings
+	nextSettings *Settings
 	// redacted are the calls of the last decision whose arguments held a
 	// secret (Decided.Redacted): the journal has them without it, so a
 	// continued run cannot run them as they were asked for.
@@ -240,6 +244,9 @@ func (s *Session) applyOther(ev *Event) error {
 		s.flushPending()
 		s.Runs++
 		s.run = RunState{ID: ev.Run, Task: d.Task, Request: d.Request, usedBefore: s.Usage}
+		if d.Settings != nil {
+			s.settings, s.nextSettings = *d.Settings, nil
+		}
 		s.Agent = ev.Agent
 		s.appendMessage(RoleUser, d.Task, nil)
 	case *Handoff:

@@ -308,6 +308,7 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	res.Session = journal.ID
 	journal.SetTitle(fmt.Sprintf("eval: %s / %s", r.Suite.Name, j.label()))
 	s := engine.NewSession(journal.ID)
+	s.UseSettings(engine.Settings{Origin: "eval"}) // lists mark (and can hide) an eval's sessions
 	col := &evalCollector{job: j, report: r.Report}
 	var first engine.Sink = journal
 	if r.Around != nil {

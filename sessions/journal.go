@@ -187,6 +187,14 @@ func (m *Meta) observe(ev engine.Event) {
 	case *engine.ModelChanged:
 		m.Model = d.Model
 	}
+	if d, ok := ev.Data.(*engine.RunStarted); ok && d.Settings != nil {
+		if d.Settings.Workspace != "" {
+			m.Workspace = d.Settings.Workspace
+		}
+		if m.Origin == "" {
+			m.Origin = d.Settings.Origin
+		}
+	}
 }
 
 // Journal appends a session's events to its journal. It implements

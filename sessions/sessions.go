@@ -70,6 +70,11 @@ type Meta struct {
 	Format int `json:"format"`
 	// Usage sums the session's model calls: tokens and cost.
 	Usage engine.Usage `json:"usage"`
+	// Workspace is the folder the session was last worked on in, and
+	// Origin what made it (console, run, eval, workflow, worker), from
+	// its settings events ("" for sessions from before them).
+	Workspace string `json:"workspace,omitempty"`
+	Origin    string `json:"origin,omitempty"`
 }
 
 // Store holds sessions: a folder of files (Open) or another Backend
@@ -163,6 +168,21 @@ type Listing struct {
 	// that an agentty is writing now: it is running, not interrupted.
 	Writing bool  `json:"writing,omitempty"`
 	Err     error `json:"-"`
+}
+
+// HereFirst orders list so that the sessions last worked on in the folder
+// workspace (an absolute path) come first, each part keeping its order.
+func HereFirst(list []Listing, workspace string) {
+	slices.SortStableFunc(list, func(a, b Listing) int {
+		ah, bh := a.Workspace == workspace, b.Workspace == workspace
+		switch {
+		case ah && !bh:
+			return -1
+		case bh && !ah:
+			return 1
+		}
+		return 0
+	})
 }
 
 // writingChecker is a Backend that can tell whether a session is being

@@ -24,6 +24,9 @@ func (p pickItem) Title() string {
 	if p.Err != nil {
 		t += " [damaged]"
 	}
+	if p.Origin == "eval" || p.Origin == "workflow" {
+		t += " [" + p.Origin + "]"
+	}
 	return t
 }
 
@@ -35,6 +38,9 @@ func (p pickItem) Description() string {
 	d := fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.Steps, "step"))
 	if p.ForkOf != "" { // the parent, first: the title may be cut before it says so
 		d = fmt.Sprintf("fork of %s at step %d · %s", p.ForkOf, p.ForkStep, d)
+	}
+	if p.Elsewhere != "" {
+		d += " · in " + flatten(Sanitize(p.Elsewhere))
 	}
 	return d
 }

@@ -51,6 +51,10 @@ type SessionInfo struct {
 	// step ("" when it is no fork).
 	ForkOf   string
 	ForkStep int
+	// Elsewhere is the folder of a session last worked on in another
+	// ("" for this folder's, or not known); Origin what made it (eval,
+	// workflow, console, run).
+	Elsewhere, Origin string
 }
 
 // Config sets up the console.

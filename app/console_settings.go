@@ -1,0 +1,80 @@
+package app
+
+// A console's settings in the session's journal: the first run a console
+// starts on a session (and each run after a setting changed) carries them
+// in its run_started (engine.Settings): the folder, the model, whether the
+// shell is allowed, step mode and breakpoints, the agent. A session opened
+// again (--resume, the picker) comes back with them.
+
+import (
+	"cmp"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// settings are what b's next run is worked on with.
+func (b *backend) settings() engine.Settings {
+	c := b.con
+	ws, err := filepath.Abs(cmp.Or(c.Opts.Workspace, "."))
+	if err != nil {
+		ws = cmp.Or(c.Opts.Workspace, ".")
+	}
+	_, shell := c.Setup.registry.Lookup("run_shell")
+	st := engine.Settings{Workspace: ws, Model: cmp.Or(b.session.Model, b.model, c.Setup.ModelName), AllowShell: shell,
+		Agent: b.session.Agent, Origin: "console"}
+	if g := c.gate; g != nil {
+		st.Step = g.Stepping()
+		for _, br := range g.Breaks() {
+			st.Breaks = append(st.Breaks, br.String())
+		}
+	}
+	if prev := b.session.Settings(); prev.Origin != "" {
+		st.Origin = prev.Origin // what made the session stays said
+	}
+	return st
+}
+
+// restore turns on what session s was last worked on with and this
+// console does not have: step mode and breakpoints on the gate, and, when
+// the console starts on it (start) and the sessions are this machine's
+// files, the shell. It returns what it says of it; a flag given on the
+// command line wins (flags: what the command line set).
+func (c *Console) restore(s *engine.Session, start bool, flags restoreFlags) []string {
+	set := s.Settings()
+	var notes []string
+	if g := c.gate; g != nil && set.Step && !g.Stepping() && !flags.step {
+		g.SetStep(true)
+		notes = append(notes, "Step mode is on, as when this session was last worked on (ctrl+t turns it off).")
+	}
+	if g := c.gate; g != nil && len(set.Breaks) > 0 && !flags.breaks {
+		var restored []string
+		for _, cond := range set.Breaks {
+			if br, err := engine.ParseBreak(cond); err == nil && g.AddBreak(br) {
+				restored = append(restored, cond)
+			}
+		}
+		if len(restored) > 0 {
+			notes = append(notes, "Breakpoints restored: "+strings.Join(restored, ", ")+" (/break lists them).")
+		}
+	}
+	if _, shell := c.Setup.registry.Lookup("run_shell"); set.AllowShell && !shell {
+		// The person's own journal (not a bus's, which others write to).
+		if c.Store.Local() && c.Setup.EnableShell() == nil {
+			notes = append(notes, "run_shell is offered, as when this session was last worked on (--allow-shell).")
+		} else {
+			notes = append(notes, "This session was worked on with --allow-shell; run_shell is not offered here: start agentty with --allow-shell --resume "+s.ID+" to have it.")
+		}
+	}
+	if flags.model != "" && set.Model != "" && flags.model != set.Model {
+		notes = append(notes, "Model "+flags.model+" (--model), not "+set.Model+", which this session was last worked on with.")
+	}
+	return notes
+}
+
+// restoreFlags is what the command line set of what restore restores.
+type restoreFlags struct {
+	step, breaks bool
+	model        string
+}

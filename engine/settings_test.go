@@ -1,0 +1,45 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
+)
+
+// A session's settings ride on the run_started of the first run after they
+// changed, and a replay of the journal knows them; unchanged, the next
+// run_started carries none.
+func TestSettingsRideOnRunStarted(t *testing.T) {
+	m := enginetest.ModelFunc(func(context.Context, *engine.Request) (engine.Decision, error) {
+		return engine.Decision{Text: "ok"}, nil
+	})
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t)})
+	s := engine.NewSession("s")
+	rec := &enginetest.Recorder{}
+	set := engine.Settings{Workspace: "/w", Model: "m", AllowShell: true, Step: true, Breaks: []string{"tool=x"}, Origin: "console"}
+	s.UseSettings(set)
+	e.Run(context.Background(), s, "one", rec)
+	s.UseSettings(set)
+	e.Run(context.Background(), s, "two", rec)
+	starts := rec.Of(engine.KindRunStarted)
+	if got := starts[0].Data.(*engine.RunStarted).Settings; got == nil || !got.Equal(&set) {
+		t.Errorf("the first run_started carries %+v", got)
+	}
+	if got := starts[1].Data.(*engine.RunStarted).Settings; got != nil {
+		t.Errorf("unchanged settings ride again: %+v", got)
+	}
+	replayed := engine.NewSession("s")
+	for _, ev := range rec.Events() {
+		line, _ := ev.MarshalJSON()
+		var back engine.Event
+		if err := back.UnmarshalJSON(line); err != nil {
+			t.Fatal(err)
+		}
+		replayed.Apply(back)
+	}
+	if got := replayed.Settings(); !got.Equal(&set) {
+		t.Errorf("replayed settings %+v", got)
+	}
+}
