@@ -78,3 +78,26 @@ type restoreFlags struct {
 	step, breaks bool
 	model        string
 }
+
+// LatestHere returns the most recent session last worked on in o's
+// workspace ("" when there is none), for agentty --continue.
+func LatestHere(o Options, getenv func(string) string) (string, error) {
+	store, err := o.Store(getenv)
+	if err != nil {
+		return "", err
+	}
+	list, err := store.List()
+	if err != nil {
+		return "", err
+	}
+	ws, err := filepath.Abs(cmp.Or(o.Workspace, "."))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range list { // newest first
+		if l.Workspace == ws && l.Err == nil {
+			return l.ID, nil
+		}
+	}
+	return "", nil
+}

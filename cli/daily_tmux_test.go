@@ -145,7 +145,7 @@ func TestPickerRestoresTheSession(t *testing.T) {
 
 // TestPickerListsThisFolderFirst: the picker shows the sessions of the
 // console's folder first, even when another folder's is newer, and says
-// where the others were worked on.
+// where the others were worked on; --continue opens this folder's latest.
 func TestPickerListsThisFolderFirst(t *testing.T) {
 	home := t.TempDir()
 	here, there := t.TempDir(), t.TempDir()
@@ -163,6 +163,13 @@ func TestPickerListsThisFolderFirst(t *testing.T) {
 		t.Errorf("the picker does not list this folder's session first, or where the other is:\n%s", s)
 	}
 	tm.keys("Escape")
+	tm.keys("C-d")
+	tm.waitGone()
+	// --continue opens this folder's most recent session, not the newest.
+	tm.start(home, "--workspace", here, "--continue")
+	tm.wait("this folder's session", func(s string) bool {
+		return strings.Contains(chatPane(s), "what is 1+1") && !strings.Contains(chatPane(s), "what is 2+2")
+	})
 	tm.keys("C-d")
 	tm.waitGone()
 	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--workspace", here)

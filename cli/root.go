@@ -20,9 +20,10 @@ import (
 // consoleOptions are the console's: agentty [flags].
 type consoleOptions struct {
 	*factory
-	Step   bool
-	Resume string // --resume [ID]: "-" for the picker
-	Args   []string
+	Step     bool
+	Resume   string // --resume [ID]: "-" for the picker
+	Continue bool   // --continue: this folder's most recent session
+	Args     []string
 }
 
 // resumePicker is --resume's value when it is given no session: the
@@ -41,6 +42,7 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 		Example: `  agentty                                 the console, a new session (the offline model)
   agentty --step                          pause before every decision and tool call
   agentty --resume                        pick a session to resume
+  agentty --continue                      go on with this folder's most recent session
   agentty --base-url http://localhost:11434/v1 --model qwen2.5-coder:7b   a local model
   agentty run "what is 17*23?"            one run, headless`,
 		Version:       version(),
@@ -78,7 +80,8 @@ engine headless, keep and search the sessions, and run a fleet of workers over N
 	fs.Lookup("resume").NoOptDefVal = resumePicker
 	fs.StringVar(&f.App.Session, "session", "", "resume this session (as --resume ID)")
 	fs.MarkHidden("session")
-	cmd.MarkFlagsMutuallyExclusive("resume", "session")
+	fs.BoolVar(&opts.Continue, "continue", false, "open this folder's most recent session")
+	cmd.MarkFlagsMutuallyExclusive("resume", "session", "continue")
 	cmd.RegisterFlagCompletionFunc("resume", completeSessions(f))
 	cmd.RegisterFlagCompletionFunc("session", completeSessions(f))
 	addCommands(cmd, f)
@@ -133,6 +136,16 @@ func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 		if opts.Resume != resumePicker {
 			start.ID = opts.Resume // --resume=ID
 		}
+	case opts.Continue:
+		id, err := app.LatestHere(o, opts.Getenv)
+		if err != nil {
+			fmt.Fprintln(opts.Err, "agentty:", err)
+			return app.ExitError
+		}
+		if id == "" {
+			fmt.Fprintln(opts.Err, "agentty: no session of this folder yet: a new one")
+		}
+		start.Resume, start.ID = id != "", id
 	}
 	return app.RunConsole(cmd.Context(), o, start, opts.In, opts.Err, opts.Getenv)
 }
