@@ -139,6 +139,7 @@ func TestPickerRestoresTheSession(t *testing.T) {
 	tm.keys("again", "Enter")
 	tm.wait("a pause before deciding: step mode", func(s string) bool { return strings.Contains(s, "Paused before deciding") })
 	tm.keys("Escape")
+	tm.wait("the run aborted", func(s string) bool { return strings.Contains(s, "· idle ·") })
 	tm.keys("C-d")
 	tm.waitGone()
 }
