@@ -47,7 +47,9 @@ func TestHistoryAndDraftSurviveARestart(t *testing.T) {
 	home := t.TempDir()
 	tm.start(home, "--model", "offline")
 	tm.keys("what is 2+2?", "Enter")
-	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "2+2 = 4") && strings.Contains(s, "· idle ·") })
+	tm.wait("the answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "2+2 = 4") && strings.Contains(s, "· idle ·")
+	})
 	tm.keys("a thought for later")
 	tm.wait("the draft", func(s string) bool { return strings.Contains(s, "a thought for later") })
 	tm.keys("C-d")
@@ -96,7 +98,9 @@ func TestAtAttachesInTmux(t *testing.T) {
 	tm.keys("Tab")
 	tm.wait("the path put in", func(s string) bool { return strings.Contains(s, "summarise @notes.md") })
 	tm.keys("Enter")
-	tm.wait("the chip, and the run's end", func(s string) bool { return strings.Contains(chatPane(s), "📎 notes.md") && strings.Contains(s, "· idle ·") })
+	tm.wait("the chip, and the run's end", func(s string) bool {
+		return strings.Contains(chatPane(s), "📎 notes.md") && strings.Contains(s, "· idle ·")
+	})
 	tm.keys("C-d")
 	tm.waitGone()
 	journal := strings.Join(journalLines(t, home, onlySession(t, home), ""), "\n")
