@@ -182,3 +182,33 @@ func TestPickerListsThisFolderFirst(t *testing.T) {
 		t.Errorf("sessions ls does not list this folder's first:\n%s", out)
 	}
 }
+
+// TestBangRunsAShellCommand: "!ls" runs in the workspace as the session's
+// own run_shell call, approved at the usual pause, and the command and
+// its output join the conversation (the journal) with no model asked;
+// without --allow-shell it is refused, saying how to have it.
+func TestBangRunsAShellCommand(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes-for-bang.md"), []byte("x\n"), 0o600)
+	tm.start(home, "--workspace", ws, "--model", "offline")
+	tm.keys("!ls", "Enter")
+	tm.wait("the refusal", func(s string) bool { return strings.Contains(chatPane(s), "only when the shell is allowed") })
+	tm.keys("C-d")
+	tm.waitGone()
+	home = t.TempDir()
+	tm.start(home, "--workspace", ws, "--model", "offline", "--allow-shell")
+	tm.keys("!ls", "Enter")
+	tm.wait("the usual approval", func(s string) bool { return strings.Contains(s, "Approve calling run_shell") })
+	tm.keys("y")
+	tm.wait("the output in the chat", func(s string) bool {
+		return strings.Contains(chatPane(s), "run_shell") && strings.Contains(chatPane(s), "$ ls") && strings.Contains(chatPane(s), "notes-for-bang.md") && strings.Contains(s, "· idle ·")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+	journal := strings.Join(journalLines(t, home, onlySession(t, home), ""), "\n")
+	if !strings.Contains(journal, `"task":"!ls"`) || !strings.Contains(journal, "notes-for-bang.md") || strings.Contains(journal, `"kind":"usage","time"`) && strings.Contains(journal, `"prompt_tokens":1`) {
+		t.Errorf("the journal does not hold the command and its output:\n%s", journal)
+	}
+}

@@ -90,13 +90,35 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.note = "no session open: ctrl+o to pick one"
 	default:
 		m.input.sent(typed)
-		if cmd := m.attach(task); cmd != nil {
-			m.commanding++ // until the files are read: attached
-			return m, tea.Batch(cmd, m.remember(typed))
-		}
-		return m, tea.Batch(m.send(task), m.remember(typed))
+		return m, tea.Batch(m.dispatch(task), m.remember(typed))
 	}
 	return m, nil
+}
+
+// Sheller is a backend that runs the person's "!command": the session's
+// own run_shell call, approved as any, its output in the conversation.
+type Sheller interface {
+	Shell(ctx context.Context, command string) <-chan engine.Event
+}
+
+// dispatch sends a message: a "!" command runs in the shell, a message
+// with @ mentions goes once its files are read, any other at once.
+func (m *Model) dispatch(task string) tea.Cmd {
+	if command, ok := strings.CutPrefix(task, "!"); ok {
+		if sh, ok := m.backend.(Sheller); ok {
+			if command = strings.TrimSpace(command); command == "" {
+				m.note = "! runs a shell command in the workspace: !ls"
+				return nil
+			}
+			m.chat.follow = true
+			return m.startRun(func(ctx context.Context) <-chan engine.Event { return sh.Shell(ctx, command) })
+		}
+	}
+	if cmd := m.attach(task); cmd != nil {
+		m.commanding++ // until the files are read: attached
+		return cmd
+	}
+	return m.send(task)
 }
 
 // send starts a run on task, the message as the model reads it.

@@ -76,11 +76,7 @@ func (m *Model) sendQueued() tea.Cmd {
 	if rest, ok := strings.CutPrefix(task, "//"); ok {
 		task = "/" + rest
 	}
-	if cmd := m.attach(task); cmd != nil {
-		m.commanding++ // until the files are read: attached
-		return cmd
-	}
-	return m.send(task)
+	return m.dispatch(task)
 }
 
 // queueLines are the queued tasks as the input box shows them above the
