@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
@@ -46,7 +47,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		cfg.Style = "notty"
 	}
 	flags := restoreFlags{step: start.Step, breaks: len(o.Breaks) > 0, model: o.Model}
-	opened, err := openSession(store, start, &o)
+	opened, err := openSession(store, start, &o, getenv)
 	if err != nil {
 		return fail(ExitError, err)
 	}
@@ -143,7 +144,7 @@ type opened struct {
 // openSession opens the session start names, or a new one; none when start
 // asks for the picker. A resumed session keeps its model unless o names
 // one.
-func openSession(store *sessions.Store, start ConsoleStart, o *Options) (opened, error) {
+func openSession(store *sessions.Store, start ConsoleStart, o *Options, getenv func(string) string) (opened, error) {
 	var c opened
 	var err error
 	switch {
@@ -161,8 +162,18 @@ func openSession(store *sessions.Store, start ConsoleStart, o *Options) (opened,
 		}
 		if o.Model == "" {
 			// The model the person picked for it (/model), else the one it
-			// was last worked on with, else its last run's.
+			// was last worked on with, else its last run's; one that cannot
+			// be used here (a script in another folder, no key) leaves the
+			// session open to read, on the default model.
 			o.Model = cmp.Or(l.Session.Model, l.Session.Settings().Model, l.Meta.Model)
+			user, _ := config.LoadUser(getenv) // the workspace's base_url takes trust, asked later
+			if user == nil {
+				user = &config.Settings{}
+			}
+			if _, _, err := PickModel(*o, user, getenv); err != nil {
+				c.notes = append(c.notes, fmt.Sprintf("This session's model %s cannot be used here (%v): it is open on the default model; /model or --model picks another.", o.Model, err))
+				o.Model = ""
+			}
 		}
 		if set := l.Session.Settings(); set.AllowShell && !o.AllowShell && c.journal != nil && store.Local() {
 			// The person's own journal: the shell comes back with the session.

@@ -212,3 +212,23 @@ func TestBangRunsAShellCommand(t *testing.T) {
 		t.Errorf("the journal does not hold the command and its output:\n%s", journal)
 	}
 }
+
+// TestResumeASessionWhoseModelIsGone: a session of a script model whose
+// file is gone (another folder's) opens to read, on the default model,
+// saying why.
+func TestResumeASessionWhoseModelIsGone(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"AGENTTY_HOME": home, "AGENTTY_CONFIG": filepath.Join(home, "no-config.json")}
+	sc := writeScript(t, `{"turns":[{"answer":"scripted hello"}]}`)
+	if code, _, errs := runCLI(t, context.Background(), env, "run", "--model", "script:"+sc, "hello"); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	os.Remove(sc)
+	tm := newTmux(t)
+	tm.start(home, "--resume", onlySession(t, home))
+	tm.wait("the session open to read, saying why", func(s string) bool {
+		return strings.Contains(chatPane(s), "scripted hello") && strings.Contains(chatPane(s), "cannot be used here")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+}
