@@ -236,6 +236,10 @@ func (t *timeline) gatePaused(ev engine.Event, d *engine.GatePaused) {
 	switch r := t.last(ev.Step, engine.Decide); {
 	case d.ToolCall != nil:
 		k := keyOf(ev, d.ToolCall.ID)
+		if r := t.callRow(k); r != nil { // a call a continued run asks about again: one row a call
+			r.status = "paused"
+			break
+		}
 		t.addCall(ev, row{step: ev.Step, phase: d.At, text: flatten(d.ToolCall.Name), status: "paused", call: k})
 	case r != nil && r.status == "running":
 		r.text, r.status, r.started = "waiting", "paused", time.Time{}
