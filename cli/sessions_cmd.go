@@ -198,8 +198,12 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 		return exit(printJSON(stdout, map[string]any{"meta": l.Meta, "steps": steps, "memory": l.Session.Memory()}))
 	}
 	u := l.Meta.Usage
-	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s, %d tokens in, %d out, cost %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"),
-		l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), u.PromptTokens, u.CompletionTokens, u.CostString())
+	cost := u.CostString()
+	if !strings.HasPrefix(cost, "cost ") { // "cost unknown" says it already
+		cost = "cost " + cost
+	}
+	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s, %d tokens in, %d out, %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"),
+		l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), u.PromptTokens, u.CompletionTokens, cost)
 	printSteps(stdout, steps)
 	for _, f := range l.Session.Memory() {
 		by := ""

@@ -129,7 +129,7 @@ func (m *Model) breakCommand(arg string) {
 			return
 		}
 		if m.gate.AddBreak(b) {
-			m.notify("Breakpoint set: the run pauses where " + b.String() + " holds.")
+			m.notify("Breakpoint set: the run pauses at " + b.String() + ".")
 		} else {
 			m.notify("There is a breakpoint " + b.String() + " already.")
 		}

@@ -260,7 +260,7 @@ func (m *Model) requestSummary(p *gateRequest, w int) []string {
 		part(sys, sysT, engine.OneLine(Sanitize(editedSystem(req, &p.edit)), max(w-40, 10))),
 		part("project instructions", mr.InstructionTokens, engine.OneLine(Sanitize(req.Instructions), max(w-40, 10))),
 		part("summary", mr.SummaryTokens, engine.OneLine(Sanitize(req.Summary), max(w-40, 10))),
-		part("memory", mr.MemoryTokens, fmt.Sprintf("%d facts", len(req.Memory))),
+		part("memory", mr.MemoryTokens, count(len(req.Memory), "fact")),
 		part("tool schemas", mr.ToolTokens, fmt.Sprintf("%d tools", len(req.Tools))))
 	if p.edit.Note != "" {
 		lines = append(lines, part("your note", engine.EstimateTokens(p.edit.Note), engine.OneLine(Sanitize(p.edit.Note), max(w-40, 10))))
