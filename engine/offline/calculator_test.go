@@ -153,7 +153,8 @@ func TestOfflineArithmetic(t *testing.T) {
 
 		// What the calculator would not read: a plain refusal, never a part of the expression.
 		{task: "what is 3 + 3!", want: cannot("3 + 3!", "!")},
-		{task: "what is 2 + 2 and 3 + 3?", want: cannot("2 + 2 and 3 + 3", "and")},
+		// Two requests joined by "and": both, in one decision.
+		{task: "what is 2 + 2 and 3 + 3?", tools: "calculator,calculator", want: "2 + 2 = 4\n\n3 + 3 = 6"},
 		{task: "what is 2+2 in binary?", want: cannot("2+2 in binary", "in binary")},
 		{task: "what is 5 apples + 3 apples", want: cannot("5 apples + 3 apples", "apples")},
 		{task: "what is 5kg + 3kg?", want: cannot("5kg + 3kg", "5kg", "3kg")},

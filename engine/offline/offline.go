@@ -70,6 +70,8 @@ var (
 	listRe     = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:list|show)(?:\s+(?:me|all|the))*\s+files(?:\s+in\s+(\S+?))?\s*[.?!]?\s*$|^\s*ls(?:\s+(\S+))?\s*$`)
 	readRe     = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
 	timeRe     = lazyRegexp(`(?i)\b(?:time|date|day is it|today|clock)\b`)
+	writeRe    = lazyRegexp(`(?i)^\s*(?:please\s+)?write\s+(.+?)\s+(?:to|into|in)\s+(\S+\.\w+)\s*[.!]?\s*$`)
+	skillRe    = lazyRegexp(`(?i)\buse the ([\w-]+) skill\b`)
 	askMeRe    = lazyRegexp(`(?i)\bask me (?:for |about |what )?(?:my |your )?(.+?)(?:\s+and\s+remember(?:\s+it)?)?\s*[.?!]?\s*$`)
 )
 
@@ -103,6 +105,15 @@ func plan(task string, req *engine.Request) engine.Decision {
 	}
 	if d, ok := knowledge(t, req); ok {
 		return d
+	}
+	if d, ok := both(t, req); ok {
+		return d
+	}
+	if m := writeRe.FindStringSubmatch(t); m != nil {
+		return call(req, "write_file", map[string]string{"path": m[2], "content": m[1] + "\n"})
+	}
+	if m := skillRe.FindStringSubmatch(t); m != nil {
+		return call(req, "skill", map[string]string{"name": m[1]})
 	}
 	if m := rememberRe.FindStringSubmatch(t); m != nil {
 		return call(req, "remember", map[string]string{"key": key(m[1]), "value": m[2]})
@@ -231,4 +242,23 @@ func remembered(task string, results []engine.Message, req *engine.Request) (eng
 		return engine.Decision{}, false
 	}
 	return call(req, "remember", map[string]string{"key": key(m[1]), "value": strings.TrimSpace(last.Content)}), true
+}
+
+// both plans a task of two requests joined by "and" ("what is 17*23 and
+// remember that my city is Lyon") as one decision of both calls, which
+// run at once; false when either half asks for no tool.
+func both(t string, req *engine.Request) (engine.Decision, bool) {
+	i := strings.Index(strings.ToLower(t), " and ")
+	if i < 0 {
+		return engine.Decision{}, false
+	}
+	left, right := plan(t[:i], req), plan(t[i+5:], req)
+	if len(left.ToolCalls) == 0 || len(right.ToolCalls) == 0 || left.Text != "" || right.Text != "" {
+		return engine.Decision{}, false
+	}
+	calls := append(left.ToolCalls, right.ToolCalls...)
+	for j := range calls {
+		calls[j].ID = fmt.Sprintf("call_%d_%s", j+1, calls[j].Name)
+	}
+	return engine.Decision{ToolCalls: calls}, true
 }

@@ -73,3 +73,34 @@ func runTask(e *engine.Engine, s *engine.Session, task string) (engine.Result, [
 	})
 	return e.Run(context.Background(), s, task, sink), used
 }
+
+// The offline model carries the tour: it writes a file when asked, uses a
+// skill whose name it is given, and takes two requests at once as two
+// calls of one decision.
+func TestOfflineWritesUsesSkillsAndTakesTwo(t *testing.T) {
+	req := func(task string, tools ...string) *engine.Request {
+		r := &engine.Request{Messages: []engine.Message{{Role: engine.RoleUser, Content: task}}}
+		for _, n := range tools {
+			r.Tools = append(r.Tools, engine.ToolSchema{Name: n})
+		}
+		return r
+	}
+	for task, want := range map[string]string{
+		"write hello to notes.txt":                        `write_file {"content":"hello\n","path":"notes.txt"}`,
+		"please use the release-notes skill":              `skill {"name":"release-notes"}`,
+		"what is 17*23 and remember that my city is Lyon": `calculator {"expression":"17*23"} | remember {"key":"city","value":"Lyon"}`,
+		"remember that my name is Ada and Bob":            `remember {"key":"name","value":"Ada and Bob"}`,
+	} {
+		d, err := offline.Model{}.Decide(context.Background(), req(task, "write_file", "skill", "calculator", "remember"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range d.ToolCalls {
+			got = append(got, c.Name+" "+string(c.Args))
+		}
+		if strings.Join(got, " | ") != want {
+			t.Errorf("%q: %q, want %q (text %q)", task, strings.Join(got, " | "), want, d.Text)
+		}
+	}
+}
