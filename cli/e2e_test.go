@@ -454,8 +454,8 @@ func TestWorkflowInTmux(t *testing.T) {
 		tm.keys("Up")
 	}
 	tm.keys("f") // the first asks
-	tm.wait("f to ask for a second", func(s string) bool { return strings.Contains(s, "f again forks") })
-	tm.keys("f")
+	tm.wait("f to ask for enter", func(s string) bool { return strings.Contains(s, "enter forks") })
+	tm.keys("Enter")
 	tm.wait("the fork open", func(s string) bool {
 		return strings.Contains(chatPane(s), "A fork of") && strings.Contains(chatPane(s), "at step 1.") &&
 			strings.Contains(chatPane(s), "ctrl+r to continue")

@@ -1457,8 +1457,8 @@ func consoleSeeds(js []journal) map[string][]byte {
 		s.start(startStep, "offline-calc.jsonl", 0, 0, 120, 40).typed("/workflow nope").keys("enter").
 			typed("/workflow re").keys("tab").typed("a=17").keys("enter").steps(3).pause(0, 0).keys("enter").steps(4).
 			pause(1, 30).keys("e", "esc", "enter").steps(12).keys("c").engine(60).resize(80, 24).
-			keys("ctrl+x", "tab", "tab", "up", "up", "enter", "esc", "up", "up", "up", "f", "f").
-			op(opEvent, 1, 13, 0, 1, 0).op(opEvent, 1, 13, 0, 1, 1, 3).keys("tab", "tab", "f", "f")
+			keys("ctrl+x", "tab", "tab", "up", "up", "enter", "esc", "up", "up", "up", "f", "enter").
+			op(opEvent, 1, 13, 0, 1, 0).op(opEvent, 1, 13, 0, 1, 1, 3).keys("tab", "tab", "f", "enter")
 	})
 	add("search", func(s *seedBuilder) {
 		s.start(startResumed, "offline-remember.jsonl", 1, 200, 120, 40).keys("ctrl+f").typed("retry").keys("enter", "down").

@@ -32,6 +32,9 @@ func (m *Model) ctrlC() tea.Cmd {
 		m.input.histIdx = len(m.input.history)
 		m.growInput()
 		m.note = noteDraftCleared
+		if m.running {
+			m.note = "draft cleared (ctrl+c again cancels the run)"
+		}
 	case m.running:
 		m.cancel(nil)
 		m.note = noteCancelling

@@ -13,8 +13,14 @@ import (
 // go to the pane that has the focus, and to it only.
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
-	armed := m.armed // a Timeline key that changes something waits for its second press
+	armed := m.armed // a Timeline key that changes something waits for enter
 	m.armed = ""
+	if armed != "" {
+		m.note = "" // its question
+	}
+	if !key.Matches(msg, k.Cancel) && m.note == noteQuitAsk {
+		m.note = ""
+	}
 	if !key.Matches(msg, k.Cancel) {
 		m.quitting = false
 	} else if m.picker == nil {
@@ -87,15 +93,16 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // timelineKey handles a key of the Timeline pane. A key that changes
-// something (f forks, b sets a breakpoint) acts on its second press in a
-// row (armed is the first); typed among other letters, it is text, and
-// goes to the input with them: a word never forks the session.
+// something (f forks, b sets a breakpoint) acts when enter follows it
+// (armed is the letter); followed by anything else, it is text, and goes
+// to the input with what follows: a word never forks the session.
 func (m *Model) timelineKey(msg tea.KeyMsg, armed string) (tea.Model, tea.Cmd) {
 	k := m.keys
 	changes := key.Matches(msg, k.Fork) || key.Matches(msg, k.BreakHere)
 	switch {
-	case changes && msg.String() == armed:
-		if key.Matches(msg, k.Fork) {
+	case armed != "" && key.Matches(msg, k.Submit): // enter: what the letter asked for
+		m.note = ""
+		if armed == "f" {
 			return m, m.forkHere()
 		}
 		if r, ok := m.tl.selected(); ok {
@@ -105,7 +112,7 @@ func (m *Model) timelineKey(msg tea.KeyMsg, armed string) (tea.Model, tea.Cmd) {
 	case changes && armed == "" && msg.Type == tea.KeyRunes:
 		m.armed = msg.String()
 		what := map[bool]string{true: "forks the session at this step", false: "sets a breakpoint on this row's tool or agent"}[key.Matches(msg, k.Fork)]
-		m.note = fmt.Sprintf("%s again %s (another key goes on as typed)", m.armed, what)
+		m.note = fmt.Sprintf("enter %s (another key goes on as typed)", what)
 		return m, nil
 	case armed != "" && msg.Type == tea.KeyRunes && !msg.Alt:
 		m.setFocus(focusInput) // the letter before was typed too

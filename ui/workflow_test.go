@@ -320,14 +320,13 @@ type forkedBackend struct{ textBackend }
 
 func (forkedBackend) SessionID() string { return "0mx2forked01" }
 
-// TestForkKey: f twice on a Timeline row forks the session at that row's
-// step (as /fork STEP) and opens the fork; with no rows it says so; f
-// among other letters ("fix") is typed, and forks nothing.
+// TestForkKey: f, then enter, on a Timeline row forks the session at that
+// row's step (as /fork STEP) and opens the fork; with no rows it says so.
 func TestForkKey(t *testing.T) {
 	var forked []int
 	m := New(Config{Model: "offline", Style: "notty", Backend: forkBackend{forked: &forked}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	press(m, "tab", "tab", "f", "f")
+	press(m, "tab", "tab", "f", "enter")
 	if len(forked) != 0 || !strings.Contains(m.note, "no step") {
 		t.Errorf("f on an empty Timeline: forked %v, note %q", forked, m.note)
 	}
@@ -336,12 +335,12 @@ func TestForkKey(t *testing.T) {
 	}
 	press(m, "up", "up", "up") // from ■ answered: the rows of step 6, then step 5's observe row
 	r, _ := m.tl.selected()
-	if _, cmd := m.Update(keyNamed("f")); cmd != nil || !strings.Contains(m.note, "f again forks") {
-		t.Fatalf("one f: a command %v, note %q; want it to ask for a second", cmd != nil, m.note)
+	if _, cmd := m.Update(keyNamed("f")); cmd != nil || !strings.Contains(m.note, "enter forks") {
+		t.Fatalf("f: a command %v, note %q; want it to ask for enter", cmd != nil, m.note)
 	}
-	_, cmd := m.Update(keyNamed("f"))
+	_, cmd := m.Update(keyNamed("enter"))
 	if cmd == nil {
-		t.Fatal("f twice did nothing")
+		t.Fatal("f, enter did nothing")
 	}
 	m.Update(cmd())
 	if !slices.Equal(forked, []int{r.step}) {
@@ -517,7 +516,11 @@ func TestTypingOnTheTimelineForksNothing(t *testing.T) {
 	for _, r := range "bug" {
 		m.Update(keyNamed(string(r)))
 	}
-	if v := m.input.Value(); len(forked) != 0 || !strings.HasPrefix(v, "fix") || !strings.HasSuffix(v, "bug") || len(m.gate.Breaks()) != 0 {
+	press(m, "tab", "tab", "up")
+	for _, r := range "ffmpeg" { // a word that begins with the letter twice
+		m.Update(keyNamed(string(r)))
+	}
+	if v := m.input.Value(); len(forked) != 0 || !strings.HasPrefix(v, "fix") || !strings.HasSuffix(v, "bugffmpeg") || len(m.gate.Breaks()) != 0 {
 		t.Errorf("typing on the Timeline: forked %v, input %q, breakpoints %v", forked, m.input.Value(), m.gate.Breaks())
 	}
 }
