@@ -7,6 +7,7 @@ package app
 // Codex's !). No model is asked: the run's decisions are the person's.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,7 +57,9 @@ func (b *backend) Shell(ctx context.Context, command string) <-chan engine.Event
 		return refuse(errors.New("! runs a shell command only when the shell is allowed: start agentty with --allow-shell"))
 	}
 	ec := b.con.Setup.Engine.Config()
-	ec.Model, ec.ModelName, ec.OutputSchema = bangModel{command}, "you", nil
+	// Its decisions count as the session's model's, at no tokens: the
+	// status line and the cost stay the session's.
+	ec.Model, ec.ModelName, ec.OutputSchema = bangModel{command}, cmp.Or(b.session.Model, b.model, b.con.Setup.ModelName), nil
 	// The session's agent stays its agent, but nobody's model is asked
 	// and no guardrail's judge runs: the person decides this run.
 	ec.Agents = slices.Clone(ec.Agents)

@@ -67,6 +67,9 @@ func (c *Console) restore(s *engine.Session, start bool, flags restoreFlags) []s
 			notes = append(notes, "This session was worked on with --allow-shell; run_shell is not offered here: start agentty with --allow-shell --resume "+s.ID+" to have it.")
 		}
 	}
+	if flags.model == "" && set.Model != "" {
+		notes = append(notes, "Model "+set.Model+", as when this session was last worked on (/model picks another).")
+	}
 	if flags.model != "" && set.Model != "" && flags.model != set.Model {
 		notes = append(notes, "Model "+flags.model+" (--model), not "+set.Model+", which this session was last worked on with.")
 	}

@@ -150,3 +150,8 @@ func Plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// AttachedMarker begins a file attached to a message (the console's
+// @path): the message as typed comes before it, each file after it in an
+// <attached path="…"> block. Titles and lists show the message alone.
+const AttachedMarker = "\n\n<attached path=\""

@@ -341,4 +341,7 @@ func writeMeta(path string, m Meta) error {
 
 // Title makes a session title from its first task: one line of at most 60
 // characters.
-func Title(task string) string { return engine.OneLine(task, 60) }
+func Title(task string) string {
+	task, _, _ = strings.Cut(task, engine.AttachedMarker) // the message, not the files it attached
+	return engine.OneLine(task, 60)
+}

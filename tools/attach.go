@@ -18,9 +18,9 @@ import (
 // MaxAttach bounds one attached file's text.
 const MaxAttach = 64 << 10
 
-// Files returns up to limit of the workspace's files, as paths relative
-// to it, in walk order, skipping .git and what .gitignore ignores; ctx
-// bounds the walk.
+// Files returns up to limit of the workspace's files and folders (these
+// with a trailing /), as paths relative to it, in walk order, skipping .git
+// and what .gitignore ignores; ctx bounds the walk.
 func (w *Workspace) Files(ctx context.Context, limit int) []string {
 	fsys := w.root.FS()
 	ign := newIgnorer(fsys)
@@ -36,6 +36,9 @@ func (w *Workspace) Files(ctx context.Context, limit int) []string {
 				return fs.SkipDir
 			}
 			ign.load(p)
+			if p != "." {
+				out = append(out, p+"/") // a folder attaches its listing
+			}
 		case d.Type().IsRegular() && !ign.ignored(p, false):
 			out = append(out, p)
 		}

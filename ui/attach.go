@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/agentty/agentty/engine"
 )
 
 // "@" mentions: a message that names a workspace file with @path (or a
@@ -32,7 +34,7 @@ type attachedMsg struct {
 }
 
 // attachOpen begins an attachment block in a task.
-const attachOpen = "\n\n<attached path=\""
+const attachOpen = engine.AttachedMarker
 
 // mentions returns the paths a message names with @ at a word's start.
 func mentions(text string) []string {

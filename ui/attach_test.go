@@ -123,3 +123,17 @@ func TestAtOpensAFileList(t *testing.T) {
 		}
 	}
 }
+
+// The file list puts names that begin with what is typed first, then
+// names that hold it, then paths that hold its letters in order; folders
+// are there too.
+func TestMentionMatchesRank(t *testing.T) {
+	m := New(Config{Style: "notty"})
+	m.mention.files = []string{".gitignore", "docs/guide.md", "README.md", "src/", "src/readme_test.go", "x/r/e/a/d.go"}
+	if got := strings.Join(m.mentionMatches("re"), " "); got != "README.md src/readme_test.go .gitignore x/r/e/a/d.go" {
+		t.Errorf("@re lists %q", got)
+	}
+	if got := strings.Join(m.mentionMatches("src"), " "); !strings.HasPrefix(got, "src/ ") {
+		t.Errorf("@src lists %q: the folder first", got)
+	}
+}

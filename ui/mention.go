@@ -39,20 +39,22 @@ func mentionWord(text string) (string, bool) {
 // holds its letters in order, those whose name holds it whole first.
 func (m *Model) mentionMatches(word string) []string {
 	w := strings.ToLower(word)
-	var whole, loose []string
+	var prefix, whole, loose []string
 	for _, f := range m.mention.files {
 		lf := strings.ToLower(f)
-		switch {
-		case strings.Contains(path.Base(lf), w):
+		switch base := path.Base(strings.TrimSuffix(lf, "/")); {
+		case strings.HasPrefix(base, w):
+			prefix = append(prefix, f)
+		case strings.Contains(base, w):
 			whole = append(whole, f)
 		case subsequence(lf, w):
 			loose = append(loose, f)
 		}
-		if len(whole) >= 8 {
+		if len(prefix) >= 8 {
 			break
 		}
 	}
-	out := append(whole, loose...)
+	out := append(append(prefix, whole...), loose...)
 	return out[:min(len(out), 8)]
 }
 
