@@ -149,22 +149,12 @@ func holdHyphens(text string) (string, bool) {
 		return text, false
 	}
 	lines := strings.Split(text, "\n")
-	fence := ""
 	held := false
-	for i, l := range lines {
+	outsideFences(lines, func(i int) {
+		l := lines[i]
 		body := strings.TrimLeft(l, " >")
-		if fence != "" {
-			if strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]+" ") == "" {
-				fence = ""
-			}
-			continue
-		}
-		if f := fenceOf(body); f != "" {
-			fence = f
-			continue
-		}
 		if !strings.Contains(l, "-") || strings.Trim(body, "-|: ") == "" || strings.Contains(l, "<!--") || strings.Contains(l, "-->") {
-			continue
+			return
 		}
 		lead := len(l) - len(body)
 		if strings.HasPrefix(body, "- ") || body == "-" {
@@ -178,11 +168,30 @@ func holdHyphens(text string) (string, bool) {
 			}
 		}
 		lines[i] = l[:lead] + strings.Join(words, "")
-	}
+	})
 	if !held {
 		return text, false
 	}
 	return strings.Join(lines, "\n"), true
+}
+
+// outsideFences calls f with the index of each of lines that is prose:
+// not in a fenced code block, and not a fence.
+func outsideFences(lines []string, f func(i int)) {
+	fence := ""
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " >")
+		switch {
+		case fence != "":
+			if strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]+" ") == "" {
+				fence = ""
+			}
+		case fenceOf(body) != "":
+			fence = fenceOf(body)
+		default:
+			f(i)
+		}
+	}
 }
 
 // fenceOf returns the fence a line opens a code block with ("```", "~~~~"),

@@ -16,24 +16,12 @@ func escapeHTML(text string) string {
 		return text
 	}
 	lines := strings.Split(text, "\n")
-	fence := ""
-	for i, l := range lines {
-		body := strings.TrimLeft(l, " >")
-		if fence != "" {
-			if strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]+" ") == "" {
-				fence = ""
-			}
-			continue
+	outsideFences(lines, func(i int) {
+		l := lines[i]
+		if !strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "\t") && strings.Contains(l, "<") { // an indented code block shows "<" as it is
+			lines[i] = escapeLine(l)
 		}
-		if f := fenceOf(body); f != "" {
-			fence = f
-			continue
-		}
-		if strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t") || !strings.Contains(l, "<") {
-			continue // an indented code block shows "<" as it is
-		}
-		lines[i] = escapeLine(l)
-	}
+	})
 	return strings.Join(lines, "\n")
 }
 
