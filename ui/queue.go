@@ -83,12 +83,17 @@ func (m *Model) sendQueued() tea.Cmd {
 }
 
 // queueLines are the queued tasks as the input box shows them above the
-// text: the first three, then how many more.
+// text: the first three, then how many more; fewer where the screen is
+// short (the input box takes a third of it at most), none on a tiny one.
 func (m *Model) queueLines(w int) []string {
+	room := min(4, m.height/3-2-max(m.input.Height(), 2))
 	var out []string
 	for i, q := range m.queue {
-		if i == 3 {
-			out = append(out, styleDim.Render(fmt.Sprintf("  … %d more queued", len(m.queue)-3)))
+		if room <= 0 {
+			break
+		}
+		if i == room-1 && len(m.queue) > room {
+			out = append(out, styleDim.Render(fmt.Sprintf("  … %d more queued", len(m.queue)-i)))
 			break
 		}
 		out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("⧗ queued %d: %s", i+1, flatten(Sanitize(q))), max(w, 1), "…")))
@@ -104,7 +109,7 @@ func (m *Model) inputRows() int {
 	for _, l := range strings.Split(m.input.Value(), "\n") {
 		rows += max(1, (ansi.StringWidth(l)+w-1)/w)
 	}
-	most := max(2, m.height/3-2-len(m.queueLines(w)))
+	most := max(2, m.height/3-2)
 	return min(max(rows, 2), most)
 }
 

@@ -415,6 +415,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+		m.growInput() // its rows are a third of the height at most
 		if m.picker != nil {
 			m.picker.SetSize(m.width, m.height)
 		}
