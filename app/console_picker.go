@@ -68,7 +68,7 @@ func (p picker) Open(id string) (ui.Backend, []engine.Event, error) {
 	}
 	b := p.con.openWith(j, l.Session, l.Events)
 	events := l.Events
-	for _, note := range p.con.restore(l.Session, false, restoreFlags{model: p.con.Opts.Model}) {
+	for _, note := range p.con.restore(l.Session, restoreFlags{model: p.con.Opts.Model}) {
 		// Said in the chat, not journaled: it is this console's.
 		events = append(events, engine.Event{V: engine.SchemaVersion, Session: id, Kind: engine.KindNotice, Time: time.Now(),
 			Data: &engine.Notice{Level: "info", Message: note}})

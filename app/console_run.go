@@ -75,7 +75,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv, gate: cfg.Gate}
 	home := o.dataHome(getenv)
 	if opened.session != nil {
-		opened.notes = append(opened.notes, con.restore(opened.session, true, flags)...)
+		opened.notes = append(opened.notes, con.restore(opened.session, flags)...)
 	}
 	con.configure(&cfg, opened, home)
 	m := ui.New(cfg)

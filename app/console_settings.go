@@ -38,10 +38,10 @@ func (b *backend) settings() engine.Settings {
 
 // restore turns on what session s was last worked on with and this
 // console does not have: step mode and breakpoints on the gate, and, when
-// the console starts on it (start) and the sessions are this machine's
-// files, the shell. It returns what it says of it; a flag given on the
-// command line wins (flags: what the command line set).
-func (c *Console) restore(s *engine.Session, start bool, flags restoreFlags) []string {
+// the sessions are this machine's files, the shell. It returns what it
+// says of it; a flag given on the command line wins (flags: what the
+// command line set).
+func (c *Console) restore(s *engine.Session, flags restoreFlags) []string {
 	set := s.Settings()
 	var notes []string
 	if g := c.gate; g != nil && set.Step && !g.Stepping() && !flags.step {
