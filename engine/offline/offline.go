@@ -71,6 +71,7 @@ var (
 	readRe     = lazyRegexp(`(?i)^\s*(?:please\s+)?(?:read|show|open|cat)(?:\s+(?:me|the))*(?:\s+file)?\s+(\S+\.\w+|\S*/\S+)\s*[.?!]?\s*$`)
 	timeRe     = lazyRegexp(`(?i)\b(?:time|date|day is it|today|clock)\b`)
 	writeRe    = lazyRegexp(`(?i)^\s*(?:please\s+)?write\s+(.+?)\s+(?:to|into|in)\s+(\S+\.\w+)\s*[.!]?\s*$`)
+	andRe      = lazyRegexp(`(?i) and `)
 	skillRe    = lazyRegexp(`(?i)\buse the ([\w-]+) skill\b`)
 	askMeRe    = lazyRegexp(`(?i)\bask me (?:for |about |what )?(?:my |your )?(.+?)(?:\s+and\s+remember(?:\s+it)?)?\s*[.?!]?\s*$`)
 )
@@ -248,11 +249,11 @@ func remembered(task string, results []engine.Message, req *engine.Request) (eng
 // remember that my city is Lyon") as one decision of both calls, which
 // run at once; false when either half asks for no tool.
 func both(t string, req *engine.Request) (engine.Decision, bool) {
-	i := strings.Index(strings.ToLower(t), " and ")
-	if i < 0 {
+	at := andRe.FindStringIndex(t) // in t itself: a lowered copy's bytes can be elsewhere
+	if at == nil {
 		return engine.Decision{}, false
 	}
-	left, right := plan(t[:i], req), plan(t[i+5:], req)
+	left, right := plan(t[:at[0]], req), plan(t[at[1]:], req)
 	if len(left.ToolCalls) == 0 || len(right.ToolCalls) == 0 || left.Text != "" || right.Text != "" {
 		return engine.Decision{}, false
 	}
