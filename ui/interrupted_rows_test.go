@@ -2,8 +2,11 @@ package ui
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -43,5 +46,29 @@ func TestInterruptedCallsKeepOneRowEach(t *testing.T) {
 			t.Logf("%d %d %s %s %s", i, r.step, r.phase, r.text, r.status)
 		}
 		t.Errorf("%d act rows for two calls", acts)
+	}
+}
+
+// TestTimelineShowsItsStartWhenTaller: a Timeline scrolled to its end in a
+// short terminal, made taller (a resume lays out before the terminal's
+// size is known), shows its first rows, not blank rows below hidden ones.
+func TestTimelineShowsItsStartWhenTaller(t *testing.T) {
+	at := time.Now()
+	var evs []engine.Event
+	e := func(kind engine.Kind, step int, phase engine.Phase, d any) {
+		at = at.Add(time.Millisecond)
+		evs = append(evs, engine.Event{V: engine.SchemaVersion, Session: "s", Run: "run-1", Step: step, Phase: phase, Kind: kind, Time: at, Data: d})
+	}
+	e(engine.KindRunStarted, 0, "", &engine.RunStarted{Task: "first task"})
+	for step := 1; step <= 12; step++ {
+		e(engine.KindStepStarted, step, engine.Perceive, &engine.StepStarted{})
+		e(engine.KindModelRequest, step, engine.Perceive, &engine.ModelRequest{})
+		e(engine.KindDecision, step, engine.Decide, &engine.Decided{Text: "thinking"})
+	}
+	m := agentConsole(t, evs, 160, 20)
+	m.View() // drawn short, scrolled to its end
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 60})
+	if v := m.View(); !strings.Contains(strings.Split(v, "\n")[1], "▶ first task") {
+		t.Errorf("the taller Timeline does not start at its first row:\n%s", v)
 	}
 }

@@ -127,7 +127,7 @@ func (t *timeline) render(width int, focused bool) []string {
 	if cursor >= t.top+t.height {
 		t.top = cursor - t.height + 1
 	}
-	t.top = max(min(t.top, len(order)-1), 0)
+	t.top = max(min(t.top, len(order)-1, len(order)-t.height), 0) // no blank rows below while rows are hidden above
 	out := make([]string, 0, t.height)
 	for p := t.top; p < len(order) && len(out) < t.height; p++ {
 		i := order[p]
