@@ -30,7 +30,7 @@ func (p picker) List() ([]ui.SessionInfo, error) {
 	out := make([]ui.SessionInfo, len(ls))
 	for i, l := range ls {
 		out[i] = ui.SessionInfo{ID: l.ID, Title: l.Title, Model: l.Model, Updated: l.Updated,
-			Steps: l.LastStep, Interrupted: l.Interrupted, Err: l.Err, Origin: l.Origin}
+			Steps: l.LastStep, Interrupted: l.Interrupted && !l.Writing, Running: l.Writing, Err: l.Err, Origin: l.Origin}
 		if l.Workspace != ws {
 			out[i].Elsewhere = l.Workspace
 		}

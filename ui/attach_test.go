@@ -137,3 +137,14 @@ func TestMentionMatchesRank(t *testing.T) {
 		t.Errorf("@src lists %q: the folder first", got)
 	}
 }
+
+// A session another agentty writes now (paused live there) is running in
+// the picker, not interrupted; an eval's is marked.
+func TestPickerSaysRunning(t *testing.T) {
+	if got := (pickItem{SessionInfo{Title: "t", Running: true}}).Title(); got != "t [running]" {
+		t.Errorf("a session written elsewhere: %q", got)
+	}
+	if got := (pickItem{SessionInfo{Title: "t", Interrupted: true, Origin: "eval"}}).Title(); got != "t [interrupted] [eval]" {
+		t.Errorf("an interrupted eval's: %q", got)
+	}
+}

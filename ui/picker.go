@@ -18,7 +18,10 @@ func (p pickItem) Title() string {
 	if t == "" {
 		t = "(untitled)"
 	}
-	if p.Interrupted {
+	switch {
+	case p.Running:
+		t += " [running]"
+	case p.Interrupted:
 		t += " [interrupted]"
 	}
 	if p.Err != nil {

@@ -45,7 +45,8 @@ type SessionInfo struct {
 	ID, Title, Model string
 	Updated          time.Time
 	Steps            int   // the last step's number
-	Interrupted      bool  // its last run has no run_finished
+	Interrupted      bool  // its last run has no run_finished, and nobody writes it
+	Running          bool  // another agentty writes it now (a run going, or paused)
 	Err              error // why it cannot be read in full (damaged)
 	// ForkOf and ForkStep name the session it was forked from and the
 	// step ("" when it is no fork).
