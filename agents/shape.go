@@ -151,19 +151,20 @@ func (def *Def) CheckGuardrails(names map[string]bool) *Problem {
 // alpha): asking one would ask the other without end. It returns, for each
 // agent in such a cycle or whose judges reach one, why it cannot be used.
 func GuardCycles(defs []Def) map[string]string {
-	g := guardGraph{judges: map[string][]string{}, state: map[string]uint8{}, cycle: map[string][]string{}}
+	judges := map[string][]string{}
 	for i := range defs {
 		d := &defs[i]
-		for _, gr := range append(slices.Clone(d.Guardrails.Input), d.Guardrails.Output...) {
-			if gr.Agent != "" && gr.Agent != d.Name && !slices.Contains(g.judges[d.Name], gr.Agent) {
-				g.judges[d.Name] = append(g.judges[d.Name], gr.Agent)
+		for _, g := range append(slices.Clone(d.Guardrails.Input), d.Guardrails.Output...) {
+			if g.Agent != "" && g.Agent != d.Name && !slices.Contains(judges[d.Name], g.Agent) {
+				judges[d.Name] = append(judges[d.Name], g.Agent)
 			}
 		}
 	}
+	next := func(n string) []string { return judges[n] }
 	out := map[string]string{}
 	for i := range defs {
 		name := defs[i].Name
-		switch c := g.visit(name, nil); {
+		switch c := engine.FindCycle([]string{name}, next); {
 		case c == nil:
 		case slices.Contains(c, name):
 			out[name] = "guardrail judges form a cycle: " + strings.Join(c, " → ")
@@ -172,35 +173,4 @@ func GuardCycles(defs []Def) map[string]string {
 		}
 	}
 	return out
-}
-
-// guardGraph is the agents' judges, walked depth-first once (state: 0 not
-// seen, 1 on the path, 2 done) with the cycle each agent reaches.
-type guardGraph struct {
-	judges map[string][]string
-	state  map[string]uint8
-	cycle  map[string][]string
-}
-
-// visit returns the cycle of judges that n reaches (nil: none); path is the
-// walk that led to n.
-func (g *guardGraph) visit(n string, path []string) []string {
-	switch g.state[n] {
-	case 1:
-		i := slices.Index(path, n)
-		return append(slices.Clone(path[i:]), n)
-	case 2:
-		return g.cycle[n]
-	}
-	g.state[n] = 1
-	path = append(path, n)
-	var c []string
-	for _, j := range g.judges[n] {
-		if c = g.visit(j, path); c != nil {
-			break
-		}
-	}
-	g.state[n] = 2
-	g.cycle[n] = c
-	return c
 }

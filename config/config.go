@@ -63,6 +63,12 @@ func ReadAtMost(path string, n int) ([]byte, bool, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, false, errors.New("not a regular file")
 	}
+	return readBounded(f, n)
+}
+
+// readBounded reads the first n bytes of f, and says whether there was
+// more.
+func readBounded(f io.Reader, n int) ([]byte, bool, error) {
 	b, err := io.ReadAll(io.LimitReader(f, int64(n)+1))
 	if err != nil {
 		return nil, false, err

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,14 +54,7 @@ func ReadAtMostIn(root, path string, n int) ([]byte, bool, error) {
 	if !st.Mode().IsRegular() {
 		return nil, false, &NotRegularError{Path: path, Mode: st.Mode()}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(n)+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if len(b) > n {
-		return b[:n], true, nil
-	}
-	return b, false, nil
+	return readBounded(f, n)
 }
 
 // relIn is path relative to root. An absolute path is taken lexically

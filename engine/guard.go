@@ -11,6 +11,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,37 +78,20 @@ func (r *run) askGuard(ctx context.Context, agent, call, text string) (bool, str
 // guardCycle returns a cycle of guardrail judges among the agents (nil:
 // none), as the names along it, the first repeated at the end.
 func (ag *agents) guardCycle() []string {
-	state := map[string]uint8{} // 1: on the path, 2: done
-	var visit func(n string, path []string) []string
-	visit = func(n string, path []string) []string {
-		switch state[n] {
-		case 1:
-			for i, p := range path {
-				if p == n {
-					return append(append([]string(nil), path[i:]...), n)
-				}
-			}
-		case 2:
-			return nil
-		}
-		state[n] = 1
-		path = append(path, n)
-		if a := ag.byName[n]; a != nil {
-			for _, g := range append(append([]Guardrail(nil), a.Guardrails.Input...), a.Guardrails.Output...) {
-				if g.Agent != "" {
-					if c := visit(g.Agent, path); c != nil {
-						return c
-					}
-				}
-			}
-		}
-		state[n] = 2
-		return nil
-	}
+	names := make([]string, 0, len(ag.byName))
 	for name := range ag.byName {
-		if c := visit(name, nil); c != nil {
-			return c
-		}
+		names = append(names, name)
 	}
-	return nil
+	slices.Sort(names)
+	return FindCycle(names, func(n string) []string {
+		var judges []string
+		if a := ag.byName[n]; a != nil {
+			for _, g := range append(slices.Clone(a.Guardrails.Input), a.Guardrails.Output...) {
+				if g.Agent != "" {
+					judges = append(judges, g.Agent)
+				}
+			}
+		}
+		return judges
+	})
 }

@@ -20,6 +20,11 @@ type mentionList struct {
 	asked  bool
 	sel    int
 	closed string // the input's text when esc closed the list
+	// The matches of word, kept: the list is drawn on every frame, and a
+	// workspace may have thousands of files.
+	word    string
+	matches []string
+	matched bool
 }
 
 // filesListedMsg carries the workspace's files.
@@ -38,6 +43,9 @@ func mentionWord(text string) (string, bool) {
 // mentionMatches are the files the list shows for word: those whose path
 // holds its letters in order, those whose name holds it whole first.
 func (m *Model) mentionMatches(word string) []string {
+	if ml := &m.mention; ml.matched && ml.word == word {
+		return ml.matches
+	}
 	w := strings.ToLower(word)
 	var prefix, whole, loose []string
 	for _, f := range m.mention.files {
@@ -55,7 +63,9 @@ func (m *Model) mentionMatches(word string) []string {
 		}
 	}
 	out := append(append(prefix, whole...), loose...)
-	return out[:min(len(out), 8)]
+	out = out[:min(len(out), 8)]
+	m.mention.word, m.mention.matches, m.mention.matched = word, out, true
+	return out
 }
 
 // subsequence reports whether the letters of w appear in s in order.

@@ -478,7 +478,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) otherMsg(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	if fl, ok := msg.(filesListedMsg); ok { // for "@"
-		m.mention.files = fl.files
+		m.mention.files, m.mention.matched = fl.files, false
 		return nil
 	}
 	switch {

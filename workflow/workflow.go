@@ -18,6 +18,8 @@ import (
 	"text/template"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentty/agentty/engine"
 )
 
 // Workflow is a parsed workflow file.
@@ -236,37 +238,11 @@ func (w *Workflow) before(id string) map[string]bool {
 
 // cycle returns the steps of a cycle of needs, or nil.
 func (w *Workflow) cycle() []string {
-	state := map[string]int{} // 1 visiting, 2 done
-	var path []string
-	var visit func(id string) []string
-	visit = func(id string) []string {
-		switch state[id] {
-		case 1:
-			for i, p := range path {
-				if p == id {
-					return append(append([]string(nil), path[i:]...), id)
-				}
-			}
-		case 2:
-			return nil
-		}
-		state[id] = 1
-		path = append(path, id)
-		for _, n := range w.byID[id].Needs {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-		path = path[:len(path)-1]
-		state[id] = 2
-		return nil
+	ids := make([]string, len(w.Steps))
+	for i, st := range w.Steps {
+		ids[i] = st.ID
 	}
-	for _, st := range w.Steps {
-		if c := visit(st.ID); c != nil {
-			return c
-		}
-	}
-	return nil
+	return engine.FindCycle(ids, func(id string) []string { return w.byID[id].Needs })
 }
 
 // render fills the step's args' templates with data.
