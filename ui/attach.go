@@ -94,16 +94,31 @@ func (m *Model) attached(msg attachedMsg) tea.Cmd {
 // withoutAttachments splits a task into the message as typed and the paths
 // of what was attached to it, for the chat's chips.
 func withoutAttachments(task string) (string, []string) {
+	text, parts := attachments(task)
+	var paths []string
+	for _, a := range parts {
+		paths = append(paths, a.path)
+	}
+	return text, paths
+}
+
+// attachedPart is a file (or folder listing) attached to a message.
+type attachedPart struct{ path, body string }
+
+// attachments splits a task into the message as typed and what was
+// attached to it, each with its path and text.
+func attachments(task string) (string, []attachedPart) {
 	text, rest, ok := strings.Cut(task, attachOpen)
 	if !ok {
 		return task, nil
 	}
-	var paths []string
+	var parts []attachedPart
 	for ok {
-		var p string
-		p, rest, _ = strings.Cut(rest, `">`)
-		paths = append(paths, p)
-		_, rest, ok = strings.Cut(rest, attachOpen)
+		var a attachedPart
+		a.path, rest, _ = strings.Cut(rest, `">`)
+		a.body, rest, ok = strings.Cut(rest, attachOpen)
+		a.body = strings.TrimSuffix(strings.TrimPrefix(a.body, "\n"), "\n</attached>")
+		parts = append(parts, a)
 	}
-	return text, paths
+	return text, parts
 }

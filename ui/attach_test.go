@@ -3,12 +3,14 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/offline"
 )
 
 // attachBackend is a streamBackend with a workspace of one file.
@@ -146,5 +148,22 @@ func TestPickerSaysRunning(t *testing.T) {
 	}
 	if got := (pickItem{SessionInfo{Title: "t", Interrupted: true, Origin: "eval"}}).Title(); got != "t [interrupted] [eval]" {
 		t.Errorf("an interrupted eval's: %q", got)
+	}
+}
+
+// TestInspectorShowsAttachments: a file attached with @ is a part of its
+// own in the request inspector, with its tokens and the message it rides
+// on.
+func TestInspectorShowsAttachments(t *testing.T) {
+	g := NewGate(false)
+	g.SetBreaks([]engine.Break{mustBreak(t, "step=1")})
+	body := strings.Repeat("1. milk and eggs and bread\n", 40)
+	task := "summarise @notes.md" + attachOpen + "notes.md\">\n" + body + "</attached>"
+	m := pausedConsole(t, engine.Config{Model: offline.Model{}, Tools: registry(t)}, g, task, 120, 40)
+	m.Update(keyNamed("i"))
+	v := m.View()
+	want := fmt.Sprintf("@notes.md %21s tokens  attached to message 0", kTok(engine.EstimateTokens(strings.TrimSuffix(body, "\n"))))
+	if !strings.Contains(v, want) {
+		t.Fatalf("the inspector does not show the attachment as a part (%q):\n%s", want, v)
 	}
 }

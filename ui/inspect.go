@@ -262,6 +262,15 @@ func (m *Model) requestSummary(p *gateRequest, w int) []string {
 		part("summary", mr.SummaryTokens, engine.OneLine(Sanitize(req.Summary), max(w-40, 10))),
 		part("memory", mr.MemoryTokens, count(len(req.Memory), "fact")),
 		part("tool schemas", mr.ToolTokens, fmt.Sprintf("%d tools", len(req.Tools))))
+	for i, msg := range req.Messages { // a file attached with @ is a part of its own
+		if msg.Role != engine.RoleUser {
+			continue
+		}
+		_, atts := attachments(msg.Content)
+		for _, a := range atts {
+			lines = append(lines, part("@"+engine.OneLine(Sanitize(a.path), 20), engine.EstimateTokens(a.body), fmt.Sprintf("attached to message %d", i)))
+		}
+	}
 	if p.edit.Note != "" {
 		lines = append(lines, part("your note", engine.EstimateTokens(p.edit.Note), engine.OneLine(Sanitize(p.edit.Note), max(w-40, 10))))
 	}
