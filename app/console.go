@@ -183,7 +183,11 @@ func (b *backend) Files(ctx context.Context) []string {
 	return nil
 }
 
-func (b *backend) Close() error { return b.journal.Close() }
+// Close journals the session's settings if they changed since its last
+// run started, and closes its journal.
+func (b *backend) Close() error {
+	return errors.Join(b.saveSettings(), b.journal.Close())
+}
 
 // Console is what the Console's backends share for their slash commands:
 // the store, the setup, and the options and environment it started with.

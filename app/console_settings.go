@@ -8,6 +8,7 @@ package app
 
 import (
 	"cmp"
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -29,6 +30,7 @@ func (b *backend) settings() engine.Settings {
 		for _, br := range g.Breaks() {
 			st.Breaks = append(st.Breaks, br.String())
 		}
+		st.Allowed = g.Permissions(b.journal.ID)
 	}
 	if prev := b.session.Settings(); prev.Origin != "" {
 		st.Origin = prev.Origin // what made the session stays said
@@ -38,7 +40,8 @@ func (b *backend) settings() engine.Settings {
 
 // restore turns on what session s was last worked on with and this
 // console does not have: step mode and breakpoints on the gate, and, when
-// the sessions are this machine's files, the shell. It returns what it
+// the sessions are this machine's files, the shell and the approvals
+// given for the session. It returns what it
 // says of it; a flag given on the command line wins (flags: what the
 // command line set).
 func (c *Console) restore(s *engine.Session, flags restoreFlags) []string {
@@ -65,6 +68,16 @@ func (c *Console) restore(s *engine.Session, flags restoreFlags) []string {
 			notes = append(notes, "run_shell is offered, as when this session was last worked on (--allow-shell).")
 		} else {
 			notes = append(notes, "This session was worked on with --allow-shell; run_shell is not offered here: start agentty with --allow-shell --resume "+s.ID+" to have it.")
+		}
+	}
+	if g := c.gate; g != nil && len(set.Allowed) > 0 {
+		// An approval loosens what the session may do: restored only
+		// from the person's own journal, as the shell is.
+		if c.Store.Local() {
+			g.SetPermissions(s.ID, set.Allowed)
+			notes = append(notes, "Allowed for this session, as when it was last worked on: "+strings.Join(set.Allowed, ", ")+" (/permissions revoke N takes one back).")
+		} else {
+			notes = append(notes, "Approvals given for this session elsewhere ask again here: "+strings.Join(set.Allowed, ", ")+".")
 		}
 	}
 	if flags.model == "" && set.Model != "" {
@@ -103,4 +116,20 @@ func LatestHere(o Options, getenv func(string) string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// saveSettings journals what b's session is worked on with now, when it
+// changed since its last run started (an approval given during that run,
+// a breakpoint set after it), so that a resume finds it. A session never
+// run is left unwritten, and one with a run going keeps its settings for
+// that run's end.
+func (b *backend) saveSettings() error {
+	if b.session.LastRun().ID == "" {
+		return nil
+	}
+	_, err := b.session.SaveSettings(b.settings(), b.sink)
+	if errors.Is(err, engine.ErrBusy) {
+		return nil
+	}
+	return err
 }

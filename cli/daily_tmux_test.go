@@ -232,3 +232,36 @@ func TestResumeASessionWhoseModelIsGone(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestApprovalsComeBackWithTheSession: a tool allowed for the session at
+// an approval (a) during its last run is allowed again when the session is
+// resumed, saying so; a new session of the same console asks again.
+func TestApprovalsComeBackWithTheSession(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	ws := t.TempDir()
+	tm.start(home, "--workspace", ws, "--model", "offline")
+	tm.keys("write hello to notes.txt", "Enter")
+	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
+	tm.keys("a")
+	tm.wait("the run's end", func(s string) bool { return strings.Contains(s, "· idle ·") })
+	tm.keys("C-d")
+	tm.waitGone()
+	id := onlySession(t, home)
+	tm.start(home, "--workspace", ws, "--model", "offline", "--resume", id)
+	tm.wait("the approval restored", func(s string) bool {
+		return strings.Contains(chatPane(s), "Allowed for this session, as when it was last worked on: write_file")
+	})
+	tm.keys("write bye to notes.txt", "Enter")
+	tm.wait("the file written with no approval", func(s string) bool {
+		b, _ := os.ReadFile(filepath.Join(ws, "notes.txt"))
+		return strings.Contains(string(b), "bye") && strings.Contains(s, "· idle ·") && !strings.Contains(s, "Approve calling")
+	})
+	tm.keys("/clear", "Enter")
+	tm.keys("write again to notes.txt", "Enter")
+	tm.wait("a new session asks", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
+	tm.keys("n")
+	tm.wait("idle", func(s string) bool { return strings.Contains(s, "· idle ·") })
+	tm.keys("C-d")
+	tm.waitGone()
+}

@@ -129,6 +129,8 @@ func newPayload(k Kind) any {
 		return &ContextCompacted{}
 	case KindModelChanged:
 		return &ModelChanged{}
+	case KindSettingsChanged:
+		return &Settings{}
 	case KindWorkflowStarted:
 		return &WorkflowStarted{}
 	case KindWorkflowStepFinished:

@@ -51,6 +51,11 @@ const (
 	// KindModelChanged: the session's next runs use another model (the
 	// person's choice, /model).
 	KindModelChanged Kind = "model_changed"
+	// KindSettingsChanged: what the session is worked on with changed
+	// between runs (the console journals it when it lets the session go:
+	// an approval given for the session, a breakpoint set after its last
+	// run); its payload is Settings.
+	KindSettingsChanged Kind = "settings_changed"
 	// Workflows (package workflow) frame a run that carries out a
 	// declared workflow: its start, each step's end, its end.
 	KindWorkflowStarted      Kind = "workflow_started"

@@ -249,6 +249,8 @@ func (s *Session) applyOther(ev *Event) error {
 		}
 		s.Agent = ev.Agent
 		s.appendMessage(RoleUser, d.Task, nil)
+	case *Settings:
+		s.settings, s.nextSettings = *d, nil
 	case *Handoff:
 		s.Agent = d.To
 		s.run.HandoffTurn = s.run.Turn

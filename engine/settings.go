@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Settings are what a session is worked on with: its folder, model,
 // whether the shell is allowed, step mode and breakpoints, agent, and what
@@ -18,12 +21,16 @@ type Settings struct {
 	// Origin says what made the session: console, run, eval, workflow
 	// or worker (lists mark, and can hide, the sessions of evals).
 	Origin string `json:"origin,omitempty"`
+	// Allowed is what the person allowed for the session at an approval
+	// (a tool's name, or "run_shell: COMMAND"); a resume restores it only
+	// from this machine's own journal.
+	Allowed []string `json:"allowed,omitempty"`
 }
 
 // Equal reports whether s and o say the same.
 func (s *Settings) Equal(o *Settings) bool {
 	return s.Workspace == o.Workspace && s.Model == o.Model && s.AllowShell == o.AllowShell && s.Step == o.Step &&
-		slices.Equal(s.Breaks, o.Breaks) && s.Agent == o.Agent && s.Origin == o.Origin
+		slices.Equal(s.Breaks, o.Breaks) && s.Agent == o.Agent && s.Origin == o.Origin && slices.Equal(s.Allowed, o.Allowed)
 }
 
 // Settings returns what the session was last worked on with (the zero
@@ -39,4 +46,24 @@ func (s *Session) UseSettings(st Settings) {
 		return
 	}
 	s.nextSettings = &st
+}
+
+// SaveSettings journals st as the session's settings (settings_changed)
+// when they differ from those it has, between runs: what changed after a
+// run's run_started (an approval for the session given during the run, a
+// breakpoint set after it) is kept for a resume. It reports whether it
+// wrote; ErrBusy while a run is going.
+func (s *Session) SaveSettings(st Settings, sink Sink) (bool, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return false, ErrBusy
+	}
+	defer s.busy.Store(false)
+	if st.Equal(&s.settings) {
+		return false, nil
+	}
+	ev := Event{V: SchemaVersion, Session: s.ID, Run: s.run.ID, Agent: s.Agent, Step: s.Steps, Kind: KindSettingsChanged, Time: time.Now(), Data: &st}
+	if err := emitOutside(ev, sink); err != nil {
+		return false, err
+	}
+	return true, s.Apply(ev)
 }

@@ -187,12 +187,16 @@ func (m *Meta) observe(ev engine.Event) {
 	case *engine.ModelChanged:
 		m.Model = d.Model
 	}
-	if d, ok := ev.Data.(*engine.RunStarted); ok && d.Settings != nil {
-		if d.Settings.Workspace != "" {
-			m.Workspace = d.Settings.Workspace
+	st, _ := ev.Data.(*engine.Settings) // settings_changed, or a run's
+	if d, ok := ev.Data.(*engine.RunStarted); ok {
+		st = d.Settings
+	}
+	if st != nil {
+		if st.Workspace != "" {
+			m.Workspace = st.Workspace
 		}
 		if m.Origin == "" {
-			m.Origin = d.Settings.Origin
+			m.Origin = st.Origin
 		}
 	}
 }

@@ -53,18 +53,21 @@ func allowKey(c *engine.ToolCall) (key, what string) {
 }
 
 // Allow approves p's call (its tool, or run_shell's exact command) for the
-// rest of the session, and says what it allowed.
-func (g *Gate) Allow(c *engine.ToolCall) string {
-	k, what := allowKey(c)
+// rest of p's session, and says what it allowed.
+func (g *Gate) Allow(p engine.Pending) string {
+	k, what := allowKey(p.ToolCall)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !slices.Contains(g.allowed, k) {
-		g.allowed = append(g.allowed, k)
+	if g.allowed == nil {
+		g.allowed = map[string][]string{}
+	}
+	if !slices.Contains(g.allowed[p.Session], k) {
+		g.allowed[p.Session] = append(g.allowed[p.Session], k)
 	}
 	return what
 }
 
-// Allowed reports whether p's call was allowed for the session.
+// Allowed reports whether p's call was allowed for its session.
 func (g *Gate) Allowed(p engine.Pending) bool {
 	if p.ToolCall == nil {
 		return false
@@ -72,16 +75,16 @@ func (g *Gate) Allowed(p engine.Pending) bool {
 	k, _ := allowKey(p.ToolCall)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return slices.Contains(g.allowed, k)
+	return slices.Contains(g.allowed[p.Session], k)
 }
 
-// Permissions lists what was allowed for the session, as the person reads
-// it.
-func (g *Gate) Permissions() []string {
+// Permissions lists what was allowed for session, as the person reads it
+// (and Settings.Allowed keeps it).
+func (g *Gate) Permissions(session string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]string, len(g.allowed))
-	for i, k := range g.allowed {
+	out := make([]string, len(g.allowed[session]))
+	for i, k := range g.allowed[session] {
 		name, cmd, shell := strings.Cut(k, "\x00")
 		out[i] = name
 		if shell {
@@ -91,14 +94,35 @@ func (g *Gate) Permissions() []string {
 	return out
 }
 
-// Revoke takes back the n-th permission (from 1) and says what it was.
-func (g *Gate) Revoke(n int) (string, error) {
-	list := g.Permissions()
+// SetPermissions makes list (as Permissions says it) what is allowed for
+// session: a resumed session's approvals.
+func (g *Gate) SetPermissions(session string, list []string) {
+	keys := make([]string, 0, len(list))
+	for _, what := range list {
+		if cmd, ok := strings.CutPrefix(what, "run_shell: "); ok {
+			what = "run_shell\x00" + cmd
+		}
+		if what != "" && !slices.Contains(keys, what) {
+			keys = append(keys, what)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.allowed == nil {
+		g.allowed = map[string][]string{}
+	}
+	g.allowed[session] = keys
+}
+
+// Revoke takes back the n-th permission (from 1) of session and says what
+// it was.
+func (g *Gate) Revoke(session string, n int) (string, error) {
+	list := g.Permissions(session)
 	if n < 1 || n > len(list) {
 		return "", fmt.Errorf("there is no permission %d (there are %d)", n, len(list))
 	}
 	g.mu.Lock()
-	g.allowed = slices.Delete(g.allowed, n-1, n)
+	g.allowed[session] = slices.Delete(g.allowed[session], n-1, n)
 	g.mu.Unlock()
 	return list[n-1], nil
 }
@@ -145,7 +169,7 @@ func (m *Model) permissionsCommand(arg string) {
 			m.notify("/permissions revoke N: N is the permission's number in /permissions")
 			return
 		}
-		what, err := m.gate.Revoke(i)
+		what, err := m.gate.Revoke(m.sessionID(), i)
 		if err != nil {
 			m.notify("/permissions: " + err.Error())
 			return
@@ -153,9 +177,9 @@ func (m *Model) permissionsCommand(arg string) {
 		m.notify("Revoked: " + what + " asks again.")
 		return
 	}
-	list := m.gate.Permissions()
+	list := m.gate.Permissions(m.sessionID())
 	if len(list) == 0 {
-		m.notify("Nothing is allowed for this session: a at an approval allows its tool (run_shell: its command) until the console ends.")
+		m.notify("Nothing is allowed for this session: a at an approval allows its tool (run_shell: its command) for the rest of the session.")
 		return
 	}
 	for i := range list {
@@ -191,4 +215,12 @@ func (m *Model) breakOnRow(r *row) {
 		return
 	}
 	m.breakCommand(cond)
+}
+
+// sessionID is the id of the session the console is on ("" for none).
+func (m *Model) sessionID() string {
+	if m.backend == nil {
+		return ""
+	}
+	return m.backend.SessionID()
 }

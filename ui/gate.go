@@ -20,10 +20,10 @@ type Gate struct {
 	released atomic.Pointer[string] // the run that goes on without step pauses
 	requests chan gateRequest
 	breaks   atomic.Pointer[engine.Breakpoints]
-	// allowed are the approvals given for the rest of the session (a at
-	// an approval): a tool's name, or run_shell's and its command.
+	// allowed are, by session, the approvals given for the rest of it (a
+	// at an approval): a tool's name, or run_shell's and its command.
 	mu      sync.Mutex
-	allowed []string
+	allowed map[string][]string
 	preview atomic.Pointer[func(*engine.ToolCall) (string, bool)]
 }
 

@@ -350,7 +350,7 @@ func (m *Model) pauseKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case a.verdict == nil:
 		return m, nil
 	case a.verdict.By == "you, for this session":
-		what := m.gate.Allow(m.pause.pending.ToolCall)
+		what := m.gate.Allow(m.pause.pending)
 		cmd := m.reply(*a.verdict)
 		m.note = "Allowed for this session: " + what + " (/permissions lists and revokes)"
 		return m, cmd
