@@ -28,9 +28,10 @@ func (p picker) List() ([]ui.SessionInfo, error) {
 	ws, _ := filepath.Abs(cmp.Or(p.con.Opts.Workspace, "."))
 	sessions.HereFirst(ls, ws) // this folder's first
 	out := make([]ui.SessionInfo, len(ls))
+	now := time.Now()
 	for i, l := range ls {
 		out[i] = ui.SessionInfo{ID: l.ID, Title: l.Title, Model: l.Model, Updated: l.Updated,
-			Steps: l.LastStep, Interrupted: l.Interrupted && !l.Writing, Running: l.Writing, Err: l.Err, Origin: l.Origin}
+			Steps: l.LastStep, Interrupted: l.Interrupted && !l.Writing, Running: l.Writing, Err: l.Err, Origin: l.Origin, Age: sessions.Age(l.Updated, now)}
 		if l.Workspace != ws {
 			out[i].Elsewhere = l.Workspace
 		}

@@ -150,7 +150,8 @@ func TestPickerRestoresTheSession(t *testing.T) {
 
 // TestPickerListsThisFolderFirst: the picker shows the sessions of the
 // console's folder first, even when another folder's is newer, and says
-// where the others were worked on; --continue opens this folder's latest.
+// where the others were worked on; --continue opens this folder's latest;
+// sessions ls lists this folder's alone (--all: every folder's).
 func TestPickerListsThisFolderFirst(t *testing.T) {
 	home := t.TempDir()
 	here, there := t.TempDir(), t.TempDir()
@@ -178,8 +179,12 @@ func TestPickerListsThisFolderFirst(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--workspace", here)
-	if code != 0 || strings.Index(out, "what is 1+1") > strings.Index(out, "what is 2+2") {
-		t.Errorf("sessions ls does not list this folder's first:\n%s", out)
+	if code != 0 || !strings.Contains(out, "what is 1+1") || strings.Contains(out, "what is 2+2") || !strings.Contains(out, "(1 in other folders not shown: agentty sessions ls --all)") {
+		t.Errorf("sessions ls does not list this folder's alone, saying what it left out:\n%s", out)
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "sessions", "ls", "--all", "--workspace", here)
+	if code != 0 || !strings.Contains(out, "what is 2+2") || strings.Index(out, "what is 1+1") > strings.Index(out, "what is 2+2") {
+		t.Errorf("sessions ls --all does not list every folder's, this folder's first:\n%s", out)
 	}
 }
 

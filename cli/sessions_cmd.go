@@ -28,6 +28,7 @@ const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, 
 type sessionsOptions struct {
 	*factory
 	JSON   bool
+	All    bool
 	Format string
 	At     int
 	Run    string
@@ -59,6 +60,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 			},
 		}
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+		c.Flags().BoolVar(&opts.All, "all", false, "ls: every folder's sessions, and those evals made")
 		c.Flags().StringVar(&opts.Format, "format", "md", "export format: md or json")
 		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last step to keep")
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
@@ -66,7 +68,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 			c.ValidArgsFunction = firstArg(completeSessions(f))
 		}
 		c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"md", "json"}, cobra.ShellCompDirectiveNoFileComp))
-		for _, n := range []string{"json", "format", "at", "run"} {
+		for _, n := range []string{"json", "all", "format", "at", "run"} {
 			if !strings.Contains(use, "--"+n) {
 				c.Flags().MarkHidden(n)
 			}
@@ -74,7 +76,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		return c
 	}
 	cmd.AddCommand(
-		sub("ls [--json]", "List the sessions, newest first", "  agentty sessions ls\n  agentty sessions ls --nats nats://127.0.0.1:4222 --json", cobra.NoArgs, sessionsLs),
+		sub("ls [--all] [--json]", "List this folder's sessions, newest first (--all: every folder's, and evals')", "  agentty sessions ls\n  agentty sessions ls --all\n  agentty sessions ls --nats nats://127.0.0.1:4222 --json", cobra.NoArgs, sessionsLs),
 		sub("show ID [--json]", "A session's timeline of steps and its memory", "  agentty sessions show 0abc12\n  agentty sessions show 0abc12 --json | jq '.steps | length'", cobra.ExactArgs(1), sessionsShow),
 		sub("rm ID", "Remove a session", "  agentty sessions rm 0abc12", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
 			if err := st.Remove(o.Args[0]); err != nil {
@@ -142,8 +144,16 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 	if err != nil {
 		return err
 	}
-	if ws, err := filepath.Abs(cmp.Or(opts.App.Workspace, ".")); err == nil {
-		sessions.HereFirst(list, ws)
+	ws, err := filepath.Abs(cmp.Or(opts.App.Workspace, "."))
+	if err != nil {
+		return err
+	}
+	sessions.HereFirst(list, ws)
+	left := ""
+	if !opts.All {
+		var elsewhere, evals int
+		list, elsewhere, evals = sessions.Here(list, ws)
+		left = leftOut(elsewhere, evals)
 	}
 	if opts.JSON {
 		type row struct {
@@ -159,6 +169,10 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 			rows = append(rows, r)
 		}
 		return exit(printJSON(stdout, rows))
+	}
+	if len(list) == 0 && left != "" {
+		fmt.Fprintf(stdout, "no sessions of %s yet (%s)\n", ws, left)
+		return nil
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(stdout, "no sessions yet in %s\n", store.Where())
@@ -181,9 +195,32 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 		if l.Err != nil {
 			title += " [damaged: " + l.Err.Error() + "]"
 		}
+		if l.Origin == "eval" || l.Origin == "workflow" {
+			title += " [" + l.Origin + "]"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Usage.CostString(), l.Model, title)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || left == "" {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "(%s)\n", left)
+	return err
+}
+
+// leftOut says what a list of this folder's sessions left out, and how to
+// see it ("" for nothing).
+func leftOut(elsewhere, evals int) string {
+	var parts []string
+	if elsewhere > 0 {
+		parts = append(parts, fmt.Sprintf("%d in other folders", elsewhere))
+	}
+	if evals > 0 {
+		parts = append(parts, fmt.Sprintf("%d made by evals", evals))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " and ") + " not shown: agentty sessions ls --all"
 }
 
 // sessionsShow prints a session's timeline of steps and its memory.
@@ -238,21 +275,7 @@ func printJSON(w io.Writer, v any) int {
 	return 0
 }
 
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := time.Since(t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + "s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + "m ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + "h ago"
-	}
-	return t.Local().Format("2006-01-02")
-}
+func ago(t time.Time) string { return sessions.Age(t, time.Now()) }
 
 // traceSession sends a stored session's runs (or one) to the OTLP collector
 // as spans with their recorded times and ids.

@@ -77,7 +77,7 @@ func TestSessionsUsage(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{[]string{"sessions", "-h"}, 0, "List the sessions, newest first", ""},
+		{[]string{"sessions", "-h"}, 0, "List this folder's sessions, newest first", ""},
 		{[]string{"sessions"}, 2, "", "say ls, show ID"},
 		{[]string{"sessions", "export", "0abc", "--format", "xml"}, 2, "", "agentty sessions export: unknown format \"xml\" (md or json)\n"},
 		{[]string{"sessions", "show", "0nosuch"}, 1, "", "agentty sessions show: 0nosuch: no such session\n"},

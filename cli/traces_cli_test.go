@@ -403,7 +403,7 @@ func TestReplayedDenialTrace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
-	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--json")
+	code, out, _ := runCLI(t, context.Background(), env, "sessions", "ls", "--workspace", ws, "--json")
 	id := regexp.MustCompile(`"id":\s*"([^"]+)"`).FindStringSubmatch(out)
 	if code != 0 || id == nil {
 		t.Fatalf("sessions ls: %s", out)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -183,6 +184,45 @@ func HereFirst(list []Listing, workspace string) {
 		}
 		return 0
 	})
+}
+
+// Age says how long ago t was, as lists show it: "40s ago", "12m ago",
+// "5h ago", "3d ago", and the date for what is older than two weeks; "-"
+// for a zero t.
+func Age(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := max(now.Sub(t).Round(time.Second), 0)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h ago"
+	case d < 14*24*time.Hour:
+		return strconv.Itoa(int(d.Hours()/24)) + "d ago"
+	}
+	return t.Local().Format("2006-01-02")
+}
+
+// Here splits list into what a list of workspace's sessions shows (those
+// last worked on there, or in a folder not known, made by anything but an
+// eval) and how many it leaves out: sessions of other folders, and those
+// evals made.
+func Here(list []Listing, workspace string) (here []Listing, elsewhere, evals int) {
+	for _, l := range list {
+		switch {
+		case l.Origin == "eval":
+			evals++
+		case l.Workspace != "" && l.Workspace != workspace:
+			elsewhere++
+		default:
+			here = append(here, l)
+		}
+	}
+	return here, elsewhere, evals
 }
 
 // writingChecker is a Backend that can tell whether a session is being

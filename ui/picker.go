@@ -38,7 +38,11 @@ func (p pickItem) Description() string {
 	if model == "" {
 		model = "-"
 	}
-	d := fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, p.Updated.Local().Format("2006-01-02 15:04"), count(p.Steps, "step"))
+	age := p.Age
+	if age == "" {
+		age = p.Updated.Local().Format("2006-01-02 15:04")
+	}
+	d := fmt.Sprintf("%s · %s · updated %s · %s", p.ID, model, age, count(p.Steps, "step"))
 	if p.ForkOf != "" { // the parent, first: the title may be cut before it says so
 		d = fmt.Sprintf("fork of %s at step %d · %s", p.ForkOf, p.ForkStep, d)
 	}
@@ -52,22 +56,44 @@ func (p pickItem) Description() string {
 func (p pickItem) FilterValue() string { return p.SessionInfo.Title + " " + p.ID }
 
 // picker is the session picker: the list bubble (embedded), newest first,
-// filterable with /.
+// filterable with /. The sessions evals made are left out until tab shows
+// them.
 type picker struct {
 	list.Model
+	all   []SessionInfo
+	evals bool // the sessions of evals are shown
 }
 
 // newPicker makes the picker on the sessions listed, w×h cells.
 func newPicker(ls []SessionInfo, w, h int) *picker {
-	items := make([]list.Item, len(ls))
-	for i, l := range ls {
-		items[i] = pickItem{l}
-	}
-	l := list.New(items, list.NewDefaultDelegate(), w, h)
-	l.Title = "Sessions — enter opens, / filters, esc closes"
+	l := list.New(nil, list.NewDefaultDelegate(), w, h)
 	l.SetShowStatusBar(true)
 	l.DisableQuitKeybindings()
-	return &picker{l}
+	p := &picker{Model: l, all: ls}
+	p.show()
+	return p
+}
+
+// show puts the sessions to show in the list, and says in its title how to
+// show those it leaves out.
+func (p *picker) show() {
+	var items []list.Item
+	evals := 0
+	for _, l := range p.all {
+		if l.Origin == "eval" && !p.evals {
+			evals++
+			continue
+		}
+		items = append(items, pickItem{l})
+	}
+	p.SetItems(items)
+	p.Title = "Sessions — enter opens, / filters, esc closes"
+	switch {
+	case evals > 0:
+		p.Title += fmt.Sprintf(", tab shows %d eval sessions", evals)
+	case p.evals:
+		p.Title += ", tab hides eval sessions"
+	}
 }
 
 // pickResult is what a key in the picker did.
@@ -90,6 +116,10 @@ func (p *picker) update(msg tea.Msg, k keyMap) (res pickResult, id string, cmd t
 				break
 			}
 			return pickClosed, "", nil
+		case msg.Type == tea.KeyTab && p.FilterState() != list.Filtering:
+			p.evals = !p.evals
+			p.show()
+			return picking, "", nil
 		case key.Matches(msg, k.Open):
 			if p.FilterState() == list.Filtering {
 				break

@@ -159,3 +159,28 @@ func TestPickerSaysSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestPickerHidesEvalSessions: the sessions evals made are left out, the
+// title saying how many and that tab shows them; tab shows them, tab again
+// hides them. A session's age is said as its age.
+func TestPickerHidesEvalSessions(t *testing.T) {
+	list := []SessionInfo{{ID: "0mx2mine", Title: "my own work", Age: "5m ago"}}
+	for i := range 9 {
+		list = append(list, SessionInfo{ID: fmt.Sprintf("0mx2eval%d", i), Title: fmt.Sprintf("eval case %d", i), Origin: "eval"})
+	}
+	m := New(Config{Style: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(listedMsg{list: list})
+	v := m.View()
+	if !strings.Contains(v, "my own work") || strings.Contains(v, "eval case") || !strings.Contains(v, "tab shows 9 eval sessions") || !strings.Contains(v, "updated 5m ago") {
+		t.Fatalf("the picker at first:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	if v = m.View(); !strings.Contains(v, "eval case 3 [eval]") || !strings.Contains(v, "tab hides eval sessions") {
+		t.Fatalf("after tab:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyTab})
+	if v = m.View(); strings.Contains(v, "eval case") {
+		t.Fatalf("after tab again:\n%s", v)
+	}
+}

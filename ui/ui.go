@@ -56,6 +56,8 @@ type SessionInfo struct {
 	// ("" for this folder's, or not known); Origin what made it (eval,
 	// workflow, console, run).
 	Elsewhere, Origin string
+	// Age says how long ago it was updated ("5m ago"; "" shows the date).
+	Age string
 }
 
 // Config sets up the console.
