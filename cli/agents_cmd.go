@@ -1,20 +1,18 @@
 package cli
 
 import (
-	"io"
-
-	"github.com/spf13/cobra"
-
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/agents"
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
-
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 )
@@ -23,6 +21,7 @@ import (
 type agentsOptions struct {
 	*factory
 	AsJSON bool
+	Dir    bool
 	Args   []string
 }
 
@@ -30,10 +29,11 @@ type agentsOptions struct {
 func newAgentsCmd(f *factory) *cobra.Command {
 	opts := &agentsOptions{factory: f}
 	cmd := &cobra.Command{
-		Use:   "agents [--json]",
+		Use:   "agents [--json | --dir]",
 		Short: "List the agents (.agentty/agents/*.md …) and the files that failed to load",
 		Example: `  agentty agents
-  agentty agents --json | jq '.agents[].name' `,
+  agentty agents --json | jq '.agents[].name'
+  mkdir -p "$(agentty agents --dir)"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
@@ -44,6 +44,7 @@ func newAgentsCmd(f *factory) *cobra.Command {
 	fs := cmd.Flags()
 	addRunFlags(fs, f.App)
 	fs.BoolVar(&opts.AsJSON, "json", false, "print JSON")
+	fs.BoolVar(&opts.Dir, "dir", false, "print the folder of your agents, for every workspace, and exit")
 	return cmd
 }
 
@@ -56,6 +57,10 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 	if len(opts.Args) > 0 {
 		fmt.Fprintf(stderr, "agentty agents: unexpected %q (usage: agentty agents [--json])\n", arg(opts.Args, 0))
 		return app.ExitUsage
+	}
+	if opts.Dir {
+		fmt.Fprintln(stdout, agentsDir(getenv))
+		return 0
 	}
 	if o.Model == "" {
 		o.Model = offline.Name // listing agents needs no model of the session's
@@ -94,17 +99,20 @@ func agentsRun(ctx context.Context, opts *agentsOptions) int {
 		}
 		return code
 	}
-	printAgents(stdout, a, config.Path(getenv))
+	printAgents(stdout, a, agentsDir(getenv))
 	return code
 }
 
+// agentsDir is the folder of the person's agents: beside their config.
+func agentsDir(getenv func(string) string) string {
+	return filepath.Join(filepath.Dir(config.Path(getenv)), "agents")
+}
+
 // printAgents lists the agents of a, the files that failed to load and the
-// notes. configPath is the user's config file: its folder holds the agents
-// of every workspace.
-func printAgents(stdout io.Writer, a *agents.Set, configPath string) {
+// notes. dir is the folder of the person's agents, for every workspace.
+func printAgents(stdout io.Writer, a *agents.Set, dir string) {
 	if len(a.Rows) == 0 {
-		fmt.Fprintf(stdout, "No agents. Define one in the workspace's .agentty/agents/NAME.md, or in %s for every folder (see docs/agents.md).\n",
-			filepath.Join(filepath.Dir(configPath), "agents"))
+		fmt.Fprintf(stdout, "No agents. Define one in the workspace's .agentty/agents/NAME.md, or in %s for every folder (see docs/agents.md).\n", dir)
 	}
 	for i, r := range a.Rows {
 		if i > 0 {

@@ -444,3 +444,21 @@ func TestAgentBadModelAndGuardrailAgent(t *testing.T) {
 		t.Errorf("exit %d, agents %+v, errors:\n%s", code, got.Agents, errors)
 	}
 }
+
+// TestAgentsDirFollowsXDG: agents --dir prints the folder agentty reads
+// the person's agents from, under XDG_CONFIG_HOME when it is set; a file
+// written there, as the README does, is an agent.
+func TestAgentsDirFollowsXDG(t *testing.T) {
+	xdg := t.TempDir()
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "HOME": t.TempDir(), "XDG_CONFIG_HOME": xdg, "AGENTTY_CONFIG": ""}
+	code, out, errs := runCLI(t, context.Background(), env, "agents", "--dir")
+	dir := strings.TrimSpace(out)
+	if code != 0 || dir != filepath.Join(xdg, "agentty", "agents") {
+		t.Fatalf("agents --dir: exit %d, %q %s", code, out, errs)
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "mathematician.md"), []byte("---\nname: mathematician\ndescription: Works out arithmetic.\n---\nYou do arithmetic.\n"), 0o644)
+	if code, out, errs = runCLI(t, context.Background(), env, "agents", "--workspace", t.TempDir()); code != 0 || !strings.HasPrefix(out, "mathematician") {
+		t.Fatalf("agents: exit %d, %s %s", code, out, errs)
+	}
+}

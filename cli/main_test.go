@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -395,5 +396,29 @@ func TestAskUserHeadless(t *testing.T) {
 	}
 	if code != 0 || !strings.Contains(out, "nobody can answer") || strings.Contains(out, "remembered") {
 		t.Errorf("no one to ask: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// TestBashCompletionNeedsNothing: the bash completion script works in a
+// bash without the bash-completion package (no _get_comp_words_by_ref):
+// TAB after "sessions s" offers show, with no "command not found".
+func TestBashCompletionNeedsNothing(t *testing.T) {
+	bin := buildBinary(t)
+	script := filepath.Join(t.TempDir(), "agentty.bash")
+	out, err := exec.Command(bin, "completion", "bash").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(script, out, 0o600)
+	probe := `declare -F _get_comp_words_by_ref && echo "bash-completion is loaded: the test proves nothing"
+source "$1"
+COMP_WORDS=(agentty sessions s); COMP_CWORD=2; COMP_LINE="agentty sessions s"; COMP_POINT=${#COMP_LINE}
+__start_agentty agentty s sessions
+echo "REPLY: ${COMPREPLY[*]}"`
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", probe, "probe", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+	got, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(got), "REPLY: show") || strings.Contains(string(got), "not found") || strings.Contains(string(got), "proves nothing") {
+		t.Fatalf("completion in a bash without bash-completion:\n%s", got)
 	}
 }

@@ -117,6 +117,7 @@ func addCommands(cmd *cobra.Command, f *factory) {
 				fmt.Fprintln(f.Err, "agentty completion: say which shell: bash, zsh, fish or powershell (agentty completion -h)")
 				return exit(app.ExitUsage)
 			}
+			withBashFallback(c)
 		}
 	}
 }
@@ -289,4 +290,45 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// bashFallback stands in for the bash-completion package's
+// _get_comp_words_by_ref, which cobra's bash script calls, where that
+// package is not installed (else every TAB says "command not found"). It
+// splits the line as bash does, so a value after = or : completes as a
+// word of its own.
+const bashFallback = `# agentty: a minimal _get_comp_words_by_ref where bash-completion is not installed
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+_get_comp_words_by_ref() {
+    local OPTIND=1 opt
+    while getopts "n:" opt; do :; done
+    shift $((OPTIND-1))
+    local v
+    for v in "$@"; do
+        case $v in
+            cur) cur=${COMP_WORDS[COMP_CWORD]} ;;
+            prev) prev=${COMP_WORDS[COMP_CWORD-1]} ;;
+            words) words=("${COMP_WORDS[@]}") ;;
+            cword) cword=$COMP_CWORD ;;
+        esac
+    done
+}
+fi
+`
+
+// withBashFallback makes completion bash print bashFallback before cobra's
+// script.
+func withBashFallback(completion *cobra.Command) {
+	for _, c := range completion.Commands() {
+		if c.Name() != "bash" {
+			continue
+		}
+		run := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if _, err := io.WriteString(cmd.OutOrStdout(), bashFallback); err != nil {
+				return err
+			}
+			return run(cmd, args)
+		}
+	}
 }
