@@ -128,7 +128,7 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	if opts.Step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)
 	} else if len(o.Breaks) > 0 {
-		fmt.Fprintf(stderr, "agentty submit: the run pauses where %s holds until a console answers (agentty watch %s)\n", strings.Join(o.Breaks, " or "), req.Session)
+		fmt.Fprintf(stderr, "agentty submit: the run pauses at %s until a console answers (agentty watch %s)\n", strings.Join(o.Breaks, " or "), req.Session)
 	}
 	if !opts.Wait {
 		return 0

@@ -112,7 +112,7 @@ func (h *helpBar) fullView(groups [][]key.Binding, width int) string {
 // helpOverlay draws all keys over the whole screen, for a terminal too
 // small to show them beside the panes.
 func (m *Model) helpOverlay() string {
-	lines := strings.Split(m.helpView(true), "\n")
+	lines := strings.Split(m.helpViewIn(true, m.width-2), "\n") // inside the box's border
 	h := m.height - 3
 	if len(lines) > h {
 		lines = lines[:h]
@@ -128,9 +128,12 @@ func (m *Model) helpLines(help int) int {
 }
 
 // helpView draws the help for what has the keys now, all of them when full.
-func (m *Model) helpView(full bool) string {
+func (m *Model) helpView(full bool) string { return m.helpViewIn(full, m.width) }
+
+// helpViewIn is helpView in width cells.
+func (m *Model) helpViewIn(full bool, width int) string {
 	_, slash := m.completions()
 	hk := helpKeys{k: m.keys, pause: kindOf(m.pause, m.gate.Stepping()), focus: m.focus, narrow: m.width < wideWidth, slash: slash,
 		follow: m.following(), search: m.cfg.Search != nil}
-	return m.help.view(hk, full, m.width)
+	return m.help.view(hk, full, width)
 }

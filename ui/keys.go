@@ -66,7 +66,7 @@ func newKeyMap() keyMap {
 		Detail:     b([]string{"enter"}, "enter", "step details (timeline)"),
 		Fold:       b([]string{" ", "z"}, "space/z", "fold agent (timeline)"),
 		Fork:       b([]string{"f"}, "f enter", "fork here (timeline)"),
-		BreakHere:  b([]string{"b"}, "b enter", "break on this tool/agent (timeline)"),
+		BreakHere:  b([]string{"b"}, "b enter", "break here (timeline)"),
 		Respond:    b([]string{"m"}, "m", "answer for the tool"),
 		Allow:      b([]string{"a"}, "a", "allow for this session"),
 		Inspect:    b([]string{"i"}, "i", "inspect the request"),

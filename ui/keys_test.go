@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -40,5 +41,17 @@ func TestKeysComeFromTheKeyMap(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("+")})
 	if m.memForm == nil {
 		t.Error("+, MemAdd's key now, does not open the memory form")
+	}
+}
+
+// TestHelpOverlayFitsItsBox: at 80×24 every key of the help is shown whole
+// inside the box (its right column was cut to "…" at the border).
+func TestHelpOverlayFitsItsBox(t *testing.T) {
+	m := New(Config{Style: "notty", Backend: newStreamBackend()})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+	v := m.View()
+	if strings.Contains(v, "…│") || !strings.Contains(v, "allow for this session") || !strings.Contains(v, "ctrl+d  quit") {
+		t.Errorf("the help at 80×24:\n%s", v)
 	}
 }

@@ -179,34 +179,60 @@ func (m *memory) budget(width int) []string {
 	if r.Trigger > 0 && r.Trigger < scale {
 		bar[min(cellOf(r.Trigger), barW-1)] = "|"
 	}
-	legend := fmt.Sprintf("s %s", kTok(r.SystemTokens))
-	if r.InstructionTokens > 0 {
-		legend += " i " + kTok(r.InstructionTokens)
-	}
-	if r.SummaryTokens > 0 {
-		legend += " c " + kTok(r.SummaryTokens)
-	}
-	legend += fmt.Sprintf(" m %s h %s t %s", kTok(r.MemoryTokens), kTok(hist), kTok(r.ToolTokens))
 	ctx := fmt.Sprintf("context: %d / %d tok (%d%%)", r.Tokens, r.Budget, r.Tokens*100/r.Budget)
 	if ansi.StringWidth(ctx) > width { // the share is what matters: keep it in sight
 		ctx = fmt.Sprintf("context %s/%s (%d%%)", kTok(r.Tokens), kTok(r.Budget), r.Tokens*100/r.Budget)
 	}
-	out := []string{
-		ansi.Truncate(ctx, width, "…"),
-		"[" + strings.Join(bar, "") + "]",
-		styleDim.Render(ansi.Truncate(legend, width, "…")),
+	out := []string{ansi.Truncate(ctx, width, "…"), "[" + strings.Join(bar, "") + "]"}
+	for _, l := range contextLegend(r, hist, width) {
+		out = append(out, styleDim.Render(l))
+	}
+	return out
+}
+
+// contextLegend says what the bar's letters stand for, and the limits (the
+// model's window, where the session compacts: the bar's |), in words when
+// they fit in width and one item a line when they do not.
+func contextLegend(r *engine.ModelRequest, hist, width int) []string {
+	type part struct {
+		long, short string
+		tokens      int
+	}
+	parts := []part{{"system", "s", r.SystemTokens}, {"instructions", "i", r.InstructionTokens}, {"summary", "c", r.SummaryTokens},
+		{"memory", "m", r.MemoryTokens}, {"history", "h", hist}, {"tools", "t", r.ToolTokens}}
+	var long, short []string
+	for i, p := range parts {
+		if p.tokens == 0 && i > 0 && i < 3 { // instructions and a summary only when there are some
+			continue
+		}
+		long = append(long, p.long+" "+kTok(p.tokens))
+		short = append(short, p.short+" "+kTok(p.tokens))
 	}
 	var limits []string
 	if r.Window > 0 {
 		limits = append(limits, "window "+kTok(r.Window))
 	}
 	if r.Trigger > 0 {
-		limits = append(limits, "| compacts at "+kTok(r.Trigger))
+		limits = append(limits, "compacts at "+kTok(r.Trigger)+" (|)")
 	}
-	if len(limits) > 0 {
-		out = append(out, styleDim.Render(ansi.Truncate(strings.Join(limits, " · "), width, "…")))
+	fits := func(items []string, sep string) []string {
+		if line := strings.Join(items, sep); ansi.StringWidth(line) <= width {
+			return []string{line}
+		}
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i] = ansi.Truncate(it, width, "…")
+		}
+		return out
 	}
-	return out
+	legend := []string{strings.Join(long, " · ")}
+	if ansi.StringWidth(legend[0]) > width {
+		legend = []string{ansi.Truncate(strings.Join(short, " "), width, "…")}
+	}
+	if len(limits) == 0 {
+		return legend
+	}
+	return append(legend, fits(limits, " · ")...)
 }
 
 // factEdit is what a key in the Memory pane asks of the console.

@@ -113,3 +113,57 @@ func TestDetailsOfEditedAndAbortedCalls(t *testing.T) {
 		}
 	}
 }
+
+// noClock is cmd but for the clock of a note it set (nil when that is all
+// it is), for tests that check a key did nothing else.
+func noClock(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil || cmdIs(cmd, "noteClock") {
+		return nil
+	}
+	return cmd
+}
+
+// TestNotesDoNotOutstayTheirCause: a note goes when its clock ends (not
+// when an older note's does); "wait for the run…" goes when the run ends;
+// the question before quitting, gone, takes its armed ctrl+c with it; the
+// status says a question waits for the person, not "thinking".
+func TestNotesDoNotOutstayTheirCause(t *testing.T) {
+	b := newStreamBackend()
+	m := New(Config{Style: "notty", Backend: b})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC}) // asks before quitting
+	if !cmdIs(cmd, "noteClock") {
+		t.Fatal("no clock for the note")
+	}
+	first := noteExpiredMsg{seq: m.noteSeq, note: m.note}
+	m.Update(first)
+	if m.note != "" || m.quitting {
+		t.Fatalf("the question outstayed its clock: note %q, quitting %v", m.note, m.quitting)
+	}
+	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC}); noClock(cmd) != nil {
+		t.Fatal("ctrl+c quit after the question had gone")
+	}
+	older := noteExpiredMsg{seq: m.noteSeq, note: m.note}
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlT}) // step mode: a newer note
+	m.Update(older)
+	if !strings.Contains(m.note, "step mode") {
+		t.Fatalf("an older note's clock took down a newer note: %q", m.note)
+	}
+	// A run: ctrl+o says to wait for it, until it ends.
+	m.input.SetValue("hello")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	if !strings.Contains(m.note, "wait for the run") {
+		t.Fatalf("ctrl+o during a run: note %q", m.note)
+	}
+	m.Update(runClosedMsg{ch: m.events})
+	if m.note != "" {
+		t.Errorf("the run ended and its note stays: %q", m.note)
+	}
+	// A question waits for the person, whatever the run's events say.
+	m.Update(gateMsg{gateRequest{pending: engine.Pending{Question: &engine.Question{Question: "your name?"}}, reply: make(chan engine.Verdict, 1)}})
+	m.Update(ev(engine.KindStepStarted, &engine.StepStarted{}))
+	if s := m.statusLine(); !strings.Contains(s, "waits for your answer") || strings.Contains(s, "thinking") {
+		t.Errorf("the status while a question waits: %s", s)
+	}
+}

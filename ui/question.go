@@ -37,7 +37,10 @@ func (p *gateRequest) questionBar(q *engine.Question, w int) []string {
 	if len(p.answer) == 0 && q.Default != "" {
 		answer += styleDim.Render(" (enter: " + flatten(Sanitize(q.Default)) + ")")
 	}
-	lines = append(lines, answer, styleDim.Render("type the answer · enter: send · esc: leave it unanswered · ctrl+c: cancel the run"))
+	lines = append(lines, answer)
+	for _, k := range wrapKeys("type the answer · enter: send · esc: leave it unanswered · ctrl+c: cancel the run", w-4) {
+		lines = append(lines, styleDim.Render(k))
+	}
 	return box("The agent asks", true, w, len(lines), lines, false)
 }
 

@@ -173,7 +173,7 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		m.note = map[bool]string{true: "step mode on: the run pauses before every decision and tool call", false: "step mode off"}[on]
 	case key.Matches(msg, k.Sessions):
 		if m.running {
-			m.note = "wait for the run to end (or ctrl+c) before switching sessions"
+			m.noteOfRun("wait for the run to end (or ctrl+c) before switching sessions")
 			return nil, true
 		}
 		return m.listSessions(), true

@@ -67,7 +67,7 @@ var commands = []command{
 	{name: "memory", help: "the Memory pane"},
 	{name: "skills", help: "the Agent Skills the model may read"},
 	{name: "trust", help: "trust this workspace's config"},
-	{name: "break", args: "[COND|clear|list]", help: "pause where COND holds (tool=, agent=, step=, error, text=, tokens>)"},
+	{name: "break", args: "[COND|clear|list]", help: "pause at COND: tool=, agent=, step=, error, text=, tokens>"},
 	{name: "permissions", args: "[revoke N]", help: "what is allowed for this session"},
 	{name: "help", help: "all keys"},
 }
@@ -209,7 +209,11 @@ func (m *Model) slashView(w, h int) []string {
 		}
 		lines = append(lines, line)
 	}
-	return box("Commands (tab completes, enter runs, esc closes)", true, w, len(lines), lines, false)
+	title := "Commands (tab completes, enter runs, esc closes)"
+	if rows < len(list) { // the rest are a key away: say so
+		title = fmt.Sprintf("Commands %d–%d of %d (↑/↓ for more, tab completes, enter runs, esc closes)", top+1, top+rows, len(list))
+	}
+	return box(title, true, w, len(lines), lines, false)
 }
 
 // slashCommand runs the command line typed (it starts with "/"). Whatever

@@ -69,7 +69,7 @@ func TestSlashFrames(t *testing.T) {
 	}{
 		{"slash-list", func(t *testing.T, tm *teatest.TestModel) {
 			tm.Type("/")
-			waitFor(t, tm, "Commands (tab completes")
+			waitFor(t, tm, "tab completes, enter runs")
 		}},
 		{"slash-filtered", func(t *testing.T, tm *teatest.TestModel) {
 			tm.Type("/m")

@@ -366,7 +366,7 @@ func TestCompactionEventsInTheConsole(t *testing.T) {
 		t.Errorf("the notice is not in the Chat: %q", got)
 	}
 	frame := ansi.Strip(m.View())
-	for _, s := range []string{"⇊   1 compacted 1 msg, 100k → 20k tok", "s 2k i 4k c 8k m 1k h 20k t 5k", "window 128k · | compacts at 80k",
+	for _, s := range []string{"⇊   1 compacted 1 msg, 100k → 20k tok", "s 2k i 4k c 8k m 1k h 20k t 5k", "window 128k · compacts at 80k (|)",
 		"instructions: AGENTS.md, ~/.confi", "context: 40000 / 100000 tok (40%)"} {
 		if !strings.Contains(frame, s) {
 			t.Errorf("the frame lacks %q:\n%s", s, frame)

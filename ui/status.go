@@ -14,6 +14,12 @@ import (
 // name, are cut first, and "agentty" goes before them.
 func (m *Model) statusLine() string {
 	state := m.state
+	switch { // what a pause waits for, whatever the run's events said since
+	case m.pause != nil && m.pause.pending.Question != nil:
+		state = "waits for your answer"
+	case m.pause != nil:
+		state = "paused"
+	}
 	if m.running && m.pause == nil {
 		state = m.spin.View() + " " + state
 	}

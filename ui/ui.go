@@ -146,6 +146,8 @@ type Model struct {
 	jump      *searchJump // the step of the session being opened from the search
 	searchSeq int         // numbers the search's commands, so that a late answer is known
 	note      string
+	noteSeq   int  // numbers the notes, for their expiry (notes.go)
+	runNote   bool // the note is of the run going (it goes when the run ends)
 	quitting  bool
 	armed     string      // the Timeline key (f, b) whose second press acts
 	mention   mentionList // the files "@" offers
@@ -407,8 +409,20 @@ func (m *Model) applySubEvent(ev engine.Event) {
 	}
 }
 
-// Update handles one message. It never blocks and does no I/O.
+// Update handles one message. It never blocks and does no I/O. A note it
+// leaves in the status line goes after a while (notes.go).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if e, ok := msg.(noteExpiredMsg); ok {
+		m.noteExpired(e)
+		return m, nil
+	}
+	before := m.note
+	next, cmd := m.update(msg)
+	return next, tea.Batch(cmd, m.noteChanged(before))
+}
+
+// update is Update, but for the notes' expiry.
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg.(type) {
 	case engineEventMsg, spinner.TickMsg, runClosedMsg, followEventMsg:
 	default:

@@ -40,8 +40,8 @@ func (m *Model) runClosed(msg runClosedMsg) tea.Cmd {
 			m.cancel = nil
 		}
 		m.state = "idle"
-		if m.note == noteCancelling { // the cancel is done
-			m.note = ""
+		if m.note == noteCancelling || m.runNote { // the cancel is done; the run ended
+			m.note, m.runNote = "", false
 		}
 		return m.sendQueued()
 	}
@@ -79,7 +79,7 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		return nil
 	}
 	if m.running {
-		m.note = "a run is going: finish it before switching sessions"
+		m.noteOfRun("a run is going: finish it before switching sessions")
 		return m.retire(msg.backend) // a run began meanwhile: keep what it runs on
 	}
 	var cmd tea.Cmd
