@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -69,8 +70,8 @@ func TestCostInRunsAndSessions(t *testing.T) {
 		t.Errorf("a cost budget with no price: exit %d %s", code, errs)
 	}
 	code, ls, _ = runCLI(t, context.Background(), env, "sessions", "ls")
-	if !strings.Contains(ls, "cost unknown") {
-		t.Errorf("an unpriced session:\n%s", ls)
+	if !regexp.MustCompile(`\d+\s+unknown\s+unheard-of`).MatchString(ls) || strings.Contains(ls, "cost unknown") {
+		t.Errorf("an unpriced session (COST unknown, not \"cost unknown\"):\n%s", ls)
 	}
 	// A budget the first request's prompt alone would pass: the model is
 	// not asked at all.

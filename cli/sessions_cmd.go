@@ -198,7 +198,8 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 		if l.Origin == "eval" || l.Origin == "workflow" {
 			title += " [" + l.Origin + "]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, l.Usage.CostString(), l.Model, title)
+		cost := strings.TrimPrefix(l.Usage.CostString(), "cost ") // the column says "cost"
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, cost, l.Model, title)
 	}
 	if err := tw.Flush(); err != nil || left == "" {
 		return err
