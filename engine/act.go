@@ -83,6 +83,9 @@ func (r *run) act(ctx context.Context, calls []ToolCall, todo []int) (StopReason
 	if len(jobs) == 0 {
 		return "", reason, nil
 	}
+	if err := r.checkpoint(ctx, jobs); err != nil {
+		return StopError, "", err
+	}
 	stop, err := r.runJobs(ctx, jobs)
 	if stop == stopSuperseded {
 		return stop, "", nil // the run is another goroutine's now

@@ -131,6 +131,8 @@ func newPayload(k Kind) any {
 		return &ModelChanged{}
 	case KindSettingsChanged:
 		return &Settings{}
+	case KindCheckpoint:
+		return &Checkpointed{}
 	case KindWorkflowStarted:
 		return &WorkflowStarted{}
 	case KindWorkflowStepFinished:

@@ -116,6 +116,9 @@ type Config struct {
 	// gives the model with the system prompt; it is called when a
 	// top-level run starts, so that a changed file is read again.
 	Instructions func() Instructions
+	// Checkpoint, when set, keeps the workspace before a step's tools
+	// that may change it (checkpoint.go).
+	Checkpoint Checkpointer
 }
 
 // Compaction configures compaction: before a decision whose request would

@@ -56,6 +56,9 @@ const (
 	// an approval given for the session, a breakpoint set after its last
 	// run); its payload is Settings.
 	KindSettingsChanged Kind = "settings_changed"
+	// KindCheckpoint: the workspace was kept before a step's tools that
+	// may change it, at a run's end, or before a rewind (Checkpointed).
+	KindCheckpoint Kind = "checkpoint"
 	// Workflows (package workflow) frame a run that carries out a
 	// declared workflow: its start, each step's end, its end.
 	KindWorkflowStarted      Kind = "workflow_started"

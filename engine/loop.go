@@ -45,6 +45,9 @@ type run struct {
 	stopCtx func() bool
 	// w is the watchdog of a run on a goroutine of its own (watch.go).
 	w *watcher
+	// checkpointed is set once the run took a checkpoint: it takes
+	// another at its end (checkpoint.go).
+	checkpointed bool
 	// Buffers reused from step to step.
 	jobs []toolJob
 	req  Request
@@ -174,6 +177,9 @@ func (r *run) finish(ctx context.Context, stop StopReason, answer string, cause 
 		}
 	}
 	r.stopAlarms()
+	if r.checkpointed { // what the last step changed is known too
+		_ = r.takeCheckpoint(ctx, CheckpointAfter, nil)
+	}
 	res := Result{RunID: r.id, StopReason: stop, Answer: answer, Steps: r.s.run.Turn}
 	fin := &RunFinished{StopReason: stop, Answer: answer, Steps: res.Steps}
 	if stop == StopCancelled && r.partial.Len() > 0 {

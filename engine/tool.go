@@ -55,7 +55,11 @@ type Tool struct {
 	// ran (a worker continuing a dead worker's run does, without asking):
 	// running them twice does no harm. The pure built-ins set it.
 	Repeatable bool
-	Func       func(ctx context.Context, call *Call) (string, error)
+	// Changes marks a tool that may change the workspace (writing files,
+	// the shell, an MCP tool not marked read-only): a step that calls
+	// one is checkpointed first (Config.Checkpoint).
+	Changes bool
+	Func    func(ctx context.Context, call *Call) (string, error)
 
 	builtin builtin // a tool the engine answers itself (agents)
 }

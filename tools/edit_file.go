@@ -16,7 +16,8 @@ func (w *Workspace) EditFile() engine.Tool {
 		Description: "Edit a text file in the workspace by replacing an exact string. old must occur exactly once unless replace_all is true.",
 		Schema: []byte(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"old":{"type":"string","minLength":1},` +
 			`"new":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["path","old","new"],"additionalProperties":false}`),
-		Policy: engine.PolicyAsk,
+		Policy:  engine.PolicyAsk,
+		Changes: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct {
 				Path, Old, New string

@@ -314,6 +314,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) (engine.Tool, bool) {
 		Description: strings.TrimSpace(fmt.Sprintf("%s (from MCP server %s)", desc, s.name)),
 		Schema:      schema,
 		Policy:      mcpPolicy(s.cfg, t),
+		Changes:     t.Annotations == nil || !t.Annotations.ReadOnlyHint,
 		Timeout:     m.timeoutOf(s) * 3,
 		Func: func(ctx context.Context, c *engine.Call) (string, error) {
 			return m.call(ctx, s, t.Name, c.Args)

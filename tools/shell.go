@@ -28,6 +28,7 @@ func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool 
 		Description: fmt.Sprintf("Run a command with sh -c in the workspace folder and return its output (stdout and stderr, capped) and exit status. It is stopped after %s.", timeout),
 		Schema:      []byte(`{"type":"object","properties":{"command":{"type":"string","minLength":1}},"required":["command"],"additionalProperties":false}`),
 		Policy:      engine.PolicyAsk,
+		Changes:     true,
 		Timeout:     timeout + 5*time.Second,
 		Func: func(ctx context.Context, c *engine.Call) (string, error) {
 			var in struct{ Command string }

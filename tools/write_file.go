@@ -16,7 +16,8 @@ func (w *Workspace) WriteFile() engine.Tool {
 		Description: "Write a whole text file in the workspace, creating it (and its folders) or replacing it.",
 		Schema: []byte(`{"type":"object","properties":{"path":{"type":"string","minLength":1},"content":{"type":"string"}},` +
 			`"required":["path","content"],"additionalProperties":false}`),
-		Policy: engine.PolicyAsk,
+		Policy:  engine.PolicyAsk,
+		Changes: true,
 		Func: func(_ context.Context, c *engine.Call) (string, error) {
 			var in struct{ Path, Content string }
 			if err := c.Bind(&in); err != nil {

@@ -1,0 +1,329 @@
+// Package checkpoint keeps a workspace as it was at the steps of a
+// session: checkpoints, the diff between them, rewinding the files to one,
+// and forks in a worktree of one.
+//
+// In a git repository a checkpoint is the whole working tree (untracked
+// files too, .gitignore respected) as a commit of agentty's own store: a
+// bare repository in the data folder, one per workspace, whose work tree
+// is the workspace and whose index is the session's own. The person's
+// repository is never written, and never read by git: its config (which
+// may name programs: fsmonitor, filters, hooks) belongs to whoever made
+// the folder, and a workspace is someone else's code. Each session's
+// checkpoints are a chain of commits under refs/agentty/SESSION, so that
+// the store's gc keeps them.
+//
+// Outside a git repository a checkpoint is the files the file tools name,
+// as they were (content-addressed in the store); a shell command's effects
+// are not covered, and the checkpoint says so.
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// DefaultMaxFile is the size past which a file is left out of a
+// checkpoint, with a note.
+const DefaultMaxFile = 10 << 20
+
+// Store keeps the checkpoints of one workspace. It implements
+// engine.Checkpointer; it is safe for concurrent use (a session's
+// checkpoints are taken one at a time).
+type Store struct {
+	ws      string // the workspace, absolute, symlinks resolved
+	git     bool   // the workspace is in a git repository
+	dir     string // the store: <data>/checkpoints
+	gitDir  string // git mode: the bare repository of this workspace
+	host    string
+	maxFile int64
+
+	mu       sync.Mutex
+	sessions map[string]*sessionState
+}
+
+// sessionState is what the store knows of a session between checkpoints.
+type sessionState struct {
+	mu     sync.Mutex
+	commit string // the last checkpoint (git mode)
+	tree   string
+	// touched are the files files-mode checkpoints kept since the last
+	// "after", for the next one.
+	touched []string
+	last    map[string]string // files mode: each file's hash at its last checkpoint
+	loaded  bool
+}
+
+// Open returns the store of workspace's checkpoints under data (the data
+// folder); maxFile ≤ 0 is DefaultMaxFile. It makes nothing until the
+// first checkpoint.
+func Open(data, workspace string, maxFile int64) (*Store, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return nil, err
+	}
+	if maxFile <= 0 {
+		maxFile = DefaultMaxFile
+	}
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(ws))
+	s := &Store{ws: ws, git: inGitRepo(ws), dir: filepath.Join(data, "checkpoints"), host: host, maxFile: maxFile, sessions: map[string]*sessionState{}}
+	s.gitDir = filepath.Join(s.dir, hex.EncodeToString(sum[:8])+".git")
+	if s.git {
+		if _, err := exec.LookPath("git"); err != nil {
+			s.git = false // files mode, which needs no git
+		}
+	}
+	return s, nil
+}
+
+// Mode says how the store keeps the workspace: "git" or "files".
+func (s *Store) Mode() string {
+	if s.git {
+		return "git"
+	}
+	return "files"
+}
+
+// Workspace is the folder the store keeps.
+func (s *Store) Workspace() string { return s.ws }
+
+// inGitRepo reports whether dir is in a git repository: a .git (folder or
+// file) in it or a folder above. Nothing of the repository is read.
+func inGitRepo(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// state returns the session's state, made on first use.
+func (s *Store) state(session string) *sessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sessions[session]
+	if st == nil {
+		st = &sessionState{}
+		s.sessions[session] = st
+	}
+	return st
+}
+
+// Checkpoint implements engine.Checkpointer.
+func (s *Store) Checkpoint(ctx context.Context, session, reason string, calls []engine.ToolCall) (*engine.Checkpointed, error) {
+	if !validSession(session) {
+		return nil, fmt.Errorf("session id %q cannot name a checkpoint", session)
+	}
+	st := s.state(session)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var cp *engine.Checkpointed
+	var err error
+	if s.git {
+		cp, err = s.snapshotGit(ctx, session, st)
+	} else {
+		cp, err = s.snapshotFiles(session, st, reason, calls)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp.Reason, cp.Where = reason, s.host+":"+s.ws
+	return cp, nil
+}
+
+// validSession reports whether id can name a ref and a file: agentty's
+// ids are lowercase letters and digits.
+func validSession(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitEnv is how git is run on the store: agentty's own repository and
+// config, the workspace as its work tree, index the index; no hooks, no
+// fsmonitor, no prompt, nothing of the person's repository.
+func (s *Store) gitEnv(index string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GIT_DIR="+s.gitDir, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
+		"GIT_AUTHOR_NAME=agentty", "GIT_AUTHOR_EMAIL=agentty@localhost", "GIT_COMMITTER_NAME=agentty", "GIT_COMMITTER_EMAIL=agentty@localhost")
+	if index != "" {
+		env = append(env, "GIT_WORK_TREE="+s.ws, "GIT_INDEX_FILE="+index)
+	}
+	return env
+}
+
+// gitArgs come before every git command's own.
+var gitArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.autocrlf=false",
+	"-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.safecrlf=false", "-c", "advice.addEmbeddedRepo=false"}
+
+// run runs git with args on the store (with index as its index: "" for
+// none), stdin as its input, and returns its output.
+func (s *Store) run(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitArgs...), args...)...)
+	cmd.Env = s.gitEnv(index)
+	cmd.Dir = s.ws
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.Bytes(), fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out.Bytes(), nil
+}
+
+// line runs git and returns its output's first line.
+func (s *Store) line(ctx context.Context, index string, args ...string) (string, error) {
+	out, err := s.run(ctx, index, nil, args...)
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(first), err
+}
+
+// initGit makes the store's repository if it is not there.
+func (s *Store) initGit(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(s.gitDir, "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitArgs...), "init", "-q", "--bare", s.gitDir)...)
+	cmd.Env = s.gitEnv("")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git init: %s", strings.TrimSpace(string(out)))
+	}
+	return os.MkdirAll(filepath.Join(s.gitDir, "agentty-index"), 0o700)
+}
+
+// indexOf is the session's private index.
+func (s *Store) indexOf(session string) string {
+	return filepath.Join(s.gitDir, "agentty-index", session)
+}
+
+// ref is the ref of the session's last checkpoint.
+func ref(session string) string { return "refs/agentty/" + session }
+
+// snapshotGit commits the working tree with the session's index: a stat
+// pass when little changed, as the index is kept between checkpoints.
+func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionState) (*engine.Checkpointed, error) {
+	if err := s.initGit(ctx); err != nil {
+		return nil, err
+	}
+	idx := s.indexOf(session)
+	if !st.loaded {
+		st.commit, _ = s.line(ctx, "", "rev-parse", "--verify", "-q", ref(session)+"^{commit}")
+		if st.commit != "" {
+			st.tree, _ = s.line(ctx, "", "rev-parse", st.commit+"^{tree}")
+		}
+		st.loaded = true
+	}
+	cp := &engine.Checkpointed{Mode: "git"}
+	big, err := s.bigFiles(ctx, idx)
+	if err != nil {
+		return nil, err
+	}
+	add := []string{"add", "-A", "--", "."}
+	for _, b := range big {
+		add = append(add, ":(exclude,literal)"+b)
+		cp.Skipped = append(cp.Skipped, b)
+	}
+	if _, err := s.run(ctx, idx, nil, add...); err != nil {
+		return nil, err
+	}
+	tree, err := s.line(ctx, idx, "write-tree")
+	if err != nil {
+		return nil, err
+	}
+	if tree == st.tree { // nothing changed since the last: the same commit
+		cp.Commit = st.commit
+		return cp, nil
+	}
+	args := []string{"commit-tree", tree, "-m", "agentty checkpoint of session " + session}
+	if st.commit != "" {
+		args = append(args, "-p", st.commit)
+	}
+	commit, err := s.line(ctx, idx, args...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.run(ctx, idx, nil, "update-ref", ref(session), commit); err != nil {
+		return nil, err
+	}
+	if st.tree != "" {
+		if cp.Changed, err = s.changed(ctx, st.tree, tree); err != nil {
+			return nil, err
+		}
+	}
+	st.commit, st.tree, cp.Commit = commit, tree, commit
+	return cp, nil
+}
+
+// bigFiles lists the new or changed files over the size limit, which a
+// checkpoint leaves out.
+func (s *Store) bigFiles(ctx context.Context, idx string) ([]string, error) {
+	out, err := s.run(ctx, idx, nil, "ls-files", "-z", "-o", "-m", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	var big []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(s.ws, p)); err == nil && fi.Mode().IsRegular() && fi.Size() > s.maxFile {
+			big = append(big, p)
+		}
+	}
+	return big, nil
+}
+
+// changed lists the files that differ between two trees.
+func (s *Store) changed(ctx context.Context, from, to string) ([]string, error) {
+	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	return files, nil
+}
+
+// ErrNoCheckpoint is returned when a session has no checkpoint to use.
+var ErrNoCheckpoint = errors.New("no checkpoint")

@@ -1,0 +1,255 @@
+package checkpoint_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/checkpoint"
+	"github.com/agentty/agentty/engine"
+)
+
+// git runs git in dir as the person would (their own repository).
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=p", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=p", "GIT_COMMITTER_EMAIL=p@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func write(t *testing.T, path, text string, mode os.FileMode) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(text), mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, mode)
+}
+
+// repo is a git repository with a commit, a staged change and a stash: the
+// person's state, which checkpoints must leave as it is.
+func repo(t *testing.T) (string, func() string) {
+	t.Helper()
+	ws := t.TempDir()
+	git(t, ws, "init", "-q", "-b", "main")
+	write(t, filepath.Join(ws, "keep.txt"), "kept\n", 0o644)
+	write(t, filepath.Join(ws, "edit.sh"), "#!/bin/sh\necho one\n", 0o755)
+	write(t, filepath.Join(ws, "gone.txt"), "to be removed\n", 0o644)
+	write(t, filepath.Join(ws, ".gitignore"), "*.log\n", 0o644)
+	git(t, ws, "add", "-A")
+	git(t, ws, "commit", "-qm", "first")
+	write(t, filepath.Join(ws, "keep.txt"), "kept, stashed\n", 0o644)
+	git(t, ws, "stash", "-q")
+	write(t, filepath.Join(ws, "staged.txt"), "staged\n", 0o644)
+	git(t, ws, "add", "staged.txt")
+	write(t, filepath.Join(ws, "debug.log"), "ignored\n", 0o644)
+	person := func() string { // HEAD, branch, stash and index
+		idx, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
+		return git(t, ws, "rev-parse", "HEAD") + " " + git(t, ws, "symbolic-ref", "HEAD") + " " + git(t, ws, "stash", "list") + " " +
+			git(t, ws, "diff", "--cached", "--name-only") + " " + string(bytes.TrimSpace(idx[:12]))
+	}
+	return ws, person
+}
+
+func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, calls ...engine.ToolCall) checkpoint.Point {
+	t.Helper()
+	cp, err := s.Checkpoint(context.Background(), "0mx2sess", reason, calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checkpoint.Point{Step: step, Checkpointed: cp}
+}
+
+// TestGitRewindRestoresEverything: a step that writes a file, edits an
+// executable and removes one through the shell; the diff shows the three;
+// rewinding to before the step restores them byte for byte, modes kept,
+// the person's HEAD, branch, stash and index untouched; the rewind is
+// undone; a file changed by hand since is not overwritten unless forced.
+func TestGitRewindRestoresEverything(t *testing.T) {
+	ws, person := repo(t)
+	before := person()
+	s, err := checkpoint.Open(t.TempDir(), ws, 0)
+	if err != nil || s.Mode() != "git" {
+		t.Fatalf("open: %v, mode %s", err, s.Mode())
+	}
+	ctx := context.Background()
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	write(t, filepath.Join(ws, "new.txt"), "new\n", 0o644)
+	write(t, filepath.Join(ws, "edit.sh"), "#!/bin/sh\necho two\n", 0o755)
+	if out, err := exec.Command("sh", "-c", "cd '"+ws+"' && rm gone.txt").CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	after := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	if strings.Join(after.Changed, ",") != "edit.sh,gone.txt,new.txt" {
+		t.Errorf("changed: %v", after.Changed)
+	}
+	points := []checkpoint.Point{p1, after}
+	at1, err := checkpoint.At(points, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff bytes.Buffer
+	if err := s.Diff(ctx, &diff, at1, checkpoint.State{Commit: after.Commit}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"+echo two", "-echo one", "deleted file mode 100644", "+new", "new file mode 100644"} {
+		if !strings.Contains(diff.String(), want) {
+			t.Errorf("the diff lacks %q:\n%s", want, diff.String())
+		}
+	}
+	if strings.Contains(diff.String(), "debug.log") {
+		t.Errorf("the diff has an ignored file:\n%s", diff.String())
+	}
+	plan, err := s.Plan(ctx, "0mx2sess", points, at1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.HandChanged) != 0 {
+		t.Fatalf("hand-changed with no hand: %v", plan.HandChanged)
+	}
+	if err := s.Apply(ctx, "0mx2sess", plan, false); err != nil {
+		t.Fatal(err)
+	}
+	check := func(path, text string, mode os.FileMode) {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(ws, path))
+		b, _ := os.ReadFile(filepath.Join(ws, path))
+		if err != nil || string(b) != text || fi.Mode().Perm() != mode {
+			t.Errorf("%s: %q %v (%v), want %q %v", path, b, fi.Mode().Perm(), err, text, mode)
+		}
+	}
+	check("edit.sh", "#!/bin/sh\necho one\n", 0o755)
+	check("gone.txt", "to be removed\n", 0o644)
+	check("debug.log", "ignored\n", 0o644)
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("new.txt is still there: %v", err)
+	}
+	if got := person(); got != before {
+		t.Errorf("the person's repository changed:\n%s\n%s", before, got)
+	}
+	// The rewind's checkpoint undoes it.
+	points = append(points, checkpoint.Point{Step: 1, Checkpointed: plan.Now})
+	undo, err := checkpoint.Undo(points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "keep.txt"), "changed by hand\n", 0o644)
+	plan, err = s.Plan(ctx, "0mx2sess", points, undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(plan.HandChanged, ",") != "keep.txt" {
+		t.Fatalf("hand-changed: %v", plan.HandChanged)
+	}
+	var hc *checkpoint.HandChangedError
+	if err := s.Apply(ctx, "0mx2sess", plan, false); !errors.As(err, &hc) {
+		t.Fatalf("a rewind over a hand-changed file: %v", err)
+	}
+	check("edit.sh", "#!/bin/sh\necho one\n", 0o755) // nothing was done
+	if err := s.Apply(ctx, "0mx2sess", plan, true); err != nil {
+		t.Fatal(err)
+	}
+	check("edit.sh", "#!/bin/sh\necho two\n", 0o755)
+	check("new.txt", "new\n", 0o644) // git keeps the executable bit, not the rest of a mode
+	check("keep.txt", "kept\n", 0o644) // as the rewind found it: the hand's change came after
+	if _, err := os.Stat(filepath.Join(ws, "gone.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("gone.txt came back with the undo: %v", err)
+	}
+	if got := person(); got != before {
+		t.Errorf("the person's repository changed:\n%s\n%s", before, got)
+	}
+}
+
+// TestHostileRepoConfigRunsNothing: a workspace whose .git/config names
+// programs (fsmonitor, a clean filter the .gitattributes asks for, hooks)
+// is checkpointed and rewound without running any of them.
+func TestHostileRepoConfigRunsNothing(t *testing.T) {
+	ws, _ := repo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	git(t, ws, "config", "core.fsmonitor", "touch "+marker+"; echo")
+	git(t, ws, "config", "filter.evil.clean", "touch "+marker+"; cat")
+	git(t, ws, "config", "filter.evil.smudge", "touch "+marker+"; cat")
+	git(t, ws, "config", "core.hooksPath", filepath.Join(ws, "hooks"))
+	write(t, filepath.Join(ws, "hooks", "post-checkout"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	write(t, filepath.Join(ws, ".gitattributes"), "* filter=evil diff=evil\n", 0o644)
+	git(t, ws, "config", "diff.evil.textconv", "touch "+marker+"; cat")
+	os.Remove(marker)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	write(t, filepath.Join(ws, "keep.txt"), "changed\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	at, _ := checkpoint.At([]checkpoint.Point{p1, p2}, 1)
+	s.Diff(context.Background(), &bytes.Buffer{}, at, checkpoint.State{})
+	plan, err := s.Plan(context.Background(), "0mx2sess", []checkpoint.Point{p1, p2}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a program the workspace's git config names was run")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "keep.txt")); string(b) != "kept\n" {
+		t.Errorf("keep.txt: %q", b)
+	}
+}
+
+// TestFilesModeOutsideGit: outside a git repository the files the file
+// tools name are kept and rewound; a shell call is said not covered; a
+// file over the limit is left out.
+func TestFilesModeOutsideGit(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n", 0o640)
+	write(t, filepath.Join(ws, "big.bin"), strings.Repeat("x", 2000), 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 1000)
+	if s.Mode() != "files" {
+		t.Fatalf("mode %s", s.Mode())
+	}
+	call := func(name, args string) engine.ToolCall { return engine.ToolCall{Name: name, Args: []byte(args)} }
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call("write_file", `{"path":"notes.md"}`), call("write_file", `{"path":"sub/new.md"}`),
+		call("edit_file", `{"path":"big.bin"}`), call("run_shell", `{"command":"rm -rf x"}`))
+	if !strings.Contains(p1.Note, "shell command's effects are not") || strings.Join(p1.Skipped, ",") != "big.bin" || len(p1.Files) != 2 {
+		t.Fatalf("checkpoint: %+v", p1.Checkpointed)
+	}
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n- tea\n", 0o640)
+	write(t, filepath.Join(ws, "sub", "new.md"), "new\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	if strings.Join(p2.Changed, ",") != "notes.md,sub/new.md" {
+		t.Errorf("changed: %v", p2.Changed)
+	}
+	points := []checkpoint.Point{p1, p2}
+	at, err := checkpoint.At(points, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff bytes.Buffer
+	if err := s.Diff(context.Background(), &diff, at, checkpoint.State{Files: map[string]engine.CheckpointFile{"notes.md": p2.Files[0], "sub/new.md": p2.Files[1]}}); err != nil || !strings.Contains(diff.String(), "+- tea") {
+		t.Errorf("diff: %v\n%s", err, diff.String())
+	}
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, false); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "notes.md"))
+	fi, _ := os.Stat(filepath.Join(ws, "notes.md"))
+	if string(b) != "# Notes\n" || fi.Mode().Perm() != 0o640 {
+		t.Errorf("notes.md: %q %v", b, fi.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "sub", "new.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("sub/new.md is still there")
+	}
+}

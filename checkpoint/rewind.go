@@ -1,0 +1,357 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// Point is a checkpoint in a session's journal, at its step.
+type Point struct {
+	Step int
+	*engine.Checkpointed
+}
+
+// Points reads a session's checkpoints from its events, in order.
+func Points(events []engine.Event) []Point {
+	var out []Point
+	for _, ev := range events {
+		if c, ok := ev.Data.(*engine.Checkpointed); ok {
+			out = append(out, Point{Step: ev.Step, Checkpointed: c})
+		}
+	}
+	return out
+}
+
+// State is a workspace as a checkpoint holds it: a commit (git mode) or
+// files (files mode, each as it was or missing).
+type State struct {
+	Commit string
+	Files  map[string]engine.CheckpointFile
+	Step   int // the step it is the workspace before (0: not a step's)
+}
+
+// At is the state of the workspace before step at's tools ran: the first
+// checkpoint of a step ≥ at. In files mode it is each file's state at the
+// first checkpoint from at on that kept it.
+func At(points []Point, at int) (State, error) {
+	st := State{Files: map[string]engine.CheckpointFile{}, Step: at}
+	for _, p := range points {
+		if p.Reason != engine.CheckpointBefore || p.Step < at {
+			continue
+		}
+		if p.Mode == "git" {
+			return State{Commit: p.Commit, Step: p.Step}, nil
+		}
+		for _, f := range p.Files {
+			if _, ok := st.Files[f.Path]; !ok {
+				st.Files[f.Path] = f
+			}
+		}
+	}
+	if len(st.Files) == 0 {
+		return State{}, fmt.Errorf("%w: no step from %d on changed the workspace", ErrNoCheckpoint, at)
+	}
+	return st, nil
+}
+
+// Undo is the state the session's last rewind left behind (its "before").
+func Undo(points []Point) (State, error) {
+	for i := len(points) - 1; i >= 0; i-- {
+		if p := points[i]; p.Reason == engine.CheckpointRewind {
+			return stateOf(p), nil
+		}
+	}
+	return State{}, fmt.Errorf("%w: the session was never rewound", ErrNoCheckpoint)
+}
+
+// stateOf is the state a checkpoint holds.
+func stateOf(p Point) State {
+	st := State{Commit: p.Commit, Files: map[string]engine.CheckpointFile{}}
+	for _, f := range p.Files {
+		st.Files[f.Path] = f
+	}
+	return st
+}
+
+// last is what the session last left the workspace as: its last
+// checkpoint, or what its last rewind restored.
+func last(points []Point) (State, bool) {
+	if len(points) == 0 {
+		return State{}, false
+	}
+	p := points[len(points)-1]
+	if p.Reason == engine.CheckpointRewind && p.RewoundTo != "" {
+		return State{Commit: p.RewoundTo}, true
+	}
+	st := State{Commit: p.Commit, Files: map[string]engine.CheckpointFile{}}
+	for _, q := range points { // files mode: each file's latest
+		for _, f := range q.Files {
+			st.Files[f.Path] = f
+		}
+	}
+	return st, true
+}
+
+// Plan is what restoring a state does to the workspace.
+type Plan struct {
+	To            State
+	Write, Remove []string
+	// HandChanged are files that differ from what the session last left
+	// (its last checkpoint): changed by someone else since, or by a step
+	// that did not end. A rewind overwrites them only when told to.
+	HandChanged []string
+	// Now is the checkpoint of the workspace as it is: journaled as the
+	// rewind's, it is what undoes it.
+	Now *engine.Checkpointed
+}
+
+// Plan says what restoring to would change, having kept the workspace as
+// it is (Plan.Now).
+func (s *Store) Plan(ctx context.Context, session string, points []Point, to State) (*Plan, error) {
+	st := s.state(session)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	p := &Plan{To: to}
+	if s.git {
+		return p, s.planGit(ctx, session, st, points, p)
+	}
+	return p, s.planFiles(points, p)
+}
+
+func (s *Store) planGit(ctx context.Context, session string, st *sessionState, points []Point, p *Plan) error {
+	if p.To.Commit == "" {
+		return fmt.Errorf("%w: the checkpoint is not of a git repository's workspace", ErrNoCheckpoint)
+	}
+	now, err := s.snapshotGit(ctx, session, st)
+	if err != nil {
+		return err
+	}
+	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.host+":"+s.ws, p.To.Commit
+	p.Now = now
+	if ref, ok := last(points); ok && ref.Commit != "" {
+		if p.HandChanged, err = s.changed(ctx, ref.Commit, now.Commit); err != nil {
+			return err
+		}
+	}
+	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", now.Commit, p.To.Commit)
+	if err != nil {
+		return err
+	}
+	f := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		if f[i] == "D" { // in the workspace now, not in the checkpoint
+			p.Remove = append(p.Remove, f[i+1])
+		} else {
+			p.Write = append(p.Write, f[i+1])
+		}
+	}
+	return nil
+}
+
+func (s *Store) planFiles(points []Point, p *Plan) error {
+	root, err := os.OpenRoot(s.ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	ref, _ := last(points)
+	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.host + ":" + s.ws}
+	for _, path := range slices.Sorted(mapKeys(p.To.Files)) {
+		cur, err := s.keepFile(root, path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		now.Files = append(now.Files, cur)
+		if r, ok := ref.Files[path]; ok && (r.Hash != cur.Hash || r.Missing != cur.Missing) {
+			p.HandChanged = append(p.HandChanged, path)
+		}
+		want := p.To.Files[path]
+		switch {
+		case want.Missing && !cur.Missing:
+			p.Remove = append(p.Remove, path)
+		case !want.Missing && (cur.Hash != want.Hash || cur.Mode != want.Mode):
+			p.Write = append(p.Write, path)
+		}
+	}
+	p.Now = now
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Apply restores the workspace as p says. It refuses when files were
+// changed by hand and force is not set (ErrHandChanged).
+func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) error {
+	if len(p.HandChanged) > 0 && !force {
+		return &HandChangedError{Files: p.HandChanged}
+	}
+	st := s.state(session)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s.git && p.To.Commit != "" {
+		if err := s.checkoutGit(ctx, session, p); err != nil {
+			return err
+		}
+	} else if err := s.writeFiles(p); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(s.ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, path := range p.Remove {
+		if err := root.Remove(filepath.FromSlash(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkoutGit writes p's files from its commit, with their modes, through
+// a scratch index.
+func (s *Store) checkoutGit(ctx context.Context, session string, p *Plan) error {
+	if len(p.Write) == 0 {
+		return nil
+	}
+	idx := s.indexOf(session) + ".rewind"
+	defer os.Remove(idx)
+	if _, err := s.run(ctx, idx, nil, "read-tree", p.To.Commit); err != nil {
+		return err
+	}
+	list := strings.Join(p.Write, "\x00") + "\x00"
+	_, err := s.run(ctx, idx, []byte(list), "checkout-index", "-f", "-z", "--stdin")
+	return err
+}
+
+// writeFiles writes p's files from the store (files mode).
+func (s *Store) writeFiles(p *Plan) error {
+	root, err := os.OpenRoot(s.ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, path := range p.Write {
+		f := p.To.Files[path]
+		data, err := s.object(f.Hash)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rel := filepath.FromSlash(path)
+		if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+			return err
+		}
+		if err := root.WriteFile(rel, data, fs.FileMode(f.Mode)); err != nil {
+			return err
+		}
+		if err := root.Chmod(rel, fs.FileMode(f.Mode)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HandChangedError names the files a rewind would overwrite that were
+// changed since the session's last checkpoint.
+type HandChangedError struct{ Files []string }
+
+func (e *HandChangedError) Error() string {
+	return fmt.Sprintf("%d %s changed since the session's last checkpoint (by hand, or by a step that did not end): %s",
+		len(e.Files), engine.Plural(len(e.Files), "file"), strings.Join(e.Files, ", "))
+}
+
+// Diff writes the unified diff from one state to another (to with no
+// commit and no files: the workspace as it is, git mode).
+func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
+	if from.Commit != "" {
+		args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", from.Commit}
+		idx := ""
+		if to.Commit != "" {
+			args = append(args, to.Commit)
+		} else { // the working tree, through a scratch index
+			idx = filepath.Join(s.gitDir, "agentty-index", "diff-"+fmt.Sprint(os.Getpid()))
+			defer os.Remove(idx)
+			if _, err := s.run(ctx, idx, nil, "add", "-A", "--", "."); err != nil {
+				return err
+			}
+			args = append(args[:len(args)-1], "--cached", from.Commit)
+		}
+		out, err := s.run(ctx, idx, nil, args...)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	}
+	return s.diffFiles(w, from, to)
+}
+
+// diffFiles is Diff in files mode.
+func (s *Store) diffFiles(w io.Writer, from, to State) error {
+	for _, path := range slices.Sorted(mapKeys(from.Files)) {
+		a, b := from.Files[path], to.Files[path]
+		if a.Hash == b.Hash && a.Missing == b.Missing {
+			continue
+		}
+		old, err := s.text(a)
+		if err != nil {
+			return err
+		}
+		cur, err := s.text(b)
+		if err != nil {
+			return err
+		}
+		fromName, toName := "a/"+path, "b/"+path
+		if a.Missing {
+			fromName = "/dev/null"
+		}
+		if b.Missing {
+			toName = "/dev/null"
+		}
+		if _, err := io.WriteString(w, udiff.Unified(fromName, toName, old, cur)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) text(f engine.CheckpointFile) (string, error) {
+	if f.Missing || f.Hash == "" {
+		return "", nil
+	}
+	b, err := s.object(f.Hash)
+	return string(b), err
+}
+
+// Worktree makes dir a git worktree of the store at state's commit, for a
+// fork of the session to work in with its own files (git mode).
+func (s *Store) Worktree(ctx context.Context, dir string, st State) error {
+	if !s.git || st.Commit == "" {
+		return errors.New("a fork gets a worktree only in a git repository's workspace (this one keeps files, not the tree)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "", nil, "worktree", "add", "--detach", abs, st.Commit)
+	return err
+}
