@@ -160,7 +160,7 @@ func TestGitRewindRestoresEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("edit.sh", "#!/bin/sh\necho two\n", 0o755)
-	check("new.txt", "new\n", 0o644) // git keeps the executable bit, not the rest of a mode
+	check("new.txt", "new\n", 0o644)   // git keeps the executable bit, not the rest of a mode
 	check("keep.txt", "kept\n", 0o644) // as the rewind found it: the hand's change came after
 	if _, err := os.Stat(filepath.Join(ws, "gone.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("gone.txt came back with the undo: %v", err)
