@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/agents"
+	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
@@ -56,6 +57,9 @@ type Setup struct {
 	// when they change; limits the model's context window as known.
 	instructions *config.Instructions
 	limits       config.ModelLimits
+	// Checkpoints keeps the workspace before steps that may change it
+	// (nil: no data folder).
+	Checkpoints *checkpoint.Store
 	// agentNames are the agents the files define (a guardrail may ask
 	// one), guardCycles those whose judges lead back to them (refused).
 	agentNames  map[string]bool
@@ -286,7 +290,16 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 	if n := config.InstructionsNotice(in); n != "" {
 		st.Notices = append(st.Notices, n)
 	}
+	var keep engine.Checkpointer
+	if home := o.DataHome(getenv); home != "" {
+		if st.Checkpoints, err = checkpoint.Open(home, wsDir, 0); err != nil {
+			st.Notices = append(st.Notices, "checkpoints are off: "+err.Error())
+		} else {
+			keep = st.Checkpoints
+		}
+	}
 	return engine.Config{
+		Checkpoint:   keep,
 		OutputSchema: o.OutputSchema,
 		AskTimeout:   time.Duration(cfg.AskTimeout),
 		Tools:        st.registry,

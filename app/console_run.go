@@ -73,7 +73,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		cfg.Gate.SetPreview(st.ws.Preview)
 	}
 	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv, gate: cfg.Gate}
-	home := o.dataHome(getenv)
+	home := o.DataHome(getenv)
 	if opened.session != nil {
 		opened.notes = append(opened.notes, con.restore(opened.session, flags)...)
 	}

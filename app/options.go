@@ -107,15 +107,15 @@ func (o *Options) Store(getenv func(string) string) (*sessions.Store, error) {
 // mcpLogDir is the folder of the stdio MCP servers' logs: mcp/ in the data
 // folder ("" when there is none: the servers' last lines are still kept).
 func (o *Options) mcpLogDir(getenv func(string) string) string {
-	if home := o.dataHome(getenv); home != "" {
+	if home := o.DataHome(getenv); home != "" {
 		return filepath.Join(home, "mcp")
 	}
 	return ""
 }
 
-// dataHome is the data folder: --data-dir, else sessions.Home ("" when
+// DataHome is the data folder: --data-dir, else sessions.Home ("" when
 // there is none).
-func (o *Options) dataHome(getenv func(string) string) string {
+func (o *Options) DataHome(getenv func(string) string) string {
 	if o.DataDir != "" {
 		return o.DataDir
 	}

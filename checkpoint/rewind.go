@@ -355,3 +355,79 @@ func (s *Store) Worktree(ctx context.Context, dir string, st State) error {
 	_, err = s.run(ctx, "", nil, "worktree", "add", "--detach", abs, st.Commit)
 	return err
 }
+
+// After is the workspace as it was after step's tools ran: as before the
+// next step that changed it, else as the session last left it.
+func After(points []Point, step int) (State, error) {
+	if st, err := At(points, step+1); err == nil {
+		return st, nil
+	}
+	if st, ok := last(points); ok {
+		return st, nil
+	}
+	return State{}, fmt.Errorf("%w: the session has none", ErrNoCheckpoint)
+}
+
+// Step returns the states around one step: before its tools ran and after
+// (the next checkpoint; ok false for "now", when there is none).
+func Step(points []Point, step int) (before, after State, ok bool, err error) {
+	for i, p := range points {
+		if p.Reason != engine.CheckpointBefore || p.Step != step {
+			continue
+		}
+		if i+1 < len(points) {
+			return stateOf(p), stateOf(points[i+1]), true, nil
+		}
+		return stateOf(p), State{}, false, nil
+	}
+	return State{}, State{}, false, fmt.Errorf("%w: step %d changed nothing in the workspace", ErrNoCheckpoint, step)
+}
+
+// Session returns the states around the whole session: before its first
+// checkpoint and as it last left the workspace (ok false for "now", when
+// its last step did not end).
+func Session(points []Point) (before, after State, ok bool, err error) {
+	if before, err = At(points, 0); err != nil {
+		return State{}, State{}, false, fmt.Errorf("%w: no step of the session changed the workspace", ErrNoCheckpoint)
+	}
+	after, _ = last(points)
+	return before, after, points[len(points)-1].Reason != engine.CheckpointBefore, nil
+}
+
+// Now is the workspace as it is, for the files of st (files mode; in git
+// mode the empty State, which Diff reads as the working tree).
+func (s *Store) Now(st State) (State, error) {
+	if s.git {
+		return State{}, nil
+	}
+	root, err := os.OpenRoot(s.ws)
+	if err != nil {
+		return State{}, err
+	}
+	defer root.Close()
+	now := State{Files: map[string]engine.CheckpointFile{}}
+	for path := range st.Files {
+		f, err := s.keepFile(root, path)
+		if err != nil {
+			return State{}, fmt.Errorf("%s: %w", path, err)
+		}
+		now.Files[path] = f
+	}
+	return now, nil
+}
+
+// Fill gives to, a files-mode state, the files of from it lacks, as they
+// are now.
+func (s *Store) Fill(from, to State) (State, error) {
+	if s.git || to.Commit != "" {
+		return to, nil
+	}
+	now, err := s.Now(from)
+	if err != nil {
+		return State{}, err
+	}
+	for path, f := range to.Files {
+		now.Files[path] = f
+	}
+	return now, nil
+}

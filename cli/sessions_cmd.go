@@ -22,7 +22,7 @@ import (
 	"github.com/agentty/agentty/traces"
 )
 
-const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP or trace ID [--run RUN] [--otlp URL]"
+const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo or trace ID [--run RUN] [--otlp URL]"
 
 // sessionsOptions are the flags and arguments of agentty sessions' commands.
 type sessionsOptions struct {
@@ -32,7 +32,10 @@ type sessionsOptions struct {
 	Format string
 	At     int
 	Run    string
-	Args   []string
+	// diff, rewind and fork's files (checkpoint_cmd.go)
+	Yes, Undo bool
+	Worktree  string
+	Args      []string
 }
 
 // newSessionsCmd is `agentty sessions ls|show|rm|rename|export|fork|trace`.
@@ -64,11 +67,14 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		c.Flags().StringVar(&opts.Format, "format", "md", "export format: md or json")
 		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last step to keep")
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
+		c.Flags().BoolVar(&opts.Yes, "yes", false, "rewind: overwrite files changed since the session's last checkpoint")
+		c.Flags().BoolVar(&opts.Undo, "undo", false, "rewind: undo the session's last rewind")
+		c.Flags().StringVar(&opts.Worktree, "worktree", "", "fork: give the fork a git worktree DIR of its files at that step")
 		if !strings.HasPrefix(use, "ls") {
 			c.ValidArgsFunction = firstArg(completeSessions(f))
 		}
 		c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"md", "json"}, cobra.ShellCompDirectiveNoFileComp))
-		for _, n := range []string{"json", "all", "format", "at", "run"} {
+		for _, n := range []string{"json", "all", "format", "at", "run", "yes", "undo", "worktree"} {
 			if !strings.Contains(use, "--"+n) {
 				c.Flags().MarkHidden(n)
 			}
@@ -91,7 +97,9 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		sub("export ID [--format md|json]", "Print a session as Markdown or JSON", "  agentty sessions export 0abc12 > session.md\n  agentty sessions export 0abc12 --format json", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
 			return st.Export(o.Args[0], o.Format, o.Out)
 		}),
-		sub("fork ID --at STEP", "Copy a session up to a step into a new one; prints its id", "  agentty sessions fork 0abc12 --at 4     then: agentty --resume NEWID", cobra.ExactArgs(1), sessionsFork),
+		sub("fork ID --at STEP [--worktree DIR]", "Copy a session up to a step into a new one; prints its id", "  agentty sessions fork 0abc12 --at 4     then: agentty --resume NEWID\n  agentty sessions fork 0abc12 --at 4 --worktree ../try-b", cobra.ExactArgs(1), sessionsFork),
+		sub("diff ID [--at STEP]", "The unified diff of what a session (or one step) changed in the workspace", "  agentty sessions diff 0abc12\n  agentty sessions diff 0abc12 --at 3", cobra.ExactArgs(1), sessionsDiff),
+		sub("rewind ID --at STEP [--yes] | --undo", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo", cobra.ExactArgs(1), sessionsRewind),
 		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
 			return traceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
 		}),
@@ -114,6 +122,9 @@ func sessionsRun(opts *sessionsOptions, sub string, run func(*sessionsOptions, *
 	}
 	if sub == "fork" && opts.At < 0 {
 		return fail(app.ExitUsage, errors.New("fork needs --at STEP"))
+	}
+	if sub == "rewind" && (opts.At < 0) == !opts.Undo {
+		return fail(app.ExitUsage, errors.New("rewind needs --at STEP or --undo (one of them)"))
 	}
 	store, err := opts.App.Store(opts.Getenv)
 	if errors.As(err, new(app.UsageError)) {
@@ -262,6 +273,12 @@ func sessionsFork(opts *sessionsOptions, store *sessions.Store) error {
 	id, err := store.Fork(opts.Args[0], opts.At)
 	if err != nil {
 		return err
+	}
+	if opts.Worktree != "" {
+		if err := forkWorktree(opts, store, id); err != nil {
+			store.Remove(id) // a fork without the files it was asked for is not made
+			return err
+		}
 	}
 	fmt.Fprintln(opts.Out, id)
 	return nil

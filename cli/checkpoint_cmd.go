@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentty/agentty/checkpoint"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+)
+
+// The workspace's files in a session's history (package checkpoint):
+// `sessions diff`, `sessions rewind` and `sessions fork --worktree`.
+
+// checkpointsOf returns a session's checkpoints and the store that holds
+// them: the data folder's, for the folder they were taken in, on this
+// machine.
+func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store, []checkpoint.Point, error) {
+	points := checkpoint.Points(l.Events)
+	if len(points) == 0 {
+		return nil, nil, fmt.Errorf("session %s has no checkpoints: no step of it changed the workspace (or it ran before agentty kept them)", l.Meta.ID)
+	}
+	host, dir, _ := strings.Cut(points[len(points)-1].Where, ":")
+	if h, _ := os.Hostname(); host != h {
+		return nil, nil, fmt.Errorf("the checkpoints of session %s were taken on %s, in %s: run this there", l.Meta.ID, host, dir)
+	}
+	home := opts.App.DataHome(opts.Getenv)
+	if home == "" {
+		return nil, nil, errors.New("there is no data folder (set AGENTTY_HOME or --data-dir)")
+	}
+	st, err := checkpoint.Open(home, dir, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the session's workspace %s: %w", dir, err)
+	}
+	return st, points, nil
+}
+
+// sessionsDiff prints the unified diff of what a session changed in its
+// workspace, or one step (--at).
+func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
+	l, err := store.Load(opts.Args[0])
+	if l == nil {
+		return err
+	}
+	st, points, err := checkpointsOf(opts, l)
+	if err != nil {
+		return err
+	}
+	var from, to checkpoint.State
+	var ended bool
+	if opts.At >= 0 {
+		from, to, ended, err = checkpoint.Step(points, opts.At)
+	} else {
+		from, to, ended, err = checkpoint.Session(points)
+	}
+	if err != nil {
+		return err
+	}
+	if !ended { // its last step did not end: the files are as it left them
+		fmt.Fprintln(opts.Err, "agentty sessions diff: the last step did not end; the diff is to the workspace as it is now")
+		to = checkpoint.State{}
+	}
+	if to, err = st.Fill(from, to); err != nil {
+		return err
+	}
+	return st.Diff(context.Background(), opts.Out, from, to)
+}
+
+// sessionsRewind restores the workspace's files as they were before a
+// step's tools ran (--at), or as the last rewind found them (--undo). The
+// workspace as it is is checkpointed first and journaled, so that the
+// rewind can be undone; files changed since the session's last checkpoint
+// are overwritten only when the person says so.
+func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
+	j, l, err := store.OpenWriter(opts.Args[0])
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	st, points, err := checkpointsOf(opts, l)
+	if err != nil {
+		return err
+	}
+	to, err := checkpoint.Undo(points)
+	if !opts.Undo {
+		to, err = checkpoint.At(points, opts.At)
+	}
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	plan, err := st.Plan(ctx, l.Meta.ID, points, to)
+	if err != nil {
+		return err
+	}
+	force := opts.Yes
+	if len(plan.HandChanged) > 0 && !force {
+		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", strings.Join(plan.HandChanged, ", "))
+		if force = askYes(opts, "overwrite them? [y/N] "); !force {
+			return exit(1)
+		}
+	}
+	// Write-ahead: the workspace as it is, journaled before it changes.
+	if _, err := l.Session.Record(engine.KindCheckpoint, plan.Now, j); err != nil {
+		return err
+	}
+	if err := st.Apply(ctx, l.Meta.ID, plan, force); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("to before step %d", to.Step)
+	if opts.Undo {
+		what = "as the last rewind found them"
+	}
+	fmt.Fprintf(opts.Out, "rewound the files of %s %s: %d written, %d removed; agentty sessions rewind %s --undo takes it back\n",
+		st.Workspace(), what, len(plan.Write), len(plan.Remove), l.Meta.ID)
+	return nil
+}
+
+// askYes asks question on the terminal, when stdin is one.
+func askYes(opts *sessionsOptions, question string) bool {
+	f, ok := opts.In.(*os.File)
+	if !ok {
+		return false
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	fmt.Fprint(opts.Err, question)
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.EqualFold(strings.TrimSpace(line), "y")
+}
+
+// forkWorktree gives the fork id a git worktree, at --worktree, of the
+// workspace as it was after the step it was forked at, and makes that
+// folder the fork's workspace.
+func forkWorktree(opts *sessionsOptions, store *sessions.Store, id string) error {
+	l, err := store.Load(opts.Args[0])
+	if l == nil {
+		return err
+	}
+	st, points, err := checkpointsOf(opts, l)
+	if err != nil {
+		return err
+	}
+	at, err := checkpoint.After(points, opts.At)
+	if err != nil {
+		return err
+	}
+	if err := st.Worktree(context.Background(), opts.Worktree, at); err != nil {
+		return err
+	}
+	dir, _ := filepath.Abs(opts.Worktree)
+	j, fl, err := store.OpenWriter(id)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	set := fl.Session.Settings()
+	set.Workspace = dir
+	if _, err := fl.Session.SaveSettings(set, j); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Err, "the fork's files are in %s (a git worktree); cd there and: agentty --resume %s\n", dir, id)
+	return nil
+}
