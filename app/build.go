@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/agents"
-	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
