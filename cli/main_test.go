@@ -253,7 +253,7 @@ func TestCompletionOffersValues(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2", args, code, errs)
 		}
 	}
-	if code, out, _ := runCLI(t, context.Background(), env, "help", "sessions", "ls"); code != 0 || !strings.Contains(out, "List the sessions") {
+	if code, out, _ := runCLI(t, context.Background(), env, "help", "sessions", "ls"); code != 0 || !strings.Contains(out, "List this folder's sessions") {
 		t.Errorf("help sessions ls: exit %d, %q", code, out)
 	}
 }

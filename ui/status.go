@@ -13,16 +13,7 @@ import (
 // active agent; the session id, then the model's
 // name, are cut first, and "agentty" goes before them.
 func (m *Model) statusLine() string {
-	state := m.state
-	switch { // what a pause waits for, whatever the run's events said since
-	case m.pause != nil && m.pause.pending.Question != nil:
-		state = "waits for your answer"
-	case m.pause != nil:
-		state = "paused"
-	}
-	if m.running && m.pause == nil {
-		state = m.spin.View() + " " + state
-	}
+	state := m.stateWord()
 	id := "-"
 	if m.backend != nil {
 		id = m.backend.SessionID()
@@ -94,4 +85,19 @@ func (m *Model) statusLine() string {
 		parts[i] = sg.text
 	}
 	return ansi.Truncate(strings.Join(parts, sep), m.width, "…")
+}
+
+// stateWord is what the console is doing, as the status says it: what a
+// pause waits for, whatever the run's events said since; a spinner while
+// a run goes.
+func (m *Model) stateWord() string {
+	switch {
+	case m.pause != nil && m.pause.pending.Question != nil:
+		return "waits for your answer"
+	case m.pause != nil:
+		return "paused"
+	case m.running:
+		return m.spin.View() + " " + m.state
+	}
+	return m.state
 }
