@@ -99,7 +99,7 @@ func TestGitRewindRestoresEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	var diff bytes.Buffer
-	if err := s.Diff(ctx, &diff, at1, checkpoint.State{Commit: after.Commit}); err != nil {
+	if err := s.Diff(ctx, &diff, at1, checkpoint.State{Tree: after.Tree}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"+echo two", "-echo one", "deleted file mode 100644", "+new", "new file mode 100644"} {
@@ -251,5 +251,31 @@ func TestFilesModeOutsideGit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "sub", "new.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("sub/new.md is still there")
+	}
+}
+
+// TestGitLeavesBigFilesOut: a file over the limit is left out of a git
+// checkpoint, said in Skipped, whether it was there at the first
+// checkpoint or came later; it stays out of later ones without a word.
+func TestGitLeavesBigFilesOut(t *testing.T) {
+	ws, _ := repo(t)
+	write(t, filepath.Join(ws, "data.bin"), strings.Repeat("x", 5000), 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 1000)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	write(t, filepath.Join(ws, "later.bin"), strings.Repeat("y", 5000), 0o644)
+	write(t, filepath.Join(ws, "small.txt"), "small\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointBefore, 2)
+	write(t, filepath.Join(ws, "small.txt"), "small, changed\n", 0o644)
+	p3 := checkpointOf(t, s, engine.CheckpointAfter, 2)
+	if strings.Join(p1.Skipped, ",") != "data.bin" || strings.Join(p2.Skipped, ",") != "later.bin" || len(p3.Skipped) != 0 {
+		t.Errorf("skipped: %v, %v, %v", p1.Skipped, p2.Skipped, p3.Skipped)
+	}
+	if strings.Join(p2.Changed, ",") != "small.txt" || strings.Join(p3.Changed, ",") != "small.txt" {
+		t.Errorf("changed: %v, %v", p2.Changed, p3.Changed)
+	}
+	var diff bytes.Buffer
+	s.Diff(context.Background(), &diff, checkpoint.State{Tree: p1.Tree}, checkpoint.State{Tree: p3.Tree})
+	if strings.Contains(diff.String(), ".bin") || !strings.Contains(diff.String(), "+small, changed") {
+		t.Errorf("diff:\n%s", diff.String())
 	}
 }

@@ -33,10 +33,10 @@ func Points(events []engine.Event) []Point {
 	return out
 }
 
-// State is a workspace as a checkpoint holds it: a commit (git mode) or
+// State is a workspace as a checkpoint holds it: a tree (git mode) or
 // files (files mode, each as it was or missing).
 type State struct {
-	Commit string
+	Tree string
 	Files  map[string]engine.CheckpointFile
 	Step   int // the step it is the workspace before (0: not a step's)
 }
@@ -51,7 +51,7 @@ func At(points []Point, at int) (State, error) {
 			continue
 		}
 		if p.Mode == "git" {
-			return State{Commit: p.Commit, Step: p.Step}, nil
+			return State{Tree: p.Tree, Step: p.Step}, nil
 		}
 		for _, f := range p.Files {
 			if _, ok := st.Files[f.Path]; !ok {
@@ -77,7 +77,7 @@ func Undo(points []Point) (State, error) {
 
 // stateOf is the state a checkpoint holds.
 func stateOf(p Point) State {
-	st := State{Commit: p.Commit, Files: map[string]engine.CheckpointFile{}}
+	st := State{Tree: p.Tree, Files: map[string]engine.CheckpointFile{}}
 	for _, f := range p.Files {
 		st.Files[f.Path] = f
 	}
@@ -92,9 +92,9 @@ func last(points []Point) (State, bool) {
 	}
 	p := points[len(points)-1]
 	if p.Reason == engine.CheckpointRewind && p.RewoundTo != "" {
-		return State{Commit: p.RewoundTo}, true
+		return State{Tree: p.RewoundTo}, true
 	}
-	st := State{Commit: p.Commit, Files: map[string]engine.CheckpointFile{}}
+	st := State{Tree: p.Tree, Files: map[string]engine.CheckpointFile{}}
 	for _, q := range points { // files mode: each file's latest
 		for _, f := range q.Files {
 			st.Files[f.Path] = f
@@ -130,21 +130,21 @@ func (s *Store) Plan(ctx context.Context, session string, points []Point, to Sta
 }
 
 func (s *Store) planGit(ctx context.Context, session string, st *sessionState, points []Point, p *Plan) error {
-	if p.To.Commit == "" {
+	if p.To.Tree == "" {
 		return fmt.Errorf("%w: the checkpoint is not of a git repository's workspace", ErrNoCheckpoint)
 	}
 	now, err := s.snapshotGit(ctx, session, st)
 	if err != nil {
 		return err
 	}
-	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.host+":"+s.ws, p.To.Commit
+	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.host+":"+s.ws, p.To.Tree
 	p.Now = now
-	if ref, ok := last(points); ok && ref.Commit != "" {
-		if p.HandChanged, err = s.changed(ctx, ref.Commit, now.Commit); err != nil {
+	if ref, ok := last(points); ok && ref.Tree != "" {
+		if p.HandChanged, err = s.changed(ctx, ref.Tree, now.Tree); err != nil {
 			return err
 		}
 	}
-	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", now.Commit, p.To.Commit)
+	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", now.Tree, p.To.Tree)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) 
 	st := s.state(session)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if s.git && p.To.Commit != "" {
+	if s.git && p.To.Tree != "" {
 		if err := s.checkoutGit(ctx, session, p); err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func (s *Store) checkoutGit(ctx context.Context, session string, p *Plan) error 
 	}
 	idx := s.indexOf(session) + ".rewind"
 	defer os.Remove(idx)
-	if _, err := s.run(ctx, idx, nil, "read-tree", p.To.Commit); err != nil {
+	if _, err := s.run(ctx, idx, nil, "read-tree", p.To.Tree); err != nil {
 		return err
 	}
 	list := strings.Join(p.Write, "\x00") + "\x00"
@@ -282,18 +282,18 @@ func (e *HandChangedError) Error() string {
 // Diff writes the unified diff from one state to another (to with no
 // commit and no files: the workspace as it is, git mode).
 func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
-	if from.Commit != "" {
-		args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", from.Commit}
+	if from.Tree != "" {
+		args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", from.Tree}
 		idx := ""
-		if to.Commit != "" {
-			args = append(args, to.Commit)
+		if to.Tree != "" {
+			args = append(args, to.Tree)
 		} else { // the working tree, through a scratch index
 			idx = filepath.Join(s.gitDir, "agentty-index", "diff-"+fmt.Sprint(os.Getpid()))
 			defer os.Remove(idx)
 			if _, err := s.run(ctx, idx, nil, "add", "-A", "--", "."); err != nil {
 				return err
 			}
-			args = append(args[:len(args)-1], "--cached", from.Commit)
+			args = append(args[:len(args)-1], "--cached", from.Tree)
 		}
 		out, err := s.run(ctx, idx, nil, args...)
 		if err != nil {
@@ -345,14 +345,18 @@ func (s *Store) text(f engine.CheckpointFile) (string, error) {
 // Worktree makes dir a git worktree of the store at state's commit, for a
 // fork of the session to work in with its own files (git mode).
 func (s *Store) Worktree(ctx context.Context, dir string, st State) error {
-	if !s.git || st.Commit == "" {
+	if !s.git || st.Tree == "" {
 		return errors.New("a fork gets a worktree only in a git repository's workspace (this one keeps files, not the tree)")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "", nil, "worktree", "add", "--detach", abs, st.Commit)
+	commit, err := s.line(ctx, "", "commit-tree", st.Tree, "-m", "agentty: a fork's files")
+	if err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "", nil, "worktree", "add", "--detach", abs, commit)
 	return err
 }
 
@@ -419,7 +423,7 @@ func (s *Store) Now(st State) (State, error) {
 // Fill gives to, a files-mode state, the files of from it lacks, as they
 // are now.
 func (s *Store) Fill(from, to State) (State, error) {
-	if s.git || to.Commit != "" {
+	if s.git || to.Tree != "" {
 		return to, nil
 	}
 	now, err := s.Now(from)

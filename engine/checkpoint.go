@@ -24,12 +24,12 @@ const (
 // Checkpointer kept it.
 type Checkpointed struct {
 	Reason string `json:"reason"`
-	// Mode is "git" (the whole working tree, .gitignore respected, in a
-	// commit of agentty's own store) or "files" (the files the file tools
-	// name, as they were: outside a git repository).
-	Mode   string           `json:"mode"`
-	Commit string           `json:"commit,omitempty"`
-	Files  []CheckpointFile `json:"files,omitempty"`
+	// Mode is "git" (the whole working tree, .gitignore respected, as a
+	// tree in agentty's own store: Tree) or "files" (the files the file
+	// tools name, as they were: outside a git repository).
+	Mode  string           `json:"mode"`
+	Tree  string           `json:"tree,omitempty"`
+	Files []CheckpointFile `json:"files,omitempty"`
 	// Changed are the files that differ from the session's previous
 	// checkpoint: what the steps since then changed.
 	Changed []string `json:"changed,omitempty"`
@@ -37,7 +37,7 @@ type Checkpointed struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Where is the host and folder the checkpoint was taken in.
 	Where string `json:"where,omitempty"`
-	// RewoundTo is, for a rewind's checkpoint, the commit the rewind
+	// RewoundTo is, for a rewind's checkpoint, the tree the rewind
 	// restored (what the workspace held after it).
 	RewoundTo string `json:"rewound_to,omitempty"`
 	Note      string `json:"note,omitempty"`
