@@ -55,9 +55,9 @@ type Store struct {
 
 // sessionState is what the store knows of a session between checkpoints.
 type sessionState struct {
-	mu     sync.Mutex
-	tree   string // the last checkpoint (git mode)
-	seq    int    // its number, for its ref
+	mu   sync.Mutex
+	tree string // the last checkpoint (git mode)
+	seq  int    // its number, for its ref
 	// touched are the files files-mode checkpoints kept since the last
 	// "after", for the next one.
 	touched []string

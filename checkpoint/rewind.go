@@ -36,9 +36,9 @@ func Points(events []engine.Event) []Point {
 // State is a workspace as a checkpoint holds it: a tree (git mode) or
 // files (files mode, each as it was or missing).
 type State struct {
-	Tree string
-	Files  map[string]engine.CheckpointFile
-	Step   int // the step it is the workspace before (0: not a step's)
+	Tree  string
+	Files map[string]engine.CheckpointFile
+	Step  int // the step it is the workspace before (0: not a step's)
 }
 
 // At is the state of the workspace before step at's tools ran: the first
