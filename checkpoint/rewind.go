@@ -435,3 +435,27 @@ func (s *Store) Fill(from, to State) (State, error) {
 	}
 	return now, nil
 }
+
+// DiffOf writes the diff of what a session changed (step < 0) or one step
+// did; toNow says it ends at the workspace as it is, as the last step did
+// not end (or the step was the last to change anything and nothing came
+// after it).
+func (s *Store) DiffOf(ctx context.Context, w io.Writer, points []Point, step int) (toNow bool, err error) {
+	var from, to State
+	var ended bool
+	if step >= 0 {
+		from, to, ended, err = Step(points, step)
+	} else {
+		from, to, ended, err = Session(points)
+	}
+	if err != nil {
+		return false, err
+	}
+	if !ended {
+		to = State{}
+	}
+	if to, err = s.Fill(from, to); err != nil {
+		return false, err
+	}
+	return !ended, s.Diff(ctx, w, from, to)
+}

@@ -51,24 +51,11 @@ func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
 	if err != nil {
 		return err
 	}
-	var from, to checkpoint.State
-	var ended bool
-	if opts.At >= 0 {
-		from, to, ended, err = checkpoint.Step(points, opts.At)
-	} else {
-		from, to, ended, err = checkpoint.Session(points)
-	}
-	if err != nil {
-		return err
-	}
-	if !ended { // its last step did not end: the files are as it left them
+	toNow, err := st.DiffOf(context.Background(), opts.Out, points, opts.At)
+	if toNow {
 		fmt.Fprintln(opts.Err, "agentty sessions diff: the last step did not end; the diff is to the workspace as it is now")
-		to = checkpoint.State{}
 	}
-	if to, err = st.Fill(from, to); err != nil {
-		return err
-	}
-	return st.Diff(context.Background(), opts.Out, from, to)
+	return err
 }
 
 // sessionsRewind restores the workspace's files as they were before a

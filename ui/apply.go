@@ -32,6 +32,8 @@ func (m *Model) applyEvent(ev engine.Event) {
 		if d.Model != "" {
 			m.model = flatten(d.Model)
 		}
+	case *engine.Checkpointed:
+		m.checkpointNotes(d)
 	case *engine.ModelChanged:
 		m.model = flatten(d.Model)
 	case *engine.GateResumed, *engine.StepStarted:

@@ -42,6 +42,10 @@ type (
 		err    error
 		// run starts a run on the session it ran on (/workflow).
 		run func(context.Context) <-chan engine.Event
+		// show is text to show over the panes (/diff), plan a rewind
+		// to choose (/rewind).
+		show *details
+		plan *RewindPlan
 	}
 )
 

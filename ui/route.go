@@ -27,22 +27,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.argsEditor, m.memForm, m.detail, m.inspector = nil, nil, nil, nil
 		m.closeSearch()
 	}
-	switch { // what is in front of the panes has every key
-	case m.picker != nil:
-		return m.pickerKey(msg)
-	case m.argsEditor != nil:
-		return m.editorKey(msg)
-	case m.inspector != nil:
-		return m.inspectorKey(msg)
-	case m.memForm != nil:
-		return m.memFormKey(msg)
-	case m.detail != nil: // a step's details, or a file's lines over the search
-		if m.detail.update(msg, k) {
-			m.detail = nil
-		}
-		return m, nil
-	case m.search != nil:
-		return m.searchKey(msg)
+	if cmd, ok := m.frontKey(msg); ok { // what is in front of the panes has every key
+		return m, cmd
 	}
 	if m.completeWorkflow(msg) { // tab after /workflow completes its name
 		return m, nil
@@ -213,4 +199,36 @@ func (m *Model) setFocus(f focus) {
 		m.input.Blur()
 		m.shown = f
 	}
+}
+
+// frontKey gives a key to what is in front of the panes (the picker, the
+// argument editor, the inspector, the memory form, the details or a
+// rewind's plan, the search); ok is false when nothing is.
+func (m *Model) frontKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.keys
+	switch {
+	case m.picker != nil:
+		_, cmd := m.pickerKey(msg)
+		return cmd, true
+	case m.argsEditor != nil:
+		_, cmd := m.editorKey(msg)
+		return cmd, true
+	case m.inspector != nil:
+		_, cmd := m.inspectorKey(msg)
+		return cmd, true
+	case m.memForm != nil:
+		_, cmd := m.memFormKey(msg)
+		return cmd, true
+	case m.detail != nil && m.rewind != nil: // a rewind's plan: a key chooses
+		return m.rewindKey(msg), true
+	case m.detail != nil: // a step's details, or a file's lines over the search
+		if m.detail.update(msg, k) {
+			m.detail = nil
+		}
+		return nil, true
+	case m.search != nil:
+		_, cmd := m.searchKey(msg)
+		return cmd, true
+	}
+	return nil, false
 }

@@ -61,6 +61,8 @@ var commands = []command{
 	{name: "model", args: "NAME", help: "the model of the next runs", needsArg: true},
 	{name: "agent", args: "NAME", help: "the agent of the next runs", needsArg: true},
 	{name: "fork", args: "[STEP]", help: "a new session up to STEP (the last)"},
+	{name: "diff", args: "[STEP]", help: "what the session (or a step) changed in the files"},
+	{name: "rewind", args: "STEP", help: "the files and/or the conversation as before STEP"},
 	{name: "workflow", args: "[NAME K=V…]", help: "carry out a workflow (none: list them)"},
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
 	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
@@ -231,33 +233,23 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /).", name, commandNames()))
 		return nil
 	}
-	switch name { // the ones that change nothing run at any time
-	case "memory":
-		m.setFocus(focusMemory)
-		return nil
-	case "help":
-		m.help.open = true
-		m.layout()
-		return nil
-	case "search":
-		return m.openSearch(arg)
-	case "break":
-		m.breakCommand(arg)
-		return nil
-	case "permissions":
-		m.permissionsCommand(arg)
-		return nil
-	case "skills":
-		if s, ok := m.backend.(SkillLister); ok {
-			m.notify(s.Skills())
-		} else {
-			m.notify("/skills is not here: this session is read-only.")
-		}
-		return nil
+	if cmd, ok := m.instantCommand(name, arg); ok { // the ones that change nothing run at any time
+		return cmd
 	}
 	if why := m.busy(); why != "" {
 		m.notify("/" + name + ": " + why)
 		return nil
+	}
+	if name == "diff" || name == "rewind" {
+		r, ok := m.backend.(Rewinder)
+		switch {
+		case !ok:
+			m.notify("/" + name + " is not here: this session keeps no checkpoints of its files.")
+			return nil
+		case name == "diff":
+			return m.diffCommand(r, arg)
+		}
+		return m.rewindCommand(r, arg)
 	}
 	c, ok := m.backend.(Commander)
 	if !ok {
@@ -412,6 +404,8 @@ func (m *Model) commandDone(msg commandDoneMsg) tea.Cmd {
 		m.setBackend(msg.open, msg.events)
 	case msg.ev != nil && msg.on == m.backend:
 		m.applyEvent(*msg.ev)
+	case msg.show != nil && msg.on == m.backend:
+		m.detail, m.rewind = msg.show, msg.plan
 	case msg.run != nil:
 		if why := m.busy(); why != "" || msg.on != m.backend {
 			if why == "" {
@@ -455,4 +449,34 @@ func (m *Model) forkHere() tea.Cmd {
 		return nil
 	}
 	return m.slashCommand(fmt.Sprintf("/fork %d", r.step))
+}
+
+// instantCommand runs the slash commands that change nothing, at any time;
+// ok is false for the others.
+func (m *Model) instantCommand(name, arg string) (tea.Cmd, bool) {
+	switch name {
+	case "memory":
+		m.setFocus(focusMemory)
+		return nil, true
+	case "help":
+		m.help.open = true
+		m.layout()
+		return nil, true
+	case "search":
+		return m.openSearch(arg), true
+	case "break":
+		m.breakCommand(arg)
+		return nil, true
+	case "permissions":
+		m.permissionsCommand(arg)
+		return nil, true
+	case "skills":
+		if s, ok := m.backend.(SkillLister); ok {
+			m.notify(s.Skills())
+		} else {
+			m.notify("/skills is not here: this session is read-only.")
+		}
+		return nil, true
+	}
+	return nil, false
 }

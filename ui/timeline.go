@@ -94,7 +94,8 @@ type stepDetail struct {
 	retries  []*engine.RetryScheduled
 	gates    []string // each pause of the step and the person's answer
 	errors   []string
-	edited   bool // the person edited the request of the step's decision
+	edited   bool     // the person edited the request of the step's decision
+	files    []string // the files the step changed (its checkpoints say)
 }
 
 // timeline is the Timeline pane: one row per step and phase as it happens,
@@ -124,6 +125,7 @@ type timeline struct {
 	posOf    []int
 	ordered  bool
 	steps    map[string]int // the row of each step of the workflow the last run carries out
+	cpStep   map[string]int // the step of each run's last checkpoint
 
 	// The lines view drew, reused until something changes.
 	cache    []string

@@ -81,6 +81,34 @@ func (t *timeline) apply(ev engine.Event) {
 		}
 	case *engine.RunFinished:
 		t.runFinished(ev, d)
+	case *engine.Checkpointed:
+		t.checkpointed(ev, d)
+	}
+}
+
+// checkpointed applies a checkpoint: what changed since the run's last
+// one (the steps from that one's on) is said on that step's observe row
+// (±N files) and in its details.
+func (t *timeline) checkpointed(ev engine.Event, d *engine.Checkpointed) {
+	if t.cpStep == nil {
+		t.cpStep = map[string]int{}
+	}
+	if prev, ok := t.cpStep[ev.Run]; ok && len(d.Changed) > 0 {
+		for i := len(t.rows) - 1; i >= 0; i-- {
+			if r := &t.rows[i]; r.run == ev.Run && r.step == prev && r.phase == engine.Observe {
+				r.text += " ±" + count(len(d.Changed), "file")
+				break
+			}
+		}
+		if dt := t.details[prev]; dt != nil {
+			dt.files = d.Changed
+		}
+	}
+	switch d.Reason {
+	case engine.CheckpointBefore:
+		t.cpStep[ev.Run] = ev.Step
+	case engine.CheckpointAfter:
+		delete(t.cpStep, ev.Run)
 	}
 }
 

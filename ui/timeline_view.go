@@ -262,6 +262,9 @@ func (t *timeline) detailLines(width int) []string {
 	for _, g := range d.gates {
 		fmt.Fprintf(&b, "Gate: %s\n", g)
 	}
+	if len(d.files) > 0 {
+		fmt.Fprintf(&b, "Files changed (/diff %d shows how; /rewind %d undoes it): %s\n", d.step, d.step, strings.Join(d.files, ", "))
+	}
 	for _, r := range d.retries {
 		fmt.Fprintf(&b, "Retry %s attempt %d after %dms: %s\n", r.Op, r.Attempt, r.DelayMS, r.Cause)
 	}

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentty/agentty/checkpoint"
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/ui"
+)
+
+// The console's /diff and /rewind (ui.Rewinder): the session's
+// checkpoints, read from its journal, in the store of the console's
+// workspace.
+
+// checkpoints returns the session's checkpoints and the store of the
+// console's workspace, which must be where they were taken.
+func (b *backend) checkpoints() (*checkpoint.Store, []checkpoint.Point, error) {
+	st := b.con.Setup.Checkpoints
+	if st == nil {
+		return nil, nil, errors.New("checkpoints are off here (there is no data folder)")
+	}
+	if err := b.journal.Flush(); err != nil {
+		return nil, nil, err
+	}
+	l, err := b.con.Store.Load(b.journal.ID)
+	if l == nil {
+		return nil, nil, err
+	}
+	points := checkpoint.Points(l.Events)
+	if len(points) == 0 {
+		return nil, nil, errors.New("no step of this session changed the files yet: there is nothing to show or rewind")
+	}
+	host, dir, _ := strings.Cut(points[len(points)-1].Where, ":")
+	h, _ := os.Hostname()
+	if abs, _ := filepath.EvalSymlinks(dir); host != h || abs != st.Workspace() {
+		return nil, nil, fmt.Errorf("this session's checkpoints are of %s on %s, not of this console's folder %s", dir, host, st.Workspace())
+	}
+	return st, points, nil
+}
+
+// DiffFiles implements ui.Rewinder.
+func (b *backend) DiffFiles(ctx context.Context, step int) (string, error) {
+	st, points, err := b.checkpoints()
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	_, err = st.DiffOf(ctx, &out, points, step)
+	return out.String(), err
+}
+
+// PlanRewind implements ui.Rewinder: the plan, with the diff from the
+// workspace as it is to the checkpoint.
+func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, error) {
+	st, points, err := b.checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	to, err := checkpoint.At(points, step)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := st.Plan(ctx, b.journal.ID, points, to)
+	if err != nil {
+		return nil, err
+	}
+	now := checkpoint.State{Tree: plan.Now.Tree, Files: map[string]engine.CheckpointFile{}}
+	for _, f := range plan.Now.Files {
+		now.Files[f.Path] = f
+	}
+	var diff bytes.Buffer
+	if err := st.Diff(ctx, &diff, now, to); err != nil {
+		return nil, err
+	}
+	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: plan.Write, Remove: plan.Remove, HandChanged: plan.HandChanged, Backend: plan}, nil
+}
+
+// RewindFiles implements ui.Rewinder: the workspace as it is is journaled
+// first (the rewind's undo), then the files are restored.
+func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool) (string, error) {
+	plan, ok := p.Backend.(*checkpoint.Plan)
+	st := b.con.Setup.Checkpoints
+	if !ok || st == nil {
+		return "", errors.New("not a plan of this session")
+	}
+	if _, err := b.session.Record(engine.KindCheckpoint, plan.Now, b.sink); err != nil {
+		return "", err
+	}
+	if err := st.Apply(ctx, b.journal.ID, plan, force); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Rewound the files to before step %d: %d written, %d removed (agentty sessions rewind %s --undo takes it back).",
+		p.Step, len(plan.Write), len(plan.Remove), b.journal.ID), nil
+}
