@@ -209,6 +209,9 @@ func sessionsLs(opts *sessionsOptions, store *sessions.Store) error {
 		if l.Origin == "eval" || l.Origin == "workflow" {
 			title += " [" + l.Origin + "]"
 		}
+		if l.Workspace != "" && l.Workspace != ws { // --all: where (a fork's worktree)
+			title += " (in " + l.Workspace + ")"
+		}
 		cost := strings.TrimPrefix(l.Usage.CostString(), "cost ") // the column says "cost"
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.ID, ago(l.Updated), l.LastStep, cost, l.Model, title)
 	}

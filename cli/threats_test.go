@@ -161,7 +161,7 @@ func agentFileText(name, extra, body string) string {
 }
 
 func hostileRows() []hostile {
-	return append(hostileFolderRows(), hostileModelRows()...)
+	return append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...)
 }
 
 // hostileFolderRows: what a folder nobody trusted supplies.
@@ -397,4 +397,63 @@ func fixtureSession(t *testing.T, f *fixture) string {
 		t.Fatal("no session")
 	}
 	return filepath.Base(dirs[0])
+}
+
+// hostileCheckpointRows: what a workspace gives the checkpoints.
+func hostileCheckpointRows() []hostile {
+	return []hostile{{
+		name: "a repository whose git config names programs",
+		setup: func(t *testing.T, f *fixture) {
+			marker := filepath.Join(f.outside, "ran")
+			gitIn(t, f.ws, "init", "-q")
+			for _, kv := range [][2]string{{"core.fsmonitor", "touch " + marker + "; echo"}, {"filter.evil.clean", "touch " + marker + "; cat"},
+				{"filter.evil.smudge", "touch " + marker + "; cat"}, {"diff.evil.textconv", "touch " + marker + "; cat"}, {"core.hooksPath", f.outside}} {
+				gitIn(t, f.ws, "config", kv[0], kv[1])
+			}
+			os.WriteFile(filepath.Join(f.outside, "post-checkout"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+			f.write(t, ".gitattributes", "* filter=evil diff=evil\n")
+			f.write(t, "notes.md", "# Notes\n")
+			f.env["SCRIPT"] = script(t, f, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"notes.md","content":"# Notes\n- tea\n"}}]},{"answer":"done"}]}`)
+		},
+		args: []string{"run", "--yes", "--model", "$SCRIPT", "add tea"},
+		check: func(t *testing.T, f *fixture, r hostileResult) {
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			wantIn(t, "the journal", f.journals(t), `"kind":"checkpoint"`, `"mode":"git"`)
+			id := fixtureSession(t, f)
+			if d := f.run(t, "sessions", "diff", id); !strings.Contains(d.stdout, "+- tea") {
+				t.Errorf("sessions diff: exit %d %s %s", d.code, d.stdout, d.stderr)
+			}
+			if rw := f.run(t, "sessions", "rewind", id, "--at", "1"); rw.code != 0 {
+				t.Errorf("sessions rewind: exit %d %s", rw.code, rw.stderr)
+			}
+			if b, _ := os.ReadFile(filepath.Join(f.ws, "notes.md")); string(b) != "# Notes\n" {
+				t.Errorf("notes.md after the rewind: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(f.outside, "ran")); err == nil {
+				t.Error("a program the workspace's git config names was run")
+			}
+		},
+	}, {
+		name: "a file tool's path out of a folder that is not git",
+		setup: func(t *testing.T, f *fixture) {
+			os.WriteFile(filepath.Join(f.outside, "secret.txt"), []byte(threatKey), 0o600)
+			rel, _ := filepath.Rel(f.ws, filepath.Join(f.outside, "secret.txt"))
+			os.Symlink(filepath.Join(f.outside, "secret.txt"), filepath.Join(f.ws, "link.txt"))
+			f.env["SCRIPT"] = script(t, f, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"`+rel+`","content":"x"}},`+
+				`{"name":"write_file","arguments":{"path":"link.txt","content":"x"}}]},{"answer":"done"}]}`)
+		},
+		args: []string{"run", "--yes", "--model", "$SCRIPT", "write outside"},
+		check: func(t *testing.T, f *fixture, r hostileResult) {
+			kept, _ := exec.Command("grep", "-rl", threatKey, filepath.Join(f.home, "checkpoints")).Output()
+			if len(kept) > 0 || strings.Contains(f.journals(t), threatKey) {
+				t.Errorf("the file outside the workspace was kept: %s", kept)
+			}
+			if b, _ := os.ReadFile(filepath.Join(f.outside, "secret.txt")); string(b) != threatKey {
+				t.Errorf("the file outside was written: %q", b)
+			}
+			wantIn(t, "the journal", f.journals(t), "checkpoint: ")
+		},
+	}}
 }
