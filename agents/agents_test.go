@@ -105,7 +105,7 @@ func TestAgentFileErrors(t *testing.T) {
 	tests := []struct{ name, body, want string }{
 		{"no front matter", "name: x\n", file + ":1: front matter: an agent file begins with a --- line"},
 		{"no closing fence", "---\nname: x\ndescription: y\nbody\n", file + ":1: front matter: no closing --- line"},
-		{"bad yaml", "---\nname: x\ndescription: y: z\n---\n", file + ":3: front matter: mapping values are not allowed in this context"},
+		{"bad yaml", "---\nname: x y z\n  description: [y: z\n---\n", file + ":3: front matter: "},
 		{"tab indent", "---\nname: x\n\tdescription: y\n---\n", file + ":3: front matter: found a tab character"},
 		{"not a mapping", "---\n- a\n- b\n---\n", file + ":2: front matter: want fields (name: …, description: …), got a list"},
 		{"max_steps a word", "---\nname: x\ndescription: y\nmax_steps: many\n---\n", file + `:4: max_steps: want a positive integer, got "many"`},
@@ -121,7 +121,7 @@ func TestAgentFileErrors(t *testing.T) {
 		{"missing name", "---\ndescription: y\n---\n", file + ":1: name: missing"},
 		{"missing description", "---\nname: x\n---\n", file + ":1: description: missing"},
 		{"empty front matter", "---\n---\nbody\n", file + ":1: name: missing"},
-		{"bad name", "---\nname: Bad Name\ndescription: y\n---\n", file + `:2: name: "Bad Name" is not a valid agent name`},
+		{"bad name", "---\nname: Bad*Name\ndescription: y\n---\n", file + `:2: name: "Bad*Name" is not a valid agent name`},
 		{"long name", "---\nname: " + strings.Repeat("a", 60) + "\ndescription: y\n---\n", file + `:2: name: "aaaa`},
 		{"bad mode", "---\nname: x\ndescription: y\nmode: solo\n---\n", file + `:4: mode: want delegate or handoff, got "solo"`},
 		{"field twice", "---\nname: x\ndescription: y\nname: z\n---\n", file + `:4: name: given twice (first on line 2)`},
@@ -278,5 +278,53 @@ func TestAgentNamesAndModelsFromClaude(t *testing.T) {
 	}
 	if _, _, prob := Parse("x.md", []byte("---\nname: ...\ndescription: y\n---\nbody\n"), Place{}); prob == nil {
 		t.Error("a name of dots only loaded")
+	}
+}
+
+// TestLenientFrontMatter: front matter that is not valid YAML, as Claude
+// Code users write it (a description holding ": " unquoted, over several
+// lines), is read one key: value a line, with a note; fields keep their
+// types and lines; what is no agent even so keeps the YAML's error.
+func TestLenientFrontMatter(t *testing.T) {
+	src := "---\nname: ai-engineer\ndescription: Use this agent when adding AI features. Examples: <example>Context: a chat app\n  user: \"Add a summary\" assistant: \"I'll use the ai-engineer\"</example>\ntools: Read, Write, Bash\nmax_steps: 12\ncolor: purple\n---\nYou build AI features.\n"
+	def, notes, prob := Parse("x.md", []byte(src), Place{claude: true})
+	if prob != nil {
+		t.Fatal(prob)
+	}
+	if def.Name != "ai-engineer" || !strings.HasPrefix(def.Description, "Use this agent when adding AI features. Examples: <example>Context: a chat app") ||
+		!strings.HasSuffix(def.Description, "</example>") || def.MaxSteps != 12 || len(def.Tools) != 3 || def.System != "You build AI features." {
+		t.Errorf("def = %+v", def)
+	}
+	s := problems(notes)
+	for _, want := range []string{"x.md:3: the front matter is not valid YAML (", "read as one key: value a line", "x.md:7: color: ignored: a Claude Code field"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no note %q in\n%s", want, s)
+		}
+	}
+	// A name with spaces and a slash is made an agent's name, with a note.
+	def, notes, prob = Parse("x.md", []byte("---\nname: \"Python DevOps/CI-CD Expert\"\ndescription: y\n---\nbody\n"), Place{})
+	if prob != nil || def.Name != "python-devops-ci-cd-expert" || !strings.Contains(problems(notes), `is used as "python-devops-ci-cd-expert"`) {
+		t.Errorf("name %q, %v, notes %s", def.Name, prob, problems(notes))
+	}
+	// No front matter, no name: still refused.
+	for _, bad := range []string{"no fields here\n", "---\ndescription: y: z\n---\nbody\n", "---\nname: x\n\tdescription: y\n---\n"} {
+		if _, _, prob := Parse("x.md", []byte(bad), Place{}); prob == nil {
+			t.Errorf("%q loaded", bad)
+		}
+	}
+}
+
+// TestShadowedAgentTrustHint: the note of an untrusted workspace's agent
+// that the person's own shadows names the workspace to trust, not "".
+func TestShadowedAgentTrustHint(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(ws, ".agentty", "agents"), user} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "helper.md"), []byte("---\nname: helper\ndescription: y\n---\nbody\n"), 0o644)
+	}
+	files := Load([]Place{{dir: filepath.Join(ws, ".agentty", "agents"), scope: "workspace", root: ws, untrusted: true}, {dir: user, scope: "user"}})
+	s := problems(files.Notes)
+	if !strings.Contains(s, "to use it: agentty trust "+ws) || strings.Contains(s, "trust ''") {
+		t.Errorf("notes:\n%s", s)
 	}
 }

@@ -178,7 +178,7 @@ type Files struct {
 func Load(places []Place) Files {
 	var out Files
 	byName := map[string]int{}     // name → index in out.Defs
-	untrusted := map[string]bool{} // names defined by an untrusted workspace
+	untrusted := map[string]string{} // names defined by an untrusted workspace: its folder
 	for _, pl := range places {
 		entries, err := os.ReadDir(pl.dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -202,13 +202,13 @@ func Load(places []Place) Files {
 			}
 			if i, dup := byName[def.Name]; dup {
 				first := out.Defs[i]
-				if untrusted[def.Name] && !pl.untrusted {
+				if root, ok := untrusted[def.Name]; ok && !pl.untrusted {
 					// An untrusted workspace may not replace the person's own
 					// agent (and the tools they gave it) with its own.
 					out.Notes = append(out.Notes, Problem{File: first.File, Field: "name",
-						Message: fmt.Sprintf("agent %q is yours (%s) while this folder is untrusted; this file is not used (to use it: agentty trust %s)", def.Name, file, config.ShellQuote(pl.root))})
+						Message: fmt.Sprintf("agent %q is yours (%s) while this folder is untrusted; this file is not used (to use it: agentty trust %s)", def.Name, file, config.ShellQuote(root))})
 					out.Defs[i] = def
-					untrusted[def.Name] = false
+					delete(untrusted, def.Name)
 					continue
 				}
 				if filepath.Dir(first.File) == pl.dir {
@@ -222,7 +222,9 @@ func Load(places []Place) Files {
 				continue
 			}
 			byName[def.Name] = len(out.Defs)
-			untrusted[def.Name] = pl.untrusted
+			if pl.untrusted {
+				untrusted[def.Name] = pl.root
+			}
 			out.Defs = append(out.Defs, def)
 		}
 	}
@@ -244,8 +246,8 @@ func readFile(file string, pl Place) (Def, []Problem, *Problem) {
 // agentName is what a name may be: it becomes the tool transfer_to_NAME.
 var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
-// normalizeName makes def's name an agent's name when only case and dots
-// keep it from being one, noting it (its line is line).
+// normalizeName makes def's name an agent's name when only case, dots,
+// spaces or slashes keep it from being one, noting it (its line is line).
 func normalizeName(def *Def, line int, note func(int, string, string, ...any)) {
 	if n := NormalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
 		note(line, "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
@@ -253,13 +255,17 @@ func normalizeName(def *Def, line int, note func(int, string, string, ...any)) {
 	}
 }
 
-// NormalName is name as an agent's name: lower case, its dots made -, as
-// Claude Code's names may have them (dotnet-framework-4.8-expert →
-// dotnet-framework-4-8-expert). Other characters are left for checkDef to
-// refuse.
+// NormalName is name as an agent's name: lower case, each run of dots,
+// spaces and slashes made one -, as Claude Code's names may have them
+// (dotnet-framework-4.8-expert → dotnet-framework-4-8-expert, "Python
+// DevOps/CI-CD Expert" → python-devops-ci-cd-expert). Other characters are
+// left for checkDef to refuse.
 func NormalName(name string) string {
-	return strings.Trim(strings.ReplaceAll(strings.ToLower(name), ".", "-"), "-")
+	return strings.Trim(nameSeparators.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "-"), "-")
 }
+
+// nameSeparators are what NormalName makes a -.
+var nameSeparators = regexp.MustCompile(`[-.\s/]*[.\s/][-.\s/]*`)
 
 // maxAgentName keeps transfer_to_NAME within the 64 characters that model
 // APIs allow a tool name.
@@ -297,7 +303,9 @@ func unknownField(line int, field string, pl Place, note func(int, string, strin
 }
 
 // frontMatter splits an agent file into its fields (a YAML mapping) and
-// the lines, of which end is the one that closes the fields.
+// the lines, of which end is the one that closes the fields. Fields that
+// are not valid YAML but read as key: value lines come with the YAML's
+// problem (lenientFields).
 func frontMatter(file string, b []byte) (*yaml.Node, []string, int, *Problem) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	lines := strings.SplitAfter(string(b), "\n")
@@ -312,6 +320,9 @@ func frontMatter(file string, b []byte) (*yaml.Node, []string, int, *Problem) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &doc); err != nil {
 		line, msg := yamlx.ErrorLine(err)
+		if m := lenientFields(lines[1:end]); m != nil { // as Claude Code reads it
+			return m, lines, end, &Problem{File: file, Line: line + 1, Message: msg}
+		}
 		return nil, nil, 0, problem(file, line+1, "", "front matter: %s", msg)
 	}
 	switch {
@@ -355,8 +366,12 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 		notes = append(notes, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)})
 	}
 	m, lines, end, prob := frontMatter(file, b)
-	if prob != nil {
+	if prob != nil && m == nil {
 		return Def{}, nil, prob
+	}
+	yamlProb := prob
+	if prob != nil {
+		note(prob.Line, "", "the front matter is not valid YAML (%s): read as one key: value a line, as Claude Code reads it", prob.Message)
 	}
 	def := Def{Mode: Delegate, Model: Inherit, File: file, Scope: pl.scope, claude: pl.claude,
 		System: strings.TrimSpace(strings.Join(lines[end+1:], ""))}
@@ -419,6 +434,9 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 	}
 	normalizeName(&def, seen["name"], note)
 	if prob := checkDef(file, def, seen["name"]); prob != nil {
+		if yamlProb != nil { // read leniently it is no agent either: the YAML's problem is the one
+			return Def{}, nil, problem(file, yamlProb.Line, "", "front matter: %s", yamlProb.Message)
+		}
 		return Def{}, notes, prob
 	}
 	if def.System == "" {
