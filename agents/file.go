@@ -177,7 +177,7 @@ type Files struct {
 // it is an error naming both files (the first by file name loads).
 func Load(places []Place) Files {
 	var out Files
-	byName := map[string]int{}     // name → index in out.Defs
+	byName := map[string]int{}       // name → index in out.Defs
 	untrusted := map[string]string{} // names defined by an untrusted workspace: its folder
 	for _, pl := range places {
 		entries, err := os.ReadDir(pl.dir)
