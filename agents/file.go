@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -243,34 +242,6 @@ func readFile(file string, pl Place) (Def, []Problem, *Problem) {
 	return Parse(file, b, pl)
 }
 
-// agentName is what a name may be: it becomes the tool transfer_to_NAME.
-var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
-// normalizeName makes def's name an agent's name when only case, dots,
-// spaces or slashes keep it from being one, noting it (its line is line).
-func normalizeName(def *Def, line int, note func(int, string, string, ...any)) {
-	if n := NormalName(def.Name); n != def.Name && agentName.MatchString(n) && len(n) <= maxAgentName {
-		note(line, "name", "%q is used as %q (an agent's name becomes the tool %sNAME: lower-case letters, digits, - and _)", def.Name, n, engine.TransferPrefix)
-		def.Name = n
-	}
-}
-
-// NormalName is name as an agent's name: lower case, each run of dots,
-// spaces and slashes made one -, as Claude Code's names may have them
-// (dotnet-framework-4.8-expert → dotnet-framework-4-8-expert, "Python
-// DevOps/CI-CD Expert" → python-devops-ci-cd-expert). Other characters are
-// left for checkDef to refuse.
-func NormalName(name string) string {
-	return strings.Trim(nameSeparators.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "-"), "-")
-}
-
-// nameSeparators are what NormalName makes a -.
-var nameSeparators = regexp.MustCompile(`[-.\s/]*[.\s/][-.\s/]*`)
-
-// maxAgentName keeps transfer_to_NAME within the 64 characters that model
-// APIs allow a tool name.
-const maxAgentName = 64 - len(engine.TransferPrefix)
-
 // riskyAgentFields are fields that could name MCP servers or loosen
 // approvals: an untrusted workspace's files may not set them, and agentty
 // does not take them from agent files at all (MCP servers and policies are
@@ -335,20 +306,6 @@ func frontMatter(file string, b []byte) (*yaml.Node, []string, int, *Problem) {
 	}
 }
 
-// checkDef says what an agent file lacks: a valid name (on line
-// nameLine), a description.
-func checkDef(file string, def Def, nameLine int) *Problem {
-	switch {
-	case def.Name == "":
-		return problem(file, 1, "name", "missing: every agent needs a name (lower-case letters, digits, - and _)")
-	case !agentName.MatchString(def.Name) || len(def.Name) > maxAgentName:
-		return problem(file, nameLine, "name", "%q is not a valid agent name: use lower-case letters, digits, - and _, starting with a letter or digit, at most %d characters (it becomes the tool name %sNAME)", def.Name, maxAgentName, engine.TransferPrefix)
-	case def.Description == "":
-		return problem(file, 1, "description", "missing: every agent needs a description (the model reads it to choose the agent)")
-	}
-	return nil
-}
-
 // problem is a Problem of file at line: field, and what is wrong with it.
 func problem(file string, line int, field, format string, a ...any) *Problem {
 	return &Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, a...)}
@@ -411,38 +368,39 @@ func Parse(file string, b []byte, pl Place) (Def, []Problem, *Problem) {
 				prob.File = file
 				return def, notes, prob
 			}
-		case "max_steps", "maxTurns":
-			var n int
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil || n <= 0 {
-				return fail(line, field, "want a positive integer, got %s", yamlx.KindName(v))
-			}
-			if def.MaxSteps > 0 {
-				return fail(line, field, "give max_steps or maxTurns, not both")
-			}
-			def.MaxSteps = n
-		case "max_tokens":
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&def.MaxTokens) != nil || def.MaxTokens <= 0 {
-				return fail(line, field, "want a positive number of tokens, got %s", yamlx.KindName(v))
-			}
-		case "max_cost":
-			if v.Kind != yaml.ScalarNode || v.Decode(&def.MaxCost) != nil || def.MaxCost <= 0 {
-				return fail(line, field, "want a cost in US dollars such as 0.50, got %s", yamlx.KindName(v))
+		case "max_steps", "maxTurns", "max_tokens", "max_cost":
+			if msg := limitField(&def, field, v); msg != "" {
+				return fail(line, field, "%s", msg)
 			}
 		default:
 			unknownField(k.Line+1, field, pl, note)
 		}
 	}
-	normalizeName(&def, seen["name"], note)
-	if prob := checkDef(file, def, seen["name"]); prob != nil {
-		if yamlProb != nil { // read leniently it is no agent either: the YAML's problem is the one
-			return Def{}, nil, problem(file, yamlProb.Line, "", "front matter: %s", yamlProb.Message)
+	if prob := finish(&def, seen["name"], end, yamlProb, note); prob != nil {
+		if yamlProb != nil {
+			return Def{}, nil, prob
 		}
 		return Def{}, notes, prob
+	}
+	return def, notes, nil
+}
+
+// finish checks the definition Parse read (its name on line nameLine, its
+// front matter ending on line end): a name made an agent's, what it
+// lacks, an empty body noted. Read leniently (yamlProb, the YAML's
+// problem), a file that is no agent either fails with the YAML's problem.
+func finish(def *Def, nameLine, end int, yamlProb *Problem, note func(int, string, string, ...any)) *Problem {
+	normalizeName(def, nameLine, note)
+	if prob := checkDef(def.File, *def, nameLine); prob != nil {
+		if yamlProb != nil {
+			return problem(def.File, yamlProb.Line, "", "front matter: %s", yamlProb.Message)
+		}
+		return prob
 	}
 	if def.System == "" {
 		note(end+1, "", "the body after the front matter is empty: the agent has no system prompt of its own")
 	}
-	return def, notes, nil
+	return nil
 }
 
 // agentModel judges an agent's model field: "inherit" for the session's
@@ -513,4 +471,30 @@ func toolPatterns(v *yaml.Node, line int) ([]string, *Problem) {
 		}
 	}
 	return pats, nil
+}
+
+// limitField reads one of an agent's limits into def: max_steps (or
+// Claude Code's maxTurns), max_tokens, max_cost. It says what is wrong
+// with v ("" for nothing).
+func limitField(def *Def, field string, v *yaml.Node) string {
+	switch field {
+	case "max_steps", "maxTurns":
+		var n int
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&n) != nil || n <= 0 {
+			return "want a positive integer, got " + yamlx.KindName(v)
+		}
+		if def.MaxSteps > 0 {
+			return "give max_steps or maxTurns, not both"
+		}
+		def.MaxSteps = n
+	case "max_tokens":
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&def.MaxTokens) != nil || def.MaxTokens <= 0 {
+			return "want a positive number of tokens, got " + yamlx.KindName(v)
+		}
+	case "max_cost":
+		if v.Kind != yaml.ScalarNode || v.Decode(&def.MaxCost) != nil || def.MaxCost <= 0 {
+			return "want a cost in US dollars such as 0.50, got " + yamlx.KindName(v)
+		}
+	}
+	return ""
 }
