@@ -215,7 +215,7 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 // setup, put in the registry again when a server's tools change. A server
 // that did not start is a notice: its tools are unavailable.
 func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, redact *config.Redactor, all func() []engine.Tool, getenv func(string) string) {
-	servers, notes := mcpServers(cfg, getenv)
+	servers, notes := mcpServers(cfg, cmp.Or(o.Workspace, "."), getenv)
 	st.Notices = append(st.Notices, notes...)
 	if len(servers) == 0 {
 		return
@@ -238,7 +238,7 @@ func (st *Setup) startMCP(ctx context.Context, o Options, cfg *config.Settings, 
 // mcpServers are the settings' MCP servers as the adapter takes them: the
 // disabled left out, ${VAR} expanded from the environment (a variable that
 // is not set is a notice).
-func mcpServers(cfg *config.Settings, getenv func(string) string) (map[string]tools.MCPServer, []string) {
+func mcpServers(cfg *config.Settings, wsDir string, getenv func(string) string) (map[string]tools.MCPServer, []string) {
 	servers := map[string]tools.MCPServer{}
 	var notes []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
@@ -250,8 +250,7 @@ func mcpServers(cfg *config.Settings, getenv func(string) string) (map[string]to
 		if len(unset) > 0 {
 			notes = append(notes, fmt.Sprintf("MCP server %s: %s not set (no default given): left empty", name, "${"+strings.Join(unset, "}, ${")+"}"))
 		}
-		servers[name] = tools.MCPServer{Type: srv.Type, Timeout: time.Duration(srv.Timeout), Command: srv.Command, Args: srv.Args,
-			Env: srv.Env, URL: srv.URL, Headers: srv.Headers, Policy: srv.Policy}
+		servers[name] = mcpServer(srv, wsDir)
 	}
 	return servers, notes
 }

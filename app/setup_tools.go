@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
@@ -104,4 +106,23 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 		st.Rows = append(st.Rows, ToolRow{Name: t.Name, Source: source, Policy: t.Policy, Description: t.Description, Schema: t.Schema})
 	}
 	return nil
+}
+
+// mcpServer is a config's MCP server as the adapter takes it: its folder
+// relative to the workspace, its headers helper a program run as the
+// server would be.
+func mcpServer(srv config.MCPServer, wsDir string) tools.MCPServer {
+	out := tools.MCPServer{Type: srv.Type, Timeout: time.Duration(srv.Timeout), Command: srv.Command, Args: srv.Args,
+		Env: srv.Env, URL: srv.URL, Headers: srv.Headers, Policy: srv.Policy, EnabledTools: srv.EnabledTools,
+		DisabledTools: srv.DisabledTools, ToolTimeout: time.Duration(srv.ToolTimeout), Allow: srv.AlwaysAllow}
+	if srv.Cwd != "" {
+		out.Dir = srv.Cwd
+		if !filepath.IsAbs(out.Dir) {
+			out.Dir = filepath.Join(wsDir, out.Dir)
+		}
+	}
+	if srv.HeadersHelper != "" {
+		out.HeaderFunc = tools.HeadersHelper(srv.HeadersHelper, wsDir, srv.Env)
+	}
+	return out
 }

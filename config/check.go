@@ -190,8 +190,10 @@ func (m MCPServer) check() (field, problem string) {
 		return "policy", fmt.Sprintf("%q is not allow, ask or deny", m.Policy)
 	case !slices.Contains([]string{"", "stdio", "http", "streamable-http", "sse"}, m.Type):
 		return "type", fmt.Sprintf("%q is not stdio, http or sse", m.Type)
-	case m.Timeout != 0:
+	case m.Timeout != 0 && limitProblem(time.Duration(m.Timeout)) != "":
 		return "timeout", limitProblem(time.Duration(m.Timeout))
+	case m.ToolTimeout != 0:
+		return "tool_timeout", limitProblem(time.Duration(m.ToolTimeout))
 	}
 	return "", ""
 }

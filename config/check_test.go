@@ -39,6 +39,8 @@ var rangeCases = []struct {
 	{"mcpServers.*.timeout", `{"mcpServers": {"s": {"command": "x", "timeout": 1e30}}}`, "field mcpServers.s.timeout: want a time limit above 0 and at most 24h"},
 	{"mcpServers.*.timeout", `{"mcpServers": {"s": {"command": "x", "timeout": -1}}}`, "field mcpServers.s.timeout: want a time limit above 0 and at most 24h, got -1s"},
 	{"mcpServers.*.timeout", `{"mcpServers": {"s": {"command": "x", "timeout": "-2562047h47m16.854775808s"}}}`, "field mcpServers.s.timeout: want a time limit above 0 and at most 24h"},
+	{"mcpServers.*.tool_timeout", `{"mcpServers": {"s": {"command": "x", "tool_timeout": 1e30}}}`, "field mcpServers.s.tool_timeout: want a time limit above 0 and at most 24h"},
+	{"mcpServers.*.tool_timeout", `{"mcpServers": {"s": {"command": "x", "tool_timeout": -5}}}`, "field mcpServers.s.tool_timeout: want a time limit above 0 and at most 24h, got -5s"},
 	{"models.*.context_window", `{"models": {"m": {"context_window": 2000000000}}}`, "field models.m.context_window: want a number of tokens from 1 to 10000000, got 2000000000"},
 	{"models.*.context_window", `{"models": {"m": {"context_window": 0}}}`, "field models.m.context_window: want a number of tokens from 1 to 10000000, got 0"},
 	{"models.*.max_output", `{"models": {"m": {"max_output": 2000000000}}}`, "field models.m.max_output: want a number of tokens from 1 to 10000000, got 2000000000"},

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/agentty/agentty/engine"
 )
 
 // MCP servers people already have: Codex's ~/.codex/config.toml
@@ -62,6 +64,25 @@ type codexServer struct {
 	Enabled           *bool             `toml:"enabled"`
 	StartupTimeoutSec float64           `toml:"startup_timeout_sec"`
 	StartupTimeoutMS  float64           `toml:"startup_timeout_ms"`
+	Cwd               string            `toml:"cwd"`
+	EnabledTools      []string          `toml:"enabled_tools"`
+	DisabledTools     []string          `toml:"disabled_tools"`
+	ToolTimeoutSec    float64           `toml:"tool_timeout_sec"`
+	ApprovalMode      string            `toml:"default_tools_approval_mode"`
+}
+
+// codexApproval maps Codex's default_tools_approval_mode to a policy of
+// every tool of the server ("" is agentty's default: a tool the server
+// marks read-only runs, any other asks), and what to say of it.
+var codexApproval = map[string]struct {
+	policy engine.Policy
+	note   string
+}{
+	"":        {"", ""},
+	"auto":    {"", "auto: agentty's default (tools the server marks read-only run, the others ask)"},
+	"writes":  {"", "writes: agentty's default (tools the server marks read-only run, the others ask)"},
+	"prompt":  {engine.PolicyAsk, ""},
+	"approve": {engine.PolicyAllow, "approve: every tool of the server runs without asking, as in Codex"},
 }
 
 // ImportCodex adds the servers of Codex's config file at path to im; a
@@ -77,12 +98,39 @@ func (im *Imported) ImportCodex(path string) error {
 	var f struct {
 		MCPServers map[string]codexServer `toml:"mcp_servers"`
 	}
-	if _, err := toml.Decode(string(b), &f); err != nil {
+	md, err := toml.Decode(string(b), &f)
+	if err != nil {
 		return fmt.Errorf("%s: %v", path, err)
+	}
+	unused := map[string][]string{} // server → its keys agentty does not read
+	for _, k := range md.Undecoded() {
+		if len(k) >= 3 && k[0] == "mcp_servers" {
+			unused[k[1]] = append(unused[k[1]], strings.Join(k[2:], "."))
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.MCPServers)) {
 		c := f.MCPServers[name]
-		s := MCPServer{Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: maps.Clone(c.HTTPHeaders)}
+		s := MCPServer{Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: maps.Clone(c.HTTPHeaders),
+			Cwd: c.Cwd, EnabledTools: c.EnabledTools, DisabledTools: c.DisabledTools}
+		approval, known := codexApproval[c.ApprovalMode]
+		if !known {
+			im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: default_tools_approval_mode = %q is not auto, prompt, approve or writes; not imported", path, name, c.ApprovalMode))
+			continue
+		}
+		if s.Policy = approval.policy; approval.note != "" {
+			im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: default_tools_approval_mode = %s", path, name, approval.note))
+		}
+		if c.ToolTimeoutSec != 0 {
+			if d := c.ToolTimeoutSec * float64(time.Second); !(d > 0 && d <= float64(MaxTimeLimit)) {
+				im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: tool_timeout_sec = %v is not a time limit above 0 and at most %s; not imported",
+					path, name, c.ToolTimeoutSec, shortDuration(MaxTimeLimit)))
+				continue
+			}
+			s.ToolTimeout = Seconds(c.ToolTimeoutSec * float64(time.Second))
+		}
+		for _, k := range slices.Sorted(slices.Values(unused[name])) {
+			im.Notes = append(im.Notes, fmt.Sprintf("%s: server %s: %s is not used by agentty", path, name, k))
+		}
 		if c.Enabled != nil && !*c.Enabled {
 			s.Disabled = true
 		}

@@ -140,3 +140,112 @@ func mustReadFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestImportCodexKeepsEveryKey: cwd, enabled_tools, disabled_tools,
+// tool_timeout_sec and default_tools_approval_mode are carried over (a
+// disabled delete_entities stays disabled); an approval mode agentty
+// cannot hold leaves its server out; every key agentty does not read is a
+// note; what is imported parses as a config.
+func TestImportCodexKeepsEveryKey(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(p, []byte(`[mcp_servers.memory]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-memory"]
+cwd = "/srv/memory"
+enabled_tools = ["read_graph", "create_entities", "delete_entities"]
+disabled_tools = ["delete_entities"]
+tool_timeout_sec = 90
+default_tools_approval_mode = "prompt"
+required = true
+supports_parallel_tool_calls = true
+
+[mcp_servers.trusted]
+url = "https://example.test/mcp"
+default_tools_approval_mode = "approve"
+
+[mcp_servers.auto]
+command = "srv"
+default_tools_approval_mode = "auto"
+
+[mcp_servers.odd]
+command = "srv"
+default_tools_approval_mode = "sometimes"
+
+[mcp_servers.forever]
+command = "srv"
+tool_timeout_sec = inf
+`), 0o600)
+	var im Imported
+	if err := im.ImportCodex(p); err != nil {
+		t.Fatal(err)
+	}
+	m := im.Servers["memory"]
+	if m.Cwd != "/srv/memory" || strings.Join(m.EnabledTools, ",") != "read_graph,create_entities,delete_entities" ||
+		strings.Join(m.DisabledTools, ",") != "delete_entities" || time.Duration(m.ToolTimeout) != 90*time.Second || m.Policy != "ask" {
+		t.Errorf("memory: %+v", m)
+	}
+	if im.Servers["trusted"].Policy != "allow" || im.Servers["auto"].Policy != "" {
+		t.Errorf("trusted %q, auto %q", im.Servers["trusted"].Policy, im.Servers["auto"].Policy)
+	}
+	if _, ok := im.Servers["odd"]; ok {
+		t.Error("an approval mode agentty does not know was imported")
+	}
+	if _, ok := im.Servers["forever"]; ok {
+		t.Error("an infinite tool timeout was imported")
+	}
+	notes := strings.Join(im.Notes, "\n")
+	for _, want := range []string{"server memory: required is not used by agentty", "server memory: supports_parallel_tool_calls is not used by agentty",
+		`server odd: default_tools_approval_mode = "sometimes" is not auto, prompt, approve or writes; not imported`,
+		"server trusted: default_tools_approval_mode = approve: every tool of the server runs without asking",
+		"server forever: tool_timeout_sec = +Inf is not a time limit"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note %q in\n%s", want, notes)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": im.Servers})
+	if _, err := Parse("imported", b); err != nil {
+		t.Errorf("what was imported does not parse: %v\n%s", err, b)
+	}
+}
+
+// TestMCPJSONSaysWhatItDoesNotUse: every key of a .mcp.json entry agentty
+// does not read is a note naming its line; Claude Code's alwaysAllow and
+// headersHelper are read; a file with no mcpServers says so.
+func TestMCPJSONSaysWhatItDoesNotUse(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(`{
+  "mcpServers": {
+    "mem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"],
+      "alwaysAllow": ["read_graph"],
+      "autoApprove": ["x"],
+      "oauth": {"clientId": "y"}
+    },
+    "remote": {"type": "http", "url": "https://example.test/mcp", "headersHelper": "print-token --json"}
+  }
+}`), 0o600)
+	w, err := ReadWorkspace(ws, &Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(w.Notes, "\n")
+	for _, want := range []string{".mcp.json:7: mcpServers.mem.autoApprove: not used by agentty", ".mcp.json:8: mcpServers.mem.oauth: not used by agentty"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note %q in\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "mem.alwaysAllow:") || strings.Contains(notes, "remote.headersHelper:") || strings.Contains(notes, "mem.args:") {
+		t.Errorf("a key agentty reads is noted:\n%s", notes)
+	}
+	if s := w.Cfg.MCPServers["mem"]; strings.Join(s.AlwaysAllow, ",") != "read_graph" || w.Cfg.MCPServers["remote"].HeadersHelper != "print-token --json" {
+		t.Errorf("servers: %+v", w.Cfg.MCPServers)
+	}
+	if _, risky := w.Risky["mcpServers.remote"]; !risky {
+		t.Errorf("a headers helper is not risky untrusted: %v", w.Risky)
+	}
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(`{"servers": {"x": {"command": "y"}}}`), 0o600)
+	if w, err = ReadWorkspace(ws, &Settings{}); err != nil || !strings.Contains(strings.Join(w.Notes, "\n"), "has no mcpServers: agentty uses nothing of it") {
+		t.Errorf("a file without mcpServers: %v %v", err, w.Notes)
+	}
+}

@@ -127,7 +127,30 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Policy, when set, is the policy of every tool of the server.
 	Policy engine.Policy `json:"policy,omitempty"`
+	// Cwd is the folder a stdio server starts in (relative: to the
+	// workspace; "": the workspace).
+	Cwd string `json:"cwd,omitempty"`
+	// EnabledTools, when set, are the only tools of the server offered
+	// (by the server's names); DisabledTools are never offered.
+	EnabledTools  []string `json:"enabled_tools,omitempty"`
+	DisabledTools []string `json:"disabled_tools,omitempty"`
+	// ToolTimeout bounds one call of the server's tools (default: three
+	// times Timeout).
+	ToolTimeout Seconds `json:"tool_timeout,omitempty"`
+	// AlwaysAllow are tools allowed without asking (Claude Code's key):
+	// a workspace's takes effect only when the folder is trusted, as all
+	// of its servers do.
+	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	// HeadersHelper is a shell command whose output, a JSON object of
+	// strings, adds headers to an HTTP server's (Claude Code's key): a
+	// program, run as the server would be, only under trust.
+	HeadersHelper string `json:"headersHelper,omitempty"`
 }
+
+// mcpServerKeys are the keys of an mcpServers entry agentty reads (JSON's
+// names).
+var mcpServerKeys = []string{"type", "disabled", "timeout", "command", "args", "env", "url", "headers", "policy",
+	"cwd", "enabled_tools", "disabled_tools", "tool_timeout", "alwaysAllow", "headersHelper"}
 
 // ToolConfig is a tool's entry of the config's tools: its policy and
 // timeout.
@@ -391,7 +414,7 @@ func (m MCPServer) Expanded(getenv func(string) string) (MCPServer, []string) {
 			unset = append(unset, v)
 		}
 	}
-	m.Command, m.URL = Expand(m.Command, getenv, note), Expand(m.URL, getenv, note)
+	m.Command, m.URL, m.Cwd = Expand(m.Command, getenv, note), Expand(m.URL, getenv, note), Expand(m.Cwd, getenv, note)
 	m.Args = slices.Clone(m.Args)
 	for i, a := range m.Args {
 		m.Args[i] = Expand(a, getenv, note)

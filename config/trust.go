@@ -95,9 +95,11 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		w.File = mcpPath
 	}
 	if mb != nil {
-		if err := mergeMCPJSON(w.Cfg, mcpPath, mb); err != nil {
+		notes, err := mergeMCPJSON(w.Cfg, mcpPath, mb)
+		if err != nil {
 			return nil, err
 		}
+		w.Notes = append(w.Notes, notes...)
 		// Trusting the folder trusts both files as they are: a change to
 		// either must be trusted again.
 		fmt.Fprintf(sum, "\x00.mcp.json\x00%s", mb)
@@ -108,7 +110,7 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.Notes = notes
+		w.Notes = append(w.Notes, notes...)
 		fmt.Fprintf(sum, "\x00.claude/settings.json\x00%s", cb)
 		w.Files = append(w.Files, claudePath)
 		if b == nil && mb == nil {
@@ -166,20 +168,21 @@ func readInside(dir, path string) ([]byte, error) {
 // under c's own of the same name. The file is Claude Code's: its fields
 // other than mcpServers, and fields of an entry agentty does not use, are
 // ignored.
-func mergeMCPJSON(c *Settings, path string, b []byte) error {
+func mergeMCPJSON(c *Settings, path string, b []byte) ([]string, error) {
 	var f struct {
 		MCPServers map[string]MCPServer `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return fmt.Errorf("config %s:%d: %v", path, lineAt(b, se.Offset), se)
+			return nil, fmt.Errorf("config %s:%d: %v", path, lineAt(b, se.Offset), se)
 		}
-		return fmt.Errorf("config %s: %v", path, err)
+		return nil, fmt.Errorf("config %s: %v", path, err)
 	}
 	if err := checkMCP(path, b, f.MCPServers); err != nil {
-		return err
+		return nil, err
 	}
+	notes := mcpJSONNotes(path, b)
 	for name, srv := range f.MCPServers {
 		if _, ok := c.MCPServers[name]; ok {
 			continue
@@ -189,7 +192,28 @@ func mergeMCPJSON(c *Settings, path string, b []byte) error {
 		}
 		c.MCPServers[name] = srv
 	}
-	return nil
+	return notes, nil
+}
+
+// mcpJSONNotes says what of a .mcp.json agentty does not use: a file with
+// no mcpServers, and each key of an entry it does not read.
+func mcpJSONNotes(path string, b []byte) []string {
+	var raw struct {
+		MCPServers map[string]map[string]json.RawMessage `json:"mcpServers"`
+	}
+	json.Unmarshal(b, &raw)
+	if raw.MCPServers == nil {
+		return []string{fmt.Sprintf("%s has no mcpServers: agentty uses nothing of it", path)}
+	}
+	var notes []string
+	for _, name := range slices.Sorted(maps.Keys(raw.MCPServers)) {
+		for _, k := range slices.Sorted(maps.Keys(raw.MCPServers[name])) {
+			if !slices.Contains(mcpServerKeys, k) {
+				notes = append(notes, fmt.Sprintf("%s:%d: mcpServers.%s.%s: not used by agentty (the keys it reads: %s)", path, lineAfter(b, `"`+name+`"`, `"`+k+`"`), name, k, strings.Join(mcpServerKeys, ", ")))
+			}
+		}
+	}
+	return notes
 }
 
 // riskyKeys lists what an untrusted workspace config c may not set, each

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,19 @@ type MCPServer struct {
 	// what the server's annotations suggest (a tool the config's tools
 	// names has that policy, over this).
 	Policy engine.Policy `json:"policy,omitempty"`
+	// Dir is the folder a stdio server starts in ("": agentty's).
+	Dir string `json:"dir,omitempty"`
+	// EnabledTools, when set, are the only tools of the server offered,
+	// by the server's names; DisabledTools are never offered.
+	EnabledTools  []string `json:"enabled_tools,omitempty"`
+	DisabledTools []string `json:"disabled_tools,omitempty"`
+	// ToolTimeout bounds one call (default: three times the start's).
+	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
+	// Allow are tools allowed without asking, by the server's names.
+	Allow []string `json:"allow,omitempty"`
+	// Headers, when set, is called before an HTTP server is dialled: the
+	// headers it returns are added (a headers helper's).
+	HeaderFunc func(context.Context) (map[string]string, error) `json:"-"`
 }
 
 // MCPConfig says how StartMCP runs its servers. Its zero value works.
@@ -131,6 +145,7 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 	switch {
 	case s.cfg.Command != "":
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = s.cfg.Dir
 		// The server gets a minimal environment and what its entry sets:
 		// never agentty's own secrets unless the person passes them.
 		cmd.Env = osChildEnv(nil, s.cfg.Env)
@@ -140,10 +155,17 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 		// Some servers do not exit when stdin closes; do not wait long.
 		transport = &stdioTransport{cmd: cmd, terminate: 500 * time.Millisecond, log: s.log}
 		s.cmd = cmd
-	case s.cfg.URL != "" && s.cfg.Type == "sse":
-		transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}}
 	case s.cfg.URL != "":
-		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport(s.cfg.Headers)}, MaxRetries: -1}
+		headers, err := s.headers(ctx)
+		if err != nil {
+			return fmt.Errorf("MCP server %s: %w", s.name, err)
+		}
+		hc := &http.Client{Transport: headerTransport(headers)}
+		if s.cfg.Type == "sse" {
+			transport = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}
+		}
 	default:
 		return fmt.Errorf("MCP server %s: neither command nor url is set", s.name)
 	}
@@ -260,6 +282,9 @@ func (m *MCP) Tools() []engine.Tool {
 		tools := s.tools
 		s.mu.Unlock()
 		for _, t := range tools {
+			if !s.offered(t.Name) {
+				continue
+			}
 			if et, ok := m.tool(s, t); ok && !seen[et.Name] {
 				seen[et.Name] = true
 				out = append(out, et)
@@ -315,7 +340,7 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) (engine.Tool, bool) {
 		Schema:      schema,
 		Policy:      mcpPolicy(s.cfg, t),
 		Changes:     t.Annotations == nil || !t.Annotations.ReadOnlyHint,
-		Timeout:     m.timeoutOf(s) * 3,
+		Timeout:     cmp.Or(s.cfg.ToolTimeout, m.timeoutOf(s)*3),
 		Func: func(ctx context.Context, c *engine.Call) (string, error) {
 			return m.call(ctx, s, t.Name, c.Args)
 		},
@@ -326,19 +351,6 @@ func (m *MCP) tool(s *mcpServer, t *mcp.Tool) (engine.Tool, bool) {
 		tool.Schema = []byte(`{"type":"object"}`)
 	}
 	return tool, true
-}
-
-// mcpPolicy is a server's tool's policy: the server's entry's, else allow
-// for a tool the server marks read-only, else ask (as for the built-in
-// tools that write).
-func mcpPolicy(cfg MCPServer, t *mcp.Tool) engine.Policy {
-	switch {
-	case cfg.Policy != "":
-		return cfg.Policy
-	case t.Annotations != nil && t.Annotations.ReadOnlyHint:
-		return engine.PolicyAllow
-	}
-	return engine.PolicyAsk
 }
 
 // ErrMCPServerDied is the error of a call whose server exited while the

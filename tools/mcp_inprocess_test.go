@@ -149,3 +149,68 @@ func TestMCPToolWithoutAnObjectSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPEntryKeys: an entry's enabled and disabled tools decide what is
+// offered, its allow list makes a tool run without asking, its tool
+// timeout bounds a call, and its headers helper's output is sent with
+// every request, over the entry's own headers.
+func TestMCPEntryKeys(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	for _, name := range []string{"read_entities", "create_entities", "delete_entities"} {
+		mcp.AddTool(server, &mcp.Tool{Name: name, Description: name},
+			func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+			})
+	}
+	var seen atomic.Value
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Get("Authorization") + "|" + r.Header.Get("X-Team"))
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	entry := MCPServer{URL: srv.URL, Headers: map[string]string{"X-Team": "from-entry", "Authorization": "stale"},
+		EnabledTools: []string{"read_entities", "create_entities", "delete_entities"}, DisabledTools: []string{"delete_entities"},
+		Allow: []string{"create_entities"}, ToolTimeout: 7 * time.Second,
+		HeaderFunc: HeadersHelper(`printf '{"Authorization":"Bearer from-helper"}'`, t.TempDir(), nil)}
+	m := StartMCP(context.Background(), map[string]MCPServer{"mem": entry}, MCPConfig{Timeout: 5 * time.Second})
+	defer m.Close()
+	var names []string
+	for _, tl := range m.Tools() {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "mem__create_entities,mem__read_entities" {
+		t.Fatalf("offered: %v", names)
+	}
+	create, _ := toolNamed(m.Tools(), "mem__create_entities")
+	read, _ := toolNamed(m.Tools(), "mem__read_entities")
+	if create.Policy != engine.PolicyAllow || read.Policy != engine.PolicyAsk || create.Timeout != 7*time.Second {
+		t.Errorf("create %s %v, read %s", create.Policy, create.Timeout, read.Policy)
+	}
+	if got, _ := seen.Load().(string); got != "Bearer from-helper|from-entry" {
+		t.Errorf("headers sent: %q", got)
+	}
+	// A helper that fails keeps the server from starting, saying why.
+	bad := entry
+	bad.HeaderFunc = HeadersHelper("echo not json", t.TempDir(), nil)
+	m2 := StartMCP(context.Background(), map[string]MCPServer{"mem": bad}, MCPConfig{Timeout: 5 * time.Second})
+	defer m2.Close()
+	if st := m2.Status(); st[0].OK || !strings.Contains(st[0].Error, "headers helper") || !strings.Contains(st[0].Error, "JSON object") {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// TestMCPStdioCwd: a stdio server starts in its entry's folder.
+func TestMCPStdioCwd(t *testing.T) {
+	dir := t.TempDir()
+	entry := testServer("plain")
+	entry.Dir = dir
+	m := StartMCP(context.Background(), map[string]MCPServer{"s": entry}, MCPConfig{Timeout: 20 * time.Second})
+	defer m.Close()
+	if st := m.Status(); !st[0].OK {
+		t.Fatalf("status %+v", st)
+	}
+	if m.servers["s"].cmd.Dir != dir {
+		t.Errorf("started in %q", m.servers["s"].cmd.Dir)
+	}
+}

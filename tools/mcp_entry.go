@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentty/agentty/engine"
+)
+
+// What a server's entry says of its tools: which are offered, their
+// policy, and the headers an HTTP server is dialled with.
+
+// mcpPolicy is a server's tool's policy: allow for a tool the entry
+// allows, the server's entry's, else allow for a tool the server marks
+// read-only, else ask (as for the built-in tools that write).
+func mcpPolicy(cfg MCPServer, t *mcp.Tool) engine.Policy {
+	switch {
+	case slices.Contains(cfg.Allow, t.Name):
+		return engine.PolicyAllow
+	case cfg.Policy != "":
+		return cfg.Policy
+	case t.Annotations != nil && t.Annotations.ReadOnlyHint:
+		return engine.PolicyAllow
+	}
+	return engine.PolicyAsk
+}
+
+// offered reports whether the server's tool name is offered: in its
+// entry's enabled tools (when it lists them), not in its disabled ones.
+func (s *mcpServer) offered(name string) bool {
+	return (len(s.cfg.EnabledTools) == 0 || slices.Contains(s.cfg.EnabledTools, name)) && !slices.Contains(s.cfg.DisabledTools, name)
+}
+
+// headers are the HTTP headers of the server: its entry's, and what its
+// headers helper adds.
+func (s *mcpServer) headers(ctx context.Context) (map[string]string, error) {
+	if s.cfg.HeaderFunc == nil {
+		return s.cfg.Headers, nil
+	}
+	more, err := s.cfg.HeaderFunc(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("headers helper: %w", err)
+	}
+	out := maps.Clone(s.cfg.Headers)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, more)
+	return out, nil
+}
+
+// headersHelperTimeout and headersHelperMax bound a headers helper's run
+// and output.
+const (
+	headersHelperTimeout = 10 * time.Second
+	headersHelperMax     = 64 << 10
+)
+
+// HeadersHelper returns what runs a headers helper: the shell command,
+// in dir, with a minimal environment and env, whose output is a JSON
+// object of header names and values (Claude Code's headersHelper).
+func HeadersHelper(command, dir string, env map[string]string) func(context.Context) (map[string]string, error) {
+	return func(ctx context.Context) (map[string]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, headersHelperTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Dir, cmd.Env = dir, osChildEnv(nil, env)
+		var out, errb limitedBuffer
+		out.max, errb.max = headersHelperMax, 4<<10
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("%q: %v %s", command, err, strings.TrimSpace(errb.String()))
+		}
+		if out.over {
+			return nil, fmt.Errorf("%q printed more than %d bytes", command, headersHelperMax)
+		}
+		var h map[string]string
+		if err := json.Unmarshal(out.Bytes(), &h); err != nil {
+			return nil, fmt.Errorf("%q did not print a JSON object of strings: %v", command, err)
+		}
+		return h, nil
+	}
+}
+
+// limitedBuffer keeps at most max bytes of what is written, and says when
+// more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.over = true
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
