@@ -78,7 +78,8 @@ func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, err
 	if err := st.Diff(ctx, &diff, now, to); err != nil {
 		return nil, err
 	}
-	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: plan.Write, Remove: plan.Remove, HandChanged: plan.HandChanged, Backend: plan}, nil
+	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: plan.Write, Remove: plan.Remove, HandChanged: plan.HandChanged,
+		Notes: plan.Notes, Backend: plan}, nil
 }
 
 // RewindFiles implements ui.Rewinder: the workspace as it is is journaled
@@ -88,6 +89,9 @@ func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool)
 	st := b.con.Setup.Checkpoints
 	if !ok || st == nil {
 		return "", errors.New("not a plan of this session")
+	}
+	if plan.Empty() { // nothing journaled: an undo still undoes the last rewind that did something
+		return fmt.Sprintf("The files are as they were before step %d already: nothing to rewind.", p.Step), nil
 	}
 	if _, err := b.session.Record(engine.KindCheckpoint, plan.Now, b.sink); err != nil {
 		return "", err

@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,9 @@ func Open(data, workspace string, maxFile int64) (*Store, error) {
 	sum := sha256.Sum256([]byte(ws))
 	s := &Store{ws: ws, git: inGitRepo(ws), dir: filepath.Join(data, "checkpoints"), host: host, maxFile: maxFile, sessions: map[string]*sessionState{}}
 	s.gitDir = filepath.Join(s.dir, hex.EncodeToString(sum[:8])+".git")
+	if store := worktreeOf(s.dir, ws); store != "" {
+		s.gitDir = store // a fork's worktree: its session's checkpoints are there
+	}
 	if s.git {
 		if _, err := exec.LookPath("git"); err != nil {
 			s.git = false // files mode, which needs no git
@@ -101,6 +105,48 @@ func (s *Store) Mode() string {
 
 // Workspace is the folder the store keeps.
 func (s *Store) Workspace() string { return s.ws }
+
+// worktreeOf returns the store whose worktree ws is (Store.Worktree made
+// it for a fork), or "". The workspace's .git file names it; the store's
+// own record of the worktree must name ws back, so that a folder cannot
+// point agentty at another workspace's store.
+func worktreeOf(dir, ws string) string {
+	b, err := readSmall(filepath.Join(ws, ".git"), 4096)
+	if err != nil {
+		return ""
+	}
+	meta, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || !filepath.IsAbs(meta) {
+		return ""
+	}
+	meta = filepath.Clean(meta)
+	store := filepath.Dir(filepath.Dir(meta)) // STORE/worktrees/NAME
+	if filepath.Base(filepath.Dir(meta)) != "worktrees" || filepath.Dir(store) != dir || !strings.HasSuffix(store, ".git") {
+		return ""
+	}
+	back, err := readSmall(filepath.Join(meta, "gitdir"), 4096)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(strings.TrimSpace(string(back))); err != nil || real != filepath.Join(ws, ".git") {
+		return ""
+	}
+	return store
+}
+
+// readSmall reads a regular file of at most max bytes, without waiting on
+// a FIFO.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
 
 // inGitRepo reports whether dir is in a git repository: a .git (folder or
 // file) in it or a folder above. Nothing of the repository is read.

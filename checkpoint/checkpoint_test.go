@@ -252,6 +252,19 @@ func TestFilesModeOutsideGit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "sub", "new.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("sub/new.md is still there")
 	}
+	// What the rewind wrote is not a hand's change: its undo asks nothing.
+	points = append(points, checkpoint.Point{Step: 1, Checkpointed: plan.Now})
+	undo, _ := checkpoint.Undo(points)
+	if plan, err = s.Plan(context.Background(), "0mx2sess", points, undo); err != nil || len(plan.HandChanged) != 0 || plan.Empty() {
+		t.Fatalf("undo: %v, hand-changed %v, empty %v", err, plan.HandChanged, plan.Empty())
+	}
+	if !strings.Contains(strings.Join(plan.Notes, " "), "step 1 ran a shell command") {
+		t.Errorf("the plan does not say the shell's effects are not undone: %v", plan.Notes)
+	}
+	// The same rewind again changes nothing.
+	if plan, _ = s.Plan(context.Background(), "0mx2sess", points, at); !plan.Empty() {
+		t.Errorf("a rewind to where the files are already: write %v, remove %v", plan.Write, plan.Remove)
+	}
 }
 
 // TestGitLeavesBigFilesOut: a file over the limit is left out of a git
@@ -277,5 +290,27 @@ func TestGitLeavesBigFilesOut(t *testing.T) {
 	s.Diff(context.Background(), &diff, checkpoint.State{Tree: p1.Tree}, checkpoint.State{Tree: p3.Tree})
 	if strings.Contains(diff.String(), ".bin") || !strings.Contains(diff.String(), "+small, changed") {
 		t.Errorf("diff:\n%s", diff.String())
+	}
+}
+
+// TestWorktreeStoreMustNameTheFolderBack: a folder whose .git file points
+// into agentty's checkpoints does not get that store unless the store's
+// record of the worktree names the folder back (as git worktree add makes
+// it): a folder cannot borrow another workspace's checkpoints.
+func TestWorktreeStoreMustNameTheFolderBack(t *testing.T) {
+	data := t.TempDir()
+	other, _ := repo(t)
+	s, _ := checkpoint.Open(data, other, 0)
+	p := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	fake := t.TempDir()
+	stores, _ := filepath.Glob(filepath.Join(data, "checkpoints", "*.git"))
+	meta := filepath.Join(stores[0], "worktrees", "w")
+	os.MkdirAll(meta, 0o700)
+	os.WriteFile(filepath.Join(meta, "gitdir"), []byte(filepath.Join(t.TempDir(), ".git")+"\n"), 0o600)
+	os.WriteFile(filepath.Join(fake, ".git"), []byte("gitdir: "+meta+"\n"), 0o600)
+	f, _ := checkpoint.Open(data, fake, 0)
+	var out bytes.Buffer
+	if err := f.Diff(context.Background(), &out, checkpoint.State{Tree: p.Tree}, checkpoint.State{Tree: p.Tree}); err == nil {
+		t.Error("a folder that only says it is a worktree reads another workspace's store")
 	}
 }

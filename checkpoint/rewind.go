@@ -60,6 +60,11 @@ func At(points []Point, at int) (State, error) {
 		}
 	}
 	if len(st.Files) == 0 {
+		for _, p := range points {
+			if p.Step >= at && p.Note != "" {
+				return State{}, fmt.Errorf("%w: the steps from %d on changed files only through the shell, whose effects are not kept outside a git repository", ErrNoCheckpoint, at)
+			}
+		}
 		return State{}, fmt.Errorf("%w: no step from %d on changed the workspace", ErrNoCheckpoint, at)
 	}
 	return st, nil
@@ -95,8 +100,11 @@ func last(points []Point) (State, bool) {
 		return State{Tree: p.RewoundTo}, true
 	}
 	st := State{Tree: p.Tree, Files: map[string]engine.CheckpointFile{}}
-	for _, q := range points { // files mode: each file's latest
+	for _, q := range points { // files mode: each file's latest, as a rewind left it
 		for _, f := range q.Files {
+			st.Files[f.Path] = f
+		}
+		for _, f := range q.Restored {
 			st.Files[f.Path] = f
 		}
 	}
@@ -105,6 +113,9 @@ func last(points []Point) (State, bool) {
 
 // Plan is what restoring a state does to the workspace.
 type Plan struct {
+	// Notes say what it cannot restore (a shell command's effects
+	// outside git).
+	Notes         []string
 	To            State
 	Write, Remove []string
 	// HandChanged are files that differ from what the session last left
@@ -126,8 +137,16 @@ func (s *Store) Plan(ctx context.Context, session string, points []Point, to Sta
 	if s.git {
 		return p, s.planGit(ctx, session, st, points, p)
 	}
+	for _, q := range points {
+		if q.Reason == engine.CheckpointBefore && q.Step >= to.Step && q.Note != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("step %d ran a shell command: %s, so it is not undone", q.Step, q.Note))
+		}
+	}
 	return p, s.planFiles(points, p)
 }
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return len(p.Write) == 0 && len(p.Remove) == 0 }
 
 func (s *Store) planGit(ctx context.Context, session string, st *sessionState, points []Point, p *Plan) error {
 	if p.To.Tree == "" {
@@ -182,7 +201,10 @@ func (s *Store) planFiles(points []Point, p *Plan) error {
 			p.Remove = append(p.Remove, path)
 		case !want.Missing && (cur.Hash != want.Hash || cur.Mode != want.Mode):
 			p.Write = append(p.Write, path)
+		default:
+			continue
 		}
+		now.Restored = append(now.Restored, want)
 	}
 	p.Now = now
 	return nil

@@ -85,10 +85,18 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(opts.Err, "agentty sessions rewind: note:", n)
+	}
+	if plan.Empty() { // nothing to do, and nothing journaled: --undo still undoes the last rewind that did something
+		fmt.Fprintf(opts.Out, "the files of %s are as they were already: nothing to rewind\n", st.Workspace())
+		return nil
+	}
 	force := opts.Yes
 	if len(plan.HandChanged) > 0 && !force {
 		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", strings.Join(plan.HandChanged, ", "))
 		if force = askYes(opts, "overwrite them? [y/N] "); !force {
+			fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
 			return exit(1)
 		}
 	}

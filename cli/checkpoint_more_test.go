@@ -225,4 +225,14 @@ func TestTwoForksInTwoWorktrees(t *testing.T) {
 	if strings.Contains(ls1, forks[1]) {
 		t.Errorf("sessions ls --workspace %s lists fork 2 %s, whose workspace is %s:\n%s", dirs[0], forks[1], dirs[1], ls1)
 	}
+	// The fork's history holds its parent's checkpoints: in its worktree,
+	// a diff and a rewind to before step 1 read them.
+	code, diff, errs := runCLI(t, context.Background(), env, "sessions", "diff", forks[0])
+	if code != 0 || !strings.Contains(diff, "+fork one") || !strings.Contains(diff, "+one") {
+		t.Errorf("sessions diff of fork 1: exit %d %s\n%s", code, errs, diff)
+	}
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "rewind", forks[0], "--at", "1")
+	if code != 0 || exists(dirs[0], "a.txt") || exists(dirs[0], "c.txt") || !exists(dirs[1], "c.txt") {
+		t.Errorf("rewind of fork 1 to before step 1: exit %d %s %s; a.txt there %v", code, out, errs, exists(dirs[0], "a.txt"))
+	}
 }

@@ -65,7 +65,11 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 		c.Flags().BoolVar(&opts.All, "all", false, "ls: every folder's sessions, and those evals made")
 		c.Flags().StringVar(&opts.Format, "format", "md", "export format: md or json")
-		c.Flags().IntVar(&opts.At, "at", -1, "fork: the last step to keep")
+		atHelp := "diff: the step's changes; rewind: the files as they were before that step"
+		if strings.HasPrefix(use, "fork") {
+			atHelp = "the last step to keep"
+		}
+		c.Flags().IntVar(&opts.At, "at", -1, atHelp)
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
 		c.Flags().BoolVar(&opts.Yes, "yes", false, "rewind: overwrite files changed since the session's last checkpoint")
 		c.Flags().BoolVar(&opts.Undo, "undo", false, "rewind: undo the session's last rewind")

@@ -40,7 +40,10 @@ type Checkpointed struct {
 	// RewoundTo is, for a rewind's checkpoint, the tree the rewind
 	// restored (what the workspace held after it).
 	RewoundTo string `json:"rewound_to,omitempty"`
-	Note      string `json:"note,omitempty"`
+	// Restored are, for a files-mode rewind's checkpoint, the files as
+	// the rewind left them.
+	Restored []CheckpointFile `json:"restored,omitempty"`
+	Note     string           `json:"note,omitempty"`
 }
 
 // CheckpointFile is a file as a files-mode checkpoint kept it: its content

@@ -35,6 +35,7 @@ type RewindPlan struct {
 	Diff          string // from the workspace now to the checkpoint
 	Write, Remove []string
 	HandChanged   []string // changed since the session's last checkpoint
+	Notes         []string // what it cannot restore
 	Backend       any      // the backend's own plan
 }
 
@@ -83,6 +84,12 @@ func (m *Model) rewindCommand(r Rewinder, arg string) tea.Cmd {
 // by hand it would overwrite, and the diff it applies.
 func rewindDetails(p *RewindPlan) *details {
 	lines := []string{fmt.Sprintf("Restoring the files as they were before step %d writes %d and removes %d:", p.Step, len(p.Write), len(p.Remove))}
+	if len(p.Write)+len(p.Remove) == 0 {
+		lines = []string{fmt.Sprintf("The files are as they were before step %d already: f changes nothing, c still forks the conversation.", p.Step)}
+	}
+	for _, n := range p.Notes {
+		lines = append(lines, styleErr.Render("Not restored: "+flatten(Sanitize(n))))
+	}
 	for _, f := range p.Write {
 		lines = append(lines, "  write  "+flatten(Sanitize(f)))
 	}
@@ -139,12 +146,19 @@ func (m *Model) rewindKey(msg tea.KeyMsg) tea.Cmd {
 			m.notify("/rewind: this session is read-only")
 			return nil
 		}
+		if p.Step <= 1 { // before the first step: no conversation at all
+			return m.slashCommand("/clear")
+		}
 		return m.forkCommand(c, strconv.Itoa(p.Step-1))
 	}
 	return m.runCommand("rewind", func() commandDoneMsg {
 		said, err := r.RewindFiles(context.Background(), p, true) // the person saw what it overwrites
 		if err != nil || !convo || c == nil {
 			return commandDoneMsg{err: err, note: said}
+		}
+		if p.Step <= 1 {
+			b, evs, err := c.Clear()
+			return commandDoneMsg{open: b, events: evs, err: err, note: said + " The conversation starts again in a new session."}
 		}
 		b, evs, err := c.Fork(p.Step - 1)
 		return commandDoneMsg{open: b, events: evs, err: err, note: said + fmt.Sprintf(" The conversation goes on from a fork before step %d.", p.Step)}
