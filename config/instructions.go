@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -306,46 +307,82 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// nestedInstructions lists the AGENTS.md files in the folders below dir
-// (not dir's own), each with its first heading, for the model: at most 50,
-// in the first 4000 folders, skipping hidden folders and those of
-// dependencies and builds. "" when there are none.
+// nestedInstructions lists the instruction files in the folders below dir
+// (not dir's own), each with its first heading, for the model: a folder's
+// AGENTS.md, or its CLAUDE.md when it has none, as the chain reads them.
+// Folders are looked at breadth first (the shallow ones are the ones that
+// matter for most of the workspace), at most maxNestedFolders of them,
+// skipping hidden folders and those of dependencies and builds; at most
+// maxNestedListed are listed, and the list says how many it left out. ""
+// when there are none.
 func nestedInstructions(dir string) string {
 	var lines []string
-	folders := 0
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if len(lines) >= 50 || folders >= 4000 {
-			return filepath.SkipAll
-		}
+	found, looked := 0, 0
+	queue := []string{dir}
+	for len(queue) > 0 && looked < maxNestedFolders {
+		p := queue[0]
+		queue = queue[1:]
+		looked++
+		entries, err := os.ReadDir(p)
 		if err != nil {
-			return filepath.SkipDir
+			continue
 		}
-		if !d.IsDir() {
-			return nil
+		for _, e := range entries {
+			if name := e.Name(); e.IsDir() && !skippedFolder(name) {
+				queue = append(queue, filepath.Join(p, name))
+			}
 		}
-		folders++
-		switch name := d.Name(); {
-		case p == dir:
-			return nil
-		case strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor" || name == "target" || name == "dist" || name == "build":
-			return filepath.SkipDir
+		if p == dir {
+			continue
 		}
-		f := filepath.Join(p, "AGENTS.md")
-		if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
-			return nil
+		f := folderInstructions(p)
+		if f == "" {
+			continue
 		}
-		rel, _ := filepath.Rel(dir, f)
-		line := "- " + rel
-		if h := firstHeading(f); h != "" {
-			line += ": " + h
+		if found++; len(lines) < maxNestedListed {
+			rel, _ := filepath.Rel(dir, f)
+			line := "- " + rel
+			if h := firstHeading(f); h != "" {
+				line += ": " + h
+			}
+			lines = append(lines, line)
 		}
-		lines = append(lines, line)
-		return nil
-	})
-	if len(lines) == 0 {
+	}
+	if found == 0 {
 		return ""
 	}
-	return "# Instructions in the folders below\n\nThese folders have an AGENTS.md of their own; read it before you work there:\n" + strings.Join(lines, "\n")
+	out := "# Instructions in the folders below\n\nThese folders have instructions of their own; read them before you work there:\n" + strings.Join(lines, "\n")
+	if left := found - len(lines); left > 0 {
+		out += fmt.Sprintf("\n- … and %d more deeper down, not listed (list_dir and read_file find them)", left)
+	}
+	if len(queue) > 0 {
+		out += fmt.Sprintf("\n(Only the first %d folders were looked at; deeper folders may have instructions too.)", maxNestedFolders)
+	}
+	return out
+}
+
+// The bounds of nestedInstructions.
+const (
+	maxNestedFolders = 4000
+	maxNestedListed  = 50
+)
+
+// skippedFolder reports whether nestedInstructions leaves a folder out:
+// hidden ones, and those of dependencies and builds.
+func skippedFolder(name string) bool {
+	return strings.HasPrefix(name, ".") || slices.Contains([]string{"node_modules", "vendor", "target", "dist", "build"}, name)
+}
+
+// folderInstructions is a folder's instruction file: its AGENTS.md, else
+// its CLAUDE.md ("" for neither, or one that is not a regular file).
+func folderInstructions(dir string) string {
+	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
+		f := filepath.Join(dir, name)
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			return f
+		}
+	}
+	return ""
 }
 
 // firstHeading is the first Markdown heading in the file's first 4 KiB,

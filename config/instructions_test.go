@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -351,5 +352,26 @@ func TestInstructionsOfOtherTools(t *testing.T) {
 	in, _ := p.Load()
 	if !slices.Equal(in.Sources, []string{filepath.Join("~", ".claude", "CLAUDE.md")}) || !strings.Contains(in.Text, "Be brief.") {
 		t.Errorf("sources %v, text %q", in.Sources, in.Text)
+	}
+}
+
+// TestNestedInstructionsBreadthFirst: the folders below are looked at
+// breadth first, so a shallow src/ is listed though 60 deeper doc/
+// folders come first by name; a folder with only a CLAUDE.md is listed as
+// its own runs read it; what is left out past 50 is counted.
+func TestNestedInstructionsBreadthFirst(t *testing.T) {
+	ws := t.TempDir()
+	for i := range 60 {
+		os.MkdirAll(filepath.Join(ws, "doc", fmt.Sprintf("part%02d", i)), 0o755)
+		writeFile(t, filepath.Join(ws, "doc", fmt.Sprintf("part%02d", i), "AGENTS.md"), "# doc part\n")
+	}
+	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
+	writeFile(t, filepath.Join(ws, "src", "CLAUDE.md"), "# The source\n")
+	text := nestedInstructions(ws)
+	if !strings.Contains(text, "- "+filepath.Join("src", "CLAUDE.md")+": The source") {
+		t.Errorf("src's CLAUDE.md is not listed:\n%s", text)
+	}
+	if got := strings.Count(text, "\n- doc"); got != 49 || !strings.Contains(text, "… and 11 more deeper down") {
+		t.Errorf("%d doc lines listed, or the rest not counted:\n%s", got, text)
 	}
 }
