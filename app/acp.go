@@ -64,6 +64,7 @@ type acpSession struct {
 	sess    *engine.Session
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the prompt going on; nil when none
+	allowed map[string]bool    // what the editor's person allowed always (acp_files.go)
 }
 
 var (
@@ -123,19 +124,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		return acp.LoadSessionResponse{}, err
 	}
 	a.add(p.SessionId, &acpSession{st: st, journal: j, sess: l.Session})
-	for _, ev := range l.Events {
-		if ev.ParentRun != "" {
-			continue
-		}
-		switch d := ev.Data.(type) {
-		case *engine.RunStarted:
-			a.update(ctx, p.SessionId, acp.UpdateUserMessageText(d.Task))
-		case *engine.RunFinished:
-			if d.Answer != "" {
-				a.update(ctx, p.SessionId, acp.UpdateAgentMessageText(d.Answer))
-			}
-		}
-	}
+	a.replay(ctx, p.SessionId, l.Events)
 	a.advertise(ctx, p.SessionId, st)
 	return acp.LoadSessionResponse{}, nil
 }

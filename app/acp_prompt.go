@@ -104,6 +104,9 @@ type acpSink struct {
 	id       acp.SessionId
 	streamed bool            // the step's text went out as deltas
 	started  map[string]bool // tool calls announced, by run/call: true once they ended
+	// replaying is set for a loaded session's events: the files are no
+	// longer as its calls found them, so no diff is sent.
+	replaying bool
 }
 
 // Emit sends what event ev shows the person.
@@ -172,7 +175,15 @@ func (k *acpSink) announce(run, call, name string, args json.RawMessage, status 
 	k.started[string(id)] = false
 	var input any
 	json.Unmarshal(args, &input)
-	k.a.update(k.ctx, k.id, acp.StartToolCall(id, name, acp.WithStartKind(toolKind(name)), acp.WithStartStatus(status), acp.WithStartRawInput(input)))
+	opts := []acp.ToolCallStartOpt{acp.WithStartKind(toolKind(name)), acp.WithStartStatus(status), acp.WithStartRawInput(input)}
+	if s, err := k.a.session(k.id); err == nil && args != nil {
+		locs, content := s.files(&engine.ToolCall{ID: call, Name: name, Args: args})
+		if k.replaying {
+			content = nil
+		}
+		opts = append(opts, acp.WithStartLocations(locs), acp.WithStartContent(content))
+	}
+	k.a.update(k.ctx, k.id, acp.StartToolCall(id, name, opts...))
 }
 
 // acpCallID is a tool call's id for the client: its run's and its own,
@@ -212,24 +223,34 @@ func (g acpGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, er
 	if p.ToolCall == nil {
 		return engine.Verdict{Action: engine.Proceed}, nil
 	}
+	s, _ := g.a.session(acp.SessionId(p.Session))
+	if !p.Rerun && s.allows(p.ToolCall) {
+		return engine.Verdict{Action: engine.Proceed, By: "allowed always in the editor"}, nil
+	}
 	var input any
 	json.Unmarshal(p.ToolCall.Args, &input)
 	title := p.ToolCall.Name
 	if p.Rerun {
 		title += " (interrupted before: running it again may repeat what it did)"
 	}
+	locs, content := s.files(p.ToolCall)
 	resp, err := g.a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(p.Session),
 		ToolCall: acp.ToolCallUpdate{ToolCallId: acpCallID(p.Run, p.ToolCall.ID), Title: acp.Ptr(title),
-			Kind: acp.Ptr(toolKind(p.ToolCall.Name)), Status: acp.Ptr(acp.ToolCallStatusPending), RawInput: input},
+			Kind: acp.Ptr(toolKind(p.ToolCall.Name)), Status: acp.Ptr(acp.ToolCallStatusPending), RawInput: input,
+			Locations: locs, Content: content},
 		Options: []acp.PermissionOption{
 			{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: "allow"},
+			{Kind: acp.PermissionOptionKindAllowAlways, Name: "Always allow", OptionId: "always"},
 			{Kind: acp.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject"},
 		},
 	})
 	switch {
 	case err != nil:
 		return engine.Verdict{}, err
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "always":
+		s.allow(p.ToolCall)
+		return engine.Verdict{Action: engine.Proceed, By: "you, for this session"}, nil
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "allow":
 		return engine.Verdict{Action: engine.Proceed}, nil
 	case resp.Outcome.Selected != nil:

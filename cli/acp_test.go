@@ -26,6 +26,11 @@ type acpClient struct {
 	cmds    []string
 	answer  string // the option to select: allow, reject or "" (cancelled)
 	updates chan struct{}
+	// What the agent said of files and options: each permission's
+	// options, and the diffs and locations of requests and tool calls.
+	options []string
+	diffs   []acp.ToolCallContentDiff
+	locs    []string
 }
 
 func (c *acpClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
@@ -39,6 +44,7 @@ func (c *acpClient) SessionUpdate(_ context.Context, n acp.SessionNotification) 
 		c.user = append(c.user, u.UserMessageChunk.Content.Text.Text)
 	case u.ToolCall != nil:
 		c.tools[u.ToolCall.ToolCallId] = u.ToolCall.Status
+		c.files(u.ToolCall.Locations, u.ToolCall.Content)
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
 		c.tools[u.ToolCallUpdate.ToolCallId] = *u.ToolCallUpdate.Status
 	case u.AvailableCommandsUpdate != nil:
@@ -57,10 +63,26 @@ func (c *acpClient) RequestPermission(_ context.Context, p acp.RequestPermission
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.asked = append(c.asked, *p.ToolCall.Title)
+	for _, o := range p.Options {
+		c.options = append(c.options, string(o.Kind))
+	}
+	c.files(p.ToolCall.Locations, p.ToolCall.Content)
 	if c.answer == "" {
 		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 	}
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.answer))}, nil
+}
+
+// files keeps the locations and diffs of a tool call; c.mu is held.
+func (c *acpClient) files(locs []acp.ToolCallLocation, content []acp.ToolCallContent) {
+	for _, l := range locs {
+		c.locs = append(c.locs, l.Path)
+	}
+	for _, tc := range content {
+		if tc.Diff != nil {
+			c.diffs = append(c.diffs, *tc.Diff)
+		}
+	}
 }
 
 func (c *acpClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
@@ -298,5 +320,62 @@ func TestACPEditorServersAndBadParams(t *testing.T) {
 	// The next good request on the same connection still works.
 	if _, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
 		t.Errorf("a good session/new after the refusals: %v", err)
+	}
+}
+
+// TestACPFilesAlwaysAndLoad: with the SDK's client side, a write's
+// permission request carries the file's diff and location and offers
+// "allow always"; chosen, the next write of the session does not ask; the
+// tool call itself carries them too; session/load in a new process replays
+// both calls, completed.
+func TestACPFilesAlwaysAndLoad(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("old\n"), 0o644)
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"new\n"}}]},`+
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"b.txt","content":"two\n"}}]},{"answer":"done"}]}`)
+	c := &acpClient{answer: "always"}
+	conn := startACP(t, home, c, "--model", "script:"+sc)
+	ctx := context.Background()
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("write them")}}); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	c.mu.Lock()
+	asked, options, diffs, locs := c.asked, c.options, c.diffs, c.locs
+	c.mu.Unlock()
+	if len(asked) != 1 || !strings.Contains(strings.Join(options, ","), string(acp.PermissionOptionKindAllowAlways)) {
+		t.Errorf("asked %v with options %v; want one question, allow_always offered", asked, options)
+	}
+	a := filepath.Join(ws, "a.txt")
+	if len(diffs) == 0 || diffs[0].Path != a || diffs[0].NewText != "new\n" || diffs[0].OldText == nil || *diffs[0].OldText != "old\n" {
+		t.Errorf("diffs %+v", diffs)
+	}
+	if !strings.Contains(strings.Join(locs, ","), a) || !strings.Contains(strings.Join(locs, ","), filepath.Join(ws, "b.txt")) {
+		t.Errorf("locations %v", locs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(b) != "two\n" {
+		t.Errorf("b.txt %q: the second write was not allowed always", b)
+	}
+	if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	loaded := &acpClient{}
+	conn = startACP(t, home, loaded, "--model", "script:"+sc)
+	if _, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sess.SessionId, Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	loaded.mu.Lock()
+	defer loaded.mu.Unlock()
+	done := 0
+	for _, st := range loaded.tools {
+		if st == acp.ToolCallStatusCompleted {
+			done++
+		}
+	}
+	if done != 2 || len(loaded.user) != 1 || !strings.Contains(loaded.text.String(), "done") {
+		t.Errorf("session/load replayed %v, user %v, text %q", loaded.tools, loaded.user, loaded.text.String())
 	}
 }
