@@ -22,7 +22,7 @@ import (
 	"github.com/agentty/agentty/traces"
 )
 
-const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo or trace ID [--run RUN] [--otlp URL]"
+const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo, import [FILE…] [--from claude|codex] or trace ID [--run RUN] [--otlp URL]"
 
 // sessionsOptions are the flags and arguments of agentty sessions' commands.
 type sessionsOptions struct {
@@ -41,7 +41,7 @@ type sessionsOptions struct {
 // newSessionsCmd is `agentty sessions ls|show|rm|rename|export|fork|trace`.
 func newSessionsCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "sessions ls|show|rm|rename|export|fork|trace",
+		Use:   "sessions ls|show|rm|rename|export|fork|diff|rewind|import|trace",
 		Short: "List, show, rename, export, fork and trace the sessions",
 		Example: `  agentty sessions ls
   agentty sessions show 0abc12 --json
@@ -104,6 +104,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		sub("fork ID --at STEP [--worktree DIR]", "Copy a session up to a step into a new one; prints its id", "  agentty sessions fork 0abc12 --at 4     then: agentty --resume NEWID\n  agentty sessions fork 0abc12 --at 4 --worktree ../try-b", cobra.ExactArgs(1), sessionsFork),
 		sub("diff ID [--at STEP]", "The unified diff of what a session (or one step) changed in the workspace", "  agentty sessions diff 0abc12\n  agentty sessions diff 0abc12 --at 3", cobra.ExactArgs(1), sessionsDiff),
 		sub("rewind ID --at STEP [--yes] | --undo", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo", cobra.ExactArgs(1), sessionsRewind),
+		newSessionsImportCmd(f),
 		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
 			return traceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
 		}),

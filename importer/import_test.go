@@ -1,0 +1,137 @@
+package importer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+)
+
+// claudeFixture is a Claude Code transcript made by hand after the
+// format's shape: a question answered with a tool (its blocks on lines of
+// their own), a malformed line, a branch left behind by a rewind (u2a,
+// not on the live chain), a sub-agent's sidechain, and a call the person
+// interrupted (no result).
+const claudeFixture = `{"type":"summary","summary":"Counting files","leafUuid":"a4"}
+{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"sessionId":"c0ffee12-aaaa","cwd":"/work/proj","timestamp":"2026-11-30T10:00:00Z","message":{"role":"user","content":"how many go files are there?"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"timestamp":"2026-11-30T10:00:02Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Let me count them."}],"usage":{"input_tokens":100,"output_tokens":10,"cache_read_input_tokens":50}}}
+{"type":"assistant","uuid":"a1b","parentUuid":"a1","isSidechain":false,"timestamp":"2026-11-30T10:00:03Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls *.go | wc -l"}}]}}
+this line is not JSON
+{"type":"user","uuid":"r1","parentUuid":"a1b","isSidechain":false,"timestamp":"2026-11-30T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"42"}]}}
+{"type":"assistant","uuid":"a2","parentUuid":"r1","isSidechain":false,"timestamp":"2026-11-30T10:00:07Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"There are 42 Go files."}]}}
+{"type":"user","uuid":"u2a","parentUuid":"a2","isSidechain":false,"timestamp":"2026-11-30T10:01:00Z","message":{"role":"user","content":"delete them all"}}
+{"type":"user","uuid":"u2","parentUuid":"a2","isSidechain":false,"timestamp":"2026-11-30T10:02:00Z","message":{"role":"user","content":"read main.go then"}}
+{"type":"assistant","uuid":"s1","parentUuid":"u2","isSidechain":true,"timestamp":"2026-11-30T10:02:01Z","message":{"id":"msg_s","role":"assistant","content":[{"type":"text","text":"sub-agent thinking"}]}}
+{"type":"assistant","uuid":"a3","parentUuid":"u2","isSidechain":false,"timestamp":"2026-11-30T10:02:02Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"main.go"}},{"type":"tool_use","id":"toolu_3","name":"mcp__github__get_issue","input":{"n":1}}]}}
+{"type":"user","uuid":"r3","parentUuid":"a3","isSidechain":false,"timestamp":"2026-11-30T10:02:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"package main"}]}]}}
+{"type":"assistant","uuid":"a4","parentUuid":"r3","isSidechain":false,"timestamp":"2026-11-30T10:02:09Z","message":{"id":"msg_4","role":"assistant","content":[{"type":"text","text":"It is package main."}]}}
+`
+
+func importInto(t *testing.T, tr *Transcript) *sessions.Loaded {
+	t.Helper()
+	store, err := sessions.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := Import(context.Background(), store, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestImportClaude: the live chain becomes two runs, with their tool calls
+// under agentty's names (others kept), results as observations, the
+// interrupted call failed, usage, the transcript's times; what was left
+// out is said.
+func TestImportClaude(t *testing.T) {
+	tr, err := ReadClaude(strings.NewReader(claudeFixture), "s.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(tr.Notes, "\n")
+	if !strings.Contains(notes, "s.jsonl:5: not read") || !strings.Contains(notes, "2 messages of other branches or of sub-agents") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if tr.ID != "c0ffee12-aaaa" || tr.Cwd != "/work/proj" || len(tr.Runs) != 2 || tr.Runs[1].Task != "read main.go then" {
+		t.Fatalf("transcript: %+v", tr)
+	}
+	l := importInto(t, tr)
+	var calls []string
+	var finished []*engine.ToolFinished
+	for _, ev := range l.Events {
+		switch d := ev.Data.(type) {
+		case *engine.ToolStarted:
+			calls = append(calls, d.Name+" "+string(d.Args))
+		case *engine.ToolFinished:
+			finished = append(finished, d)
+		}
+	}
+	if strings.Join(calls, "|") != `run_shell {"command":"ls *.go | wc -l"}|read_file {"file_path":"main.go"}|mcp__github__get_issue {"n":1}` {
+		t.Errorf("calls: %v", calls)
+	}
+	if len(finished) != 3 || finished[0].Result != "42" || finished[1].Result != "package main" || finished[2].Status == engine.ToolOK || !strings.Contains(finished[2].Error, "interrupted") {
+		t.Errorf("results: %+v", finished)
+	}
+	msgs := l.Session.History
+	if got := msgs[len(msgs)-1].Content; got != "It is package main." {
+		t.Errorf("the last answer %q", got)
+	}
+	if l.Meta.Origin != "import:claude" || l.Meta.Workspace != "/work/proj" || !strings.Contains(l.Meta.Title, "[claude c0ffee12]") || l.Meta.Usage.CachedTokens != 50 || l.Meta.Usage.PromptTokens < 150 {
+		t.Errorf("meta %+v", l.Meta)
+	}
+	if first := l.Events[0].Time.UTC().Format("15:04:05"); first != "10:00:00" {
+		t.Errorf("the first event's time %s, want the transcript's", first)
+	}
+}
+
+// codexFixture is a Codex rollout made by hand after the format's shape:
+// the session's meta, Codex's own context message (left), a question,
+// reasoning, a shell call and its output, an answer, and a line that is
+// not one of the format.
+const codexFixture = `{"timestamp":"2026-11-30T09:00:00Z","type":"session_meta","payload":{"id":"0199-abcd","cwd":"/work/other","model":"gpt-5-codex"}}
+{"timestamp":"2026-11-30T09:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd</environment_context>"}]}}
+{"timestamp":"2026-11-30T09:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}}
+{"timestamp":"2026-11-30T09:00:03Z","type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"I will run ls."}]}}
+{"timestamp":"2026-11-30T09:00:04Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"call_1"}}
+{"timestamp":"2026-11-30T09:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.go\\nb.go\\n\",\"metadata\":{\"exit_code\":0}}"}}
+{"timestamp":"2026-11-30T09:00:06Z","type":"event_msg","payload":{"type":"agent_message","message":"There are two files."}}
+[1,2,3]
+{"timestamp":"2026-11-30T09:00:07Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"There are two files: a.go and b.go."}]}}
+`
+
+// TestImportCodex: a rollout becomes a run whose shell call is run_shell
+// with its command, its output an observation, its answer the run's.
+func TestImportCodex(t *testing.T) {
+	tr, err := ReadCodex(strings.NewReader(codexFixture), "rollout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(tr.Notes, "\n"), "rollout.jsonl:8: not read") || len(tr.Runs) != 1 || tr.Runs[0].Task != "list the files" {
+		t.Fatalf("transcript %+v", tr)
+	}
+	l := importInto(t, tr)
+	var got []string
+	for _, ev := range l.Events {
+		switch d := ev.Data.(type) {
+		case *engine.ToolStarted:
+			got = append(got, d.Name+" "+string(d.Args))
+		case *engine.ToolFinished:
+			got = append(got, d.Result)
+		case *engine.RunFinished:
+			got = append(got, d.Answer)
+		}
+	}
+	if strings.Join(got, "|") != `run_shell {"command":"ls"}|a.go`+"\n"+`b.go`+"\n"+`|There are two files: a.go and b.go.` {
+		t.Errorf("events: %q", got)
+	}
+	if l.Meta.Origin != "import:codex" || l.Meta.Workspace != "/work/other" || l.Meta.Model != "codex:gpt-5-codex" {
+		t.Errorf("meta %+v", l.Meta)
+	}
+}
