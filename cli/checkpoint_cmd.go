@@ -40,14 +40,19 @@ func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store
 	return st, points, nil
 }
 
+// loadCheckpoints is checkpointsOf the session the command names.
+func loadCheckpoints(opts *sessionsOptions, store *sessions.Store) (*checkpoint.Store, []checkpoint.Point, error) {
+	l, err := store.Load(opts.Args[0])
+	if l == nil {
+		return nil, nil, err
+	}
+	return checkpointsOf(opts, l)
+}
+
 // sessionsDiff prints the unified diff of what a session changed in its
 // workspace, or one step (--at).
 func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
-	l, err := store.Load(opts.Args[0])
-	if l == nil {
-		return err
-	}
-	st, points, err := checkpointsOf(opts, l)
+	st, points, err := loadCheckpoints(opts, store)
 	if err != nil {
 		return err
 	}
@@ -134,11 +139,7 @@ func askYes(opts *sessionsOptions, question string) bool {
 // workspace as it was after the step it was forked at, and makes that
 // folder the fork's workspace.
 func forkWorktree(opts *sessionsOptions, store *sessions.Store, id string) error {
-	l, err := store.Load(opts.Args[0])
-	if l == nil {
-		return err
-	}
-	st, points, err := checkpointsOf(opts, l)
+	st, points, err := loadCheckpoints(opts, store)
 	if err != nil {
 		return err
 	}

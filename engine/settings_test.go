@@ -30,15 +30,7 @@ func TestSettingsRideOnRunStarted(t *testing.T) {
 	if got := starts[1].Data.(*engine.RunStarted).Settings; got != nil {
 		t.Errorf("unchanged settings ride again: %+v", got)
 	}
-	replayed := engine.NewSession("s")
-	for _, ev := range rec.Events() {
-		line, _ := ev.MarshalJSON()
-		var back engine.Event
-		if err := back.UnmarshalJSON(line); err != nil {
-			t.Fatal(err)
-		}
-		replayed.Apply(back)
-	}
+	replayed := replayJSON(t, rec.Events())
 	if got := replayed.Settings(); !got.Equal(&set) {
 		t.Errorf("replayed settings %+v", got)
 	}
@@ -76,16 +68,23 @@ func TestSaveSettingsBetweenRuns(t *testing.T) {
 	if len(saved) != 1 {
 		t.Fatalf("%d settings_changed events", len(saved))
 	}
-	replayed := engine.NewSession("s")
-	for _, ev := range rec.Events() {
+	replayed := replayJSON(t, rec.Events())
+	if got := replayed.Settings(); !got.Equal(&set) {
+		t.Errorf("replayed settings %+v", got)
+	}
+}
+
+// replayJSON is a session made of events written as JSON and read back.
+func replayJSON(t *testing.T, events []engine.Event) *engine.Session {
+	t.Helper()
+	s := engine.NewSession("s")
+	for _, ev := range events {
 		line, _ := ev.MarshalJSON()
 		var back engine.Event
 		if err := back.UnmarshalJSON(line); err != nil {
 			t.Fatal(err)
 		}
-		replayed.Apply(back)
+		s.Apply(back)
 	}
-	if got := replayed.Settings(); !got.Equal(&set) {
-		t.Errorf("replayed settings %+v", got)
-	}
+	return s
 }
