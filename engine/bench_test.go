@@ -76,8 +76,8 @@ func BenchmarkStepOverhead(b *testing.B) {
 		{"inline", true, false, false, []int{100, 1000, 10000}, false},
 		{"isolated", false, false, false, []int{1000}, false},
 		{"channel", true, true, false, []int{1000}, false},
-		{"inline-nosink", true, false, true, []int{1000}, false},
-		{"isolated-nosink", false, false, true, []int{1000}, false},
+		{"inline-nosink", true, false, true, []int{1000, 10000, 50000}, false},
+		{"isolated-nosink", false, false, true, []int{1000, 10000, 50000}, false},
 		{"pair-nosink", false, false, true, []int{1000}, true},
 	} {
 		for _, steps := range v.steps {
