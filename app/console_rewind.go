@@ -37,6 +37,9 @@ func (b *backend) checkpoints() (*checkpoint.Store, []checkpoint.Point, error) {
 		return nil, nil, errors.New("no step of this session changed the files yet: there is nothing to show or rewind")
 	}
 	host, dir, _ := strings.Cut(points[len(points)-1].Where, ":")
+	if ws := b.session.Settings().Workspace; ws != "" {
+		dir = ws // a fork's worktree, before it took checkpoints of its own
+	}
 	h, _ := os.Hostname()
 	if abs, _ := filepath.EvalSymlinks(dir); host != h || abs != st.Workspace() {
 		return nil, nil, fmt.Errorf("this session's checkpoints are of %s on %s, not of this console's folder %s", dir, host, st.Workspace())
@@ -92,6 +95,19 @@ func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool)
 	}
 	if plan.Empty() { // nothing journaled: an undo still undoes the last rewind that did something
 		return fmt.Sprintf("The files are as they were before step %d already: nothing to rewind.", p.Step), nil
+	}
+	// What is applied is what was shown: files changed since the plan was
+	// shown would be overwritten, and not be in the rewind's undo.
+	_, points, err := b.checkpoints()
+	if err != nil {
+		return "", err
+	}
+	again, err := st.Plan(ctx, b.journal.ID, points, plan.To)
+	if err != nil {
+		return "", err
+	}
+	if !checkpoint.SamePlan(plan, again) {
+		return "", errors.New("the files changed since the rewind was shown: nothing was changed; /rewind again to see them")
 	}
 	if _, err := b.session.Record(engine.KindCheckpoint, plan.Now, b.sink); err != nil {
 		return "", err

@@ -28,9 +28,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -121,6 +122,9 @@ func worktreeOf(dir, ws string) string {
 	}
 	meta = filepath.Clean(meta)
 	store := filepath.Dir(filepath.Dir(meta)) // STORE/worktrees/NAME
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real // git writes the path it resolved
+	}
 	if filepath.Base(filepath.Dir(meta)) != "worktrees" || filepath.Dir(store) != dir || !strings.HasSuffix(store, ".git") {
 		return ""
 	}
@@ -219,7 +223,7 @@ func (s *Store) gitEnv(index string) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GIT_DIR="+s.gitDir, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
+	env = append(env, "GIT_DIR="+s.gitDir, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_ATTR_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=agentty", "GIT_AUTHOR_EMAIL=agentty@localhost", "GIT_COMMITTER_NAME=agentty", "GIT_COMMITTER_EMAIL=agentty@localhost")
 	if index != "" {
 		env = append(env, "GIT_WORK_TREE="+s.ws, "GIT_INDEX_FILE="+index)
@@ -229,14 +233,17 @@ func (s *Store) gitEnv(index string) []string {
 
 // gitArgs come before every git command's own.
 var gitArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.autocrlf=false",
-	"-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.safecrlf=false", "-c", "advice.addEmbeddedRepo=false"}
+	"-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.safecrlf=false", "-c", "advice.addEmbeddedRepo=false", "-c", "core.attributesFile=/dev/null", "-c", "worktree.useRelativePaths=false"}
 
 // run runs git with args on the store (with index as its index: "" for
 // none), stdin as its input, and returns its output.
 func (s *Store) run(ctx context.Context, index string, stdin []byte, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitArgs...), args...)...)
 	cmd.Env = s.gitEnv(index)
 	cmd.Dir = s.ws
+	groupOf(cmd)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -250,6 +257,19 @@ func (s *Store) run(ctx context.Context, index string, stdin []byte, args ...str
 		return out.Bytes(), fmt.Errorf("git %s: %s", args[0], msg)
 	}
 	return out.Bytes(), nil
+}
+
+// gitTimeout bounds one git command: one that waits (on a FIFO a
+// folder holds where git looks, a program that never ends) is killed, with
+// what it started.
+const gitTimeout = 2 * time.Minute
+
+// groupOf starts cmd in a process group of its own, killed whole when its
+// context ends, and does not wait long for what holds its output after.
+func groupOf(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
 }
 
 // line runs git and returns its output's first line.
@@ -269,8 +289,36 @@ func (s *Store) initGit(ctx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitArgs...), "init", "-q", "--bare", s.gitDir)...)
 	cmd.Env = s.gitEnv("")
+	groupOf(cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git init: %s", strings.TrimSpace(string(out)))
+	}
+	// The folder's .gitattributes choose filters from the person's own
+	// git config (git-lfs's, …), which would run programs and change what
+	// is kept: the store's attributes, read first, turn every filter and
+	// conversion off, and diff every file with git's own driver.
+	info := filepath.Join(s.gitDir, "info")
+	if err := os.MkdirAll(info, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte("* -filter -text -ident -working-tree-encoding diff\n"), 0o600); err != nil {
+		return err
+	}
+	// The data folder inside the workspace (agentty run in a home folder
+	// kept in git) is not kept by its own checkpoints.
+	if rel, err := filepath.Rel(s.ws, s.dir); err == nil && filepath.IsLocal(rel) {
+		data := filepath.Dir(s.dir)
+		if r, err := filepath.Rel(s.ws, data); err == nil && filepath.IsLocal(r) {
+			rel = r
+		}
+		f, err := os.OpenFile(filepath.Join(info, "exclude"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(f, "/"+globEscape.Replace(filepath.ToSlash(rel))+"/")
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	return os.MkdirAll(filepath.Join(s.gitDir, "agentty-index"), 0o700)
 }
@@ -362,14 +410,12 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 	}
 	cp := &engine.Checkpointed{Mode: "git"}
 	_, err := os.Stat(idx)
-	changed, err := s.addAll(ctx, idx, err != nil, cp)
-	if err != nil {
+	if err := s.addAll(ctx, idx, err != nil, cp); err != nil {
 		return nil, err
 	}
-	if st.tree != "" && len(changed) == 0 { // nothing changed since the last: the same tree
-		cp.Tree = st.tree
-		return cp, nil
-	}
+	// The tree says whether anything changed, not add's words (which a
+	// git in another language, or a file name with a newline, would
+	// change).
 	tree, err := s.line(ctx, idx, "write-tree")
 	if err != nil {
 		return nil, err
@@ -379,7 +425,9 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 			return nil, err
 		}
 		if st.tree != "" {
-			cp.Changed = changed
+			if cp.Changed, err = s.changed(ctx, st.tree, tree); err != nil {
+				return nil, err
+			}
 		}
 		st.tree, st.seq = tree, st.seq+1
 	}
@@ -387,19 +435,19 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 	return cp, nil
 }
 
-// addAll adds the working tree to the session's index and returns the
-// files that changed in it (added, modified, removed). A file over the size
-// limit is left out (said in cp.Skipped) and kept out of later checkpoints
-// (the store's info/exclude); a session's first checkpoint looks for such
-// files before adding, so that a large file already there is never read.
-func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.Checkpointed) ([]string, error) {
+// addAll adds the working tree to the session's index. A file over the
+// size limit is left out (said in cp.Skipped) and kept out of later
+// checkpoints (the store's info/exclude); a session's first checkpoint
+// looks for such files before adding, so that a large file already there
+// is never read; later, a new one is read once, then left out.
+func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.Checkpointed) error {
 	if first {
 		out, err := s.run(ctx, idx, nil, "ls-files", "-z", "-o", "-m", "--exclude-standard")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := s.leaveOut(ctx, idx, strings.Split(string(out), "\x00"), false, cp); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	add := []string{"add", "-A", "-v", "--", "."}
@@ -411,27 +459,16 @@ func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.C
 	}
 	out, err := s.run(ctx, idx, nil, add...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var changed, added []string
-	for _, l := range strings.Split(string(out), "\n") {
-		verb, path, ok := strings.Cut(l, " ")
-		if !ok || len(path) < 2 || path[0] != '\'' || path[len(path)-1] != '\'' {
-			continue
-		}
-		path = path[1 : len(path)-1]
-		changed = append(changed, path)
-		if verb == "add" {
-			added = append(added, path)
+	var added []string
+	for _, l := range strings.Split(string(out), "\n") { // LC_ALL=C: "add 'PATH'"
+		if p, ok := strings.CutPrefix(l, "add '"); ok && strings.HasSuffix(p, "'") {
+			added = append(added, strings.TrimSuffix(p, "'"))
 		}
 	}
-	big, err := s.leaveOut(ctx, idx, added, true, cp)
-	if err != nil {
-		return nil, err
-	}
-	changed = slices.DeleteFunc(changed, func(p string) bool { return slices.Contains(big, p) })
-	slices.Sort(changed)
-	return slices.Compact(changed), nil
+	_, err = s.leaveOut(ctx, idx, added, true, cp)
+	return err
 }
 
 // leaveOut keeps the files of paths over the size limit out of the

@@ -314,3 +314,41 @@ func TestWorktreeStoreMustNameTheFolderBack(t *testing.T) {
 		t.Error("a folder that only says it is a worktree reads another workspace's store")
 	}
 }
+
+// TestGitCheckpointsSeeEveryChange: a step whose only change is a file
+// whose name git quotes (a newline in it), or a removal, is a new tree
+// with its change, whatever git prints.
+func TestGitCheckpointsSeeEveryChange(t *testing.T) {
+	ws, _ := repo(t)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	write(t, filepath.Join(ws, "odd\nname.txt"), "x\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointBefore, 2)
+	os.Remove(filepath.Join(ws, "gone.txt"))
+	p3 := checkpointOf(t, s, engine.CheckpointAfter, 2)
+	if p2.Tree == p1.Tree || len(p2.Changed) != 1 || p3.Tree == p2.Tree || strings.Join(p3.Changed, ",") != "gone.txt" {
+		t.Errorf("trees %s %s %s, changed %q %q", p1.Tree[:7], p2.Tree[:7], p3.Tree[:7], p2.Changed, p3.Changed)
+	}
+}
+
+// TestPersonsFiltersDoNotRun: a filter the person's own git config
+// defines (as git-lfs's is), chosen by the folder's .gitattributes, is not
+// run by a checkpoint, and the file is kept as it is.
+func TestPersonsFiltersDoNotRun(t *testing.T) {
+	ws, _ := repo(t)
+	home := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	write(t, filepath.Join(home, ".gitconfig"), "[filter \"lfs\"]\n\tclean = touch "+marker+"; cat\n\trequired = true\n", 0o644)
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(ws, ".gitattributes"), "*.bin filter=lfs\n", 0o644)
+	write(t, filepath.Join(ws, "data.bin"), "raw bytes\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the person's filter ran on a checkpoint")
+	}
+	var diff bytes.Buffer
+	if err := s.Diff(context.Background(), &diff, checkpoint.State{Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"}, checkpoint.State{Tree: p.Tree}); err != nil || !strings.Contains(diff.String(), "+raw bytes") {
+		t.Errorf("data.bin is not kept as it is: %v\n%s", err, diff.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/agentty/agentty/engine"
@@ -63,12 +64,12 @@ func (s *Store) snapshotFiles(session string, st *sessionState, reason string, c
 	defer root.Close()
 	for _, p := range paths {
 		f, err := s.keepFile(root, p)
-		if errors.Is(err, errTooBig) {
+		if err != nil { // too big, out of the workspace, not a file: the others are kept
 			cp.Skipped = append(cp.Skipped, p)
+			if !errors.Is(err, errTooBig) {
+				cp.Note = strings.TrimPrefix(cp.Note+"; ", "; ") + fmt.Sprintf("%s not kept: %v", p, err)
+			}
 			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		cp.Files = append(cp.Files, f)
 		if prev, ok := st.last[f.Path]; ok && prev != f.Hash {

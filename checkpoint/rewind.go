@@ -163,16 +163,24 @@ func (s *Store) planGit(ctx context.Context, session string, st *sessionState, p
 			return err
 		}
 	}
-	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", now.Tree, p.To.Tree)
+	out, err := s.run(ctx, "", nil, "diff-tree", "-r", "-z", "--raw", "--no-renames", now.Tree, p.To.Tree)
 	if err != nil {
 		return err
 	}
+	// ":OLDMODE NEWMODE OLD NEW STATUS\0PATH\0" each.
 	f := strings.Split(string(out), "\x00")
 	for i := 0; i+1 < len(f); i += 2 {
-		if f[i] == "D" { // in the workspace now, not in the checkpoint
-			p.Remove = append(p.Remove, f[i+1])
-		} else {
-			p.Write = append(p.Write, f[i+1])
+		meta, path := strings.Fields(strings.TrimPrefix(f[i], ":")), f[i+1]
+		if len(meta) < 5 {
+			continue
+		}
+		switch {
+		case meta[0] == "160000" || meta[1] == "160000": // a repository inside: its files are not kept
+			p.Notes = append(p.Notes, path+" is a git repository of its own: checkpoints do not keep its files, so it is left as it is")
+		case meta[4] == "D": // in the workspace now, not in the checkpoint
+			p.Remove = append(p.Remove, path)
+		default:
+			p.Write = append(p.Write, path)
 		}
 	}
 	return nil
@@ -233,6 +241,7 @@ func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) 
 		if err := s.checkoutGit(ctx, session, p); err != nil {
 			return err
 		}
+		st.tree = p.To.Tree // what the next checkpoint's changes are counted from
 	} else if err := s.writeFiles(p); err != nil {
 		return err
 	}
@@ -310,7 +319,7 @@ func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
 		if to.Tree != "" {
 			args = append(args, to.Tree)
 		} else { // the working tree, through a scratch index
-			idx = filepath.Join(s.gitDir, "agentty-index", "diff-"+fmt.Sprint(os.Getpid()))
+			idx = filepath.Join(s.gitDir, "agentty-index", "diff."+fmt.Sprint(os.Getpid())) // a dot: no session's index seeds from it
 			defer os.Remove(idx)
 			if _, err := s.run(ctx, idx, nil, "add", "-A", "--", "."); err != nil {
 				return err
@@ -480,4 +489,18 @@ func (s *Store) DiffOf(ctx context.Context, w io.Writer, points []Point, step in
 		return false, err
 	}
 	return !ended, s.Diff(ctx, w, from, to)
+}
+
+// SamePlan reports whether two plans of one rewind found the workspace the
+// same (so that what was shown is what is applied).
+func SamePlan(a, b *Plan) bool {
+	if a.Now == nil || b.Now == nil || a.Now.Tree != b.Now.Tree || len(a.Now.Files) != len(b.Now.Files) {
+		return false
+	}
+	for i, f := range a.Now.Files {
+		if g := b.Now.Files[i]; f.Path != g.Path || f.Hash != g.Hash || f.Missing != g.Missing {
+			return false
+		}
+	}
+	return true
 }

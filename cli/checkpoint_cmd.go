@@ -29,6 +29,9 @@ func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store
 	if h, _ := os.Hostname(); host != h {
 		return nil, nil, fmt.Errorf("the checkpoints of session %s were taken on %s, in %s: run this there", l.Meta.ID, host, dir)
 	}
+	if ws := l.Session.Settings().Workspace; ws != "" {
+		dir = ws // a fork's worktree, before it took checkpoints of its own
+	}
 	home := opts.App.DataHome(opts.Getenv)
 	if home == "" {
 		return nil, nil, errors.New("there is no data folder (set AGENTTY_HOME or --data-dir)")
@@ -103,6 +106,15 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 		if force = askYes(opts, "overwrite them? [y/N] "); !force {
 			fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
 			return exit(1)
+		}
+		// The files may have changed while the question waited: what is
+		// applied is what was shown, or nothing.
+		again, err := st.Plan(ctx, l.Meta.ID, points, to)
+		if err != nil {
+			return err
+		}
+		if !checkpoint.SamePlan(plan, again) {
+			return errors.New("the files changed while you were asked: nothing was changed; rewind again to see them")
 		}
 	}
 	// Write-ahead: the workspace as it is, journaled before it changes.

@@ -111,14 +111,14 @@ func importFile(ctx context.Context, opts *importOptions, store *sessions.Store,
 	if err != nil {
 		return err
 	}
-	for _, n := range t.Notes {
-		fmt.Fprintln(opts.Err, "agentty sessions import: note:", n)
-	}
 	if id := imported(store, t); id != "" {
 		fmt.Fprintf(opts.Out, "%s was imported already, as %s\n", path, id)
 		return nil
 	}
 	id, err := importer.Import(ctx, store, t)
+	for _, n := range t.Notes {
+		fmt.Fprintln(opts.Err, "agentty sessions import: note:", n)
+	}
 	if err != nil {
 		return err
 	}

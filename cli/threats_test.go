@@ -487,7 +487,7 @@ func hostileCheckpointRows() []hostile {
 			if b, _ := os.ReadFile(filepath.Join(f.outside, "secret.txt")); string(b) != threatKey {
 				t.Errorf("the file outside was written: %q", b)
 			}
-			wantIn(t, "the journal", f.journals(t), "checkpoint: ")
+			wantIn(t, "the journal", f.journals(t), "not kept: ")
 		},
 	}}
 }

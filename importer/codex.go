@@ -114,14 +114,15 @@ func (t *Transcript) addCodex(it codexItem, at time.Time, reasoning *string) err
 	return nil
 }
 
-// codexTurn is the decision a Codex item joins: the run's last, unless it
-// was answered (a result came since, or it has text), then a new one.
+// codexTurn is the decision a Codex item joins: the run's last (a short
+// message before its calls joins them), unless a result of it came since,
+// then a new one.
 func (t *Transcript) codexTurn(at time.Time) (*Turn, error) {
 	if len(t.Runs) == 0 {
 		return nil, fmt.Errorf("the assistant's item before any message of the person; not imported")
 	}
 	run := &t.Runs[len(t.Runs)-1]
-	if n := len(run.Turns); n == 0 || run.Turns[n-1].Text != "" || t.answered(run.Turns[n-1]) {
+	if n := len(run.Turns); n == 0 || t.answered(run.Turns[n-1]) {
 		run.Turns = append(run.Turns, Turn{At: at})
 	}
 	return &run.Turns[len(run.Turns)-1], nil

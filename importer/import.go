@@ -78,7 +78,8 @@ func Import(ctx context.Context, store *sessions.Store, t *Transcript) (string, 
 		err = cerr
 	}
 	if err != nil {
-		return j.ID, err
+		store.Remove(j.ID) // no half-made session: a retry starts clean
+		return "", err
 	}
 	title := engine.OneLine(t.Runs[0].Task, 50) + " [" + t.Source + " " + shortID(t.ID) + "]"
 	return j.ID, store.Rename(j.ID, title)
@@ -107,6 +108,9 @@ func replay(ctx context.Context, j *sessions.Journal, t *Transcript) error {
 		res := e.Run(ctx, s, run.Task, sink)
 		if res.Err != nil {
 			return fmt.Errorf("run %d of the transcript: %w", i+1, res.Err)
+		}
+		if left := len(run.Turns) - r.next; left > 0 { // the run ended on a decision with no call before its last
+			t.Notes = append(t.Notes, fmt.Sprintf("run %d: %d decisions after its answer were not imported", i+1, left))
 		}
 	}
 	return j.Flush()

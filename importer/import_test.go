@@ -93,12 +93,14 @@ func TestImportClaude(t *testing.T) {
 
 // codexFixture is a Codex rollout made by hand after the format's shape:
 // the session's meta, Codex's own context message (left), a question,
-// reasoning, a shell call and its output, an answer, and a line that is
-// not one of the format.
+// reasoning, a short message before a shell call (the same decision),
+// the call and its output, an answer, and a line that is not one of the
+// format.
 const codexFixture = `{"timestamp":"2026-11-30T09:00:00Z","type":"session_meta","payload":{"id":"0199-abcd","cwd":"/work/other","model":"gpt-5-codex"}}
 {"timestamp":"2026-11-30T09:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd</environment_context>"}]}}
 {"timestamp":"2026-11-30T09:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}}
 {"timestamp":"2026-11-30T09:00:03Z","type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"I will run ls."}]}}
+{"timestamp":"2026-11-30T09:00:03Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Listing them."}]}}
 {"timestamp":"2026-11-30T09:00:04Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"call_1"}}
 {"timestamp":"2026-11-30T09:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.go\\nb.go\\n\",\"metadata\":{\"exit_code\":0}}"}}
 {"timestamp":"2026-11-30T09:00:06Z","type":"event_msg","payload":{"type":"agent_message","message":"There are two files."}}
@@ -113,7 +115,7 @@ func TestImportCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(tr.Notes, "\n"), "rollout.jsonl:8: not read") || len(tr.Runs) != 1 || tr.Runs[0].Task != "list the files" {
+	if !strings.Contains(strings.Join(tr.Notes, "\n"), "rollout.jsonl:9: not read") || len(tr.Runs) != 1 || tr.Runs[0].Task != "list the files" {
 		t.Fatalf("transcript %+v", tr)
 	}
 	l := importInto(t, tr)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,6 +75,11 @@ func HeadersHelper(command, dir string, env map[string]string) func(context.Cont
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "sh", "-c", command)
 		cmd.Dir, cmd.Env = dir, osChildEnv(nil, env)
+		// What it starts dies with it at the deadline, and nothing that
+		// holds its output keeps the wait going.
+		cmd.SysProcAttr = childAttr()
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
 		var out, errb limitedBuffer
 		out.max, errb.max = headersHelperMax, 4<<10
 		cmd.Stdout, cmd.Stderr = &out, &errb

@@ -214,3 +214,15 @@ func TestMCPStdioCwd(t *testing.T) {
 		t.Errorf("started in %q", m.servers["s"].cmd.Dir)
 	}
 }
+
+// TestHeadersHelperIsBounded: a helper whose child keeps its output open
+// past the deadline is killed with it, and the wait ends.
+func TestHeadersHelperIsBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := HeadersHelper("sleep 30 & sleep 30; echo {}", t.TempDir(), nil)(ctx)
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Errorf("err %v after %v", err, time.Since(start))
+	}
+}
