@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -251,7 +252,8 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 	}
 	cp := &engine.Checkpointed{Mode: "git"}
 	_, err := os.Stat(idx)
-	if err := s.addAll(ctx, idx, err != nil, cp); err != nil {
+	listed, err := s.addAll(ctx, idx, err != nil, cp)
+	if err != nil {
 		return nil, err
 	}
 	// The tree says whether anything changed, not add's words (which a
@@ -265,10 +267,13 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 		if err := s.setRef(session, st.seq+1, tree); err != nil {
 			return nil, err
 		}
-		if st.tree != "" {
+		if cp.Changed = listed; st.tree != "" && listed == nil { // add's list when it said its changes plainly; else git's own
 			if cp.Changed, err = s.changed(ctx, st.tree, tree); err != nil {
 				return nil, err
 			}
+		}
+		if st.tree == "" {
+			cp.Changed = nil
 		}
 		st.tree, st.seq = tree, st.seq+1
 	}
@@ -276,19 +281,21 @@ func (s *Store) snapshotGit(ctx context.Context, session string, st *sessionStat
 	return cp, nil
 }
 
-// addAll adds the working tree to the session's index. A file over the
-// size limit is left out (said in cp.Skipped) and kept out of later
-// checkpoints (the store's info/exclude); a session's first checkpoint
-// looks for such files before adding, so that a large file already there
-// is never read; later, a new one is read once, then left out.
-func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.Checkpointed) error {
+// addAll adds the working tree to the session's index and returns the
+// files it changed there, as add -v lists them (nil when it listed none, or
+// named one git quotes: the tree is what says). A file over the size limit
+// is left out (said in cp.Skipped) and kept out of later checkpoints (the
+// store's info/exclude); a session's first checkpoint looks for such files
+// before adding, so that a large file already there is never read; later,
+// a new one is read once, then left out.
+func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.Checkpointed) ([]string, error) {
 	if first {
 		out, err := s.run(ctx, idx, nil, "ls-files", "-z", "-o", "-m", "--exclude-standard")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := s.leaveOut(ctx, idx, strings.Split(string(out), "\x00"), false, cp); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	add := []string{"add", "-A", "-v", "--", "."}
@@ -300,16 +307,29 @@ func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.C
 	}
 	out, err := s.run(ctx, idx, nil, add...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var added []string
-	for _, l := range strings.Split(string(out), "\n") { // LC_ALL=C: "add 'PATH'"
-		if p, ok := strings.CutPrefix(l, "add '"); ok && strings.HasSuffix(p, "'") {
-			added = append(added, strings.TrimSuffix(p, "'"))
+	var listed, added []string
+	plain := true
+	for _, l := range strings.Split(string(out), "\n") { // LC_ALL=C: "add 'PATH'", "remove 'PATH'"
+		verb, p, ok := strings.Cut(l, " '")
+		if !ok || !strings.HasSuffix(p, "'") || verb != "add" && verb != "remove" {
+			continue
+		}
+		p = strings.TrimSuffix(p, "'")
+		plain = plain && !strings.HasPrefix(p, `"`)
+		listed = append(listed, p)
+		if verb == "add" {
+			added = append(added, p)
 		}
 	}
-	_, err = s.leaveOut(ctx, idx, added, true, cp)
-	return err
+	big, err := s.leaveOut(ctx, idx, added, true, cp)
+	if err != nil || !plain {
+		return nil, err
+	}
+	listed = slices.DeleteFunc(listed, func(p string) bool { return slices.Contains(big, p) })
+	slices.Sort(listed)
+	return slices.Compact(listed), nil
 }
 
 // leaveOut keeps the files of paths over the size limit out of the
