@@ -290,7 +290,7 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 		st.Notices = append(st.Notices, n)
 	}
 	var keep engine.Checkpointer
-	if home := o.DataHome(getenv); home != "" {
+	if home := o.DataHome(getenv); home != "" && (cfg.Checkpoints == nil || *cfg.Checkpoints) {
 		if st.Checkpoints, err = checkpoint.Open(home, wsDir, 0); err != nil {
 			st.Notices = append(st.Notices, "checkpoints are off: "+err.Error())
 		} else {

@@ -100,3 +100,27 @@ func TestRunDiffRewindUndo(t *testing.T) {
 		t.Error("gone.txt came back with the undo")
 	}
 }
+
+// TestCheckpointsOff: the person's config turns checkpoints off; a
+// workspace nobody trusted cannot.
+func TestCheckpointsOff(t *testing.T) {
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"a"}}]},{"answer":"done"}]}`)
+	journal := func(env map[string]string, ws string) string {
+		t.Helper()
+		if code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--yes", "write"); code != 0 {
+			t.Fatalf("run: %s", errs)
+		}
+		return strings.Join(journalLines(t, env["AGENTTY_HOME"], onlySession(t, env["AGENTTY_HOME"]), ""), "\n")
+	}
+	env := agentEnv(t)
+	os.WriteFile(env["AGENTTY_CONFIG"], []byte(`{"checkpoints": false}`), 0o600)
+	if j := journal(env, t.TempDir()); strings.Contains(j, `"kind":"checkpoint"`) {
+		t.Error("checkpoints taken with checkpoints: false in the person's config")
+	}
+	env = agentEnv(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, ".agentty.json"), []byte(`{"checkpoints": false}`), 0o600)
+	if j := journal(env, ws); !strings.Contains(j, `"kind":"checkpoint"`) {
+		t.Error("an untrusted workspace turned checkpoints off")
+	}
+}

@@ -48,6 +48,11 @@ type Settings struct {
 	// MaxToolCalls caps the tool calls run of one decision
 	// (engine.Config.MaxCalls, default 64).
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
+	// Checkpoints, false, turns off the workspace's checkpoints before
+	// steps that may change it (docs/checkpoints.md). A workspace's own
+	// config may turn them off only when the folder is trusted: they
+	// protect the person.
+	Checkpoints *bool `json:"checkpoints,omitempty"`
 	// MaxAnswerBytes caps one answer of a model (openai.Config's, 4 MiB
 	// by default): text, reasoning and tool calls' arguments together.
 	MaxAnswerBytes int `json:"max_answer_bytes,omitempty"`
@@ -272,6 +277,9 @@ func (c *Settings) Merge(o *Settings) {
 	}
 	if o.AllowShell != nil {
 		c.AllowShell = o.AllowShell
+	}
+	if o.Checkpoints != nil {
+		c.Checkpoints = o.Checkpoints
 	}
 	if o.SystemPrompt != "" {
 		c.SystemPrompt = o.SystemPrompt
