@@ -272,15 +272,9 @@ func positive(n, old int) int {
 // Merge lays o over c: what o sets wins; maps are merged by key.
 func (c *Settings) Merge(o *Settings) {
 	c.Model, c.BaseURL = cmp.Or(o.Model, c.Model), cmp.Or(o.BaseURL, c.BaseURL)
-	if o.Temperature != nil {
-		c.Temperature = o.Temperature
-	}
-	if o.AllowShell != nil {
-		c.AllowShell = o.AllowShell
-	}
-	if o.Checkpoints != nil {
-		c.Checkpoints = o.Checkpoints
-	}
+	over(&c.Temperature, o.Temperature)
+	over(&c.AllowShell, o.AllowShell)
+	over(&c.Checkpoints, o.Checkpoints)
 	if o.SystemPrompt != "" {
 		c.SystemPrompt = o.SystemPrompt
 	}
@@ -439,4 +433,11 @@ func (m MCPServer) Expanded(getenv func(string) string) (MCPServer, []string) {
 	}
 	m.Env, m.Headers = expandAll(m.Env), expandAll(m.Headers)
 	return m, unset
+}
+
+// over sets *dst to src when src says something (is not nil).
+func over[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
 }
