@@ -398,7 +398,7 @@ func TestEvalBadFiles(t *testing.T) {
 		{"bad times", "cases:\n  - name: a\n    task: b\n    assert:\n      - tool_called: {name: x, times: many}\n", ":5: cases[0].assert[0].tool_called.times: want a whole number"},
 		{"times on not called", "cases:\n  - name: a\n    task: b\n    assert:\n      - tool_not_called: {name: x, times: 1}\n", ":5: cases[0].assert[0].tool_not_called.times: unknown field"},
 		{"bad tool_order", "cases:\n  - name: a\n    task: b\n    assert:\n      - tool_order: calculator\n", ":5: cases[0].assert[0].tool_order: want a list of tool names"},
-		{"bad stop_reason", "cases:\n  - name: a\n    task: b\n    assert:\n      - stop_reason: done\n", `:5: cases[0].assert[0].stop_reason: want one of answered, step_limit, cancelled, error, got "done"`},
+		{"bad stop_reason", "cases:\n  - name: a\n    task: b\n    assert:\n      - stop_reason: done\n", `:5: cases[0].assert[0].stop_reason: want one of answered, step_limit, cancelled, error, guardrail, budget, got "done"`},
 		{"bad duration", "cases:\n  - name: a\n    task: b\n    assert:\n      - max_duration: soon\n", `:5: cases[0].assert[0].max_duration: want a duration such as 30s or 2m, got "soon"`},
 		{"bad negation", "cases:\n  - name: a\n    task: b\n    assert:\n      - not: {answer_matches: \"[\"}\n", ":5: cases[0].assert[0].not.answer_matches: bad regexp"},
 		{"empty judge", "cases:\n  - name: a\n    task: b\n    assert:\n      - judge: \"\"\n", ":5: cases[0].assert[0].judge: the rubric is empty"},

@@ -66,6 +66,8 @@ func TestEvalAssertions(t *testing.T) {
 		{`max_steps: 1`, false, `want at most 1 steps, took 2`},
 		{`stop_reason: answered`, true, ""},
 		{`stop_reason: step_limit`, false, `want stop reason step_limit, got answered`},
+		{`stop_reason: guardrail`, false, `want stop reason guardrail, got answered`},
+		{`stop_reason: budget`, false, `want stop reason budget, got answered`},
 		{`memory: {name: Ada}`, true, ""},
 		{`memory: {name: Bob}`, false, `memory "name" is "Ada", want "Bob"`},
 		{`memory: {city: Paris}`, false, `memory has no "city" (want "Paris"); memory: name=Ada`},

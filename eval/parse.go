@@ -310,7 +310,8 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 		a.n, _ = p.posInt(v, field)
 	case "stop_reason":
 		if s, ok := p.str(v, field); ok {
-			reasons := []string{string(engine.StopAnswered), string(engine.StopStepLimit), string(engine.StopCancelled), string(engine.StopError)}
+			reasons := []string{string(engine.StopAnswered), string(engine.StopStepLimit), string(engine.StopCancelled), string(engine.StopError),
+				string(engine.StopGuardrail), string(engine.StopBudget)}
 			if !slices.Contains(reasons, s) {
 				p.fail(v, field, "want one of %s, got %q", strings.Join(reasons, ", "), s)
 			}
