@@ -37,6 +37,9 @@ func TestSessionsImport(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "run_shell") || !strings.Contains(out, "It is package main.") {
 		t.Errorf("sessions show: exit %d\n%s", code, out)
 	}
+	if code, out, _ = runCLI(t, context.Background(), env, "sessions", "export", id); code != 0 || !strings.Contains(out, "## agentty\n\nLet me count them.") {
+		t.Errorf("the export does not give the agent's words with its calls its heading:\n%s", out)
+	}
 	recv := newReceiver(t)
 	if code, _, errs = runCLI(t, context.Background(), env, "sessions", "trace", id, "--otlp", recv.URL); code != 0 || len(recv.spans()) == 0 {
 		t.Errorf("sessions trace: exit %d %s, %d spans", code, errs, len(recv.spans()))

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,24 +62,22 @@ func ReadClaude(r io.Reader, name string) (*Transcript, error) {
 	t := &Transcript{Source: "claude", Results: map[string]Result{}}
 	byID := map[string]*claudeLine{}
 	var order []*claudeLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for n := 1; sc.Scan(); n++ {
+	err := eachLine(r, name, &t.Notes, func(n int, b []byte) {
 		var l claudeLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		if err := json.Unmarshal(b, &l); err != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: not read: %v", name, n, err))
-			continue
+			return
 		}
 		if l.Type != "user" && l.Type != "assistant" || l.UUID == "" {
-			continue // summaries, system lines, snapshots
+			return // summaries, system lines, snapshots
 		}
 		l.line = n
 		byID[l.UUID] = &l
 		order = append(order, &l)
 		t.ID, t.Cwd = cmpOr(l.SessionID, t.ID), cmpOr(l.Cwd, t.Cwd)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	chain := liveChain(order, byID)
 	if left := len(order) - len(chain); left > 0 {
@@ -131,7 +128,7 @@ func (t *Transcript) addClaude(l *claudeLine, name string) error {
 				t.Results[b.ToolUseID] = Result{Text: res, IsError: b.IsError, At: l.Timestamp}
 			}
 		}
-		if text != "" {
+		if text != "" && !strings.HasPrefix(text, "[Request interrupted by user") { // Claude Code's mark, not the person's words
 			t.Runs = append(t.Runs, Run{Task: text, At: l.Timestamp})
 		}
 		return nil
@@ -148,7 +145,8 @@ func (t *Transcript) addClaude(l *claudeLine, name string) error {
 	for _, b := range blocks {
 		switch b.Type {
 		case "tool_use":
-			turn.Calls = append(turn.Calls, engine.ToolCall{ID: b.ID, Name: callName(b.Name), Args: argsOf(b.Input)})
+			name, args := importedCall(b.Name, argsOf(b.Input))
+			turn.Calls = append(turn.Calls, engine.ToolCall{ID: b.ID, Name: name, Args: args})
 		case "thinking":
 			turn.Reasoning += b.Thinking
 		}

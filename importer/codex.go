@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,30 +41,28 @@ type codexItem struct {
 // what the items say and are left.
 func ReadCodex(r io.Reader, name string) (*Transcript, error) {
 	t := &Transcript{Source: "codex", Results: map[string]Result{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var reasoning string
-	for n := 1; sc.Scan(); n++ {
+	err := eachLine(r, name, &t.Notes, func(n int, b []byte) {
 		var l codexLine
 		var it codexItem
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || json.Unmarshal(l.Payload, &it) != nil {
+		if err := json.Unmarshal(b, &l); err != nil || json.Unmarshal(l.Payload, &it) != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: not read: not a rollout line", name, n))
-			continue
+			return
 		}
 		switch l.Type {
 		case "session_meta", "turn_context":
 			t.ID, t.Cwd, t.Model = cmpOr(t.ID, it.ID), cmpOr(it.Cwd, t.Cwd), cmpOr(it.Model, t.Model)
-			continue
+			return
 		case "response_item":
 		default:
-			continue
+			return
 		}
 		if err := t.addCodex(it, l.Timestamp, &reasoning); err != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: %v", name, n, err))
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -107,7 +104,13 @@ func (t *Transcript) addCodex(it codexItem, at time.Time, reasoning *string) err
 			b, _ := json.Marshal(map[string]string{"input": it.Input})
 			args = string(b)
 		}
-		turn.Calls = append(turn.Calls, engine.ToolCall{ID: it.CallID, Name: callName(cmpOr(it.Name, "shell")), Args: codexArgs(it.Name, args)})
+		name := cmpOr(it.Name, "shell")
+		if name == "shell" {
+			name = "run_shell"
+		} else {
+			name = ownName(name)
+		}
+		turn.Calls = append(turn.Calls, engine.ToolCall{ID: it.CallID, Name: name, Args: codexArgs(it.Name, args)})
 	case "function_call_output", "custom_tool_call_output":
 		t.Results[it.CallID] = codexOutput(it.Output, at)
 	}

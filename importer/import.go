@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
@@ -55,13 +56,6 @@ type Result struct {
 	At      time.Time
 }
 
-// toolNames maps other agents' tool names to agentty's where one does the
-// same (the arguments are kept as they were).
-var toolNames = map[string]string{
-	"Bash": "run_shell", "shell": "run_shell", "Read": "read_file", "Write": "write_file", "Edit": "edit_file",
-	"MultiEdit": "edit_file", "Glob": "search_files", "Grep": "search_files", "LS": "list_dir", "WebFetch": "http_get",
-}
-
 // Import journals t as a new session of store and returns its id. Each
 // run is replayed through the engine: its decisions are the model's, the
 // recorded results its tools' answers, at the transcript's times.
@@ -97,7 +91,7 @@ func replay(ctx context.Context, j *sessions.Journal, t *Transcript) error {
 			return err
 		}
 		e := engine.New(engine.Config{Model: r, ModelName: t.Source + ":" + cmpOr(t.Model, "unknown"), Tools: reg, MaxSteps: max(len(run.Turns)+1, 1),
-			Compact: engine.Compaction{Off: true}, Budget: 1 << 30, MaxCalls: 1 << 12})
+			Compact: engine.Compaction{Off: true}, Budget: 1 << 30, MaxCalls: 1 << 12, Prices: importedPrice})
 		if err := e.Err(); err != nil {
 			return err
 		}
@@ -189,19 +183,9 @@ func (r *replayer) tools() []engine.Tool {
 	return out
 }
 
-// callName is a tool's name in agentty: its counterpart, or its own made a
-// valid function name.
-func callName(name string) string {
-	if n, ok := toolNames[name]; ok {
-		return n
-	}
-	var b strings.Builder
-	for _, r := range name {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteRune('_')
-		}
-	}
-	return cmpOr(b.String()[:min(b.Len(), 64)], "tool")
+// importedPrice is the price of an imported session's model ("claude:NAME"):
+// NAME's, as agentty knows prices.
+func importedPrice(model string) (engine.Price, bool) {
+	_, name, _ := strings.Cut(model, ":")
+	return config.LookupPrice(name, nil)
 }

@@ -73,7 +73,7 @@ func TestImportClaude(t *testing.T) {
 			finished = append(finished, d)
 		}
 	}
-	if strings.Join(calls, "|") != `run_shell {"command":"ls *.go | wc -l"}|read_file {"file_path":"main.go"}|mcp__github__get_issue {"n":1}` {
+	if strings.Join(calls, "|") != `run_shell {"command":"ls *.go | wc -l"}|read_file {"path":"main.go"}|mcp__github__get_issue {"n":1}` {
 		t.Errorf("calls: %v", calls)
 	}
 	if len(finished) != 3 || finished[0].Result != "42" || finished[1].Result != "package main" || finished[2].Status == engine.ToolOK || !strings.Contains(finished[2].Error, "interrupted") {
@@ -83,7 +83,7 @@ func TestImportClaude(t *testing.T) {
 	if got := msgs[len(msgs)-1].Content; got != "It is package main." {
 		t.Errorf("the last answer %q", got)
 	}
-	if l.Meta.Origin != "import:claude" || l.Meta.Workspace != "/work/proj" || !strings.Contains(l.Meta.Title, "[claude c0ffee12]") || l.Meta.Usage.CachedTokens != 50 || l.Meta.Usage.PromptTokens < 150 {
+	if l.Meta.Origin != "import:claude" || l.Meta.Workspace != "/work/proj" || !strings.Contains(l.Meta.Title, "[claude c0ffee12]") || l.Meta.Usage.CachedTokens != 50 || l.Meta.Usage.PromptTokens < 150 || l.Meta.Usage.Cost <= 0 {
 		t.Errorf("meta %+v", l.Meta)
 	}
 	if first := l.Events[0].Time.UTC().Format("15:04:05"); first != "10:00:00" {
@@ -135,5 +135,31 @@ func TestImportCodex(t *testing.T) {
 	}
 	if l.Meta.Origin != "import:codex" || l.Meta.Workspace != "/work/other" || l.Meta.Model != "codex:gpt-5-codex" {
 		t.Errorf("meta %+v", l.Meta)
+	}
+}
+
+// TestImportKeepsGoing: a line over the limit is named and left, the rest
+// imported; Claude Code's calls come in agentty's arguments when they fit
+// (Edit's file_path, old_string, new_string as path, old, new), and keep
+// their own otherwise; Claude Code's interruption mark is no message of
+// the person's.
+func TestImportKeepsGoing(t *testing.T) {
+	huge := `{"type":"user","uuid":"x","message":{"role":"user","content":"` + strings.Repeat("a", maxLine) + `"}}`
+	src := `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s1","message":{"role":"user","content":"fix the add"}}
+` + huge + `
+{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{"file_path":"calc.py","old_string":"a - b","new_string":"a + b"}},{"type":"tool_use","id":"t2","name":"MultiEdit","input":{"file_path":"calc.py","edits":[]}}]}}
+{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}
+{"type":"user","uuid":"i1","parentUuid":"r1","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}
+`
+	tr, err := ReadClaude(strings.NewReader(src), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(tr.Notes, "\n"), "t.jsonl:2: not read: the line is longer than 16 MiB") || len(tr.Runs) != 1 {
+		t.Fatalf("notes %v, %d runs", tr.Notes, len(tr.Runs))
+	}
+	calls := tr.Runs[0].Turns[0].Calls
+	if calls[0].Name != "edit_file" || string(calls[0].Args) != `{"new":"a + b","old":"a - b","path":"calc.py"}` || calls[1].Name != "MultiEdit" {
+		t.Errorf("calls %s %s, %s", calls[0].Name, calls[0].Args, calls[1].Name)
 	}
 }

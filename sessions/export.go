@@ -39,7 +39,11 @@ func (s *Store) Export(id, format string, w io.Writer) error {
 func Markdown(l *Loaded) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", orUntitled(l.Meta.Title))
-	fmt.Fprintf(&b, "Session `%s` · model %s · %d %s · %d %s · cost %s · created %s\n\n", l.Meta.ID, orDash(l.Meta.Model), l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), l.Meta.Usage.CostString(), l.Meta.Created.Format(time.DateTime))
+	cost := l.Meta.Usage.CostString()
+	if !strings.HasPrefix(cost, "cost ") { // "cost unknown" says it already
+		cost = "cost " + cost
+	}
+	fmt.Fprintf(&b, "Session `%s` · model %s · %d %s · %d %s · %s · created %s\n\n", l.Meta.ID, orDash(l.Meta.Model), l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"), l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), cost, l.Meta.Created.Format(time.DateTime))
 	for _, ev := range l.Events {
 		if ev.ParentRun != "" {
 			subRunMarkdown(&b, ev)
@@ -59,8 +63,8 @@ func Markdown(l *Loaded) string {
 				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), inert(d.Text))
 				continue
 			}
-			if d.Text != "" {
-				fmt.Fprintf(&b, "%s\n\n", inert(d.Text))
+			if d.Text != "" { // said with its calls: the agent's words too, under its name
+				fmt.Fprintf(&b, "## %s\n\n%s\n\n", cmp.Or(ev.Agent, "agentty"), inert(d.Text))
 			}
 		case *engine.ToolFinished:
 			fmt.Fprintf(&b, "- step %d: %s → %s: %s\n", ev.Step, codeSpan(d.Name), d.Status, codeSpan(engine.OneLine(d.Result, 200)))

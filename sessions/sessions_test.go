@@ -280,6 +280,9 @@ func TestForkAndExport(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
+	if strings.Contains(md.String(), "cost cost") {
+		t.Errorf("the export says cost twice:\n%s", md.String())
+	}
 	if err := store.Export(id, "json", &js); err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func (m *MCP) connect(ctx context.Context, s *mcpServer) error {
 	})
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return fmt.Errorf("MCP server %s did not start: %w", s.name, s.log.explain(explainStart(err, s.cfg)))
+		return secretsOut(fmt.Errorf("MCP server %s did not start: %w", s.name, s.log.explain(explainStart(err, s.cfg))))
 	}
 	tools, err := listTools(ctx, session)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -113,3 +114,24 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	}
 	return b.Buffer.Write(p)
 }
+
+// urlSecret is a credential in a URL's query (api_key=…, token=…): Go's
+// errors show a URL whole but for its password.
+var urlSecret = regexp.MustCompile(`(?i)([?&][a-z_-]*(?:key|token|secret|password|auth)[a-z_-]*=)[^&\s"']+`)
+
+// secretsOut is err with the credentials of URLs in its text replaced; it
+// still unwraps to err.
+func secretsOut(err error) error {
+	if msg := urlSecret.ReplaceAllString(err.Error(), "${1}[redacted]"); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -226,3 +226,14 @@ func TestHeadersHelperIsBounded(t *testing.T) {
 		t.Errorf("err %v after %v", err, time.Since(start))
 	}
 }
+
+// TestMCPStartErrorHidesURLSecrets: a server that does not start is said
+// without the api_key its URL carries.
+func TestMCPStartErrorHidesURLSecrets(t *testing.T) {
+	m := StartMCP(context.Background(), map[string]MCPServer{"remote": {URL: "http://127.0.0.1:9/mcp?api_key=sk-secret-123&x=1"}}, MCPConfig{Timeout: 2 * time.Second})
+	defer m.Close()
+	st := m.Status()
+	if st[0].OK || strings.Contains(st[0].Error, "sk-secret-123") || !strings.Contains(st[0].Error, "api_key=[redacted]") {
+		t.Errorf("status %+v", st)
+	}
+}
