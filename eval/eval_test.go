@@ -118,10 +118,17 @@ func TestEvalJSONSchemaAssertion(t *testing.T) {
 			t.Errorf("answer %q: passed %v (%q, %v), want %v (%q)", tt.answer, ok, why, err, tt.pass, tt.why)
 		}
 	}
-	// The schema may be JSON text, too.
+	// The schema may be JSON text, or YAML text, too.
 	a = assertionOf(t, `answer_json_schema: '{"type": "array"}'`)
 	if ok, _, _ := a.check(context.Background(), &outcome{Answer: "[1, 2]"}, nil); !ok {
 		t.Error("a JSON text schema did not accept an array")
+	}
+	a = assertionOf(t, "answer_json_schema: |\n          type: object\n          required: [n]")
+	if ok, _, _ := a.check(context.Background(), &outcome{Answer: `{"n": 1}`}, nil); !ok {
+		t.Error("a YAML text schema did not accept an object")
+	}
+	if ok, _, _ := a.check(context.Background(), &outcome{Answer: `{}`}, nil); ok {
+		t.Error("a YAML text schema accepted an object without its required field")
 	}
 }
 

@@ -385,10 +385,14 @@ func (p *suiteParser) toolMatch(v *yaml.Node, field string, times bool) toolMatc
 // schema compiles a JSON Schema given as YAML, or as JSON text.
 func (p *suiteParser) schema(v *yaml.Node, field string) *jsonschema.Schema {
 	var raw any
-	if v.Kind == yaml.ScalarNode {
+	if v.Kind == yaml.ScalarNode { // JSON text, or YAML text (a block scalar)
+		var m map[string]any
 		if err := json.Unmarshal([]byte(v.Value), &raw); err != nil {
-			p.fail(v, field, "want a JSON Schema (a mapping, or JSON text): %v", err)
-			return nil
+			if yerr := yaml.Unmarshal([]byte(v.Value), &m); yerr != nil || m == nil {
+				p.fail(v, field, "want a JSON Schema (a mapping, or JSON or YAML text): %v", err)
+				return nil
+			}
+			raw = m
 		}
 	} else if err := v.Decode(&raw); err != nil {
 		p.fail(v, field, "%v", err)
