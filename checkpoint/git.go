@@ -170,3 +170,22 @@ func (s *Store) initGit(ctx context.Context) error {
 	}
 	return os.MkdirAll(filepath.Join(s.gitDir, "agentty-index"), 0o700)
 }
+
+// Held says where the store keeps this workspace's checkpoints (every
+// session's) and how many bytes they hold there.
+func (s *Store) Held() (string, int64) {
+	dir := s.gitDir
+	if !s.git {
+		dir = filepath.Join(s.dir, "files")
+	}
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return dir, n
+}

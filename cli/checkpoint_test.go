@@ -71,6 +71,9 @@ func TestRunDiffRewindUndo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "gone.txt")); err == nil {
 		t.Fatal("the run did not remove gone.txt")
 	}
+	if code, show, _ := runCLI(t, context.Background(), env, "sessions", "show", id); code != 0 || !regexp.MustCompile(`checkpoints: 2 \(git mode; .*\); the workspace's take [0-9.]+ [KM]?B in `).MatchString(show) {
+		t.Errorf("sessions show does not say what the checkpoints hold:\n%s", show)
+	}
 	code, out, errs := runCLI(t, context.Background(), env, "sessions", "rewind", id, "--at", "1")
 	if code != 0 || !strings.Contains(out, "2 written, 1 removed") {
 		t.Fatalf("rewind: exit %d %s %s", code, out, errs)

@@ -269,10 +269,27 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 		}
 		fmt.Fprintf(stdout, "memory: %s = %s (step %d%s)\n", f.Key, f.Value, f.Step, by)
 	}
+	if st, points, cerr := checkpointsOf(opts, l); cerr == nil {
+		dir, n := st.Held()
+		fmt.Fprintf(stdout, "checkpoints: %d (%s mode; sessions diff %s shows them); the workspace's take %s in %s\n", len(points), st.Mode(), l.Meta.ID, humanBytes(n), dir)
+	}
 	for _, w := range l.Warnings {
 		fmt.Fprintln(opts.Err, "warning:", w)
 	}
 	return err
+}
+
+// humanBytes says n bytes as people read them: 12.3 MB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // sessionsFork copies a session up to --at into a new one and prints its
