@@ -258,10 +258,14 @@ func TestApprovalsComeBackWithTheSession(t *testing.T) {
 		return strings.Contains(chatPane(s), "Allowed for this session, as when it was last worked on: write_file")
 	})
 	tm.keys("write bye to notes.txt", "Enter")
-	tm.wait("the file written with no approval", func(s string) bool {
-		b, _ := os.ReadFile(filepath.Join(ws, "notes.txt"))
-		return strings.Contains(string(b), "bye") && strings.Contains(s, "· idle ·") && !strings.Contains(s, "Approve calling")
+	tm.wait("the file written with no approval, and the run's end", func(s string) bool {
+		// The answer in the chat, not only the file: the screen may show
+		// "idle" from before the run began.
+		return strings.Contains(chatPane(s), "replaced notes.txt") && strings.Contains(s, "· idle ·") && !strings.Contains(s, "Approve calling")
 	})
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); !strings.Contains(string(b), "bye") {
+		t.Fatalf("notes.txt: %q", b)
+	}
 	tm.keys("/clear", "Enter")
 	tm.keys("write again to notes.txt", "Enter")
 	tm.wait("a new session asks", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
