@@ -251,6 +251,13 @@ func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) 
 		if err := root.Remove(filepath.FromSlash(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		// A folder the step made for it goes too, once empty (git keeps
+		// no folders: the checkpoint had none there).
+		for d := filepath.Dir(filepath.FromSlash(path)); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+			if root.Remove(d) != nil {
+				break // not empty, or not there
+			}
+		}
 	}
 	return nil
 }
