@@ -3,15 +3,15 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentty/agentty/config"
 )
 
 // How git is run on agentty's store, and how the store is made.
@@ -21,7 +21,7 @@ import (
 // own record of the worktree must name ws back, so that a folder cannot
 // point agentty at another workspace's store.
 func worktreeOf(dir, ws string) string {
-	b, err := readSmall(filepath.Join(ws, ".git"), 4096)
+	b, err := readAtMost(filepath.Join(ws, ".git"))
 	if err != nil {
 		return ""
 	}
@@ -37,7 +37,7 @@ func worktreeOf(dir, ws string) string {
 	if filepath.Base(filepath.Dir(meta)) != "worktrees" || filepath.Dir(store) != dir || !strings.HasSuffix(store, ".git") {
 		return ""
 	}
-	back, err := readSmall(filepath.Join(meta, "gitdir"), 4096)
+	back, err := readAtMost(filepath.Join(meta, "gitdir"))
 	if err != nil {
 		return ""
 	}
@@ -45,20 +45,6 @@ func worktreeOf(dir, ws string) string {
 		return ""
 	}
 	return store
-}
-
-// readSmall reads a regular file of at most max bytes, without waiting on
-// a FIFO.
-func readSmall(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // gitEnv is how git is run on the store: agentty's own repository and
@@ -188,4 +174,11 @@ func (s *Store) Held() (string, int64) {
 		return nil
 	})
 	return dir, n
+}
+
+// readAtMost reads a small regular file (a .git file, a worktree's
+// record), without waiting on a FIFO.
+func readAtMost(path string) ([]byte, error) {
+	b, _, err := config.ReadAtMost(path, 4096)
+	return b, err
 }

@@ -9,16 +9,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/importer"
 	"github.com/agentty/agentty/sessions"
@@ -96,7 +95,7 @@ func importRun(ctx context.Context, opts *importOptions) int {
 
 // importFile imports one transcript, unless it was imported already.
 func importFile(ctx context.Context, opts *importOptions, store *sessions.Store, path string) error {
-	f, err := openRegular(path)
+	f, err := config.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -137,19 +136,6 @@ func imported(store *sessions.Store, t *importer.Transcript) string {
 		}
 	}
 	return ""
-}
-
-// openRegular opens a regular file without waiting on a FIFO.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, errors.New("not a regular file")
-	}
-	return f, nil
 }
 
 // codexFile reports whether a transcript is a Codex rollout: its first
@@ -196,7 +182,7 @@ var nonWord = regexp.MustCompile(`[^A-Za-z0-9]`)
 
 // rolloutOf is the folder a rollout's session_meta names ("" for none).
 func rolloutOf(path string) string {
-	f, err := openRegular(path)
+	f, err := config.OpenRegular(path)
 	if err != nil {
 		return ""
 	}

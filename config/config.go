@@ -50,20 +50,30 @@ func ReadSmall(path string) ([]byte, error) {
 // there was more; a FIFO or a device is an error (it would hang or never
 // end).
 func ReadAtMost(path string, n int) ([]byte, bool, error) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, errors.New("not a regular file")
-	}
 	return readBounded(f, n)
+}
+
+// OpenRegular opens a regular file to read; a FIFO or a device is an
+// error, and opening one does not wait (O_NONBLOCK: a FIFO's open would
+// wait for a writer).
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // readBounded reads the first n bytes of f, and says whether there was
