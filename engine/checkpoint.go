@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -74,14 +75,12 @@ func (r *run) checkpoint(ctx context.Context, jobs []toolJob) error {
 	if cp == nil {
 		return nil
 	}
-	var calls []ToolCall
-	changes := false
-	for i := range jobs {
-		calls = append(calls, jobs[i].call)
-		changes = changes || jobs[i].tool.Changes
+	if !slices.ContainsFunc(jobs, func(j toolJob) bool { return j.tool.Changes }) {
+		return nil // most steps: nothing allocated
 	}
-	if !changes {
-		return nil
+	calls := make([]ToolCall, len(jobs))
+	for i := range jobs {
+		calls[i] = jobs[i].call
 	}
 	r.checkpointed = true
 	return r.takeCheckpoint(ctx, CheckpointBefore, calls)
