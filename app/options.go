@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -124,6 +125,24 @@ func (o *Options) DataHome(getenv func(string) string) string {
 		return ""
 	}
 	return home
+}
+
+// Signer is the data folder's steering key, which signs what its
+// consoles answer for runs on workers (bus/steer.go): made when create is
+// set and there is none; nil and no error when there is none.
+func (o *Options) Signer(getenv func(string) string, create bool) (*bus.Signer, error) {
+	home := o.DataHome(getenv)
+	if home == "" {
+		return nil, nil
+	}
+	if create {
+		return bus.LoadOrMakeSigner(home)
+	}
+	s, err := bus.LoadSigner(home)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return s, err
 }
 
 // LocalStore opens the data folder's sessions, whatever --nats says: the

@@ -104,6 +104,7 @@ type setupKey struct{ model, agent string }
 
 // workerRun is one run in progress.
 type workerRun struct {
+	req    bus.RunRequest
 	remote engine.Gate         // the console's, for a stepped run; nil otherwise
 	breaks *engine.Breakpoints // the request's, nil for none
 	// beat is what the heartbeat says of the run, from when started is
@@ -196,7 +197,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
-	wr := &workerRun{cancel: cancel}
+	wr := &workerRun{req: req, cancel: cancel}
 	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
 	if !w.await(ctx, d, wr, wait) {
 		return
@@ -234,7 +235,9 @@ func (w *worker) handle(d *bus.Delivery) {
 		wr.breaks = &bs
 	}
 	if req.Step || wr.breaks != nil {
-		wr.remote = bus.NewRemoteGate(w.nc, req.Session, req.Step, w.gateTimeout)
+		g := bus.NewRemoteGate(w.nc, req.Session, req.Step, w.gateTimeout)
+		g.Steer = w.steerers(ctx, req)
+		wr.remote = g
 	}
 	sink, _ := st.WithTrace(journal).(engine.Releaser)
 	sinks := engine.Sinks{detachable{wr, sink}}

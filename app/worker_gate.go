@@ -120,6 +120,31 @@ func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error)
 	return engine.Decision{}, errors.New("no model")
 }
 
+// steerers are the keys whose answers req's run takes: its submitter's
+// and the operator's. A request that names no key, on a bus with no
+// operator's key, takes none (noSteerer): it is never steered by whoever
+// happens to answer.
+func (w *worker) steerers(ctx context.Context, req bus.RunRequest) bus.Steerers {
+	var keys bus.Steerers
+	if req.Steer != "" {
+		keys = append(keys, req.Steer)
+	}
+	op, err := bus.OperatorSteerer(ctx, w.nc)
+	if err != nil {
+		w.log("session %s: the operator's steering key cannot be read (%v); only the submitter's answers are taken", req.Session, err)
+	}
+	if op != "" {
+		keys = append(keys, op)
+	}
+	if len(keys) == 0 {
+		keys = bus.Steerers{noSteerer}
+	}
+	return keys
+}
+
+// noSteerer is a key no signature checks against.
+const noSteerer = "none"
+
 // ask waits for the answer to the run's question, sent with agentty answer
 // SESSION TEXT over NATS. A drain does not wait: the run stops here, and
 // the worker that continues it asks again (the question is journaled).
@@ -130,7 +155,11 @@ func (g workerGate) ask(ctx context.Context, p engine.Pending) (engine.Verdict, 
 	if g.w.drain != nil {
 		defer context.AfterFunc(g.w.drain, cancel)()
 	}
-	v, err := bus.AwaitAnswer(wctx, g.w.nc, p.Session, p.Question)
+	var steer bus.Steerers
+	if wr := g.run(p); wr != nil {
+		steer = g.w.steerers(ctx, wr.req)
+	}
+	v, err := bus.AwaitAnswer(wctx, g.w.nc, p.Session, p.Question, steer)
 	if err != nil && ctx.Err() == nil && g.w.draining.Load() {
 		if wr := g.run(p); wr != nil {
 			wr.detached.Store(true)

@@ -30,19 +30,31 @@ type AnswerMsg struct {
 	By      string `json:"by,omitempty"`
 	// Refused: the person chose not to answer; the model is told so.
 	Refused bool `json:"refused,omitempty"`
+	// Hello asks the waiting run for its question and nonce, taking
+	// nothing: an answer is then signed over the nonce (steer.go).
+	Hello bool   `json:"hello,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
 }
 
-// AnswerReply is what the waiting run says: the question it answered, or
-// why it did not take the answer.
+// AnswerReply is what the waiting run says: the question it answered (or,
+// to a hello, asks, with the nonce to sign), or why it did not take the
+// answer.
 type AnswerReply struct {
-	Question string `json:"question,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Question string   `json:"question,omitempty"`
+	Nonce    string   `json:"nonce,omitempty"`
+	Steer    Steerers `json:"steer,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
+
+// askKind is what a question's signed answer answers.
+const askKind = "ask"
 
 // AwaitAnswer waits on nc for the answer to q, a question of session, until
 // ctx ends. It blocks the run's goroutine, not a loop: the answer comes as
-// a message.
-func AwaitAnswer(ctx context.Context, nc *nats.Conn, session string, q *engine.Question) (engine.Verdict, error) {
+// a message. With steer, it takes only an answer signed by one of them
+// over this wait's nonce; the others are refused, and the verdict (or, when
+// ctx ends, the zero verdict returned with its error) says so.
+func AwaitAnswer(ctx context.Context, nc *nats.Conn, session string, q *engine.Question, steer Steerers) (engine.Verdict, error) {
 	ch := make(chan *nats.Msg, 8)
 	sub, err := nc.ChanSubscribe(AskSubject(session), ch)
 	if err != nil {
@@ -52,21 +64,32 @@ func AwaitAnswer(ctx context.Context, nc *nats.Conn, session string, q *engine.Q
 	if err := nc.Flush(); err != nil {
 		return engine.Verdict{}, err
 	}
+	nonce := newPauseID()
+	var refused []string
 	for {
 		select {
 		case <-ctx.Done():
-			return engine.Verdict{}, ctx.Err()
+			return engine.Verdict{Refused: refused}, ctx.Err()
 		case m := <-ch:
 			var a AnswerMsg
 			if err := json.Unmarshal(m.Data, &a); err != nil || a.Session != session {
 				replyJSON(m, AnswerReply{Error: "not an answer to this session's question"})
 				continue
 			}
+			if a.Hello {
+				replyJSON(m, AnswerReply{Question: q.Question, Nonce: nonce, Steer: steer})
+				continue
+			}
+			if err := steer.check(askKind, session, nonce, m); err != nil {
+				refused = refuse(refused, fmt.Sprintf("an answer to %q: %v", engine.OneLine(q.Question, 80), err))
+				replyJSON(m, AnswerReply{Error: "refused: " + err.Error()})
+				continue
+			}
 			replyJSON(m, AnswerReply{Question: q.Question})
 			if a.Refused {
-				return engine.Verdict{Action: engine.Deny}, nil
+				return engine.Verdict{Action: engine.Deny, Refused: refused}, nil
 			}
-			return engine.Verdict{Action: engine.Proceed, Answer: a.Answer, By: cmpOr(a.By, "agentty answer")}, nil
+			return engine.Verdict{Action: engine.Proceed, Answer: a.Answer, By: cmpOr(a.By, "agentty answer"), Refused: refused}, nil
 		}
 	}
 }
@@ -90,36 +113,63 @@ func cmpOr(a, b string) string {
 // waiting.
 var ErrNoQuestion = errors.New("no question of this session is waiting for an answer")
 
-// SendAnswer answers the question session's run waits on, and returns the
-// question it answered.
-func SendAnswer(ctx context.Context, nc *nats.Conn, session, answer, by string) (string, error) {
-	return sendAnswer(ctx, nc, AnswerMsg{Session: session, Answer: answer, By: by})
+// ErrMayNotSteer is SendAnswer's error when the run takes answers only
+// from keys that signer is not.
+var ErrMayNotSteer = errors.New("this session's questions are answered by whoever submitted its run (or the operator): this data folder's steering key is not theirs")
+
+// SendAnswer answers the question session's run waits on, signed by
+// signer, and returns the question it answered.
+func SendAnswer(ctx context.Context, nc *nats.Conn, session, answer, by string, signer *Signer) (string, error) {
+	return sendAnswer(ctx, nc, AnswerMsg{Session: session, Answer: answer, By: by}, signer)
 }
 
 // SendRefusal tells the run of session that its question gets no answer.
-func SendRefusal(ctx context.Context, nc *nats.Conn, session, by string) error {
-	_, err := sendAnswer(ctx, nc, AnswerMsg{Session: session, By: by, Refused: true})
+func SendRefusal(ctx context.Context, nc *nats.Conn, session, by string, signer *Signer) error {
+	_, err := sendAnswer(ctx, nc, AnswerMsg{Session: session, By: by, Refused: true}, signer)
 	return err
 }
 
-func sendAnswer(ctx context.Context, nc *nats.Conn, msg AnswerMsg) (string, error) {
-	session := msg.Session
-	b, _ := json.Marshal(msg)
+// sendAnswer asks the waiting run for its nonce, then sends msg signed
+// over it.
+func sendAnswer(ctx context.Context, nc *nats.Conn, msg AnswerMsg, signer *Signer) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	m, err := nc.RequestWithContext(ctx, AskSubject(session), b)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return "", ErrNoQuestion
-	}
+	hello, err := askRequest(ctx, nc, msg.Session, &nats.Msg{Data: mustJSON(AnswerMsg{Session: msg.Session, Hello: true})})
 	if err != nil {
 		return "", err
 	}
-	var r AnswerReply
-	if err := json.Unmarshal(m.Data, &r); err != nil {
-		return "", fmt.Errorf("a reply that is not one: %v", err)
+	if len(hello.Steer) > 0 && !hello.Steer.may(signer) {
+		return "", ErrMayNotSteer
 	}
-	if r.Error != "" {
-		return "", errors.New(r.Error)
+	msg.Nonce = hello.Nonce
+	r, err := askRequest(ctx, nc, msg.Session, signer.sign(askKind, msg.Session, hello.Nonce, mustJSON(msg)))
+	if err != nil {
+		return "", err
 	}
 	return r.Question, nil
+}
+
+// askRequest sends m on session's question subject and reads the reply.
+func askRequest(ctx context.Context, nc *nats.Conn, session string, m *nats.Msg) (AnswerReply, error) {
+	m.Subject = AskSubject(session)
+	reply, err := nc.RequestMsgWithContext(ctx, m)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return AnswerReply{}, ErrNoQuestion
+	}
+	if err != nil {
+		return AnswerReply{}, err
+	}
+	var r AnswerReply
+	if err := json.Unmarshal(reply.Data, &r); err != nil {
+		return r, fmt.Errorf("a reply that is not one: %v", err)
+	}
+	if r.Error != "" {
+		return r, errors.New(r.Error)
+	}
+	return r, nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }

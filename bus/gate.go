@@ -67,6 +67,10 @@ type GateRequest struct {
 	Rerun     bool             `json:"rerun,omitempty"`
 	Break     string           `json:"break,omitempty"`
 	Answer    string           `json:"answer,omitempty"`
+	// Steer are the keys whose answers the run takes (its submitter's and
+	// the operator's): a console whose key is not among them leaves the
+	// pause to one that may answer it. Empty: any console answers.
+	Steer Steerers `json:"steer,omitempty"`
 	// Request is the model request a pause before a decision is about
 	// (the console's inspector shows and edits it); left out when it
 	// would make the pause larger than MaxGateRequest.
@@ -149,6 +153,11 @@ type RemoteGate struct {
 	// released is set by a console's Release: no more step pauses.
 	released atomic.Bool
 
+	// Steer are the keys whose signed answers this gate takes (see
+	// steer.go); any other answer is refused, said in the verdict's
+	// Refused, and the pause asked again. Empty: every answer is taken.
+	Steer Steerers
+
 	// Ask bounds one request: when no answer has come after Ask, the
 	// pause is asked again, with the same ID (DefaultAsk when 0). Without
 	// it a console killed while it held the pause (SIGKILL, a closed
@@ -199,6 +208,7 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 	}
 	req := NewGateRequest(p)
 	req.ID = newPauseID()
+	req.Steer = g.Steer
 	limit := MaxGateRequest
 	if most := g.nc.MaxPayload(); most > 0 {
 		limit = min(limit, int(most)-1024) // the server's own limit, with room for the headers
@@ -226,6 +236,7 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		}
 	}
 	subject := GateSubject(g.session)
+	var refused []string
 	for {
 		rctx, cancel := context.WithTimeout(wctx, ask)
 		msg, err := g.nc.RequestWithContext(rctx, subject, data)
@@ -252,6 +263,11 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 			pause()
 			continue
 		}
+		if err := g.Steer.check(gateKind, g.session, req.ID, msg); err != nil {
+			refused = refuse(refused, fmt.Sprintf("an answer (%s) to the pause at step %d: %v", r.what(), p.Step, err))
+			pause()
+			continue
+		}
 		if r.Error != "" {
 			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console: %s", g.session, r.Error)
 		}
@@ -262,8 +278,41 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		if r.Release {
 			g.released.Store(true)
 		}
+		v.Refused = refused
 		return v, nil
 	}
+}
+
+// gateKind is what a pause's signed answer answers.
+const gateKind = "gate"
+
+// maxRefused bounds the refusals a verdict carries; past it the last one
+// counts the rest.
+const maxRefused = 16
+
+// refuse adds why to refused, within maxRefused.
+func refuse(refused []string, why string) []string {
+	switch {
+	case len(refused) < maxRefused-1:
+		return append(refused, why)
+	case len(refused) == maxRefused-1:
+		return append(refused, "1 more answer refused")
+	}
+	var n int
+	fmt.Sscanf(refused[maxRefused-1], "%d", &n)
+	refused[maxRefused-1] = fmt.Sprintf("%d more answers refused", n+1)
+	return refused
+}
+
+// what says what r answers, for a refusal.
+func (r GateReply) what() string {
+	switch {
+	case r.Error != "":
+		return "an error"
+	case r.Action == "":
+		return string(engine.Proceed)
+	}
+	return string(r.Action)
 }
 
 // maxAnswered bounds the answers a console keeps, to give again to a
@@ -283,9 +332,9 @@ const maxAnswered = 256
 //
 // stop ends the subscription; pauses still waiting are told to ask again,
 // for another console to answer. stop waits for the answers to be sent.
-func AnswerGate(nc *nats.Conn, session string, g engine.Gate) (stop func(), err error) {
+func AnswerGate(nc *nats.Conn, session string, g engine.Gate, signer *Signer) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &answerer{ctx: ctx, session: session, g: g, waiting: map[string]*nats.Msg{}, answered: map[string]GateReply{}}
+	a := &answerer{ctx: ctx, session: session, g: g, signer: signer, waiting: map[string]*nats.Msg{}, answered: map[string]GateReply{}}
 	sub, err := nc.QueueSubscribe(GateSubject(session), gateQueue, a.handle)
 	if err == nil {
 		err = nc.Flush() // the server has the subscription before anyone relies on it
@@ -314,6 +363,7 @@ type answerer struct {
 	ctx      context.Context // cancelled when AnswerGate's stop is called
 	session  string
 	g        engine.Gate
+	signer   *Signer        // signs the answers; nil: unsigned
 	wg       sync.WaitGroup // the pauses being waited on
 	mu       sync.Mutex     // guards the fields below, and wg.Add against wg.Wait
 	stopped  bool
@@ -322,9 +372,10 @@ type answerer struct {
 	order    []string             // the IDs of answered, oldest first
 }
 
-func respond(msg *nats.Msg, r GateReply) {
+// respond answers msg, a request of pause id, with r signed.
+func (a *answerer) respond(msg *nats.Msg, id string, r GateReply) {
 	b, _ := json.Marshal(r)
-	msg.Respond(b)
+	msg.RespondMsg(a.signer.sign(gateKind, a.session, id, b))
 }
 
 // handle answers one request of a pause: at once when the gate would not
@@ -336,28 +387,30 @@ func (a *answerer) handle(msg *nats.Msg) {
 	}
 	var req GateRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {
-		respond(msg, GateReply{Error: "the pause is not JSON: " + err.Error()})
+		a.respond(msg, "", GateReply{Again: true}) // not this console's to end the run
 		return
 	}
-	if req.Session != a.session { // another session whose subject token is the same
-		respond(msg, GateReply{Again: true})
+	id := req.ID
+	if req.Session != a.session || len(req.Steer) > 0 && !req.Steer.may(a.signer) {
+		// Another session whose subject token is the same, or a run
+		// this console may only watch: for a console that may answer.
+		a.respond(msg, id, GateReply{Again: true})
 		return
 	}
 	p := req.Pending()
 	if !a.g.Stop(p) && !p.Approval && p.Break == "" {
-		respond(msg, GateReply{Action: engine.Proceed, Release: true})
+		a.respond(msg, id, GateReply{Action: engine.Proceed, Release: true})
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
-		respond(msg, GateReply{Again: true})
+		a.respond(msg, id, GateReply{Again: true})
 		return
 	}
-	id := req.ID
 	if id != "" {
 		if r, ok := a.answered[id]; ok {
-			respond(msg, r)
+			a.respond(msg, id, r)
 			return
 		}
 		if _, ok := a.waiting[id]; ok {
@@ -400,5 +453,5 @@ func (a *answerer) wait(msg *nats.Msg, id string, p engine.Pending) {
 		}
 	}
 	a.mu.Unlock()
-	respond(to, r)
+	a.respond(to, id, r)
 }

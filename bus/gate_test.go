@@ -117,7 +117,7 @@ func TestRemoteStepping(t *testing.T) {
 		{Action: engine.Proceed}, // decide 3
 		{Action: engine.Abort},   // echo c
 	}}
-	stop, err := bus.AnswerGate(connect(t, s), "sess", answers)
+	stop, err := bus.AnswerGate(connect(t, s), "sess", answers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestRemoteGateLateConsole(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	answers := &scriptedGate{verdicts: make([]engine.Verdict, 8)} // proceed to the end
-	stop, err := bus.AnswerGate(connect(t, s), "late", answers)
+	stop, err := bus.AnswerGate(connect(t, s), "late", answers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestAnswerGateQueue(t *testing.T) {
 	s := startServer(t)
 	a, b := &scriptedGate{verdicts: make([]engine.Verdict, 8)}, &scriptedGate{verdicts: make([]engine.Verdict, 8)}
 	for _, g := range []*scriptedGate{a, b} {
-		stop, err := bus.AnswerGate(connect(t, s), "two", g)
+		stop, err := bus.AnswerGate(connect(t, s), "two", g, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func (g blockingGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdic
 func TestAnswerGateStopHandsBack(t *testing.T) {
 	s := startServer(t)
 	first := blockingGate{asked: make(chan engine.Pending, 1)}
-	stop, err := bus.AnswerGate(connect(t, s), "handover", first)
+	stop, err := bus.AnswerGate(connect(t, s), "handover", first, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestAnswerGateStopHandsBack(t *testing.T) {
 	<-first.asked
 	stop()
 	second := &scriptedGate{verdicts: []engine.Verdict{{Action: engine.Skip}}}
-	stop2, err := bus.AnswerGate(connect(t, s), "handover", second)
+	stop2, err := bus.AnswerGate(connect(t, s), "handover", second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func (*passGate) Stop(engine.Pending) bool { return false }
 func TestAnswerGateNotStepping(t *testing.T) {
 	s := startServer(t)
 	g := &passGate{}
-	stop, err := bus.AnswerGate(connect(t, s), "free", g)
+	stop, err := bus.AnswerGate(connect(t, s), "free", g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestRemoteGateConsoleDiesSilently(t *testing.T) {
 	sub.Unsubscribe() // dies holding the pause
 	dead.Flush()
 	second := &scriptedGate{verdicts: []engine.Verdict{{Action: engine.Skip}}}
-	stop, err := bus.AnswerGate(connect(t, s), "gone", second)
+	stop, err := bus.AnswerGate(connect(t, s), "gone", second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestRemoteGateConsoleDiesSilently(t *testing.T) {
 func TestAnswerGateSamePauseAskedAgain(t *testing.T) {
 	s := startServer(t)
 	held := heldGate{asked: make(chan engine.Pending, 4), verdict: make(chan engine.Verdict)}
-	stop, err := bus.AnswerGate(connect(t, s), "again", held)
+	stop, err := bus.AnswerGate(connect(t, s), "again", held, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +537,7 @@ func TestRemoteGateReleased(t *testing.T) {
 	srv := startServer(t)
 	nc := connect(t, srv)
 	console := &releasingGate{}
-	stop, err := bus.AnswerGate(nc, "s-rel", console)
+	stop, err := bus.AnswerGate(nc, "s-rel", console, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,7 @@ func TestRemoteInspector(t *testing.T) {
 	s := startServer(t)
 	system := "answer in French"
 	console := &inspectingGate{edit: &engine.RequestEdit{System: &system, Note: "the person says: be brief"}}
-	stop, err := bus.AnswerGate(connect(t, s), "sess", console)
+	stop, err := bus.AnswerGate(connect(t, s), "sess", console, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

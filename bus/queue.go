@@ -40,6 +40,10 @@ type RunRequest struct {
 	// pauses where one holds and asks the console, as Step does.
 	Breaks    []string  `json:"breaks,omitempty"`
 	Submitted time.Time `json:"submitted"`
+	// Steer is the submitter's public steering key (Signer.Public): the
+	// run's pauses and questions take answers signed by it, or by the
+	// operator's; with none, by the operator's alone.
+	Steer string `json:"steer,omitempty"`
 }
 
 // RunSubject is the subject of pool's run requests; each is published

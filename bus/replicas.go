@@ -24,7 +24,7 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 			return noJetStream(nc, fmt.Errorf("nats: stream %s: %w", cfg.Name, err))
 		}
 	}
-	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas)} {
+	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas), configBucketConfig(replicas)} {
 		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: bucket %s: %w", cfg.Bucket, err))
 		}
@@ -88,5 +88,14 @@ func workersBucketConfig(replicas int) jetstream.KeyValueConfig {
 		Storage:     jetstream.MemoryStorage,
 		Replicas:    replicas,
 		TTL:         BeatTTL,
+	}
+}
+
+func configBucketConfig(replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      ConfigBucket,
+		Description: "agentty's fleet settings that only the operator writes (the operator's steering key)",
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
 	}
 }

@@ -58,9 +58,13 @@ func answerRun(cmd *cobra.Command, opts *answerOptions) int {
 		return fail(codeOf(err), err)
 	}
 	defer nc.Close()
+	signer, err := opts.App.Signer(opts.Getenv, false)
+	if err != nil {
+		return fail(app.ExitError, err)
+	}
 	deadline := time.Now().Add(opts.Wait)
 	for {
-		q, err := bus.SendAnswer(cmd.Context(), nc, session, text, "agentty answer")
+		q, err := bus.SendAnswer(cmd.Context(), nc, session, text, "agentty answer", signer)
 		if errors.Is(err, bus.ErrNoQuestion) && time.Now().Before(deadline) && cmd.Context().Err() == nil {
 			time.Sleep(200 * time.Millisecond)
 			continue

@@ -47,7 +47,11 @@ func TestRemoteBreakpoint(t *testing.T) {
 	}
 	defer nc.Close()
 	g := &answerBreaks{}
-	stop, err := bus.AnswerGate(nc, id, g)
+	signer, err := bus.LoadSigner(env["AGENTTY_HOME"]) // the submitter's: its answers are the run's
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := bus.AnswerGate(nc, id, g, signer)
 	if err != nil {
 		t.Fatal(err)
 	}

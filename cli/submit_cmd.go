@@ -83,7 +83,15 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	defer store.Close()
-	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: opts.Step, Breaks: o.Breaks, Submitted: time.Now().UTC()}
+	signer, err := o.Signer(getenv, true)
+	if err != nil {
+		return fail(app.ExitError, "%v", err)
+	}
+	req := bus.RunRequest{ID: sessions.NewID(), Session: o.Session, Task: task, Agent: o.Agent, Model: o.Model, Step: opts.Step, Breaks: o.Breaks,
+		Submitted: time.Now().UTC()}
+	if signer != nil {
+		req.Steer = signer.Public()
+	}
 	reserved, submitted := false, false
 	defer func() {
 		if reserved && !submitted {

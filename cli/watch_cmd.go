@@ -173,19 +173,23 @@ func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	signer, err := o.Signer(getenv, false)
+	if err != nil {
+		notes = append(notes, "Warning: "+err.Error()+"; the pauses of this session's runs are left to their submitter.")
+	}
 	notes = append([]string{fmt.Sprintf("Watching session %s live on %s: %d events from its journal, then its runs as they go. "+
-		"Nothing can be started here; the pauses of its runs (agentty submit --step, tools that ask) are answered here "+
-		"with the usual keys (enter, c, e, m, s, n, i to inspect a request, esc). ctrl+t turns step mode off: its runs then go on without pausing.",
+		"Nothing can be started here; the pauses of its runs that were submitted from this data folder (agentty submit --step, tools that ask) are answered here "+
+		"with the usual keys (enter, c, e, m, s, n, i to inspect a request, esc); another's runs are only watched. ctrl+t turns step mode off: its runs then go on without pausing.",
 		id, bus.Redact(url), len(past))}, notes...)
-	err := app.Follow(ctx, app.Followed{
+	err = app.Follow(ctx, app.Followed{
 		ID: id, Past: past, Live: watchLive(ctx, sub, id, past, warn), Notice: strings.Join(notes, "\n\n"),
-		Answer: func(g engine.Gate) (func(), error) { return bus.AnswerGate(nc, id, g) },
+		Answer: func(g engine.Gate) (func(), error) { return bus.AnswerGate(nc, id, g, signer) },
 		Hold:   errw.hold, Release: errw.release,
 		SendAnswer: func(a string, refused bool) error {
 			if refused {
-				return bus.SendRefusal(ctx, nc, id, "a watching console")
+				return bus.SendRefusal(ctx, nc, id, "a watching console", signer)
 			}
-			_, err := bus.SendAnswer(ctx, nc, id, a, "a watching console")
+			_, err := bus.SendAnswer(ctx, nc, id, a, "a watching console", signer)
 			return err
 		},
 	}, getenv)

@@ -536,7 +536,8 @@ func TestQueueRefusesScriptModel(t *testing.T) {
 func TestQueueAskAnswered(t *testing.T) {
 	srv := natsServer(t)
 	victim := startWorker(t, srv.URL(), "")
-	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "ask me for my name and remember it")
+	submitter := testEnv(t) // its answers are the run's
+	code, out, errs := runCLI(t, context.Background(), submitter, "submit", "--nats", srv.URL(), "ask me for my name and remember it")
 	if code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, errs)
 	}
@@ -569,7 +570,7 @@ func TestQueueAskAnswered(t *testing.T) {
 		t.Errorf("an answer to no session: exit %d, %q", code, errs)
 	}
 	startWorker(t, srv.URL(), "")
-	code, out, errs = runCLI(t, context.Background(), testEnv(t), "answer", "--nats", srv.URL(), "--wait", "1m", id, "Ada")
+	code, out, errs = runCLI(t, context.Background(), submitter, "answer", "--nats", srv.URL(), "--wait", "1m", id, "Ada")
 	if code != 0 || !strings.Contains(out, `answered "What is your name?": Ada`) {
 		t.Fatalf("answer: exit %d, %q, %q", code, out, errs)
 	}
@@ -592,13 +593,14 @@ func TestQueueAskAnswered(t *testing.T) {
 func TestWatchConsoleAnswersAQuestion(t *testing.T) {
 	srv := natsServer(t)
 	startWorker(t, srv.URL(), "")
-	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "ask me for my name and remember it")
+	home := t.TempDir() // the submitter's, whose console may answer; the question's pause bar stands where the input box would: no waiting for "Input"
+	code, out, errs := runCLI(t, context.Background(), map[string]string{"AGENTTY_HOME": home, "AGENTTY_CONFIG": home + "/none.json"},
+		"submit", "--nats", srv.URL(), "ask me for my name and remember it")
 	if code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, errs)
 	}
 	id := strings.TrimSpace(out)
 	tm := newTmux(t)
-	home := t.TempDir() // the question's pause bar stands where the input box would: no waiting for "Input"
 	tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45",
 		"AGENTTY_HOME="+home+" AGENTTY_CONFIG="+home+"/none.json TERM=xterm-256color "+binary+" watch "+id+" --nats "+srv.URL())
 	tm.wait("the question in the pause bar", func(s string) bool { return strings.Contains(s, "? What is your name?") })

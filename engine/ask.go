@@ -44,6 +44,9 @@ type QuestionAnswered struct {
 	By       string `json:"by,omitempty"`
 	TimedOut bool   `json:"timed_out,omitempty"`
 	Refused  string `json:"refused,omitempty"` // why there is no answer
+	// Rejected are answers that came and were not taken, with why (one not
+	// signed by whoever may steer the session).
+	Rejected []string `json:"rejected,omitempty"`
 }
 
 // AskUser is the tool ask_user, which the engine answers itself through
@@ -91,6 +94,7 @@ func (r *run) askPerson(ctx context.Context, i int, call ToolCall) error {
 		}
 		v, err := r.e.cfg.Gate.Wait(actx, Pending{Session: r.s.ID, Run: r.id, Agent: r.s.Agent, Step: r.step, At: Act, ToolCall: &call, Question: &q})
 		cancel()
+		ans.Rejected = v.Refused
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()

@@ -291,6 +291,9 @@ type GateResumed struct {
 	// session", a recording).
 	Result string `json:"result,omitempty"`
 	By     string `json:"by,omitempty"`
+	// Refused are the answers to this pause that were not taken, and why
+	// (a reply not signed by whoever may steer the session).
+	Refused []string `json:"refused,omitempty"`
 }
 
 type gateResumedJSON struct {
@@ -299,11 +302,12 @@ type gateResumedJSON struct {
 	ArgsText *string         `json:"args_text,omitempty"`
 	Result   string          `json:"result,omitempty"`
 	By       string          `json:"by,omitempty"`
+	Refused  []string        `json:"refused,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (g GateResumed) MarshalJSON() ([]byte, error) {
-	j := gateResumedJSON{Action: g.Action, Result: g.Result, By: g.By}
+	j := gateResumedJSON{Action: g.Action, Result: g.Result, By: g.By, Refused: g.Refused}
 	j.Args, j.ArgsText = splitArgs(g.Args)
 	return json.Marshal(j)
 }
@@ -314,7 +318,7 @@ func (g *GateResumed) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText), Result: j.Result, By: j.By}
+	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText), Result: j.Result, By: j.By, Refused: j.Refused}
 	return nil
 }
 

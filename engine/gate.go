@@ -82,6 +82,9 @@ type Verdict struct {
 	Result string
 	// Edit changes the request of a decide pause for this decision only.
 	Edit *RequestEdit
+	// Refused are answers that came before this one and were not taken,
+	// with why; journaled with the verdict (GateResumed.Refused).
+	Refused []string
 }
 
 // Gate is consulted before each decide and each tool call. Stop must not

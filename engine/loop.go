@@ -467,7 +467,7 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if v.Action == "" {
 		v.Action = Proceed
 	}
-	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By})
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By, Refused: v.Refused})
 }
 
 // editRequest applies the edit a gate gave at a decide pause to req,
