@@ -149,6 +149,10 @@ func (w *worker) serve(ctx context.Context) {
 			return
 		}
 		d, err := w.cons.Next(ctx, time.Second)
+		if remade := (*bus.ConsumerRemadeError)(nil); errors.As(err, &remade) {
+			w.log("%v", err)
+			err = nil
+		}
 		if err != nil {
 			if errors.Is(err, nats.ErrConnectionClosed) {
 				w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)

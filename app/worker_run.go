@@ -74,8 +74,19 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 	if cons.Note != "" {
 		log("%s", cons.Note)
 	}
+	short, err := bus.CheckReplicas(octx, nc)
+	for _, s := range short {
+		log("warning: %s", s)
+	}
+	if err != nil {
+		log("warning: the streams' replicas cannot be checked: %v", err)
+	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
+	if _, err := w.setupFor(octx, bus.RunRequest{}); err != nil {
+		// Every run would end in this error: said now, nothing taken.
+		return ExitUsage, fmt.Errorf("the worker cannot run with its own settings (--model, --agent, the config): %w", err)
+	}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
 	stopCancel, err := w.cancelling()
 	if err != nil {

@@ -57,25 +57,6 @@ func RecordURL(dir, url string) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
-// submitPublish are the subjects the submit user may publish on: a run
-// request, the JetStream API's reads, the session's meta and writer's lease
-// as submit reserves a session, a pause's or a question's answer (on
-// their inboxes).
-var submitPublish = []string{
-	runsPrefix + ".>", AskPrefix + ".>",
-	"$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.MSG.GET.>", "$JS.API.DIRECT.GET.>",
-	"$JS.API.CONSUMER.INFO.>", "$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DELETE." + JournalStream + ".>", "$JS.API.CONSUMER.DELETE.KV_" + WorkersBucket + ".>", "$JS.API.CONSUMER.MSG.NEXT." + JournalStream + ".>",
-	"$KV." + SessionsBucket + ".>", "$KV." + WritersBucket + ".>", "$JS.FC.>", "_INBOX.>",
-}
-
-// submitSubscribe are the subjects the submit user may subscribe to: the
-// events, pauses and questions of the runs it watches, its inboxes.
-var submitSubscribe = []string{"_INBOX.>", Prefix + ".>", GatePrefix + ".>", AskPrefix + ".>", gateQueue + ".>"}
-
-// workerDeny are what the worker user may not publish: a cancel, and the
-// JetStream API's stream deletes and purges.
-var workerDeny = []string{cancelPrefix + ".>", "$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>"}
-
 // LoadOrMakeUsers reads dir's users file, or makes it with a new
 // operator and a random password; made says which.
 func LoadOrMakeUsers(dir string) (u Users, made bool, err error) {
@@ -132,12 +113,10 @@ func serverUsers(u *Users) []*server.User {
 	}
 	out := []*server.User{{Username: u.Operator.User, Password: u.Operator.Password}}
 	if u.Worker.User != "" {
-		out = append(out, &server.User{Username: u.Worker.User, Password: u.Worker.Password,
-			Permissions: &server.Permissions{Publish: &server.SubjectPermission{Deny: workerDeny}}})
+		out = append(out, &server.User{Username: u.Worker.User, Password: u.Worker.Password, Permissions: WorkerRole.permissions()})
 	}
 	if u.Submit.User != "" {
-		out = append(out, &server.User{Username: u.Submit.User, Password: u.Submit.Password,
-			Permissions: &server.Permissions{Publish: &server.SubjectPermission{Allow: submitPublish}, Subscribe: &server.SubjectPermission{Allow: submitSubscribe}}})
+		out = append(out, &server.User{Username: u.Submit.User, Password: u.Submit.Password, Permissions: SubmitRole.permissions()})
 	}
 	return out
 }

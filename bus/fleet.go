@@ -73,7 +73,7 @@ func OpenFleet(ctx context.Context, nc *nats.Conn) (*Fleet, error) {
 	}
 	kv, err := js.KeyValue(ctx, WorkersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, workersBucketConfig(1))
+		kv, err = js.CreateKeyValue(ctx, workersBucketConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, WorkersBucket)
 		}

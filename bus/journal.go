@@ -104,7 +104,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
 	}
 	if j.stream, err = js.Stream(ctx, JournalStream); errors.Is(err, jetstream.ErrStreamNotFound) {
-		j.stream, err = js.CreateStream(ctx, journalStreamConfig(1))
+		j.stream, err = js.CreateStream(ctx, journalStreamConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
 			j.stream, err = js.Stream(ctx, JournalStream)
 		}
@@ -114,7 +114,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	}
 	j.atomic = j.stream.CachedInfo().Config.AllowAtomicPublish
 	if j.kv, err = js.KeyValue(ctx, SessionsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
-		j.kv, err = js.CreateKeyValue(ctx, sessionsBucketConfig(1))
+		j.kv, err = js.CreateKeyValue(ctx, sessionsBucketConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			j.kv, err = js.KeyValue(ctx, SessionsBucket)
 		}
@@ -188,6 +188,9 @@ func (j *Journals) IDs() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: list %s: %w", JournalStream, err)
 	}
+	if err := j.queuedIDs(seen); err != nil {
+		return nil, fmt.Errorf("sessions: list %s: %w", RunsStream, err)
+	}
 	ids := make([]string, 0, len(seen))
 	for id := range seen {
 		if checkToken(id) == nil {
@@ -232,10 +235,13 @@ func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 		if cerr != nil {
 			return sessions.Meta{}, false, cerr
 		}
-		if n == 0 {
-			return sessions.Meta{}, false, fmt.Errorf("sessions: %s: %w", id, sessions.ErrNotFound)
+		if n > 0 {
+			return sessions.Meta{}, false, nil
 		}
-		return sessions.Meta{}, false, nil
+		if m, ok, qerr := j.queuedMeta(id); qerr != nil || ok {
+			return m, ok, qerr
+		}
+		return sessions.Meta{}, false, fmt.Errorf("sessions: %s: %w", id, sessions.ErrNotFound)
 	}
 	if err != nil {
 		return sessions.Meta{}, false, fmt.Errorf("sessions: %s: meta: %w", id, err)

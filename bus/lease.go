@@ -48,7 +48,7 @@ type leaseHolder struct {
 func openWriters(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, WritersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, writersBucketConfig(1))
+		kv, err = js.CreateKeyValue(ctx, writersBucketConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, WritersBucket)
 		}

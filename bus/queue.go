@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,7 @@ func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	}
 	st, err := js.Stream(ctx, RunsStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, runsStreamConfig(1))
+		st, err = js.CreateStream(ctx, runsStreamConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			st, err = js.Stream(ctx, RunsStream) // another process made it first
 		}
@@ -96,15 +97,27 @@ func noJetStream(nc *nats.Conn, err error) error {
 }
 
 // Submit puts req on pool's queue, with req.ID as the message id. dup is
-// set when the server had it already.
+// set when the server had it already. A publish that fails for a while (a
+// leader election on a cluster, a reconnect) is tried again, for up to
+// retryFor or until ctx ends: the message id makes a try whose answer was
+// lost count once.
 func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bool, err error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return false, err
 	}
-	ack, err := q.js.Publish(ctx, SessionSubject(pool, req.Session), b, jetstream.WithMsgID(req.ID))
+	var ack *jetstream.PubAck
+	err = retry(func(actx context.Context) error {
+		actx, cancel := context.WithCancel(actx)
+		defer context.AfterFunc(ctx, cancel)()
+		ack, err = q.js.Publish(actx, SessionSubject(pool, req.Session), b, jetstream.WithMsgID(req.ID))
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped trying: %v", ctx.Err()) // not transient (%v): given up
+		}
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("nats: submit: %w", err)
+		return false, fmt.Errorf("nats: submit: the server did not take the request (%w); nothing was queued twice: submit again to try once more", err)
 	}
 	return ack.Duplicate, nil
 }
@@ -187,7 +200,7 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 			info = c.CachedInfo()
 		}
 		have := WorkerConfig{Pool: pool, MaxDeliver: max(info.Config.MaxDeliver-1, 0), AckWait: info.Config.AckWait}
-		out := &Consumer{c: c, cfg: have}
+		out := &Consumer{c: c, cfg: have, q: q}
 		if have.MaxDeliver != cfg.MaxDeliver || have.AckWait != cfg.AckWait {
 			out.Note = fmt.Sprintf("pool %s's workers share the settings of the first: --max-deliver %d --ack-wait %s (not %d and %s)", pool, have.MaxDeliver, have.AckWait, cfg.MaxDeliver, cfg.AckWait)
 		}
@@ -208,13 +221,14 @@ func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, erro
 	if err != nil {
 		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
 	}
-	return &Consumer{c: c, cfg: cfg}, nil
+	return &Consumer{c: c, cfg: cfg, q: q}, nil
 }
 
 // Consumer hands out a pool's requests.
 type Consumer struct {
 	c   jetstream.Consumer
 	cfg WorkerConfig
+	q   *Queue
 	// Note says when the pool's settings are not the ones asked for.
 	Note string
 }
@@ -232,6 +246,9 @@ func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, err
 		if ctx.Err() != nil {
 			return nil, nil
 		}
+		if remade, rerr := c.remake(ctx); rerr == nil && remade {
+			return nil, &ConsumerRemadeError{Pool: c.cfg.Pool, Name: c.name(), Cause: err}
+		}
 		return nil, err
 	}
 	d := &Delivery{msg: m, ackWait: c.cfg.AckWait}
@@ -246,6 +263,38 @@ func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, err
 		d.Bad = fmt.Sprintf("not a run request (%v): %.80q", err, m.Data())
 	}
 	return d, nil
+}
+
+// ConsumerRemadeError is Next's error when the pool's consumer was gone
+// (deleted on the server) and was made again: the worker takes requests
+// from the new one at once.
+type ConsumerRemadeError struct {
+	Pool, Name string
+	Cause      error
+}
+
+func (e *ConsumerRemadeError) Error() string {
+	return fmt.Sprintf("pool %s's consumer %s was gone from the server (%v); made it again with the pool's settings", e.Pool, e.Name, e.Cause)
+}
+
+func (c *Consumer) name() string { return "workers-" + Token(cmp.Or(c.cfg.Pool, DefaultPool)) }
+
+// remake makes the pool's consumer again when the server has none by its
+// name; remade says it did.
+func (c *Consumer) remake(ctx context.Context) (remade bool, err error) {
+	if c.q == nil {
+		return false, nil
+	}
+	_, err = c.q.stream.Consumer(ctx, c.name())
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return false, err
+	}
+	n, err := c.q.Consumer(ctx, c.cfg)
+	if err != nil {
+		return false, err
+	}
+	c.c = n.c
+	return true, nil
 }
 
 // Delivery is a request handed to this worker.

@@ -2,18 +2,112 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// ReplicasKey is the key of ConfigBucket that holds the fleet's replicas
+// setting: how many copies of each stream and bucket it keeps.
+const ReplicasKey = "replicas"
+
+// Setup makes every stream and bucket agentty uses with replicas copies
+// (or gives those there that many), records the setting in ConfigBucket
+// for every agentty to make what is missing with it and to warn of what
+// has fewer, and puts the operator's steering key there (when operator is
+// set). agentty serve runs it with 1; on a cluster, the operator runs
+// `agentty queue setup --replicas 3` once.
+func Setup(ctx context.Context, nc *nats.Conn, replicas int, operator *Signer) error {
+	if replicas < 1 || replicas > 5 {
+		return fmt.Errorf("replicas %d: JetStream keeps 1 to 5 copies", replicas)
+	}
+	if err := MakeStreams(ctx, nc, replicas); err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	kv, err := js.KeyValue(ctx, ConfigBucket)
+	if err == nil {
+		_, err = kv.PutString(ctx, ReplicasKey, strconv.Itoa(replicas))
+	}
+	if err == nil && operator != nil {
+		_, err = kv.PutString(ctx, OperatorKey, operator.Public())
+	}
+	if err != nil {
+		return fmt.Errorf("nats: bucket %s: %w", ConfigBucket, err)
+	}
+	return nil
+}
+
+// fleetReplicas is the fleet's replicas setting, 1 when none was made: what
+// a stream or bucket found missing is made with.
+func fleetReplicas(ctx context.Context, js jetstream.JetStream) int {
+	kv, err := js.KeyValue(ctx, ConfigBucket)
+	if err != nil {
+		return 1
+	}
+	e, err := kv.Get(ctx, ReplicasKey)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// agenttyStreams are the streams agentty uses, the buckets' by their
+// streams' names.
+var agenttyStreams = []string{JournalStream, RunsStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket), kvStream(ConfigBucket)}
+
+// CheckReplicas says, one line each, which of agentty's streams and
+// buckets keep fewer copies than the fleet's replicas setting (or are
+// missing): a node lost would stop what they hold. None when all have it,
+// or when no setting was made.
+func CheckReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	want := fleetReplicas(ctx, js)
+	if want <= 1 {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range agenttyStreams {
+		st, err := js.Stream(ctx, name)
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			out = append(out, fmt.Sprintf("%s is missing (it will be made with %d replicas)", name, want))
+		case err != nil:
+			return out, fmt.Errorf("nats: stream %s: %w", name, err)
+		case st.CachedInfo().Config.Replicas < want:
+			out = append(out, fmt.Sprintf("%s keeps %d %s, the fleet's setting is %d: losing its node stops what it holds (agentty queue setup --replicas %d)",
+				name, st.CachedInfo().Config.Replicas, plural(st.CachedInfo().Config.Replicas, "copy", "copies"), want, want))
+		}
+	}
+	return out, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // MakeStreams makes agentty's streams and buckets with replicas copies of
 // each (3 on a three-node cluster), or gives those there that many: the
-// journal, the run queue, the sessions' meta, the writers' leases and the
-// workers' heartbeats. agentty makes what is missing with one replica;
-// run this first on a cluster, so that a node lost loses nothing.
+// journal, the run queue, the sessions' meta, the writers' leases, the
+// workers' heartbeats and the fleet's config. Setup runs it and records
+// the setting.
 func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -168,22 +168,6 @@ const ConfigBucket = "AGENTTY_CONFIG"
 // steering key.
 const OperatorKey = "operator-steer"
 
-// PublishOperator puts the operator's public steering key in ConfigBucket
-// (made when missing, with replicas copies), for workers to take the
-// operator's answers.
-func PublishOperator(ctx context.Context, nc *nats.Conn, s *Signer, replicas int) error {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, configBucketConfig(replicas))
-	if err != nil {
-		return fmt.Errorf("nats: bucket %s: %w", ConfigBucket, err)
-	}
-	_, err = kv.PutString(ctx, OperatorKey, s.Public())
-	return err
-}
-
 // OperatorSteerer returns the operator's public steering key, "" when
 // none was put (a cluster agentty serve did not set up).
 func OperatorSteerer(ctx context.Context, nc *nats.Conn) (string, error) {

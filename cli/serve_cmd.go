@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
 )
 
 // serveOptions are the flags and arguments of agentty serve.
@@ -90,6 +92,10 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 		srv.Shutdown()
 		return fail(app.ExitError, "the users: %v", err)
 	}
+	if err := serveSetup(ctx, srv.URL(), users.Operator, home); err != nil {
+		srv.Shutdown()
+		return fail(app.ExitError, "%v", err)
+	}
 	verb := "uses"
 	if made {
 		verb = "made"
@@ -115,6 +121,25 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 	srv.Shutdown()
 	fmt.Fprintln(stderr, "agentty serve: stopped")
 	return 0
+}
+
+// serveSetup makes agentty's streams and buckets on the server serve
+// started (one node: one copy each) and puts the operator's steering key,
+// the data folder's, in the config bucket: the workers take answers to any
+// run's pauses signed with it.
+func serveSetup(ctx context.Context, url string, op bus.Credential, home string) error {
+	nc, err := nats.Connect(url, nats.UserInfo(op.User, op.Password), nats.Name("agentty serve"))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	signer, err := bus.LoadOrMakeSigner(home)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return bus.Setup(ctx, nc, 1, signer)
 }
 
 // loopback reports whether host names this machine only.

@@ -92,19 +92,9 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	if signer != nil {
 		req.Steer = signer.Public()
 	}
-	reserved, submitted := false, false
-	defer func() {
-		if reserved && !submitted {
-			store.Remove(req.Session) // nothing will run in it
-		}
-	}()
 	if req.Session == "" {
-		// Listed (and watchable) at once, before a worker starts it.
+		// Listed (and watchable) at once, from its request on the queue.
 		req.Session = sessions.NewID()
-		if err := store.Reserve(req.Session, task); err != nil {
-			return fail(app.ExitError, "%v", err)
-		}
-		reserved = true
 	} else if _, err := store.Meta(req.Session); err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
@@ -126,10 +116,9 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	if _, err := queue.Submit(sctx, opts.Pool, req); err != nil {
+	if _, err := queue.Submit(ctx, opts.Pool, req); err != nil { // tried again for a while during an election
 		return fail(app.ExitError, "%v", err)
 	}
-	submitted = true
 	fmt.Fprintln(stdout, req.Session)
 	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch --nats %s %s\n", opts.Pool, bus.Redact(o.NATSURL(getenv)), req.Session)
 	submitWorkers(sctx, queue, opts.Pool, stderr)

@@ -258,25 +258,6 @@ func (s *Store) CreateID(id string) (*Journal, error) {
 	return &Journal{ID: id, create: s.b, meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
 }
 
-// Reserve makes session id with only its meta (title, times) and no
-// events: a run queued for a worker is listed, and can be watched, before
-// a worker starts it.
-func (s *Store) Reserve(id, title string) error {
-	if err := checkID(id); err != nil {
-		return err
-	}
-	w, err := s.b.Lock(id, true)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	err = w.WriteMeta(Meta{ID: id, Title: Title(title), Created: now, Updated: now, Format: engine.SchemaVersion})
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // Resume opens session id for appending, as OpenWriter does. When the
 // session cannot be written — open in another agentty, or damaged — it
 // reads what can be read instead and returns a nil journal with readOnly

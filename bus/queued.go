@@ -1,0 +1,75 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A session submitted and not yet started has no meta and no journal: it
+// is its request on the run queue (agentty submit writes nothing else, so
+// that the submit user needs no write to the sessions' buckets). The
+// sessions listed and read here include those, from the queue.
+
+// runs returns the run queue's stream, nil when there is none.
+func (j *Journals) runs(ctx context.Context) (jetstream.Stream, error) {
+	st, err := j.js.Stream(ctx, RunsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	return st, err
+}
+
+// queuedIDs adds to seen the sessions that have a request waiting.
+func (j *Journals) queuedIDs(seen map[string]bool) error {
+	return retry(func(ctx context.Context) error {
+		st, err := j.runs(ctx)
+		if st == nil || err != nil {
+			return err
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(runsPrefix+".*.*"))
+		if err != nil {
+			return err
+		}
+		for subj := range info.State.Subjects {
+			seen[subj[strings.LastIndexByte(subj, '.')+1:]] = true
+		}
+		return nil
+	})
+}
+
+// queuedMeta is the meta of session id from its first request waiting on
+// the queue; ok is false when none waits.
+func (j *Journals) queuedMeta(id string) (m sessions.Meta, ok bool, err error) {
+	err = retry(func(ctx context.Context) error {
+		st, err := j.runs(ctx)
+		if st == nil || err != nil {
+			return err
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(runsPrefix+".*."+Token(id)))
+		if err != nil {
+			return err
+		}
+		for subj := range info.State.Subjects {
+			msg, err := st.GetLastMsgForSubject(ctx, subj)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // taken meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			var req RunRequest
+			if json.Unmarshal(msg.Data, &req) == nil && req.Session == id {
+				m, ok = sessions.Meta{ID: id, Title: sessions.Title(req.Task), Created: req.Submitted, Updated: req.Submitted, Format: engine.SchemaVersion}, true
+				return nil
+			}
+		}
+		return nil
+	})
+	return m, ok, err
+}

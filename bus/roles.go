@@ -1,0 +1,83 @@
+package bus
+
+import "github.com/nats-io/nats-server/v2/server"
+
+// The roles of agentty serve's users, least privilege by subject and by
+// JetStream API (docs/scale-out.md has the table, and
+// cli/roles_test.go walks it as each user against the real server). The
+// operator may do everything. What a role may publish is an allow list:
+// anything not named is refused.
+
+// Role is what one user may publish and subscribe to.
+type Role struct {
+	Publish, Subscribe []string
+}
+
+func (r Role) permissions() *server.Permissions {
+	return &server.Permissions{Publish: &server.SubjectPermission{Allow: r.Publish}, Subscribe: &server.SubjectPermission{Allow: r.Subscribe}}
+}
+
+// jsReads are the JetStream API's reads: account, stream and consumer
+// info, and messages by sequence or subject.
+var jsReads = []string{
+	"$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
+	"$JS.API.STREAM.MSG.GET.>", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.INFO.>",
+	"$JS.API.CONSUMER.NAMES.>", "$JS.API.CONSUMER.LIST.>", "$JS.FC.>", "_INBOX.>",
+}
+
+// readers are the JetStream API calls of the short-lived consumers that
+// read a stream (a journal read, a bucket's keys, a watch): made, pulled
+// from, deleted. A durable consumer is made the same way, which costs the
+// server a little and takes nothing from anyone: these streams keep their
+// messages (limits retention).
+func readers(streams ...string) []string {
+	var out []string
+	for _, s := range streams {
+		out = append(out, "$JS.API.CONSUMER.CREATE."+s, "$JS.API.CONSUMER.CREATE."+s+".>",
+			"$JS.API.CONSUMER.DELETE."+s+".>", "$JS.API.CONSUMER.MSG.NEXT."+s+".>")
+	}
+	return out
+}
+
+// kvStream is the stream of KV bucket b.
+func kvStream(b string) string { return "KV_" + b }
+
+// WorkerRole takes runs and carries them out: it journals them, holds the
+// sessions' leases and its heartbeat, asks on the gate, makes agentty's
+// streams when missing, takes a request the server gave up on off the
+// queue. It may not cancel, delete or purge a stream, update one, delete a
+// journal's messages, delete the pool's consumer, or write the config
+// bucket (the operator's steering key).
+var WorkerRole = Role{
+	Publish: concat(jsReads, readers(JournalStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket), kvStream(ConfigBucket)), []string{
+		JournalPrefix + ".>", Prefix + ".>", GatePrefix + ".>", runsPrefix + ".>",
+		"$KV." + SessionsBucket + ".>", "$KV." + WritersBucket + ".>", "$KV." + WorkersBucket + ".>",
+		"$JS.API.STREAM.CREATE." + JournalStream, "$JS.API.STREAM.CREATE." + RunsStream,
+		"$JS.API.STREAM.CREATE." + kvStream(SessionsBucket), "$JS.API.STREAM.CREATE." + kvStream(WritersBucket), "$JS.API.STREAM.CREATE." + kvStream(WorkersBucket),
+		"$JS.API.STREAM.MSG.DELETE." + RunsStream,
+		"$JS.API.CONSUMER.CREATE." + RunsStream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + RunsStream + ".>",
+		"$JS.API.CONSUMER.MSG.NEXT." + RunsStream + ".>", "$JS.ACK." + RunsStream + ".>",
+	}),
+	Subscribe: []string{"_INBOX.>", AskPrefix + ".>", cancelPrefix + ".>", "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".>"},
+}
+
+// SubmitRole queues runs, follows them (their events, the journals, the
+// queue, the workers' heartbeats) and answers the pauses and questions
+// of the runs it submitted (signed with its steering key; steer.go). It
+// writes no bucket and makes no consumer on the run queue: it may not take
+// runs, cancel them, hold or forge a session's lease, change or delete a
+// session's record, or change a stream.
+var SubmitRole = Role{
+	Publish: concat(jsReads, readers(JournalStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket)), []string{
+		runsPrefix + ".>", AskPrefix + ".>",
+	}),
+	Subscribe: []string{"_INBOX.>", Prefix + ".>", GatePrefix + ".>"},
+}
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

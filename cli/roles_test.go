@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentty/agentty/bus"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// asUser is url with user's name and password in it.
+func asUser(t *testing.T, raw string, user bus.Credential) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(user.User, user.Password)
+	return u.String()
+}
+
+// TestRolesDoTheirWork: with agentty serve's users and its setup, each
+// role does its whole work with no more than the role table gives it: a
+// worker (the worker user) takes a run the submit user queued, the
+// submitter follows it, lists it, sees the queue and the workers, and
+// answers its run's question; the operator deletes the pool's consumer
+// under the running worker, which makes it again, says so once, and
+// answers the next run.
+func TestRolesDoTheirWork(t *testing.T) {
+	dir := t.TempDir()
+	users, _, err := bus.LoadOrMakeUsers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Users: &users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	op, err := nats.Connect(asUser(t, srv.URL(), users.Operator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	opHome := t.TempDir()
+	opKey, err := bus.LoadOrMakeSigner(opHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Setup(context.Background(), op, 1, opKey); err != nil {
+		t.Fatal(err)
+	}
+	workerLog := startWorkerLogged(t, asUser(t, srv.URL(), users.Worker))
+	sub := asUser(t, srv.URL(), users.Submit)
+	submitter := testEnv(t)
+	cli := func(args ...string) (int, string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang, not a speed limit
+		defer cancel()
+		return runCLI(t, ctx, submitter, append(args[:1:1], append([]string{"--nats", sub}, args[1:]...)...)...)
+	}
+	if code, out, errs := cli("submit", "--wait", "what is 2+2"); code != 0 || !strings.Contains(out, "4") {
+		t.Fatalf("submit --wait as the submit user: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, errs := cli("submit", "ask me for my name and remember it")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	for _, args := range [][]string{{"sessions", "ls"}, {"sessions", "show", id}, {"queue", "ls"}, {"top", "--json"}} {
+		if code, out, errs := cli(args...); code != 0 {
+			t.Errorf("%s as the submit user: exit %d, %q, %q", strings.Join(args, " "), code, out, errs)
+		}
+	}
+	if code, out, errs := cli("answer", "--wait", "1m", id, "Ada"); code != 0 {
+		t.Errorf("answer as the submit user: exit %d, %q, %q", code, out, errs)
+	}
+	l := waitAnswered(t, natsStoreAt(t, asUser(t, srv.URL(), users.Operator)), []string{id})[id]
+	if mem := l.Session.Memory(); len(mem) != 1 || mem[0].Value != "Ada" {
+		t.Errorf("memory %+v", mem)
+	}
+	// The pool's consumer deleted under the running worker.
+	js, _ := jetstream.New(op)
+	if err := js.DeleteConsumer(context.Background(), bus.RunsStream, "workers-"+bus.DefaultPool); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := cli("submit", "--wait", "what is 6*7"); code != 0 || !strings.Contains(out, "42") {
+		t.Fatalf("the run after the consumer was deleted: exit %d, %q, %q\nworker:\n%s", code, out, errs, workerLog())
+	}
+	if log := workerLog(); strings.Count(log, "was gone from the server") != 1 || strings.Contains(log, "permissions violation") {
+		t.Errorf("the worker's log:\n%s", log)
+	}
+}
+
+// startWorkerLogged starts a worker on url, as startWorker does, and
+// returns a function that reads its log so far.
+func startWorkerLogged(t *testing.T, url string) func() string {
+	t.Helper()
+	log := startWorker(t, url, "").Stdout.(*os.File).Name()
+	return func() string {
+		b, _ := os.ReadFile(log)
+		return string(b)
+	}
+}
