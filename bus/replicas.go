@@ -114,16 +114,35 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 		return fmt.Errorf("nats: %w", err)
 	}
 	for _, cfg := range []jetstream.StreamConfig{journalStreamConfig(replicas), runsStreamConfig(replicas)} {
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := retryWithin(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: stream %s: %w", cfg.Name, err))
 		}
 	}
 	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas), configBucketConfig(replicas)} {
-		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
+		if err := retryWithin(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateKeyValue(ctx, cfg); return err }); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: bucket %s: %w", cfg.Bucket, err))
 		}
 	}
 	return nil
+}
+
+// retryWithin runs op, each try bounded by attemptTimeout, again after a
+// pause while it fails with a transient error (a cluster still electing
+// its leaders drops requests), until ctx ends.
+func retryWithin(ctx context.Context, op func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := op(actx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func journalStreamConfig(replicas int) jetstream.StreamConfig {
