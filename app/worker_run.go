@@ -71,21 +71,10 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 	if err != nil {
 		return ExitError, err
 	}
-	if cons.Note != "" {
-		log("%s", cons.Note)
-	}
-	short, err := bus.CheckReplicas(octx, nc)
-	for _, s := range short {
-		log("warning: %s", s)
-	}
-	if err != nil {
-		log("warning: the streams' replicas cannot be checked: %v", err)
-	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
-	if _, err := w.setupFor(octx, bus.RunRequest{}); err != nil {
-		// Every run would end in this error: said now, nothing taken.
-		return ExitUsage, fmt.Errorf("the worker cannot run with its own settings (--model, --agent, the config): %w", err)
+	if err := w.startChecks(octx); err != nil {
+		return ExitUsage, err
 	}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
 	stopCancel, err := w.cancelling()
@@ -110,4 +99,24 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 		return ExitError, w.lost
 	}
 	return 0, nil
+}
+
+// startChecks refuses to start a worker whose own settings cannot make a
+// run (every run would end in that error), and warns of agentty's streams
+// and buckets that keep fewer copies than the fleet's setting.
+func (w *worker) startChecks(ctx context.Context) error {
+	if w.cons.Note != "" {
+		w.log("%s", w.cons.Note)
+	}
+	if _, err := w.setupFor(ctx, bus.RunRequest{}); err != nil {
+		return fmt.Errorf("the worker cannot run with its own settings (--model, --agent, the config): %w", err)
+	}
+	short, err := bus.CheckReplicas(ctx, w.nc)
+	for _, s := range short {
+		w.log("warning: %s", s)
+	}
+	if err != nil {
+		w.log("warning: the streams' replicas cannot be checked: %v", err)
+	}
+	return nil
 }

@@ -86,11 +86,9 @@ type Journals struct {
 
 var _ sessions.Backend = (*Journals)(nil)
 
-// OpenJournals returns the sessions kept on nc's server, creating the
-// stream (file storage, one replica, no limits) and the bucket when they
-// are missing. Existing ones are used as they are: an operator may have
-// made them with three replicas, and they are not changed. A server
-// without JetStream is an error saying so.
+// OpenJournals returns the sessions kept on nc's server, making the stream
+// and the bucket when missing, with the fleet's replicas (Setup); existing
+// ones are used as they are. No JetStream is an error saying so.
 func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
