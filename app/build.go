@@ -399,6 +399,15 @@ func (s *Setup) WithTrace(journal engine.Sink) engine.Sink {
 	return sinks
 }
 
+// FlushTraces sends the spans queued now (a worker's run that ended,
+// before its request is acknowledged); nil when the setup does not trace.
+func (s *Setup) FlushTraces(ctx context.Context) error {
+	if s.tracing == nil {
+		return nil
+	}
+	return s.tracing.Flush(ctx)
+}
+
 // CloseTraces sends the spans still queued (waiting a bounded time) and
 // says why, once, if spans could not be sent; "" otherwise.
 func (s *Setup) CloseTraces() string {

@@ -248,11 +248,28 @@ func (w *worker) handle(d *bus.Delivery) {
 	var res engine.Result
 	if run != "" {
 		w.log("session %s: continuing %s, interrupted (delivery %d)", req.Session, run, d.Attempt)
+		if st.Trace != nil {
+			st.Trace.Prime(runEvents(past, run))
+		}
 		res = st.Engine.Continue(ctx, s, sinks)
 	} else {
 		res = st.Engine.RunRequest(ctx, s, req.Task, req.ID, sinks)
 	}
+	if err := st.FlushTraces(context.Background()); err != nil {
+		w.log("session %s: the run's spans: %v", req.Session, err)
+	}
 	w.finish(d, journal, s, wr, res)
+}
+
+// runEvents are the events of past from run's start on: the run's and its
+// sub-runs' (a session runs one run at a time).
+func runEvents(past []engine.Event, run string) []engine.Event {
+	for i, ev := range past {
+		if ev.Run == run && ev.Kind == engine.KindRunStarted {
+			return past[i:]
+		}
+	}
+	return nil
 }
 
 // openWaiting opens the request's session for writing, waiting until wait

@@ -203,6 +203,15 @@ func (t *Tracing) Sink(opt Options) *Sink {
 	return s
 }
 
+// Flush sends the spans queued now, waiting at most ShutdownTimeout: a
+// worker's run that ended is exported before its request is acknowledged,
+// so a worker that dies after that loses none of its spans.
+func (t *Tracing) Flush(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
+	defer cancel()
+	return t.bsp.ForceFlush(ctx)
+}
+
 // Close sends what is queued, waiting at most ShutdownTimeout, and returns
 // the first failure to export, if any (to be told once).
 func (t *Tracing) Close() error {

@@ -78,6 +78,7 @@ type Sink struct {
 	ended     map[runKey]bool   // runs whose span was sent (the latest maxEnded)
 	toolNames map[string]string // tool → "execute_tool tool"
 	sent      int64             // spans handed to the processors
+	priming   bool              // Prime is feeding the journal: spans that end are not sent
 }
 
 var _ engine.Sink = (*Sink)(nil)
@@ -112,15 +113,38 @@ const maxEnded = 4096
 
 // Emit implements engine.Sink.
 func (s *Sink) Emit(ev engine.Event) error {
-	if ev.Run == "" || ev.Kind == engine.KindNotice {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.emit(ev)
+	return nil
+}
+
+// Prime gives s the journaled events of a run that another process began
+// and is continued here (a worker that died): s makes their spans as
+// `agentty sessions trace` would, and sends none of those that end among
+// them (the other process sent them). The spans still open at the end of
+// past (the run's, a call or a decision the other process was in) carry
+// their journaled start and are sent when the live events end them, so
+// the live export of a continued run says what its journal says.
+func (s *Sink) Prime(past []engine.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.priming = true
+	defer func() { s.priming = false }()
+	for _, ev := range past {
+		s.emit(ev)
+	}
+}
+
+// emit makes the spans of ev; s.mu is held.
+func (s *Sink) emit(ev engine.Event) {
+	if ev.Run == "" || ev.Kind == engine.KindNotice {
+		return
+	}
 	k := runKey{ev.Session, ev.Run}
 	r := s.run(k, ev)
 	if r == nil {
-		return nil
+		return
 	}
 	r.last = ev.Time
 	if r.chat != nil && r.chat.finished && ev.Kind != engine.KindUsage {
@@ -187,7 +211,7 @@ func (s *Sink) Emit(ev engine.Event) error {
 		}
 		s.ended[k] = true
 	}
-	return nil
+	return
 }
 
 // run is the state of ev's run, begun by ev when it is the run's first;
@@ -203,7 +227,7 @@ func (s *Sink) run(k runKey, ev engine.Event) *runState {
 }
 
 func (s *Sink) send(r *runState, sp *span) {
-	if r.dropped {
+	if r.dropped || s.priming {
 		return
 	}
 	s.sent++
