@@ -39,7 +39,7 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 		if err == nil {
 			r.partial.Reset() // the decision holds the whole text
 			r.nameCalls(dec.ToolCalls)
-			if dec.Usage == (Usage{}) {
+			if dec.Usage == (Usage{}) && !wantsFullHistory(r.prof.model) { // a planner sends nothing
 				dec.Usage = r.estimateUsage(dec)
 			} else if why := implausible(dec.Usage); why != "" {
 				dec.Usage = r.estimateUsage(dec)

@@ -135,6 +135,9 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 		b = append(b, `,"prompt_hash":`...)
 		b = strconv.AppendUint(b, p.PromptHash, 10)
 	}
+	if p.Local {
+		b = append(b, `,"local":true`...)
+	}
 	return append(b, '}')
 }
 

@@ -777,7 +777,7 @@ func TestPayloadsEncodeAsEncodingJSONWould(t *testing.T) {
 		{Kind: engine.KindStepStarted, Data: &engine.StepStarted{Turn: 7}},
 		{Kind: engine.KindStepFinished, Data: &engine.StepFinished{ToolCalls: 3}},
 		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, MemoryFacts: 2, Tools: 3, Tokens: 4, SystemTokens: 5, MemoryTokens: 6, ToolTokens: 7, Budget: 8}},
-		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, Tokens: 4, InstructionTokens: 9, SummaryTokens: 10, Budget: 8, Trigger: 6, Window: 12, PromptHash: 1<<63 + 12345},
+		{Kind: engine.KindModelRequest, Data: &engine.ModelRequest{Messages: 1, Tokens: 4, InstructionTokens: 9, SummaryTokens: 10, Budget: 8, Trigger: 6, Window: 12, PromptHash: 1<<63 + 12345, Local: true},
 			Agent: "a \" é", ParentRun: "run-1", ParentCall: "c", Workflow: "w", WorkflowStep: "s"},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10, CompletionTokens: 2, Estimated: true}, SessionPrompt: 100, SessionCompletion: 20}},
 		{Kind: engine.KindUsage, Data: &engine.UsageRecorded{Usage: engine.Usage{PromptTokens: 10}}},

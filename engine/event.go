@@ -153,6 +153,9 @@ type ModelRequest struct {
 	// PromptHash is PromptHash of the request's system prompt,
 	// instructions and tools.
 	PromptHash uint64 `json:"prompt_hash,omitempty"`
+	// Local: the model sends the request nowhere (a workflow's planner):
+	// no call is made, nothing is spent, no usage follows.
+	Local bool `json:"local,omitempty"`
 }
 
 // TextDelta is the payload of text_delta: a piece of streamed model output.

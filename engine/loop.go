@@ -250,8 +250,10 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		if err := r.recordUsage(now, p, dec.Usage); err != nil {
-			return r.finish(ctx, StopError, "", err)
+		if dec.Usage != (Usage{}) || !wantsFullHistory(r.prof.model) { // a planner's decisions cost nothing
+			if err := r.recordUsage(now, p, dec.Usage); err != nil {
+				return r.finish(ctx, StopError, "", err)
+			}
 		}
 		if len(dec.ToolCalls) == 0 {
 			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
@@ -425,7 +427,7 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	mr := &r.payloads.request
 	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT,
 		InstructionTokens: r.instT, SummaryTokens: sumT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget, Trigger: r.trigger(), Window: cfg.Window,
-		PromptHash: r.promptHash(set)}
+		PromptHash: r.promptHash(set), Local: full}
 	return req, r.emitAt(t, Perceive, KindModelRequest, mr)
 }
 

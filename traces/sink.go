@@ -94,6 +94,7 @@ type runState struct {
 	tools    []*span // the current step's open tool calls
 	last     time.Time
 	dropped  bool // not sampled
+	local    bool // the latest request went to no model (a workflow's planner)
 }
 
 // NewSink returns a Sink handing its spans to procs: a batching processor
@@ -152,9 +153,13 @@ func (s *Sink) emit(ev engine.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *engine.ModelRequest:
-		s.startChat(r, ev)
+		if r.local = d.Local; !r.local { // a workflow's planner calls no model: no chat span
+			s.startChat(r, ev)
+		}
 	case *engine.Decided:
-		s.decided(r, ev, d)
+		if !r.local {
+			s.decided(r, ev, d)
+		}
 	case *engine.UsageRecorded:
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.usage(s.provider(r), r.model, d.Usage)
