@@ -243,11 +243,13 @@ func (p *parser) stepBody(st *Step, n, task, args *yaml.Node) {
 }
 
 // foreach parses a foreach template; one that is a single action is
-// evaluated as JSON (so that a list is a list, not Go's printing of it).
+// evaluated as JSON (so that a list is a list, not Go's printing of it),
+// and a text it gives (an input, a step's output) is taken as the JSON
+// it holds.
 func (p *parser) foreach(n *yaml.Node, field string) *template.Template {
 	s := strings.TrimSpace(p.str(n, field))
 	if m := regexp.MustCompile(`^\{\{-?\s*(.+?)\s*-?\}\}$`).FindStringSubmatch(s); m != nil && !strings.Contains(m[1], "}}") {
-		s = "{{ json (" + m[1] + ") }}"
+		s = "{{ jsonList (" + m[1] + ") }}"
 	}
 	return p.tmpl(&yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: n.Line}, field)
 }

@@ -94,17 +94,34 @@ func (st *stepState) output() string {
 	if r, ok := st.results[-1]; ok {
 		return r
 	}
-	keys := make([]int, 0, len(st.results))
-	for k := range st.results {
-		keys = append(keys, k)
+	keys := st.itemKeys()
+	if st.check != nil { // typed fan-in: each item's output parsed, as its schema says
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			out[i] = st.results[k]
+			if r := []byte(st.results[k]); json.Valid(r) {
+				out[i] = json.RawMessage(r)
+			}
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
 	}
-	sort.Ints(keys)
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = st.results[k]
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
+}
+
+// itemKeys are the items of the last attempt's results, in order.
+func (st *stepState) itemKeys() []int {
+	keys := make([]int, 0, len(st.results))
+	for k := range st.results {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
 }
 
 // State reads the steps' state from a run's history.
@@ -280,9 +297,18 @@ func firstError(st *stepState) string {
 			return strings.TrimSpace(strings.TrimPrefix(r, "error:"))
 		}
 	}
-	if st.check != nil && st.done() {
-		if ok, why := st.check(st.output()); !ok {
+	if st.check == nil || !st.done() {
+		return ""
+	}
+	if r, ok := st.results[-1]; ok {
+		if ok, why := st.check(r); !ok {
 			return "its output does not meet its output_schema: " + why
+		}
+		return ""
+	}
+	for _, k := range st.itemKeys() { // a foreach: each item meets the schema
+		if ok, why := st.check(st.results[k]); !ok {
+			return fmt.Sprintf("item %d's output does not meet its output_schema: %s", k, why)
 		}
 	}
 	return ""

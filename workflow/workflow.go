@@ -68,6 +68,25 @@ var Funcs = template.FuncMap{
 		b, err := json.Marshal(v)
 		return string(b), err
 	},
+	// jsonList is a single-action foreach's value as JSON: a text is
+	// taken as the JSON it holds (a list given as an input), any other
+	// value is encoded.
+	"jsonList": func(v any) (string, error) {
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	// fromJSON parses a JSON text (a step's output, an input) into the
+	// value it holds, for range and fields.
+	"fromJSON": func(s string) (any, error) {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return nil, fmt.Errorf("fromJSON: not JSON: %v (%s)", err, engine.OneLine(s, 60))
+		}
+		return v, nil
+	},
 	"join": func(v any, sep string) string {
 		switch l := v.(type) {
 		case []string:
