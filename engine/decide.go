@@ -54,6 +54,9 @@ func (r *run) decide(ctx context.Context, req *Request) (Decision, int, error) {
 			return Decision{}, attempt, ctx.Err()
 		}
 		if !IsRetryable(err) || attempt >= cfg.Retry.Attempts {
+			if wantsFullHistory(r.prof.model) {
+				return Decision{}, attempt, err // a workflow's planner: its own words, not a model's
+			}
 			if attempt > 1 {
 				return Decision{}, attempt, fmt.Errorf("model: %w (after %d attempts)", err, attempt)
 			}

@@ -65,3 +65,29 @@ func TestFanInItemAgainstItsSchema(t *testing.T) {
 		t.Fatalf("%s %v", r.res.StopReason, r.res.Err)
 	}
 }
+
+// A field of a step's .json when its output is not JSON is the
+// workflow's error at run time, naming the step and saying what it got,
+// not a Go template's nil pointer labelled as a model's.
+func TestForeachOfNoJSONSaysWhy(t *testing.T) {
+	w := parse(t, `
+name: notes
+steps:
+  - id: changes
+    agent: writer
+    task: "list the changed files"
+  - id: per_file
+    foreach: '{{ .steps.changes.json.files }}'
+    tool: echo
+    args: {text: "{{ .item }}"}
+`)
+	r := run(t, w, nil, []engine.Agent{{Name: "writer", Description: "w", Model: agentModel(0, func(string) string { return "a.go and b.go" })}})
+	msg := ""
+	if r.res.Err != nil {
+		msg = r.res.Err.Error()
+	}
+	if r.res.StopReason != engine.StopError || !strings.HasPrefix(msg, "workflow notes, step per_file: foreach") ||
+		!strings.Contains(msg, "a step's .json is empty when its output is not JSON") || strings.Contains(msg, "model:") {
+		t.Errorf("%s: %q", r.res.StopReason, msg)
+	}
+}

@@ -198,45 +198,10 @@ func Parse(file string, b []byte) (*Workflow, error) {
 	if cyc := w.cycle(); cyc != nil {
 		return nil, &Error{File: file, Line: w.byID[cyc[0]].Line, Field: "steps." + cyc[0] + ".needs", Msg: "a cycle: " + strings.Join(cyc, " → ")}
 	}
-	for _, st := range w.Steps {
-		before := w.before(st.ID)
-		for _, ref := range st.refs() {
-			if w.byID[ref] == nil {
-				return nil, &Error{File: file, Line: st.Line, Field: "steps." + st.ID, Msg: fmt.Sprintf("a template refers to step %s, and there is none", ref)}
-			}
-			if !before[ref] {
-				// Its output would be read before it exists, and an if could
-				// change its mind later.
-				return nil, &Error{File: file, Line: st.Line, Field: "steps." + st.ID + ".needs",
-					Msg: fmt.Sprintf("a template refers to step %s, which this step does not need: add it to needs", ref)}
-			}
-		}
+	if err := w.checkRefs(file); err != nil {
+		return nil, err
 	}
 	return w, nil
-}
-
-var stepRef = regexp.MustCompile(`\.steps\.([A-Za-z][A-Za-z0-9_]*)`)
-
-// refs are the steps the step's templates read.
-func (st *Step) refs() []string {
-	var srcs []string
-	for _, t := range []*template.Template{st.Task, st.If, st.Foreach} {
-		if t != nil && t.Tree != nil {
-			srcs = append(srcs, t.Tree.Root.String())
-		}
-	}
-	for _, t := range st.argTmpl {
-		if t.Tree != nil {
-			srcs = append(srcs, t.Tree.Root.String())
-		}
-	}
-	var out []string
-	for _, src := range srcs {
-		for _, m := range stepRef.FindAllStringSubmatch(src, -1) {
-			out = append(out, m[1])
-		}
-	}
-	return out
 }
 
 // before is the set of steps id needs, directly or not.
@@ -336,6 +301,11 @@ func execute(t *template.Template, data any) (string, error) {
 		msg := err.Error()
 		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "template: ") {
 			msg = msg[i+2:]
+		}
+		if strings.Contains(msg, "nil pointer evaluating") {
+			// .steps.X.json.FIELD of a step whose output is not JSON, or a
+			// field a JSON output does not have.
+			msg = "a field of something that is not there (" + msg + "): a step's .json is empty when its output is not JSON, and an object lacks the fields it does not have"
 		}
 		return "", fmt.Errorf("%s: %s", t.Name(), msg)
 	}

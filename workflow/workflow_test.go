@@ -215,6 +215,9 @@ func TestBadWorkflowFiles(t *testing.T) {
 		"name: x\nsteps:\n  - id: a\n    task: hi\n    retry: many\n": `wf.yaml:5: steps[0].retry: want a number of retries`,
 		"name: x\nsteps:\n  - id: a\n    task: hi\n  - id: b\n    needs: []\n    task: hi\n  - id: c\n    needs: [a]\n    if: '{{ .steps.b.output }}'\n    task: hi\n": `wf.yaml:8: steps.c.needs: a template refers to step b, which this step does not need`,
 		"name: x\nsteps:\n  - id: a\n    task: '{{ .steps.zz.output }}'\n":                                                                                             `a template refers to step zz, and there is none`,
+		"name: x\nsteps:\n  - id: a\n    task: hi\n  - id: b\n    task: '{{ .steps.a.outptu }}'\n":                                                                     `wf.yaml:5: steps.b: a template reads .steps.a.outptu: a step has output, json and status`,
+		"name: x\nsteps:\n  - id: a\n    task: '{{ .inputs.version }}'\n":                                                                                              `wf.yaml:3: steps.a: a template reads the input version, and the workflow declares none`,
+		"name: x\nsteps:\n  - id: a\n    task: hi\noutput: '{{ .steps.b.output }}'\n":                                                                                  `output: the output refers to step b, and there is none`,
 	} {
 		_, err := workflow.Parse("wf.yaml", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
