@@ -18,17 +18,19 @@ import (
 // outcome is what a case's run (all its turns) did, as the assertions see
 // it.
 type outcome struct {
-	Session  string
-	Task     string // the last turn
-	Answer   string // the last run's answer
-	Stop     engine.StopReason
-	Err      string
-	Steps    int // steps of all turns
-	Calls    []engine.ToolCall
-	Memory   []engine.Fact
-	Tokens   int // the session's usage, prompt and completion
-	Usage    engine.Usage
-	Duration time.Duration
+	Session string
+	Task    string // the last turn
+	Answer  string // the last run's answer
+	Stop    engine.StopReason
+	Err     string
+	// Guardrail names the guardrail that stopped the last run, if one did.
+	Guardrail string
+	Steps     int // steps of all turns
+	Calls     []engine.ToolCall
+	Memory    []engine.Fact
+	Tokens    int // the session's usage, prompt and completion
+	Usage     engine.Usage
+	Duration  time.Duration
 }
 
 // checkSpent checks an assertion on what the case spent: tokens, cost,
@@ -101,6 +103,12 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge JudgeFunc) (ok 
 			got += " (" + engine.OneLine(o.Err, 120) + ")"
 		}
 		return string(o.Stop) == a.str, fmt.Sprintf("want stop reason %s, got %s", a.str, got), nil
+	case "guardrail":
+		got := "stop reason " + string(o.Stop)
+		if o.Guardrail != "" {
+			got = "guardrail " + o.Guardrail + " tripped"
+		}
+		return o.Guardrail == a.str, fmt.Sprintf("want guardrail %s to trip, got %s", a.str, got), nil
 	case "memory":
 		for _, f := range a.facts {
 			v, found := recall(o.Memory, f.Key)

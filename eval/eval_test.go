@@ -68,6 +68,7 @@ func TestEvalAssertions(t *testing.T) {
 		{`stop_reason: step_limit`, false, `want stop reason step_limit, got answered`},
 		{`stop_reason: guardrail`, false, `want stop reason guardrail, got answered`},
 		{`stop_reason: budget`, false, `want stop reason budget, got answered`},
+		{`guardrail: no-refunds`, false, `want guardrail no-refunds to trip, got stop reason answered`},
 		{`memory: {name: Ada}`, true, ""},
 		{`memory: {name: Bob}`, false, `memory "name" is "Ada", want "Bob"`},
 		{`memory: {city: Paris}`, false, `memory has no "city" (want "Paris"); memory: name=Ada`},

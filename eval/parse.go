@@ -206,7 +206,7 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *Case {
 	}
 	for _, a := range c.Asserts {
 		for x := a; x != nil; x = x.not {
-			if x.Kind == "stop_reason" {
+			if x.Kind == "stop_reason" || x.Kind == "guardrail" { // a guardrail asserted is a stop asserted
 				c.stopAsserted = true
 			}
 		}
@@ -315,6 +315,10 @@ func (p *suiteParser) parseAssertion(n *yaml.Node, at string) *assertion {
 			if !slices.Contains(reasons, s) {
 				p.fail(v, field, "want one of %s, got %q", strings.Join(reasons, ", "), s)
 			}
+			a.str = s
+		}
+	case "guardrail":
+		if s, ok := p.str(v, field); ok {
 			a.str = s
 		}
 	case "memory":

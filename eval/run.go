@@ -340,6 +340,9 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	if last.Err != nil {
 		o.Err = last.Err.Error()
 	}
+	if g := (*engine.GuardrailError)(nil); errors.As(last.Err, &g) {
+		o.Guardrail = g.Name
+	}
 	res.Answer, res.Stop, res.Steps, res.Tokens, res.Duration = o.Answer, string(o.Stop), o.Steps, o.Tokens, o.Duration.Seconds()
 	res.Started, res.Finished = col.first, col.last
 	if closeErr != nil {

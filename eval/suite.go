@@ -53,7 +53,7 @@ type kv struct{ Key, Value string }
 // assertKinds are the assertions a case may make, in the order the errors
 // list them.
 var assertKinds = []string{"answer_contains", "answer_equals", "answer_matches", "answer_json_schema",
-	"tool_called", "tool_not_called", "tool_order", "max_steps", "stop_reason", "memory",
+	"tool_called", "tool_not_called", "tool_order", "max_steps", "stop_reason", "guardrail", "memory",
 	"max_tokens", "cost_below", "max_duration", "judge", "not"}
 
 // assertion is one check of a case's outcome.
