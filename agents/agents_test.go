@@ -161,6 +161,20 @@ func TestAgentFileFields(t *testing.T) {
 	}
 }
 
+// An agent's tool list is its whole list: it delegates (is offered the
+// tool agent) only when the list names agent, or when it lists no tools.
+func TestAgentDelegatesWhenItsListSaysSo(t *testing.T) {
+	for fm, want := range map[string]bool{"": true, "tools: [read_file]": false, "tools: [read_file, agent]": true, "tools: Read, Grep": false} {
+		def, _, prob := Parse("x.md", []byte("---\nname: x\ndescription: y\n"+fm+"\n---\nbody\n"), Place{})
+		if prob != nil {
+			t.Fatal(prob)
+		}
+		if def.Delegates() != want {
+			t.Errorf("%q: delegates %v, want %v", fm, def.Delegates(), want)
+		}
+	}
+}
+
 func TestAgentTools(t *testing.T) {
 	names := []string{"calculator", "read_file", "fs__read", "fs__write", "web__get"}
 	tests := []struct {
@@ -182,7 +196,8 @@ func TestAgentTools(t *testing.T) {
 		{name: "a whole MCP server", fm: "tools: Read, mcp__fs", want: []string{"read_file", "fs__read", "fs__write"}},
 		{name: "an MCP server not configured", fm: "tools: [calculator, mcp__nope]", want: []string{"calculator"}, note: "mcp__nope: no MCP server nope is configured"},
 		{name: "a server's tool not there now", fm: "tools: [down__search, calculator]", want: []string{"calculator"}, note: "x.md:4: tools: down__search matches no tool of the MCP server down now"},
-		{name: "the engine's tool", fm: "tools: [agent, calculator]", want: []string{"calculator"}, note: "agent is the engine's own"},
+		{name: "the engine's tool", fm: "tools: [agent, calculator]", want: []string{"calculator"}},
+		{name: "a handoff by name", fm: "tools: [transfer_to_x, calculator]", want: []string{"calculator"}, note: "transfer_to_x is the engine's own"},
 		{name: "claude names", fm: "tools: Read, mcp__fs__write, WebSearch", claude: true, want: []string{"read_file", "fs__write"}, note: "x.md:4: tools: WebSearch: agentty has no such tool; left out"},
 	}
 	for _, tt := range tests {

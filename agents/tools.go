@@ -64,8 +64,10 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 			as = word + " (" + p + ")"
 		}
 		switch {
-		case p == engine.AgentTool || strings.HasPrefix(p, engine.TransferPrefix):
-			note("%s is the engine's own: it is offered by max_depth and the agents' modes, not by this list", p)
+		case p == engine.AgentTool:
+			// Named: the agent may delegate (Def.Delegates); the engine offers it.
+		case strings.HasPrefix(p, engine.TransferPrefix):
+			note("%s is the engine's own: it is offered by the agents' modes, not by this list", p)
 		case isMCP && mcp[server]:
 			note("%s matches no tool of the MCP server %s now (did it start?)", as, server)
 		case isMCP && strings.HasPrefix(word, "mcp__"):
@@ -209,4 +211,11 @@ func (a *Set) UnknownAgent(name string) error {
 		names = append(names, r.Name)
 	}
 	return fmt.Errorf("--agent %s: no such agent; the agents are %s (agentty agents lists them)", name, strings.Join(names, ", "))
+}
+
+// Delegates says whether the agent may delegate: it lists no tools (it has
+// the session's, the tool agent among them), or its list names agent. A
+// list without it is the agent's whole list.
+func (def *Def) Delegates() bool {
+	return def.Tools == nil || slices.Contains(def.Tools, engine.AgentTool)
 }

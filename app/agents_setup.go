@@ -100,7 +100,8 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 		return engine.Agent{}, false
 	}
 	ea := engine.Agent{Name: def.Name, Description: def.Description, System: def.System,
-		MaxSteps: def.MaxSteps, MaxCost: def.MaxCost, MaxTokens: def.MaxTokens, Handoff: def.Mode == agents.Handoff, OutputSchema: def.OutputSchema, Guardrails: def.Guardrails}
+		MaxSteps: def.MaxSteps, MaxCost: def.MaxCost, MaxTokens: def.MaxTokens, Handoff: def.Mode == agents.Handoff, OutputSchema: def.OutputSchema, Guardrails: def.Guardrails,
+		NoDelegation: !def.Delegates()}
 	model := def.Model
 	if model != agents.Inherit {
 		mo := o

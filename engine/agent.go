@@ -48,6 +48,10 @@ type Agent struct {
 	// Handoff offers the agent as transfer_to_NAME instead of through the
 	// tool agent.
 	Handoff bool
+	// NoDelegation: the agent's runs are not offered the tool agent (its
+	// file lists its tools and does not name agent). A run as an agent is
+	// never offered the agent itself to delegate to.
+	NoDelegation bool
 	// OutputSchema is the JSON Schema of the agent's final answers (see
 	// Config.OutputSchema); nil: the engine's.
 	OutputSchema json.RawMessage
@@ -86,7 +90,10 @@ type agents struct {
 	outputs   map[string]*outputSchema // the agents' own OutputSchema, compiled
 	delegate  *registered              // the tool AgentTool, when any agent takes delegations
 	transfers []*registered            // transfer_to_NAME for each handoff agent
+	names     []string                 // the agents delegate offers, in order
+	lines     map[string]string        // their lines in its description
 	mu        sync.Mutex
+	others    map[string]*registered // by agent: the tool AgentTool without that agent (nil: no other)
 	offered   map[offerKey]*Registry
 	narrowed  map[[2]*toolSet]*Registry
 }
@@ -106,9 +113,9 @@ func (e *Engine) setupAgents() error {
 		}
 		return nil
 	}
-	ag := &agents{byName: map[string]*Agent{}, offered: map[offerKey]*Registry{}, narrowed: map[[2]*toolSet]*Registry{}}
+	ag := &agents{byName: map[string]*Agent{}, offered: map[offerKey]*Registry{}, narrowed: map[[2]*toolSet]*Registry{},
+		lines: map[string]string{}, others: map[string]*registered{}}
 	var names []string
-	var list strings.Builder
 	for i := range cfg.Agents {
 		a := &cfg.Agents[i]
 		if !agentName.MatchString(a.Name) {
@@ -139,8 +146,9 @@ func (e *Engine) setupAgents() error {
 			continue
 		}
 		names = append(names, a.Name)
-		fmt.Fprintf(&list, "\n- %s: %s", a.Name, desc)
+		ag.lines[a.Name] = fmt.Sprintf("\n- %s: %s", a.Name, desc)
 	}
+	ag.names = names
 	if cfg.Agent != "" && ag.byName[cfg.Agent] == nil {
 		return fmt.Errorf("engine: agent %q is not defined", cfg.Agent)
 	}
@@ -150,11 +158,7 @@ func (e *Engine) setupAgents() error {
 		}
 	}
 	if len(names) > 0 {
-		enum, _ := json.Marshal(names)
-		schema := `{"type":"object","properties":{"agent":{"type":"string","enum":` + string(enum) +
-			`,"description":"the agent to delegate to"},"task":{"type":"string","description":"everything the agent needs to know: it sees this task, not the conversation"}},"required":["agent","task"],"additionalProperties":false}`
-		t, err := compileTool(Tool{Name: AgentTool, builtin: toolDelegate, Schema: json.RawMessage(schema), Timeout: delegateTimeout,
-			Description: "Delegate a task to an agent, which works on it alone with its own tools and answers; several calls in one reply run at once. The agents:" + list.String()})
+		t, err := ag.delegateTool(names)
 		if err != nil {
 			return err
 		}
@@ -172,6 +176,37 @@ func (e *Engine) setupAgents() error {
 	}
 	e.agents = ag
 	return nil
+}
+
+// delegateTool is the tool AgentTool offering names.
+func (ag *agents) delegateTool(names []string) (*registered, error) {
+	enum, _ := json.Marshal(names)
+	var list strings.Builder
+	for _, n := range names {
+		list.WriteString(ag.lines[n])
+	}
+	schema := `{"type":"object","properties":{"agent":{"type":"string","enum":` + string(enum) +
+		`,"description":"the agent to delegate to"},"task":{"type":"string","description":"everything the agent needs to know: it sees this task, not the conversation"}},"required":["agent","task"],"additionalProperties":false}`
+	return compileTool(Tool{Name: AgentTool, builtin: toolDelegate, Schema: json.RawMessage(schema), Timeout: delegateTimeout,
+		Description: "Delegate a task to an agent, which works on it alone with its own tools and answers; several calls in one reply run at once. The agents:" + list.String()})
+}
+
+// delegateFor is the tool AgentTool a run as agent is offered: every
+// agent but itself (nil when there is no other). ag.mu is held.
+func (ag *agents) delegateFor(agent string) *registered {
+	if agent == "" || !slices.Contains(ag.names, agent) {
+		return ag.delegate
+	}
+	if t, ok := ag.others[agent]; ok {
+		return t
+	}
+	others := slices.DeleteFunc(slices.Clone(ag.names), func(n string) bool { return n == agent })
+	var t *registered
+	if len(others) > 0 {
+		t, _ = ag.delegateTool(others) // the same schema as the whole list's, which compiled
+	}
+	ag.others[agent] = t
+	return t
 }
 
 // compileTool makes a built-in tool ready for a derived registry.
@@ -238,7 +273,11 @@ func (e *Engine) profile(name string, parent *Registry, depth int) profile {
 			p.base = e.agents.narrow(a.Tools, parent, cfg.Tools)
 		}
 	}
-	p.tools = e.agents.offer(p.base, p.agent, depth < e.cfg.MaxDepth)
+	delegate := depth < e.cfg.MaxDepth
+	if a := e.agents.byName[name]; a != nil && a.NoDelegation {
+		delegate = false
+	}
+	p.tools = e.agents.offer(p.base, p.agent, delegate)
 	return p
 }
 
@@ -271,8 +310,8 @@ func (ag *agents) offer(base *Registry, agent string, delegate bool) *Registry {
 		return r
 	}
 	var extra []*registered
-	if delegate && ag.delegate != nil {
-		extra = append(extra, ag.delegate)
+	if t := ag.delegateFor(agent); delegate && t != nil {
+		extra = append(extra, t)
 	}
 	for _, t := range ag.transfers {
 		if t.Name != TransferPrefix+agent {
@@ -361,6 +400,9 @@ func (r *run) delegate(ctx context.Context, c *Call) (string, error) {
 	a := r.e.agents.byName[args.Agent]
 	if a == nil || a.Handoff {
 		return "", fmt.Errorf("there is no agent %q to delegate to", args.Agent)
+	}
+	if a.Name == r.prof.agent {
+		return "", fmt.Errorf("the agent %s does not delegate to itself: do the task here", a.Name)
 	}
 	// The parent's turn, not its step: step numbers are the session's and
 	// parallel sub-runs take them in any order, a run's turns are its own.
