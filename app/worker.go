@@ -154,8 +154,11 @@ func (w *worker) serve(ctx context.Context) {
 			err = nil
 		}
 		if err != nil {
-			if errors.Is(err, nats.ErrConnectionClosed) {
-				w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)
+			if errors.Is(err, nats.ErrConnectionClosed) || errors.As(err, new(*bus.DeniedError)) {
+				w.lost = err
+				if !errors.As(err, new(*bus.DeniedError)) {
+					w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)
+				}
 				<-slots
 				return
 			}

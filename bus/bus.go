@@ -156,6 +156,13 @@ func Connect(cfg Config, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, UsageError{errors.New("nats: no server URL")}
 	}
 	all := []nats.Option{
+		// A permissions violation is said by the operation it stops
+		// (DeniedError), not printed raw by the client on its own.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if !errors.Is(err, nats.ErrPermissionViolation) {
+				fmt.Fprintf(os.Stderr, "nats: %v\n", err)
+			}
+		}),
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.Timeout(5 * time.Second),

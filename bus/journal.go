@@ -362,7 +362,7 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 			return nil, err
 		}
 	}
-	l, err := takeLease(j.writers, id)
+	l, err := takeLease(j.nc, j.writers, id)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (j *Journals) Remove(id string) error {
 	if _, err := j.exists(id); err != nil {
 		return fmt.Errorf("sessions: rm %s: %w", id, errors.Unwrap(err))
 	}
-	l, err := takeLease(j.writers, id)
+	l, err := takeLease(j.nc, j.writers, id)
 	if err != nil {
 		return err // it is being written: ErrLocked, saying by whom
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/sessions"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -58,13 +59,17 @@ func openWriters(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValu
 
 // takeLease makes the caller session id's one writer, or says who is:
 // an error wrapping sessions.ErrLocked.
-func takeLease(kv jetstream.KeyValue, id string) (*lease, error) {
+func takeLease(nc *nats.Conn, kv jetstream.KeyValue, id string) (*lease, error) {
 	host, _ := os.Hostname()
 	val, _ := json.Marshal(leaseHolder{Host: host, PID: os.Getpid(), At: time.Now().UTC()})
 	var rev uint64
 	err := retry(func(ctx context.Context) error {
 		var err error
-		rev, err = kv.Create(ctx, id, val)
+		if rev, err = kv.Create(ctx, id, val); err != nil {
+			if d := denied(nc, "$KV."+WritersBucket, "write sessions (take a session's writer's lease)"); d != nil {
+				return d
+			}
+		}
 		return err
 	})
 	if errors.Is(err, jetstream.ErrKeyExists) {

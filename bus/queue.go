@@ -62,6 +62,7 @@ func poolFilters(pool string) []string { return []string{RunSubject(pool), RunSu
 
 // Queue is the work queue on a JetStream server.
 type Queue struct {
+	nc     *nats.Conn
 	js     jetstream.JetStream
 	stream jetstream.Stream
 }
@@ -85,7 +86,7 @@ func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	if err != nil {
 		return nil, noJetStream(nc, fmt.Errorf("nats: the run queue %s: %w", RunsStream, err))
 	}
-	return &Queue{js: js, stream: st}, nil
+	return &Queue{nc: nc, js: js, stream: st}, nil
 }
 
 // noJetStream says what to do when the server has no JetStream.
@@ -240,6 +241,9 @@ func (c *Consumer) Config() WorkerConfig { return c.cfg }
 func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, error) {
 	m, err := c.c.Next(jetstream.FetchMaxWait(wait))
 	if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
+		if c.q != nil {
+			return nil, denied(c.q.nc, "$JS.API.CONSUMER.MSG.NEXT."+RunsStream, "take runs (it is not a worker)")
+		}
 		return nil, nil
 	}
 	if err != nil {

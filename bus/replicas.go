@@ -114,12 +114,12 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 		return fmt.Errorf("nats: %w", err)
 	}
 	for _, cfg := range []jetstream.StreamConfig{journalStreamConfig(replicas), runsStreamConfig(replicas)} {
-		if err := retryWithin(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
+		if err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: stream %s: %w", cfg.Name, err))
 		}
 	}
 	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas), configBucketConfig(replicas)} {
-		if err := retryWithin(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateKeyValue(ctx, cfg); return err }); err != nil {
+		if err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.CreateOrUpdateKeyValue(ctx, cfg); return err }); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: bucket %s: %w", cfg.Bucket, err))
 		}
 	}
@@ -128,12 +128,16 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 
 // retryWithin runs op, each try bounded by attemptTimeout, again after a
 // pause while it fails with a transient error (a cluster still electing
-// its leaders drops requests), until ctx ends.
-func retryWithin(ctx context.Context, op func(ctx context.Context) error) error {
+// its leaders drops requests), until ctx ends; a user who may not make
+// streams is told at once.
+func retryWithin(ctx context.Context, nc *nats.Conn, op func(ctx context.Context) error) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		err := op(actx)
 		cancel()
+		if d := denied(nc, "$JS.API.STREAM.", "make or change agentty's streams and buckets"); err != nil && d != nil {
+			return d
+		}
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}

@@ -79,6 +79,15 @@ func TestRolesDoTheirWork(t *testing.T) {
 	if code, out, errs := cli("answer", "--wait", "1m", id, "Ada"); code != 0 {
 		t.Errorf("answer as the submit user: exit %d, %q, %q", code, out, errs)
 	}
+	// What the role may not do is refused at once, saying so, not after a
+	// wait on a request the server never answers.
+	for _, args := range [][]string{{"sessions", "rm", id}, {"queue", "setup"}, {"worker", "--model", "offline"}} {
+		start := time.Now()
+		code, out, errs := cli(args...)
+		if code == 0 || !strings.Contains(errs, "this NATS user may not") || time.Since(start) > 20*time.Second || strings.Contains(errs, "on connection [") {
+			t.Errorf("%s as the submit user: exit %d after %v, %q, %q", strings.Join(args, " "), code, time.Since(start).Round(time.Second), out, errs)
+		}
+	}
 	l := waitAnswered(t, natsStoreAt(t, asUser(t, srv.URL(), users.Operator)), []string{id})[id]
 	if mem := l.Session.Memory(); len(mem) != 1 || mem[0].Value != "Ada" {
 		t.Errorf("memory %+v", mem)
