@@ -138,11 +138,13 @@ func sendAnswer(ctx context.Context, nc *nats.Conn, msg AnswerMsg, signer *Signe
 	if err != nil {
 		return "", err
 	}
-	if len(hello.Steer) > 0 && !hello.Steer.may(signer) {
+	msg.Nonce = hello.Nonce
+	// Sent even when signer may not steer the run: the run refuses it
+	// and journals the refusal, as it does every answer it does not take.
+	r, err := askRequest(ctx, nc, msg.Session, signer.sign(askKind, msg.Session, hello.Nonce, mustJSON(msg)))
+	if err != nil && len(hello.Steer) > 0 && !hello.Steer.may(signer) {
 		return "", ErrMayNotSteer
 	}
-	msg.Nonce = hello.Nonce
-	r, err := askRequest(ctx, nc, msg.Session, signer.sign(askKind, msg.Session, hello.Nonce, mustJSON(msg)))
 	if err != nil {
 		return "", err
 	}

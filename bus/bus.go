@@ -183,6 +183,9 @@ func Connect(cfg Config, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, UsageError{err}
 	}
 	nc, err := nats.Connect(u, append(all, opts...)...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		return nil, fmt.Errorf("nats: connect to %s: %w: the server wants a user it knows: give one in the URL (nats://USER:PASSWORD@HOST:PORT; agentty serve keeps its users in its data folder's nats/users.json) or --nats-creds FILE", Redact(cfg.URL), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("nats: connect to %s: %w", Redact(cfg.URL), err)
 	}

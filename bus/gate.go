@@ -334,7 +334,7 @@ const maxAnswered = 256
 // for another console to answer. stop waits for the answers to be sent.
 func AnswerGate(nc *nats.Conn, session string, g engine.Gate, signer *Signer) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &answerer{ctx: ctx, session: session, g: g, signer: signer, waiting: map[string]*nats.Msg{}, answered: map[string]GateReply{}}
+	a := &answerer{ctx: ctx, session: session, g: g, signer: signer, waiting: map[string]*nats.Msg{}, answered: map[string]GateReply{}, seen: map[string]bool{}}
 	sub, err := nc.QueueSubscribe(GateSubject(session), gateQueue, a.handle)
 	if err == nil {
 		err = nc.Flush() // the server has the subscription before anyone relies on it
@@ -357,6 +357,32 @@ func AnswerGate(nc *nats.Conn, session string, g engine.Gate, signer *Signer) (s
 	}, nil
 }
 
+// Watcher is a gate told of the pauses it may not answer (another's run):
+// the console shows that the run waits, and for whom.
+type Watcher interface {
+	Watching(p engine.Pending)
+}
+
+// watched tells the gate, once per pause, of a pause it may not answer.
+func (a *answerer) watched(id string, p engine.Pending) {
+	w, ok := a.g.(Watcher)
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	seen := a.seen[id]
+	if !seen {
+		if len(a.seen) >= maxAnswered {
+			clear(a.seen)
+		}
+		a.seen[id] = true
+	}
+	a.mu.Unlock()
+	if !seen {
+		w.Watching(p)
+	}
+}
+
 // answerer answers the pauses of one session's runs with a gate (see
 // AnswerGate).
 type answerer struct {
@@ -369,6 +395,7 @@ type answerer struct {
 	stopped  bool
 	waiting  map[string]*nats.Msg // by pause ID: the latest request of a pause g holds
 	answered map[string]GateReply // by pause ID: answers given, the latest maxAnswered
+	seen     map[string]bool      // by pause ID: pauses told to a Watcher
 	order    []string             // the IDs of answered, oldest first
 }
 
@@ -391,10 +418,15 @@ func (a *answerer) handle(msg *nats.Msg) {
 		return
 	}
 	id := req.ID
-	if req.Session != a.session || len(req.Steer) > 0 && !req.Steer.may(a.signer) {
-		// Another session whose subject token is the same, or a run
-		// this console may only watch: for a console that may answer.
+	if req.Session != a.session {
+		a.respond(msg, id, GateReply{Again: true}) // another session whose subject token is the same
+		return
+	}
+	if len(req.Steer) > 0 && !req.Steer.may(a.signer) {
+		// A run this console may only watch: for a console that may
+		// answer. The console is told once that the run waits there.
 		a.respond(msg, id, GateReply{Again: true})
+		a.watched(id, req.Pending())
 		return
 	}
 	p := req.Pending()

@@ -120,7 +120,11 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 		return fail(app.ExitError, "%v", err)
 	}
 	fmt.Fprintln(stdout, req.Session)
-	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch --nats %s %s\n", opts.Pool, bus.Redact(o.NATSURL(getenv)), req.Session)
+	follow := "--nats " + o.NATSURL(getenv)
+	if url := o.NATSURL(getenv); url != bus.Redact(url) {
+		follow = "--nats URL" // the URL holds a password: not printed; the same one as here
+	}
+	fmt.Fprintf(stderr, "agentty submit: queued in pool %q; follow it with: agentty watch %s %s\n", opts.Pool, follow, req.Session)
 	submitWorkers(sctx, queue, opts.Pool, stderr)
 	if opts.Step {
 		fmt.Fprintf(stderr, "agentty submit: the run pauses before each decision and tool call until a console answers (agentty watch %s)\n", req.Session)

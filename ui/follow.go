@@ -189,7 +189,7 @@ func (m *Model) followStepMode(on bool) {
 		return
 	}
 	m.answerPauses(func(r gateRequest) bool { return !r.pending.Approval }, engine.Verdict{Action: engine.Proceed})
-	m.note = "step mode off: the runs go on without pausing (approvals still ask)"
+	m.note = "step mode off: runs you answer go on unpaused (approvals still ask)"
 }
 
 // callID is the id of a paused tool call, "" for none (a decide).

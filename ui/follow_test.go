@@ -289,7 +289,7 @@ func TestFollowStepModeOff(t *testing.T) {
 			t.Errorf("the step pause got %+v, want proceed", got)
 		}
 		f := m.View()
-		if strings.Contains(f, "Paused before") || !strings.Contains(f, "step mode off: the runs go on") ||
+		if strings.Contains(f, "Paused before") || !strings.Contains(f, "step mode off: runs you answer go on unpaused") ||
 			!strings.Contains(f, "watching, step mode off") {
 			t.Errorf("the pause is still shown, or step mode off is not said:\n%s", f)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -51,6 +52,9 @@ type gateRequest struct {
 	// edit is the person's edit of a decide pause's request (the
 	// inspector), sent with the verdict.
 	edit engine.RequestEdit
+	// watchOnly: a pause of a run this console may not answer (another's
+	// run on a worker): shown as a note, not a pause bar; reply is nil.
+	watchOnly bool
 }
 
 // NewGate returns a gate, in step mode when step is set.
@@ -108,4 +112,18 @@ func (g *Gate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict, erro
 	case <-ctx.Done():
 		return engine.Verdict{}, ctx.Err()
 	}
+}
+
+// Watching implements bus.Watcher: a run this console only watches waits
+// at p for someone else's answer; the console says so. It never blocks the
+// caller for long: a console that does not take it in 5 s misses it.
+func (g *Gate) Watching(p engine.Pending) {
+	go func() {
+		t := time.NewTimer(5 * time.Second)
+		defer t.Stop()
+		select {
+		case g.requests <- gateRequest{pending: p, watchOnly: true}:
+		case <-t.C:
+		}
+	}()
 }

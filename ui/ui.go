@@ -285,9 +285,13 @@ func (m *Model) setBackend(b Backend, events []engine.Event) {
 		m.tl.interrupt()
 		m.chat.add(&chatItem{kind: itemNote, text: "The last run was interrupted. Press ctrl+r to continue it, or send a new task."})
 	}
+	last := m.state
 	m.state = "idle"
 	if m.following() && m.sess.Interrupted() {
 		m.state = "running" // its journal ends mid-run: the run goes on where it runs
+		if last == "paused" {
+			m.state = "paused" // it waits at a pause, for whoever may answer it
+		}
 	}
 	m.layout()
 }

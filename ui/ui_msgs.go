@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"fmt"
+
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/agentty/agentty/engine"
 )
 
 // memoryChanged shows a memory change the person made, once saved.
@@ -51,6 +55,12 @@ func (m *Model) runClosed(msg runClosedMsg) tea.Cmd {
 // gated shows a pause of the gate (or queues it behind the one shown).
 func (m *Model) gated(msg gateMsg) tea.Cmd {
 	req := msg.req
+	if req.watchOnly {
+		m.state = "paused"
+		m.chat.add(&chatItem{kind: itemNote, text: "The run waits at " + pauseWhere(req.pending) + " for its submitter's answer (or the operator's): " +
+			"this data folder's steering key is not theirs, so this console only watches it (docs/scale-out.md: who answers a pause)."})
+		return waitForGate(m.gate)
+	}
 	// Only a workflow's calls have wf- ids; the pause may come before
 	// the console has read the run's workflow_started.
 	req.step = flatten(Sanitize(stepOfPending(req.pending)))
@@ -91,4 +101,15 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		m.jumpTo(jump.run, jump.step, jump.kind)
 	}
 	return cmd
+}
+
+// pauseWhere says where a run paused, for a note.
+func pauseWhere(p engine.Pending) string {
+	switch {
+	case p.Question != nil:
+		return fmt.Sprintf("a question (step %d)", p.Step)
+	case p.ToolCall != nil:
+		return fmt.Sprintf("step %d, before calling %s", p.Step, flatten(Sanitize(p.ToolCall.Name)))
+	}
+	return fmt.Sprintf("step %d, before deciding", p.Step)
 }
