@@ -394,6 +394,9 @@ func printSteps(w io.Writer, steps []sessions.Step) {
 			for _, t := range s.Tools {
 				fmt.Fprintf(w, "%s           %-8s %s %dms: %s\n", pad, t.Status, t.Name, t.DurationMS, t.Result)
 			}
+			for _, r := range s.Refused {
+				fmt.Fprintf(w, "%s           refused  %s\n", pad, engine.OneLine(r, 120))
+			}
 			started := subs[run+"#"+strconv.Itoa(s.Step)]
 			slices.SortStableFunc(started, func(a, b string) int { // in the decision's order
 				return cmp.Compare(slices.Index(s.Calls, byRun[a][0].ParentCall), slices.Index(s.Calls, byRun[b][0].ParentCall))

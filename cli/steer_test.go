@@ -144,6 +144,9 @@ func TestAnotherUsersQuestionAnswerIsRefused(t *testing.T) {
 	if len(rejected) != 2 || !strings.Contains(rejected[0], "not signed") || !strings.Contains(rejected[1], "not signed") { // the forged one and agentty answer's from another folder
 		t.Errorf("the rejections journaled: %q", rejected)
 	}
+	if code, out, errs := runCLI(t, context.Background(), owner, "sessions", "show", "--nats", url, id); code != 0 || strings.Count(out, "refused  an answer to") != 2 {
+		t.Errorf("sessions show: exit %d, %q, %q", code, out, errs)
+	}
 }
 
 func connectTo(t *testing.T, url string) *nats.Conn {

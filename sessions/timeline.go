@@ -19,9 +19,12 @@ type Step struct {
 	Step       int    `json:"step"`
 	Decision   string `json:"decision"`
 	// Calls are the ids of the decision's tool calls, in its order.
-	Calls    []string      `json:"calls,omitempty"`
-	Tools    []StepTool    `json:"tools,omitempty"`
-	Retries  int           `json:"retries,omitempty"`
+	Calls   []string   `json:"calls,omitempty"`
+	Tools   []StepTool `json:"tools,omitempty"`
+	Retries int        `json:"retries,omitempty"`
+	// Refused are the answers to the step's pauses and questions that
+	// were not taken (not signed by whoever may steer the session).
+	Refused  []string      `json:"refused,omitempty"`
 	Tokens   int           `json:"tokens,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	Status   string        `json:"status"`
@@ -86,6 +89,10 @@ func Timeline(events []engine.Event) []Step {
 			cur.Tools = append(cur.Tools, StepTool{Name: d.Name, Status: d.Status, DurationMS: d.DurationMS, Result: engine.OneLine(d.Result, 80)})
 		case *engine.RetryScheduled:
 			cur.Retries++
+		case *engine.GateResumed:
+			cur.Refused = append(cur.Refused, d.Refused...)
+		case *engine.QuestionAnswered:
+			cur.Refused = append(cur.Refused, d.Rejected...)
 		case *engine.UsageRecorded:
 			cur.Tokens = d.PromptTokens + d.CompletionTokens
 		case *engine.StepFinished:
