@@ -149,6 +149,12 @@ cases:
 	if rep.Passed != 1 || rep.Flaky != 1 || len(rep.Cases) != 1 || len(rep.Cases[0].Runs) != 4 || rep.Cases[0].Passed != 2 {
 		t.Errorf("--json: %s", b)
 	}
+	for _, r := range rep.Cases[0].Runs { // each run's cost, priced
+		if r.Cost == nil || *r.Cost <= 0 || r.CostUnknown {
+			t.Errorf("--json: a run's cost %v (unknown %v): %s", r.Cost, r.CostUnknown, b)
+			break
+		}
+	}
 
 	// --repeat overrides the case's; the default min_pass is 1.0.
 	suite = writeSuite(t, "cases:\n  - name: coin\n    task: heads?\n    assert: [answer_equals: \"yes\"]\n")

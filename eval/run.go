@@ -66,15 +66,19 @@ func (j evalJob) label() string {
 
 // runResult is how one run of a case went.
 type runResult struct {
-	Repeat   int      `json:"repeat"`
-	Session  string   `json:"session,omitempty"`
-	Status   string   `json:"status"`
-	Reasons  []string `json:"reasons,omitempty"`
-	Answer   string   `json:"answer,omitempty"`
-	Stop     string   `json:"stop_reason,omitempty"`
-	Steps    int      `json:"steps"`
-	Tokens   int      `json:"tokens"`
-	Duration float64  `json:"duration_s"`
+	Repeat  int      `json:"repeat"`
+	Session string   `json:"session,omitempty"`
+	Status  string   `json:"status"`
+	Reasons []string `json:"reasons,omitempty"`
+	Answer  string   `json:"answer,omitempty"`
+	Stop    string   `json:"stop_reason,omitempty"`
+	Steps   int      `json:"steps"`
+	Tokens  int      `json:"tokens"`
+	// Cost is what the run's model calls cost (US dollars); left out,
+	// with CostUnknown, when a call had no price.
+	Cost        *float64 `json:"cost_usd,omitempty"`
+	CostUnknown bool     `json:"cost_unknown,omitempty"`
+	Duration    float64  `json:"duration_s"`
 	// Started and Finished are the times of the run's first and last
 	// journaled events (zero when it did not run).
 	Started  time.Time `json:"started,omitzero"`
@@ -344,6 +348,12 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		o.Guardrail = g.Name
 	}
 	res.Answer, res.Stop, res.Steps, res.Tokens, res.Duration = o.Answer, string(o.Stop), o.Steps, o.Tokens, o.Duration.Seconds()
+	if o.Usage.Priced < o.Usage.Calls {
+		res.CostUnknown = true
+	} else {
+		cost := o.Usage.Cost
+		res.Cost = &cost
+	}
 	res.Started, res.Finished = col.first, col.last
 	if closeErr != nil {
 		return failed(Failed, "the session's journal: %v", closeErr)
