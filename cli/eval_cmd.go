@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,6 +127,10 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 		return fail(err)
 	}
 	st, err := app.Build(ctx, o, eval.Gate{Yes: o.Yes}, opts.Getenv)
+	if err != nil && opts.App.Agent == "" && suite.Agent != "" && strings.HasPrefix(err.Error(), "--agent ") {
+		// The suite's agent, not a flag: said at its line.
+		err = fmt.Errorf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
+	}
 	if err != nil {
 		return fail(app.Usage(err))
 	}

@@ -35,3 +35,17 @@ cases:
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A suite's agent: that names no agent is the suite's error, at its file
+// and line, not --agent's; the flag's own is still the flag's.
+func TestEvalSuiteAgentErrorNamesItsLine(t *testing.T) {
+	suite := writeSuite(t, "description: d\nagent: nosuch\ncases:\n  - name: a\n    task: hi\n")
+	code, _, errs := runCLI(t, context.Background(), agentEnv(t), "eval", suite, "--model", "offline")
+	if code != 2 || !strings.Contains(errs, suite+":2: agent: nosuch: no agents are defined") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, context.Background(), agentEnv(t), "eval", suite, "--model", "offline", "--agent", "zed")
+	if code != 2 || !strings.Contains(errs, "--agent zed:") {
+		t.Errorf("--agent: exit %d, %q", code, errs)
+	}
+}

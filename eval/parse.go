@@ -57,6 +57,7 @@ func parseSuite(file string, b []byte) (*Suite, error) {
 			s.Model, _ = p.str(v, k)
 		case "agent":
 			s.Agent, _ = p.str(v, k)
+			s.AgentLine = v.Line
 		case "max_steps":
 			s.MaxSteps, _ = p.posInt(v, k)
 		case "cases":

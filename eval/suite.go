@@ -28,6 +28,7 @@ type Suite struct {
 	Description string
 	Model       string
 	Agent       string
+	AgentLine   int // where agent: is, for an error about it
 	MaxSteps    int
 	Cases       []*Case
 }
