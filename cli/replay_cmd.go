@@ -80,6 +80,9 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if opts.Until >= 0 && o.Model == "" {
 		o.Model = l.Meta.Model // the live part goes on with the session's model
 	}
+	if o.Agent == "" {
+		o.Agent = recordedAgent(l.Events) // the agent it ran as, its tools and prompt with it
+	}
 	if opts.Until < 0 && o.Model == "" {
 		o.Model = "offline" // never called: no key or server is needed
 	}
@@ -332,4 +335,15 @@ func recordedAnswers(events []engine.Event) map[string]string {
 		}
 	}
 	return out
+}
+
+// recordedAgent is the agent the session's first top-level run ran as
+// ("" for none).
+func recordedAgent(events []engine.Event) string {
+	for _, ev := range events {
+		if _, ok := ev.Data.(*engine.RunStarted); ok && ev.ParentRun == "" {
+			return ev.Agent
+		}
+	}
+	return ""
 }

@@ -160,3 +160,21 @@ func TestReplayAWorkflowWithoutTheStepsModels(t *testing.T) {
 		t.Errorf("replay with no server: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// A session run as an agent replays as that agent with no flag: its
+// tools and prompt are the agent's, as recorded.
+func TestReplayUsesTheJournaledAgent(t *testing.T) {
+	env := agentEnv(t)
+	ws := t.TempDir()
+	writeAgent(t, filepath.Join(filepath.Dir(env["AGENTTY_CONFIG"]), "agents"), "counter.md",
+		agentFile("counter", "tools: [calculator]\n", "You count."))
+	code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "offline", "--agent", "counter", "what is 6*7?")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lastLine(errs)), "session:"))
+	code, out, errs := runCLI(t, context.Background(), env, "replay", id, "--workspace", ws)
+	if code != 0 || strings.Contains(errs, "changed since it was recorded") {
+		t.Errorf("replay of an --agent session with no flags: exit %d: %s %s", code, out, errs)
+	}
+}
