@@ -66,6 +66,11 @@ type Session struct {
 	pending     []Message
 	callState   []uint8
 	pendingLeft int
+	// pausedCall is the call of the latest pause before a tool call, and
+	// edited the calls of this step whose arguments the person edited
+	// (edited.go).
+	pausedCall string
+	edited     []string
 	// settings are what the session was last worked on with, nextSettings
 	// what its next run_started carries (settings.go).
 	settings     Settings
@@ -202,6 +207,7 @@ func (s *Session) apply(ev *Event) error {
 		s.run.Step = ev.Step
 	case *Decided:
 		s.flushPending()
+		s.edited = s.edited[:0]
 		s.run.Turn++
 		s.redacted = d.Redacted
 		s.appendMessage(RoleAssistant, d.Text, d.ToolCalls)
@@ -220,6 +226,9 @@ func (s *Session) apply(ev *Event) error {
 		}
 		m := &s.pending[d.Index]
 		m.Role, m.Content, m.ToolCallID, m.Name = RoleTool, d.Result, d.ID, d.Name
+		if len(s.edited) > 0 && slices.Contains(s.edited, d.ID) {
+			m.Content += EditedNote
+		}
 		s.callState[d.Index] = callFinished
 		s.pendingLeft--
 		if s.pendingLeft == 0 {
@@ -262,6 +271,10 @@ func (s *Session) applyOther(ev *Event) error {
 		s.Usage.Add(d.Usage)
 	case *ModelChanged:
 		s.Model = d.Model
+	case *GatePaused:
+		s.editable(d)
+	case *GateResumed:
+		s.applyEdit(d)
 	case *AnswerRejected:
 		s.appendMessage(RoleUser, d.Message, nil)
 	case *MemoryChanged:
