@@ -59,6 +59,9 @@ type DebugGate struct {
 	// Validate checks edited arguments against the tool's schema (nil:
 	// the engine does, after the pause).
 	Validate func(name string, args json.RawMessage) error
+	// Show prints the model request of a pause before a decision, for
+	// edit_request's message indexes (nil: not shown).
+	Show func(p engine.Pending)
 
 	mu       sync.Mutex
 	released map[string]bool // runs that go on without step pauses
@@ -92,6 +95,9 @@ func (g *DebugGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict,
 	}
 	if p.Approval && g.Yes && p.Break == "" && !g.Stop(p) {
 		return engine.Verdict{Action: engine.Proceed, By: "--yes"}, nil
+	}
+	if g.Show != nil && p.At == engine.Decide && p.Request != nil && p.Question == nil {
+		g.Show(p)
 	}
 	for {
 		line, err := g.In.readLine(ctx)

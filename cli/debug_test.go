@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 type pausedRun struct {
 	t      *testing.T
 	in     *io.PipeWriter
-	events *bufio.Scanner
+	lines  chan []byte // stdout's lines, read as they come (a pipe's buffer: the run never waits on the test)
 	done   chan int
 	stderr *strings.Builder
 }
@@ -25,8 +26,15 @@ func startPaused(t *testing.T, env map[string]string, args ...string) *pausedRun
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &pausedRun{t: t, in: inW, events: bufio.NewScanner(outR), done: make(chan int, 1), stderr: &strings.Builder{}}
-	r.events.Buffer(nil, 1<<20)
+	r := &pausedRun{t: t, in: inW, lines: make(chan []byte, 1<<16), done: make(chan int, 1), stderr: &strings.Builder{}}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			r.lines <- slices.Clone(sc.Bytes())
+		}
+	}()
 	if env == nil {
 		env = map[string]string{"AGENTTY_HOME": t.TempDir()}
 	}
@@ -50,10 +58,10 @@ type wireEvent struct {
 // the stream ends first.
 func (r *pausedRun) next(kinds ...string) wireEvent {
 	r.t.Helper()
-	for r.events.Scan() {
+	for line := range r.lines {
 		var ev wireEvent
-		if err := json.Unmarshal(r.events.Bytes(), &ev); err != nil {
-			r.t.Fatalf("not an event: %s", r.events.Text())
+		if err := json.Unmarshal(line, &ev); err != nil {
+			r.t.Fatalf("not an event: %s", line)
 		}
 		for _, k := range kinds {
 			if ev.Kind == k {
@@ -74,7 +82,7 @@ func (r *pausedRun) answer(line string) {
 
 func (r *pausedRun) exit() int {
 	r.t.Helper()
-	for r.events.Scan() {
+	for range r.lines {
 	}
 	select {
 	case c := <-r.done:
@@ -136,7 +144,15 @@ func TestHeadlessStepping(t *testing.T) {
 	if ev := r.next("gate_paused"); ev.Step != 1 || !strings.Contains(string(ev.Data), `"at":"decide"`) {
 		t.Fatalf("first pause: %s", ev.Data)
 	}
+	// The pause's request comes next, so that edit_request's indexes are
+	// not blind.
+	if ev := r.next("pause_request"); !strings.Contains(string(ev.Data), `"content":"what is 2+3?"`) {
+		t.Fatalf("the pause's request: %s", ev.Data)
+	}
 	r.answer(`{"action":"edit_request","messages":[{"index":0,"content":"what is 6*7?"}]}`)
+	if ev := r.next("gate_resumed"); !strings.Contains(string(ev.Data), `"edited":"request"`) {
+		t.Errorf("gate_resumed after an edit does not say so: %s", ev.Data)
+	}
 	if ev := r.next("request_edited", "decision"); ev.Kind != "request_edited" {
 		t.Fatalf("no request_edited: %s", ev.Data)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -303,7 +304,23 @@ func debugGate(gate app.HeadlessGate, step bool, f *factory, o *app.Options) (en
 	if gate.Person == nil {
 		gate.Person = app.NewAsker(f.In, f.Err, false)
 	}
-	return &app.DebugGate{HeadlessGate: gate, Step: step, Breaks: bs, In: gate.Person, Tell: tell}, nil
+	show := func(p engine.Pending) { // bounded as a remote pause's is
+		data := map[string]any{"at": p.At, "request": p.Request}
+		if b, err := json.Marshal(p.Request); err != nil || len(b) > bus.MaxGateRequest {
+			delete(data, "request")
+			data["request_omitted"] = fmt.Sprintf("the request is larger than %d KiB", bus.MaxGateRequest>>10)
+		}
+		enc.Encode(struct {
+			V       int            `json:"v"`
+			Session string         `json:"session"`
+			Run     string         `json:"run"`
+			Step    int            `json:"step"`
+			Kind    string         `json:"kind"`
+			Time    time.Time      `json:"time"`
+			Data    map[string]any `json:"data"`
+		}{engine.SchemaVersion, p.Session, p.Run, p.Step, "pause_request", time.Now(), data})
+	}
+	return &app.DebugGate{HeadlessGate: gate, Step: step, Breaks: bs, In: gate.Person, Tell: tell, Show: show}, nil
 }
 
 // lockedWriter writes one Write at a time: the run's events and a debug

@@ -297,6 +297,9 @@ type GateResumed struct {
 	// Refused are the answers to this pause that were not taken, and why
 	// (a reply not signed by whoever may steer the session).
 	Refused []string `json:"refused,omitempty"`
+	// Edited says what the person changed with the verdict: "arguments"
+	// (the call's, in Args) or "request" (the decision's, request_edited).
+	Edited string `json:"edited,omitempty"`
 }
 
 type gateResumedJSON struct {
@@ -306,11 +309,12 @@ type gateResumedJSON struct {
 	Result   string          `json:"result,omitempty"`
 	By       string          `json:"by,omitempty"`
 	Refused  []string        `json:"refused,omitempty"`
+	Edited   string          `json:"edited,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (g GateResumed) MarshalJSON() ([]byte, error) {
-	j := gateResumedJSON{Action: g.Action, Result: g.Result, By: g.By, Refused: g.Refused}
+	j := gateResumedJSON{Action: g.Action, Result: g.Result, By: g.By, Refused: g.Refused, Edited: g.Edited}
 	j.Args, j.ArgsText = splitArgs(g.Args)
 	return json.Marshal(j)
 }
@@ -321,7 +325,7 @@ func (g *GateResumed) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText), Result: j.Result, By: j.By, Refused: j.Refused}
+	*g = GateResumed{Action: j.Action, Args: joinArgs(j.Args, j.ArgsText), Result: j.Result, By: j.By, Refused: j.Refused, Edited: j.Edited}
 	return nil
 }
 

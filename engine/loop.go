@@ -469,7 +469,14 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if v.Action == "" {
 		v.Action = Proceed
 	}
-	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By, Refused: v.Refused})
+	edited := ""
+	switch {
+	case v.Edit != nil:
+		edited = "request"
+	case v.Args != nil:
+		edited = "arguments"
+	}
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By, Refused: v.Refused, Edited: edited})
 }
 
 // editRequest applies the edit a gate gave at a decide pause to req,
