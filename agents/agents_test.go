@@ -126,6 +126,8 @@ func TestAgentFileErrors(t *testing.T) {
 		{"bad mode", "---\nname: x\ndescription: y\nmode: solo\n---\n", file + `:4: mode: want delegate or handoff, got "solo"`},
 		{"field twice", "---\nname: x\ndescription: y\nname: z\n---\n", file + `:4: name: given twice (first on line 2)`},
 		{"both step limits", "---\nname: x\ndescription: y\nmax_steps: 3\nmaxTurns: 4\n---\n", file + `:5: maxTurns: give max_steps or maxTurns, not both`},
+		{"a typo of agentty's own field", "---\nname: x\ndescription: y\noutput_shema: {type: object}\n---\n", file + `:4: output_shema: not a field of an agent: did you mean output_schema?`},
+		{"no field at all", "---\nname: x\ndescription: y\nfavourite: blue\n---\n", file + `:4: favourite: not a field of an agent (name, description, tools, disallowed_tools, model, mode, max_steps, max_tokens, max_cost, output_schema, guardrails)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +145,7 @@ func TestAgentFileErrors(t *testing.T) {
 func TestAgentFileFields(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "x.md")
-	def, notes, prob := Parse(file, []byte("\ufeff---\r\nname: x\r\ndescription: >\r\n  Looks things up.\r\nmode: handoff\r\nmodel: script:turns.json\r\nmax_steps: 7\r\nmax_cost: 0.25\r\nmax_tokens: 9000\r\ntools:\r\nfavourite: blue\r\n---\r\n\r\nYou look things up.\r\n"), Place{scope: "user"})
+	def, notes, prob := Parse(file, []byte("\ufeff---\r\nname: x\r\ndescription: >\r\n  Looks things up.\r\nmode: handoff\r\nmodel: script:turns.json\r\nmax_steps: 7\r\nmax_cost: 0.25\r\nmax_tokens: 9000\r\ntools:\r\ncolor: blue\r\n---\r\n\r\nYou look things up.\r\n"), Place{scope: "user"})
 	if prob != nil {
 		t.Fatal(prob)
 	}
@@ -151,7 +153,7 @@ func TestAgentFileFields(t *testing.T) {
 		def.Model != "script:"+filepath.Join(dir, "turns.json") || def.Tools != nil || def.System != "You look things up." {
 		t.Errorf("def = %+v", def)
 	}
-	if s := problems(notes); !strings.Contains(s, file+":11: favourite: ignored: not a field of an agent") {
+	if s := problems(notes); !strings.Contains(s, file+":11: color: ignored: a Claude Code field agentty does not use") {
 		t.Errorf("notes:\n%s", s)
 	}
 	// An empty body is noted; an empty tools list is no tools.

@@ -4,6 +4,7 @@ package agents
 // agents made into the engine's, with the trust of the workspace.
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -129,8 +130,43 @@ type Row struct {
 	// session has.
 	Tools    []string `json:"tools"`
 	MaxSteps int      `json:"max_steps,omitempty"`
-	Source   string   `json:"source"`
-	Scope    string   `json:"scope"`
+	// OutputSchema and Guardrails are the agent's, when it has them.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Guardrails   *GuardRows      `json:"guardrails,omitempty"`
+	Source       string          `json:"source"`
+	Scope        string          `json:"scope"`
+}
+
+// GuardRows are an agent's guardrails as agents --json lists them.
+type GuardRows struct {
+	Input  []GuardRow `json:"input,omitempty"`
+	Output []GuardRow `json:"output,omitempty"`
+}
+
+// GuardRow is one guardrail: its name, and its pattern or judging agent.
+type GuardRow struct {
+	Name    string `json:"name"`
+	Pattern string `json:"pattern,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+}
+
+// Rows are g as agents --json lists them; nil for none.
+func Rows(g engine.Guardrails) *GuardRows {
+	if len(g.Input)+len(g.Output) == 0 {
+		return nil
+	}
+	row := func(gs []engine.Guardrail) []GuardRow {
+		var out []GuardRow
+		for _, x := range gs {
+			r := GuardRow{Name: x.Name, Agent: x.Agent}
+			if x.Pattern != nil {
+				r.Pattern = x.Pattern.String()
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	return &GuardRows{Input: row(g.Input), Output: row(g.Output)}
 }
 
 // Set is a setup's agents: what `agentty agents` lists, and the

@@ -124,7 +124,7 @@ func (st *Setup) wireAgent(def *agents.Def, o Options, cfg *config.Settings, nam
 		a.Track(def, reg)
 	}
 	a.Rows = append(a.Rows, agents.Row{Name: def.Name, Description: def.Description, Mode: def.Mode, Model: model,
-		Tools: toolNames, MaxSteps: def.MaxSteps, Source: def.File, Scope: def.Scope})
+		Tools: toolNames, MaxSteps: def.MaxSteps, OutputSchema: def.OutputSchema, Guardrails: agents.Rows(def.Guardrails), Source: def.File, Scope: def.Scope})
 	return ea, true
 }
 
