@@ -127,12 +127,8 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 		return fail(err)
 	}
 	st, err := app.Build(ctx, o, eval.Gate{Yes: o.Yes}, opts.Getenv)
-	if err != nil && opts.App.Agent == "" && suite.Agent != "" && strings.HasPrefix(err.Error(), "--agent ") {
-		// The suite's agent, not a flag: said at its line.
-		err = fmt.Errorf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
-	}
 	if err != nil {
-		return fail(app.Usage(err))
+		return fail(app.Usage(suiteAgentError(opts, suite, err)))
 	}
 	defer st.Close()
 	for _, n := range st.Notices {
@@ -343,4 +339,13 @@ func judgeSuiteModel(o app.Options, suite *eval.Suite, getenv func(string) strin
 	}
 	return fmt.Errorf("%s: model %q: refused: the suite is in a workspace you have not trusted (%s); pass --model %s to run it with that model yourself, or trust the folder (agentty trust %s)",
 		suite.File, suite.Model, app.AbsDir(wsDir), config.ShellQuote(suite.Model), config.ShellQuote(app.AbsDir(wsDir)))
+}
+
+// suiteAgentError is err of a setup whose agent came from the suite's
+// agent: field, not --agent: said at the suite's line.
+func suiteAgentError(opts *evalOptions, suite *eval.Suite, err error) error {
+	if opts.App.Agent != "" || suite.Agent == "" || !strings.HasPrefix(err.Error(), "--agent ") {
+		return err
+	}
+	return fmt.Errorf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/replay"
+	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
 
@@ -77,15 +78,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if rec.Decisions() == 0 || len(rec.Tasks) == 0 {
 		return fail(app.ExitError, "session %s has no recorded decisions to replay", id)
 	}
-	if opts.Until >= 0 && o.Model == "" {
-		o.Model = l.Meta.Model // the live part goes on with the session's model
-	}
-	if o.Agent == "" {
-		o.Agent = recordedAgent(l.Events) // the agent it ran as, its tools and prompt with it
-	}
-	if opts.Until < 0 && o.Model == "" {
-		o.Model = "offline" // never called: no key or server is needed
-	}
+	replayDefaults(&o, opts.Until, l)
 	gate := app.ReplayGate{HeadlessGate: app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
 	st, err := app.Build(ctx, o, gate, getenv)
 	if err != nil {
@@ -335,6 +328,23 @@ func recordedAnswers(events []engine.Event) map[string]string {
 		}
 	}
 	return out
+}
+
+// replayDefaults are the model and agent of a replay not given as flags:
+// the session's model for the live part after --until (else offline,
+// never called: no key or server is needed), and the agent it ran as
+// (its tools and prompt with it).
+func replayDefaults(o *app.Options, until int, l *sessions.Loaded) {
+	switch {
+	case o.Model != "":
+	case until >= 0:
+		o.Model = l.Meta.Model
+	default:
+		o.Model = "offline"
+	}
+	if o.Agent == "" {
+		o.Agent = recordedAgent(l.Events)
+	}
 }
 
 // recordedAgent is the agent the session's first top-level run ran as

@@ -39,3 +39,14 @@ func (s *Session) applyEdit(d *GateResumed) {
 	s.tokens[len(s.tokens)-1] += estimateMessage(m) - before
 	s.edited = append(s.edited, id)
 }
+
+// edited says what v changed: "request", "arguments" or "".
+func (v Verdict) edited() string {
+	switch {
+	case v.Edit != nil:
+		return "request"
+	case v.Args != nil:
+		return "arguments"
+	}
+	return ""
+}

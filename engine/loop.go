@@ -250,10 +250,8 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.emitAt(now, Decide, KindDecision, &p.decision); err != nil {
 			return r.finish(ctx, StopError, "", err)
 		}
-		if dec.Usage != (Usage{}) || !wantsFullHistory(r.prof.model) { // a planner's decisions cost nothing
-			if err := r.recordUsage(now, p, dec.Usage); err != nil {
-				return r.finish(ctx, StopError, "", err)
-			}
+		if err := r.recordUsage(now, p, dec.Usage); err != nil {
+			return r.finish(ctx, StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
 			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
@@ -289,6 +287,9 @@ func (r *run) loop(ctx context.Context) Result {
 // recordUsage emits a decision's usage, priced, with the session's
 // totals, and adds it to what the run itself spent.
 func (r *run) recordUsage(now time.Time, p *stepPayloads, usage Usage) error {
+	if usage == (Usage{}) && wantsFullHistory(r.prof.model) {
+		return nil // a workflow's planner: no call, nothing spent
+	}
 	u := r.priced(usage, r.prof.modelName)
 	if !usage.Estimated && usage.PromptTokens > 0 {
 		r.sized = [2]int{r.reqTokens, usage.PromptTokens}
@@ -469,14 +470,7 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if v.Action == "" {
 		v.Action = Proceed
 	}
-	edited := ""
-	switch {
-	case v.Edit != nil:
-		edited = "request"
-	case v.Args != nil:
-		edited = "arguments"
-	}
-	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By, Refused: v.Refused, Edited: edited})
+	return v, r.emit(p.At, KindGateResumed, &GateResumed{Action: v.Action, Args: r.journaledArgs(v.Args), Result: v.Result, By: v.By, Refused: v.Refused, Edited: v.edited()})
 }
 
 // editRequest applies the edit a gate gave at a decide pause to req,
@@ -492,17 +486,4 @@ func (r *run) editRequest(req *Request, e *RequestEdit) (*Request, error) {
 	}
 	r.reqTokens = RequestTokens(out) // what is sent: its size for the budgets and an estimated usage
 	return out, r.emit(Decide, KindRequestEdited, &RequestEdited{RequestEdit: *e, Tokens: r.reqTokens})
-}
-
-// FullHistory is a Model that reads what it needs from the run's whole
-// history (a workflow's planner): its requests are never trimmed or
-// compacted. Such a model sends its requests nowhere.
-type FullHistory interface {
-	Model
-	FullHistory() bool
-}
-
-func wantsFullHistory(m Model) bool {
-	f, ok := m.(FullHistory)
-	return ok && f.FullHistory()
 }

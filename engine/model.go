@@ -207,3 +207,17 @@ func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	*c = ToolCall{ID: j.ID, Name: j.Name, Args: joinArgs(j.Args, j.ArgsText)}
 	return nil
 }
+
+// FullHistory is a Model that reads what it needs from the run's whole
+// history (a workflow's planner): its requests are never trimmed or
+// compacted. Such a model sends its requests nowhere: its decisions
+// have no usage and cost nothing.
+type FullHistory interface {
+	Model
+	FullHistory() bool
+}
+
+func wantsFullHistory(m Model) bool {
+	f, ok := m.(FullHistory)
+	return ok && f.FullHistory()
+}

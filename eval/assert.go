@@ -49,6 +49,23 @@ func (a *assertion) checkSpent(o *outcome) (bool, string) {
 	return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond))
 }
 
+// checkStop checks an assertion on how the run ended: its stop reason, or
+// the guardrail that stopped it.
+func (a *assertion) checkStop(o *outcome) (bool, string) {
+	if a.Kind == "guardrail" {
+		got := "stop reason " + string(o.Stop)
+		if o.Guardrail != "" {
+			got = "guardrail " + o.Guardrail + " tripped"
+		}
+		return o.Guardrail == a.str, fmt.Sprintf("want guardrail %s to trip, got %s", a.str, got)
+	}
+	got := string(o.Stop)
+	if o.Err != "" {
+		got += " (" + engine.OneLine(o.Err, 120) + ")"
+	}
+	return string(o.Stop) == a.str, fmt.Sprintf("want stop reason %s, got %s", a.str, got)
+}
+
 // JudgeFunc grades an answer against a rubric: pass or fail with the
 // judge's reason.
 type JudgeFunc func(ctx context.Context, o *outcome, rubric string) (bool, string, error)
@@ -97,18 +114,9 @@ func (a *assertion) check(ctx context.Context, o *outcome, judge JudgeFunc) (ok 
 		return isSubsequence(a.names, names), fmt.Sprintf("the calls do not include %s in that order; got %s", strings.Join(a.names, " → "), orNone(strings.Join(names, " → "))), nil
 	case "max_steps":
 		return o.Steps <= a.n, fmt.Sprintf("want at most %d steps, took %d", a.n, o.Steps), nil
-	case "stop_reason":
-		got := string(o.Stop)
-		if o.Err != "" {
-			got += " (" + engine.OneLine(o.Err, 120) + ")"
-		}
-		return string(o.Stop) == a.str, fmt.Sprintf("want stop reason %s, got %s", a.str, got), nil
-	case "guardrail":
-		got := "stop reason " + string(o.Stop)
-		if o.Guardrail != "" {
-			got = "guardrail " + o.Guardrail + " tripped"
-		}
-		return o.Guardrail == a.str, fmt.Sprintf("want guardrail %s to trip, got %s", a.str, got), nil
+	case "stop_reason", "guardrail":
+		ok, why := a.checkStop(o)
+		return ok, why, nil
 	case "memory":
 		for _, f := range a.facts {
 			v, found := recall(o.Memory, f.Key)

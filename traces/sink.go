@@ -120,23 +120,6 @@ func (s *Sink) Emit(ev engine.Event) error {
 	return nil
 }
 
-// Prime gives s the journaled events of a run that another process began
-// and is continued here (a worker that died): s makes their spans as
-// `agentty sessions trace` would, and sends none of those that end among
-// them (the other process sent them). The spans still open at the end of
-// past (the run's, a call or a decision the other process was in) carry
-// their journaled start and are sent when the live events end them, so
-// the live export of a continued run says what its journal says.
-func (s *Sink) Prime(past []engine.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.priming = true
-	defer func() { s.priming = false }()
-	for _, ev := range past {
-		s.emit(ev)
-	}
-}
-
 // emit makes the spans of ev; s.mu is held.
 func (s *Sink) emit(ev engine.Event) {
 	if ev.Run == "" || ev.Kind == engine.KindNotice {
@@ -239,13 +222,6 @@ func (s *Sink) send(r *runState, sp *span) {
 	for _, p := range s.procs {
 		p.OnEnd(sp)
 	}
-}
-
-// Sent counts the spans handed to the processors.
-func (s *Sink) Sent() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sent
 }
 
 // Close ends the spans of runs that have not finished (a journal of a run
