@@ -147,7 +147,7 @@ func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 		if m.Role == engine.RoleTool {
 			step, attempt, item, ok := ParseCallID(m.ToolCallID)
 			if st := states[step]; ok && st != nil && attempt == st.attempt {
-				st.results[item] = m.Content
+				st.results[item] = strings.TrimSuffix(m.Content, engine.EditedNote) // the note is for a model, not the step's output
 			}
 		}
 	}
