@@ -166,7 +166,7 @@ func TestAgentFileFields(t *testing.T) {
 // An agent's tool list is its whole list: it delegates (is offered the
 // tool agent) only when the list names agent, or when it lists no tools.
 func TestAgentDelegatesWhenItsListSaysSo(t *testing.T) {
-	for fm, want := range map[string]bool{"": true, "tools: [read_file]": false, "tools: [read_file, agent]": true, "tools: Read, Grep": false} {
+	for fm, want := range map[string]bool{"": true, "tools: [read_file]": false, "tools: [read_file, agent]": true, "tools: Read, Grep": false, "tools: ['*']": true, "disallowedTools: [agent]": false} {
 		def, _, prob := Parse("x.md", []byte("---\nname: x\ndescription: y\n"+fm+"\n---\nbody\n"), Place{})
 		if prob != nil {
 			t.Fatal(prob)

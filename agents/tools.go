@@ -250,8 +250,9 @@ func (a *Set) UnknownAgent(name string) error {
 }
 
 // Delegates says whether the agent may delegate: it lists no tools (it has
-// the session's, the tool agent among them), or its list names agent. A
+// the session's, the tool agent among them), or its list names agent (or
+// a glob that matches it), and disallowed_tools does not take it away. A
 // list without it is the agent's whole list.
 func (def *Def) Delegates() bool {
-	return def.Tools == nil || slices.Contains(def.Tools, engine.AgentTool)
+	return def.allows(engine.AgentTool)
 }

@@ -104,7 +104,7 @@ type setupKey struct{ model, agent string }
 
 // workerRun is one run in progress.
 type workerRun struct {
-	req    bus.RunRequest
+	steer  string              // the key whose answers the run takes (steerKey)
 	remote engine.Gate         // the console's, for a stepped run; nil otherwise
 	breaks *engine.Breakpoints // the request's, nil for none
 	// beat is what the heartbeat says of the run, from when started is
@@ -204,7 +204,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
-	wr := &workerRun{req: req, cancel: cancel}
+	wr := &workerRun{cancel: cancel}
 	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
 	if !w.await(ctx, d, wr, wait) {
 		return
@@ -219,6 +219,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	if !goOn {
 		return
 	}
+	wr.steer = steerKey(s, req, run != "")
 	st, err := w.setupFor(ctx, req)
 	if err != nil {
 		w.giveUp(ctx, d, journal, s, req, fmt.Sprintf("the worker cannot run this request: %v", err))
@@ -243,7 +244,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	}
 	if req.Step || wr.breaks != nil {
 		g := bus.NewRemoteGate(w.nc, req.Session, req.Step, w.gateTimeout)
-		g.Steer = w.steerers(ctx, req)
+		g.Steer = w.steerers(ctx, wr.steer)
 		wr.remote = g
 	}
 	sink, _ := st.WithTrace(journal).(engine.Releaser)

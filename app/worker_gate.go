@@ -120,18 +120,33 @@ func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error)
 	return engine.Decision{}, errors.New("no model")
 }
 
-// steerers are the keys whose answers req's run takes: its submitter's
+// steerKey is the key whose answers the run of req takes: for a run the
+// request starts, the request's, journaled with the run's settings; for a
+// run continued (its worker died or drained), the one journaled when it
+// started, never a later request's: anyone who may submit can queue a
+// request naming the run's id.
+func steerKey(s *engine.Session, req bus.RunRequest, continued bool) string {
+	st := s.Settings()
+	if continued {
+		return st.Steer
+	}
+	st.Steer = req.Steer
+	s.UseSettings(st)
+	return req.Steer
+}
+
+// steerers are the keys whose answers a run takes: its submitter's (key)
 // and the operator's. A request that names no key, on a bus with no
 // operator's key, takes none (noSteerer): it is never steered by whoever
 // happens to answer.
-func (w *worker) steerers(ctx context.Context, req bus.RunRequest) bus.Steerers {
+func (w *worker) steerers(ctx context.Context, key string) bus.Steerers {
 	var keys bus.Steerers
-	if req.Steer != "" {
-		keys = append(keys, req.Steer)
+	if key != "" {
+		keys = append(keys, key)
 	}
 	op, err := bus.OperatorSteerer(ctx, w.nc)
 	if err != nil {
-		w.log("session %s: the operator's steering key cannot be read (%v); only the submitter's answers are taken", req.Session, err)
+		w.log("the operator's steering key cannot be read (%v); only the submitter's answers are taken", err)
 	}
 	if op != "" {
 		keys = append(keys, op)
@@ -155,9 +170,9 @@ func (g workerGate) ask(ctx context.Context, p engine.Pending) (engine.Verdict, 
 	if g.w.drain != nil {
 		defer context.AfterFunc(g.w.drain, cancel)()
 	}
-	var steer bus.Steerers
+	steer := bus.Steerers{noSteerer} // a run this worker does not know: nobody's answer
 	if wr := g.run(p); wr != nil {
-		steer = g.w.steerers(ctx, wr.req)
+		steer = g.w.steerers(ctx, wr.steer)
 	}
 	v, err := bus.AwaitAnswer(wctx, g.w.nc, p.Session, p.Question, steer)
 	if err != nil && ctx.Err() == nil && g.w.draining.Load() {

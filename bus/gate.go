@@ -223,63 +223,12 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		wctx, cancel = context.WithTimeout(ctx, g.timeout)
 		defer cancel()
 	}
-	ask := g.Ask
-	if ask <= 0 {
-		ask = DefaultAsk
-	}
-	pause := func() { // before asking again, when nobody is there to ask
-		t := time.NewTimer(g.retry)
-		select {
-		case <-t.C:
-		case <-wctx.Done():
-			t.Stop()
-		}
-	}
-	subject := GateSubject(g.session)
-	var refused []string
+	w := &gateWait{g: g, ctx: ctx, wctx: wctx, id: req.ID, step: p.Step, data: data}
 	for {
-		rctx, cancel := context.WithTimeout(wctx, ask)
-		msg, err := g.nc.RequestWithContext(rctx, subject, data)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return engine.Verdict{}, ctx.Err()
-		case wctx.Err() != nil:
-			return engine.Verdict{}, &noConsoleError{g.session, g.timeout}
-		case errors.Is(err, context.DeadlineExceeded): // no answer to this request: ask again
-			continue
-		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-			errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrReconnectBufExceeded):
-			pause()
-			continue
-		case err != nil:
-			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
+		v, again, err := w.request()
+		if err != nil || !again {
+			return v, err
 		}
-		var r GateReply
-		if err := json.Unmarshal(msg.Data, &r); err != nil {
-			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console's answer is not JSON: %w", g.session, err)
-		}
-		if r.Again { // after a while: the next console may not be there yet
-			pause()
-			continue
-		}
-		if err := g.Steer.check(gateKind, g.session, req.ID, msg); err != nil {
-			refused = refuse(refused, fmt.Sprintf("an answer (%s) to the pause at step %d: %v", r.what(), p.Step, err))
-			pause()
-			continue
-		}
-		if r.Error != "" {
-			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console: %s", g.session, r.Error)
-		}
-		v, err := r.verdict()
-		if err != nil {
-			return engine.Verdict{}, fmt.Errorf("bus: gate of session %s: the console's answer: %w", g.session, err)
-		}
-		if r.Release {
-			g.released.Store(true)
-		}
-		v.Refused = refused
-		return v, nil
 	}
 }
 
@@ -304,7 +253,8 @@ func refuse(refused []string, why string) []string {
 	return refused
 }
 
-// what says what r answers, for a refusal.
+// what says what r answers, for a refusal: a word of ours, never the
+// reply's own text (anyone's, of any size).
 func (r GateReply) what() string {
 	switch {
 	case r.Error != "":
@@ -312,7 +262,11 @@ func (r GateReply) what() string {
 	case r.Action == "":
 		return string(engine.Proceed)
 	}
-	return string(r.Action)
+	switch r.Action {
+	case engine.Proceed, engine.Skip, engine.Deny, engine.Abort, engine.Respond:
+		return string(r.Action)
+	}
+	return "an unknown action"
 }
 
 // maxAnswered bounds the answers a console keeps, to give again to a

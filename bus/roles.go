@@ -1,6 +1,10 @@
 package bus
 
-import "github.com/nats-io/nats-server/v2/server"
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
 
 // The roles of agentty serve's users, least privilege by subject and by
 // JetStream API (docs/scale-out.md has the table, and
@@ -14,7 +18,11 @@ type Role struct {
 }
 
 func (r Role) permissions() *server.Permissions {
-	return &server.Permissions{Publish: &server.SubjectPermission{Allow: r.Publish}, Subscribe: &server.SubjectPermission{Allow: r.Subscribe}}
+	return &server.Permissions{Publish: &server.SubjectPermission{Allow: r.Publish}, Subscribe: &server.SubjectPermission{Allow: r.Subscribe},
+		// A reply goes only to the inbox of a request the user received
+		// (a pause, a question), once, within a gate's asking again:
+		// no user may publish into another's inbox.
+		Response: &server.ResponsePermission{MaxMsgs: 1, Expires: 5 * time.Minute}}
 }
 
 // jsReads are the JetStream API's reads: account, stream and consumer
@@ -22,7 +30,7 @@ func (r Role) permissions() *server.Permissions {
 var jsReads = []string{
 	"$JS.API.INFO", "$JS.API.STREAM.INFO.>", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
 	"$JS.API.STREAM.MSG.GET.>", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.INFO.>",
-	"$JS.API.CONSUMER.NAMES.>", "$JS.API.CONSUMER.LIST.>", "$JS.FC.>", "_INBOX.>",
+	"$JS.API.CONSUMER.NAMES.>", "$JS.API.CONSUMER.LIST.>", "$JS.FC.>",
 }
 
 // readers are the JetStream API calls of the short-lived consumers that

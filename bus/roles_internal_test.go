@@ -44,6 +44,7 @@ var roleTable = []roleRow{
 	{"submit", false, "$JS.API.STREAM.UPDATE.AGENTTY_JOURNAL", false, "cut the journals' limits"},
 	{"submit", false, "$JS.API.STREAM.MSG.DELETE.AGENTTY_JOURNAL", false, "delete a journal's events"},
 	{"submit", false, "$JS.API.STREAM.CREATE.EVIL", false, "make a stream"},
+	{"submit", false, "_INBOX.someone.else", false, "reply into another's inbox"},
 	{"submit", true, "agentty.runs.>", false, "read the queue's requests as they come"},
 	{"submit", true, "agentty.ask.>", false, "see other people's answers"},
 	{"submit", true, "agentty.journal.>", false, "read journals as they are written"},
@@ -73,6 +74,7 @@ var roleTable = []roleRow{
 	{"worker", false, "$JS.API.STREAM.CREATE.KV_AGENTTY_CONFIG", false, "make the config bucket"},
 	{"worker", false, "$KV.AGENTTY_CONFIG.operator-steer", false, "make its key the operator's"},
 	{"worker", false, "agentty.cancel.s1", false, "cancel a run"},
+	{"worker", false, "_INBOX.someone.else", false, "reply into another's inbox"},
 }
 
 // TestRoleTable walks the role table as each user of the users file

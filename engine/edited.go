@@ -23,8 +23,8 @@ func (s *Session) editable(d *GatePaused) {
 func (s *Session) applyEdit(d *GateResumed) {
 	id := s.pausedCall
 	s.pausedCall = ""
-	if id == "" || len(d.Args) == 0 || len(s.History) == 0 {
-		return
+	if id == "" || len(d.Args) == 0 || len(s.History) == 0 || d.Action != Proceed {
+		return // only a call that goes on runs with the arguments given
 	}
 	last := len(s.History) - 1
 	m := &s.History[last]

@@ -25,12 +25,17 @@ type Settings struct {
 	// (a tool's name, or "run_shell: COMMAND"); a resume restores it only
 	// from this machine's own journal.
 	Allowed []string `json:"allowed,omitempty"`
+	// Steer is the public steering key of whoever submitted the session's
+	// runs to a worker: a run continued by another worker takes answers
+	// signed with this key (and the operator's), whatever a later request
+	// says.
+	Steer string `json:"steer,omitempty"`
 }
 
 // Equal reports whether s and o say the same.
 func (s *Settings) Equal(o *Settings) bool {
 	return s.Workspace == o.Workspace && s.Model == o.Model && s.AllowShell == o.AllowShell && s.Step == o.Step &&
-		slices.Equal(s.Breaks, o.Breaks) && s.Agent == o.Agent && s.Origin == o.Origin && slices.Equal(s.Allowed, o.Allowed)
+		slices.Equal(s.Breaks, o.Breaks) && s.Agent == o.Agent && s.Origin == o.Origin && slices.Equal(s.Allowed, o.Allowed) && s.Steer == o.Steer
 }
 
 // Settings returns what the session was last worked on with (the zero

@@ -144,7 +144,7 @@ func (s *Sink) emit(ev engine.Event) {
 			s.decided(r, ev, d)
 		}
 	case *engine.UsageRecorded:
-		if s.opt.Metrics != nil {
+		if s.opt.Metrics != nil && !s.priming { // the journal primed: its process counted them
 			s.opt.Metrics.usage(s.provider(r), r.model, d.Usage)
 		}
 		if c := r.chat; c != nil {
@@ -341,7 +341,7 @@ var (
 func (s *Sink) endChat(r *runState, t time.Time) {
 	if c := r.chat; c != nil {
 		c.end = t
-		if s.opt.Metrics != nil {
+		if s.opt.Metrics != nil && !s.priming { // the journal primed: its process counted them
 			errType := ""
 			if c.status.Code == codes.Error {
 				errType = ErrorTypeOther
@@ -441,7 +441,7 @@ func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished
 		sp.fail("denied")
 	}
 	sp.end = ev.Time
-	if s.opt.Metrics != nil {
+	if s.opt.Metrics != nil && !s.priming { // the journal primed: its process counted them
 		s.opt.Metrics.tool(d.Name, string(d.Status))
 	}
 	s.send(r, sp)

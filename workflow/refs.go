@@ -8,8 +8,10 @@ import (
 )
 
 var (
-	stepRef  = regexp.MustCompile(`\.steps\.([A-Za-z][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?`)
-	inputRef = regexp.MustCompile(`\.inputs\.([A-Za-z_][A-Za-z0-9_]*)`)
+	// A reference starts a field chain ($.steps or .steps, not .json.steps
+	// of a step's output).
+	stepRef  = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.)\]])\$?\.steps\.([A-Za-z][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?`)
+	inputRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.)\]])\$?\.inputs\.([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
 // stepFields are what a template may read of a step.
