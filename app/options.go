@@ -168,7 +168,7 @@ func NATSStore(home string, cfg bus.Config) (*sessions.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // through a leader election
 	defer cancel()
 	js, err := bus.OpenJournals(ctx, nc)
 	if err != nil {

@@ -108,6 +108,10 @@ func (w *worker) startChecks(ctx context.Context) error {
 	if w.cons.Note != "" {
 		w.log("%s", w.cons.Note)
 	}
+	// A user who may not take runs would wait for ever, quietly.
+	if err := bus.MayPublish(w.nc, "$JS.ACK."+bus.RunsStream+".agentty-probe", "take runs (it is not a worker)"); err != nil {
+		return err
+	}
 	if _, err := w.setupFor(ctx, bus.RunRequest{}); err != nil {
 		return fmt.Errorf("the worker cannot run with its own settings (--model, --agent, the config): %w", err)
 	}

@@ -38,3 +38,17 @@ func denied(nc *nats.Conn, prefix, what string) error {
 	}
 	return &DeniedError{What: what, Cause: le}
 }
+
+// MayPublish says, by trying, whether nc's user may publish on subject: a
+// DeniedError naming what as what it may not do when the server refuses.
+// subject must be one where an empty message does nothing (an ack subject
+// of no message).
+func MayPublish(nc *nats.Conn, subject, what string) error {
+	if err := nc.Publish(subject, nil); err != nil {
+		return err
+	}
+	if err := nc.Flush(); err != nil { // the server's refusal comes before its answer to the ping
+		return err
+	}
+	return denied(nc, subject, what)
+}

@@ -60,9 +60,7 @@ const DefaultReadIdle = 5 * time.Second
 // a publish safely: its message id (Nats-Msg-Id) is the session, the
 // line's index in the journal and a hash of the line, so a line the
 // server stored before its acknowledgement was lost is not stored twice.
-//
-// A Journals is safe for concurrent use; it uses the connection it was
-// given and does not close it.
+// Safe for concurrent use; it does not close the connection it was given.
 type Journals struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -101,7 +99,9 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		}
 		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
 	}
-	if j.stream, err = js.Stream(ctx, JournalStream); errors.Is(err, jetstream.ErrStreamNotFound) {
+	// Lookups are tried again while a cluster elects a leader, within ctx.
+	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.stream, err = js.Stream(ctx, JournalStream); return err })
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		j.stream, err = js.CreateStream(ctx, journalStreamConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
 			j.stream, err = js.Stream(ctx, JournalStream)
@@ -111,7 +111,8 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		return nil, fmt.Errorf("sessions: stream %s at %s: %w", JournalStream, j.url(), err)
 	}
 	j.atomic = j.stream.CachedInfo().Config.AllowAtomicPublish
-	if j.kv, err = js.KeyValue(ctx, SessionsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.kv, err = js.KeyValue(ctx, SessionsBucket); return err })
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		j.kv, err = js.CreateKeyValue(ctx, sessionsBucketConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			j.kv, err = js.KeyValue(ctx, SessionsBucket)
@@ -120,13 +121,13 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", SessionsBucket, j.url(), err)
 	}
-	if j.writers, err = openWriters(ctx, js); err != nil {
+	if err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.writers, err = openWriters(ctx, js); return err }); err != nil {
 		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", WritersBucket, j.url(), err)
 	}
 	return j, nil
 }
 
-// url is the server's URL for messages, without credentials.
+// url is the server's URL, without credentials.
 func (j *Journals) url() string {
 	u := j.nc.ConnectedUrl()
 	if u == "" {

@@ -92,6 +92,31 @@ func TestRolesDoTheirWork(t *testing.T) {
 	if mem := l.Session.Memory(); len(mem) != 1 || mem[0].Value != "Ada" {
 		t.Errorf("memory %+v", mem)
 	}
+	// A pause answered by its submitter, as the submit user: the reply
+	// goes to the worker's inbox, which the role may reach only as the
+	// answer to the request it received.
+	code, out, errs = cli("submit", "--break", "tool=calc*", "what is 17*23?")
+	if code != 0 {
+		t.Fatalf("submit --break: exit %d: %s", code, errs)
+	}
+	paused := strings.TrimSpace(out)
+	key, err := bus.LoadSigner(submitter["AGENTTY_HOME"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	subConn, err := nats.Connect(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subConn.Close()
+	stopGate, err := bus.AnswerGate(subConn, paused, &answerBreaks{}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopGate()
+	if l := waitAnswered(t, natsStoreAt(t, asUser(t, srv.URL(), users.Operator)), []string{paused})[paused]; l.Session.LastRun().Answer != "17*23 = 400" {
+		t.Errorf("the pause answered as the submit user: %q", l.Session.LastRun().Answer)
+	}
 	// The pool's consumer deleted under the running worker.
 	js, _ := jetstream.New(op)
 	if err := js.DeleteConsumer(context.Background(), bus.RunsStream, "workers-"+bus.DefaultPool); err != nil {
