@@ -93,7 +93,7 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		return nil, fmt.Errorf("sessions: NATS: %w", err)
 	}
 	j := &Journals{nc: nc, js: js}
-	if _, err := js.AccountInfo(ctx); err != nil {
+	if err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.AccountInfo(ctx); return noJS(err) }); err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 			return nil, fmt.Errorf("sessions: the NATS server at %s has no JetStream: start it with -js, or use agentty serve", j.url())
 		}

@@ -76,7 +76,8 @@ func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	st, err := js.Stream(ctx, RunsStream)
+	var st jetstream.Stream
+	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, RunsStream); return err }) // through an election
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		st, err = js.CreateStream(ctx, runsStreamConfig(fleetReplicas(ctx, js)))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {

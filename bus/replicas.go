@@ -138,6 +138,10 @@ func retryWithin(ctx context.Context, nc *nats.Conn, op func(ctx context.Context
 		if d := denied(nc, "$JS.API.STREAM.", "make or change agentty's streams and buckets"); err != nil && d != nil {
 			return d
 		}
+		var final *finalError
+		if errors.As(err, &final) {
+			return final.error
+		}
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
@@ -216,3 +220,17 @@ func configBucketConfig(replicas int) jetstream.KeyValueConfig {
 		Replicas:    replicas,
 	}
 }
+
+// noJS is err, made final when it says the server has no JetStream: no
+// election ends that.
+func noJS(err error) error {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return &finalError{err}
+	}
+	return err
+}
+
+// finalError is an error retryWithin does not try again.
+type finalError struct{ error }
+
+func (e *finalError) Unwrap() error { return e.error }

@@ -110,7 +110,7 @@ func submitRun(ctx context.Context, opts *submitOptions) int {
 		}
 		defer events.Unsubscribe()
 	}
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second) // through a leader election
 	defer cancel()
 	queue, err := bus.OpenQueue(sctx, nc)
 	if err != nil {
