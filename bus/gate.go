@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -223,13 +224,22 @@ func (g *RemoteGate) Wait(ctx context.Context, p engine.Pending) (engine.Verdict
 		wctx, cancel = context.WithTimeout(ctx, g.timeout)
 		defer cancel()
 	}
-	w := &gateWait{g: g, ctx: ctx, wctx: wctx, id: req.ID, step: p.Step, data: data}
+	w := &gateWait{g: g, ctx: ctx, wctx: wctx, id: gateNonce(req.ID, data), step: p.Step, data: data}
 	for {
 		v, again, err := w.request()
 		if err != nil || !again {
 			return v, err
 		}
 	}
+}
+
+// gateNonce is what a pause's answer is signed over besides the session:
+// its id and a hash of the pause as it was asked (the bytes the console
+// showed), so that an answer to one pause is no answer to another sent
+// under its id.
+func gateNonce(id string, pause []byte) string {
+	h := sha256.Sum256(pause)
+	return id + ":" + hex.EncodeToString(h[:16])
 }
 
 // gateKind is what a pause's signed answer answers.
@@ -371,7 +381,12 @@ func (a *answerer) handle(msg *nats.Msg) {
 		a.respond(msg, "", GateReply{Again: true}) // not this console's to end the run
 		return
 	}
-	id := req.ID
+	// The pause as shown is what an answer is signed over: a pause sent
+	// under another's id with other content is another pause.
+	id := ""
+	if req.ID != "" {
+		id = gateNonce(req.ID, msg.Data)
+	}
 	if req.Session != a.session {
 		a.respond(msg, id, GateReply{Again: true}) // another session whose subject token is the same
 		return

@@ -15,7 +15,7 @@ import (
 type gateWait struct {
 	g         *RemoteGate
 	ctx, wctx context.Context
-	id        string
+	id        string // the pause's nonce (gateNonce)
 	step      int
 	data      []byte // the pause, as asked
 	refused   []string

@@ -8,8 +8,10 @@ package bus
 // and a worker's gate and its questions take only an answer signed with
 // that key or the operator's (OperatorKey in the config bucket, put there
 // by agentty serve). The signature covers the session, the pause's (or
-// the question's) random nonce and the answer's bytes, so an answer seen
-// on the bus cannot be replayed at another pause or altered.
+// the question's) random nonce, for a pause a hash of the pause as shown
+// (gateNonce), and the answer's bytes, so an answer seen on the bus cannot
+// be replayed at another pause, given for a pause forged under a real
+// one's id, or altered.
 
 import (
 	"context"
