@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/openai"
 )
@@ -259,7 +260,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	best, bestD := "", 3 // at most two edits away
 	visit := func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD && !f.Hidden {
+		if d := config.EditDistance(name, f.Name); d < bestD && !f.Hidden {
 			best, bestD = f.Name, d
 		}
 	}
@@ -269,27 +270,6 @@ func flagError(cmd *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w\n\nDid you mean this?\n\t--%s", err, best)
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // bashFallback stands in for the bash-completion package's
