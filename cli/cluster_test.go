@@ -133,17 +133,20 @@ func TestClusterLosesAnyNode(t *testing.T) {
 		batch := submitN(t, url, 20)
 		waitFinished(t, store, js, batch, 3)
 		victim := leaderOf(t, js, target, nodes)
+		led := ledBy(js, victim)
 		victim.kill()
 		killed, before := time.Now(), answeredOf(store, batch)
 		batch = append(batch, submitN(t, url, 5)...) // work left for after the kill, whatever was done before it
 		ids = append(ids, batch...)
 		waitFinished(t, store, js, batch, before+1)
 		stall := time.Since(killed)
-		t.Logf("killed %s, the leader of %s: the next run was answered %v later", victim.name, target, stall.Round(100*time.Millisecond))
-		// An election takes seconds (6-15 here, alone); the bound leaves
-		// room for a loaded machine, and is below the 29-44 s a bucket at
-		// one copy stalled every run for.
-		if stall > 28*time.Second {
+		t.Logf("killed %s, the leader of %s (it led %s): the next run was answered %v later", victim.name, target, led, stall.Round(100*time.Millisecond))
+		// An election takes seconds (6-15 here, alone; up to 36 under a
+		// loaded CI machine's -race). The node stays dead until a run is
+		// answered: a stream or bucket at one copy would stall for good,
+		// and fail waitFinished; the bound is that work goes on within a
+		// minute without the node.
+		if stall > time.Minute {
 			t.Errorf("with %s's leader dead, no run was answered for %v: longer than an election", target, stall)
 		}
 		topAnswers(t, url)
@@ -225,6 +228,24 @@ func leaderOf(t *testing.T, js jetstream.JetStream, stream string, nodes []*nats
 	}
 	t.Fatalf("%s has no leader", stream)
 	return nil
+}
+
+// ledBy says which of agentty's streams and the pool's consumer nd leads.
+func ledBy(js jetstream.JetStream, nd *natsNode) string {
+	var led []string
+	for _, name := range []string{bus.RunsStream, bus.JournalStream, "KV_" + bus.SessionsBucket, "KV_" + bus.WritersBucket, "KV_" + bus.WorkersBucket, "KV_" + bus.ConfigBucket} {
+		if st, err := js.Stream(context.Background(), name); err == nil {
+			if info, err := st.Info(context.Background()); err == nil && info.Cluster != nil && info.Cluster.Leader == nd.name {
+				led = append(led, name)
+			}
+		}
+	}
+	if c, err := js.Consumer(context.Background(), bus.RunsStream, "workers-"+bus.DefaultPool); err == nil {
+		if info, err := c.Info(context.Background()); err == nil && info.Cluster != nil && info.Cluster.Leader == nd.name {
+			led = append(led, "the pool's consumer")
+		}
+	}
+	return strings.Join(led, ", ")
 }
 
 // waitCurrent waits until every stream has all its replicas current: a
