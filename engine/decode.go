@@ -87,6 +87,8 @@ func newPayload(k Kind) any {
 		return &RunStarted{}
 	case KindAnswerRejected:
 		return &AnswerRejected{}
+	case KindPrompt:
+		return &Prompt{}
 	case KindQuestionAsked:
 		return &QuestionAsked{}
 	case KindRequestEdited:

@@ -429,6 +429,11 @@ func (r *run) perceive(ctx context.Context, t time.Time) (*Request, error) {
 	*mr = ModelRequest{Messages: n - cut, MemoryFacts: len(mem), Tools: len(tools), Tokens: r.reqTokens, SystemTokens: sysT,
 		InstructionTokens: r.instT, SummaryTokens: sumT, MemoryTokens: memT, ToolTokens: toolT, Budget: cfg.Budget, Trigger: r.trigger(), Window: cfg.Window,
 		PromptHash: r.promptHash(set), Local: full}
+	if !full { // a planner is asked with nothing to record
+		if err := r.recordPrompt(t, mr.PromptHash, tools); err != nil {
+			return nil, err
+		}
+	}
 	return req, r.emitAt(t, Perceive, KindModelRequest, mr)
 }
 

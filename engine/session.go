@@ -58,6 +58,9 @@ type Session struct {
 	// (model_changed), "" when none was picked.
 	Model string
 
+	// prompts are the hashes of the prompts journaled (prompt.go).
+	prompts map[uint64]bool
+
 	memory []Fact // replaced, never modified in place: a Request may hold it
 	// tokens[i] is the estimated token count of History[:i].
 	tokens []int
@@ -195,6 +198,10 @@ func (s *Session) Apply(ev Event) error { return s.apply(&ev) }
 // step has are handled here; the rest in applyOther, so that this frame,
 // which is on the stack of every run's deepest calls, stays small.
 func (s *Session) apply(ev *Event) error {
+	if p, ok := ev.Data.(*Prompt); ok { // the session's, whichever run's
+		s.notePrompt(p)
+		return nil
+	}
 	if ev.ParentRun != "" {
 		return s.applyTo(s.subs[ev.Run], ev)
 	}

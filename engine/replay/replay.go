@@ -20,6 +20,7 @@ type Recording struct {
 	decisions map[key]recorded
 	summaries map[key]string    // compactions' summaries, by run and turn
 	tasks     map[string]string // run → its task
+	prompts   map[uint64]*engine.Prompt
 	// Results are the recorded tool results, by run and call id.
 	Results map[Call]Result
 	// Tasks are the top-level runs' tasks, in order.
@@ -55,7 +56,7 @@ type recorded struct {
 
 // FromEvents reads a recording from a session's events.
 func FromEvents(events []engine.Event) *Recording {
-	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}}
+	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}, prompts: map[uint64]*engine.Prompt{}}
 	turn := map[string]int{}                     // run → decisions so far
 	pending := map[string]*engine.ModelRequest{} // run → its last model_request
 	edits := map[string]*engine.RequestEdit{}    // run → the edit of its next decision's request
@@ -66,6 +67,8 @@ func FromEvents(events []engine.Event) *Recording {
 				rec.Tasks = append(rec.Tasks, d.Task)
 			}
 			rec.tasks[ev.Run] = d.Task
+		case *engine.Prompt:
+			rec.prompts[d.Hash] = d
 		case *engine.ModelRequest:
 			pending[ev.Run], edits[ev.Run] = d, nil
 		case *engine.RequestEdited:
@@ -154,6 +157,9 @@ func (r *Recording) check(req *engine.Request, rec recorded) error {
 	mr := rec.req
 	if mr == nil {
 		return nil
+	}
+	if p := r.prompts[mr.PromptHash]; p != nil && engine.PromptHash(req.System, req.Instructions, req.Tools) != mr.PromptHash {
+		return fmt.Errorf("%w: run %s, decision %d: what it is asked with besides its messages:%s", ErrChanged, req.Run, req.Turn+1, diffPrompt(p, req))
 	}
 	if n := len(req.Tools); n != mr.Tools {
 		return fmt.Errorf("%w: run %s, decision %d: %d tools offered, %d when recorded", ErrChanged, req.Run, req.Turn+1, n, mr.Tools)

@@ -56,8 +56,8 @@ func TestReplayRefusesChangedRequests(t *testing.T) {
 		"task":   {cfg, "another"},
 		"system": {engine.Config{Tools: cfg.Tools, System: "be brief, and much more than that"}, "first"},
 		"tools":  {engine.Config{System: "be brief"}, "first"},
-		// The same length, other words: only the prompt hash tells.
-		"system prompt, the project instructions": {engine.Config{Tools: cfg.Tools, System: "be terse"}, "first"},
+		// The same length, other words: the recorded prompt tells.
+		"- be brief\n    + be terse": {engine.Config{Tools: cfg.Tools, System: "be terse"}, "first"},
 		"instructions": {engine.Config{Tools: cfg.Tools, System: "be brief",
 			Instructions: func() engine.Instructions { return engine.Instructions{Text: "Never delete files."} }}, "first"},
 	} {
@@ -97,4 +97,50 @@ func answers(evs []engine.Event) string {
 		}
 	}
 	return strings.Join(out, " | ")
+}
+
+// TestStaleRecordingSaysWhatChanged: a recording made with one prompt and
+// replayed with another names what changed: the system prompt's lines,
+// the tools added and removed, a tool's description and the parameters
+// changed in its schema. A recording from before prompts were journaled
+// (no prompt event) still refuses, with the old words.
+func TestStaleRecordingSaysWhatChanged(t *testing.T) {
+	m, _ := script.Parse("t", []byte(`{"turns":[{"answer":"ok"}]}`))
+	tool := func(name, desc, params string) engine.Tool {
+		return engine.Tool{Name: name, Description: desc, Schema: []byte(params),
+			Func: func(context.Context, *engine.Call) (string, error) { return "", nil }}
+	}
+	was := enginetest.Registry(t, tool("read_order", "Read an order.", `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`),
+		tool("refund", "Refund an order.", `{"type":"object","properties":{"id":{"type":"string"}}}`))
+	cfg := engine.Config{Model: m, Tools: was, System: "You triage support messages.\nAnswer in JSON.\nNever promise a refund."}
+	events := record(t, cfg, "Order A-1002 never came")
+	now := enginetest.Registry(t, tool("read_order", "Read one order by its id.", `{"type":"object","properties":{"id":{"type":"string"},"lines":{"type":"boolean"}},"required":["id","lines"]}`),
+		tool("escalate", "Hand to a person.", `{"type":"object"}`))
+	cfg = engine.Config{Model: replay.NewModel(replay.FromEvents(events)), Tools: now,
+		System: "You triage support messages.\nAnswer in JSON, briefly.\nNever promise a refund."}
+	res := engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "Order A-1002 never came", nil)
+	if !errors.Is(res.Err, replay.ErrChanged) {
+		t.Fatalf("a changed prompt: %v", res.Err)
+	}
+	for _, want := range []string{
+		"the system prompt (3 lines, 3 when recorded):\n    - Answer in JSON.\n    + Answer in JSON, briefly.",
+		"tools added: escalate", "tools removed: refund",
+		`tool read_order: its description changed: "Read one order by its id.", was "Read an order."`,
+		"tool read_order: its parameters changed: +lines required [id lines], was [id]",
+	} {
+		if !strings.Contains(res.Err.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, res.Err)
+		}
+	}
+	var old []engine.Event // as journaled before prompt events
+	for _, ev := range events {
+		if ev.Kind != engine.KindPrompt {
+			old = append(old, ev)
+		}
+	}
+	cfg.Model = replay.NewModel(replay.FromEvents(old))
+	res = engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "Order A-1002 never came", nil)
+	if !errors.Is(res.Err, replay.ErrChanged) || !strings.Contains(res.Err.Error(), "when recorded") {
+		t.Errorf("an old recording: %v", res.Err)
+	}
 }

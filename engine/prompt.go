@@ -1,0 +1,36 @@
+package engine
+
+import "time"
+
+// KindPrompt: what a run's requests are asked with besides their messages
+// (the system prompt, the project instructions, the tools' schemas),
+// journaled before the first model_request that carries its hash, once a
+// session. A recording then says what changed since it was made, not only
+// that something did (engine/replay).
+const KindPrompt Kind = "prompt"
+
+// Prompt is the payload of prompt. Hash is its PromptHash.
+type Prompt struct {
+	Hash         uint64       `json:"hash"`
+	System       string       `json:"system,omitempty"`
+	Instructions string       `json:"instructions,omitempty"`
+	Tools        []ToolSchema `json:"tools,omitempty"`
+}
+
+// recordPrompt journals the run's prompt when its session has not yet:
+// a check of one hash a step; a sub-run's or another agent's prompt is
+// journaled as it first comes.
+func (r *run) recordPrompt(t time.Time, hash uint64, tools []ToolSchema) error {
+	if r.root.prompts[hash] {
+		return nil
+	}
+	return r.emitAt(t, Perceive, KindPrompt, &Prompt{Hash: hash, System: r.prof.system, Instructions: r.instructions, Tools: tools})
+}
+
+// notePrompt remembers that the session journaled a prompt.
+func (s *Session) notePrompt(p *Prompt) {
+	if s.prompts == nil {
+		s.prompts = map[uint64]bool{}
+	}
+	s.prompts[p.Hash] = true
+}
