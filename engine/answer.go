@@ -66,6 +66,20 @@ func (e *GuardrailError) Error() string {
 	return fmt.Sprintf("guardrail %s (%s) stopped the run: %s", e.Name, what, e.Reason)
 }
 
+// GuardrailOf reads a GuardrailError's text (a run_finished's error):
+// the guardrail's name, and ok when the text is one.
+func GuardrailOf(text string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(text, "guardrail ")
+	if !ok {
+		return "", false
+	}
+	name, rest, ok = strings.Cut(rest, " (")
+	if !ok || (!strings.HasPrefix(rest, "input) stopped the run: ") && !strings.HasPrefix(rest, "output) stopped the run: ")) {
+		return "", false
+	}
+	return name, true
+}
+
 // CheckOutputSchema says what is wrong with raw as an output schema (nil:
 // nothing).
 func CheckOutputSchema(raw json.RawMessage) error {

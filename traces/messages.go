@@ -14,6 +14,7 @@ type part struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Response  string          `json:"response,omitempty"`
 }
 
 type message struct {
@@ -28,6 +29,11 @@ func messages(role, text string) string {
 }
 
 func decisionMessages(d *engine.Decided, reason string) string {
+	b, _ := json.Marshal([]message{decisionMessage(d, reason)})
+	return string(b)
+}
+
+func decisionMessage(d *engine.Decided, reason string) message {
 	m := message{Role: "assistant", FinishReason: reason}
 	if d.Text != "" {
 		m.Parts = append(m.Parts, part{Type: "text", Content: d.Text})
@@ -39,6 +45,5 @@ func decisionMessages(d *engine.Decided, reason string) string {
 		}
 		m.Parts = append(m.Parts, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: args})
 	}
-	b, _ := json.Marshal([]message{m})
-	return string(b)
+	return m
 }

@@ -31,6 +31,7 @@ const (
 	OpInvokeAgent     = "invoke_agent"
 	OpChat            = "chat"
 	OpExecuteTool     = "execute_tool"
+	OpInvokeWorkflow  = "invoke_workflow"
 	ToolTypeFunction  = "function"
 	ToolTypeExtension = "extension"
 	FinishStop        = "stop"
@@ -69,10 +70,18 @@ const (
 	KeyMemorySource    = attribute.Key(agenttyKeyPrefix + "memory.source")
 	KeyTrimmedMessages = attribute.Key(agenttyKeyPrefix + "context.dropped_messages")
 	KeyTrimmedTokens   = attribute.Key(agenttyKeyPrefix + "context.dropped_tokens")
+	KeyDroppedMessages = attribute.Key(agenttyKeyPrefix + "input.dropped_messages")
+	KeyGuardrailName   = attribute.Key(agenttyKeyPrefix + "guardrail.name")
+	KeyRejectReason    = attribute.Key(agenttyKeyPrefix + "answer.rejected_reason")
+	KeyAnsweredBy      = attribute.Key(agenttyKeyPrefix + "tool.answered_by")
+	KeyWorkflowName    = attribute.Key(agenttyKeyPrefix + "workflow.name")
+	KeyWorkflowStep    = attribute.Key(agenttyKeyPrefix + "workflow.step")
 
 	EventRetry          = "retry"
 	EventGatePaused     = "gate_paused"
 	EventGateResumed    = "gate_resumed"
 	EventMemoryChanged  = "memory_changed"
 	EventContextTrimmed = "context_trimmed"
+	EventGuardrail      = "guardrail"
+	EventAnswerRejected = "answer_rejected"
 )

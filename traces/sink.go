@@ -77,6 +77,7 @@ type Sink struct {
 	runs      map[runKey]*runState
 	ended     map[runKey]bool   // runs whose span was sent (the latest maxEnded)
 	toolNames map[string]string // tool → "execute_tool tool"
+	systems   map[uint64]string // prompt hash → gen_ai.system_instructions (Content)
 	sent      int64             // spans handed to the processors
 	priming   bool              // Prime is feeding the journal: spans that end are not sent
 }
@@ -95,6 +96,7 @@ type runState struct {
 	last     time.Time
 	dropped  bool // not sampled
 	local    bool // the latest request went to no model (a workflow's planner)
+	conv     conversation // the run's messages (Options.Content)
 }
 
 // NewSink returns a Sink handing its spans to procs: a batching processor
@@ -106,7 +108,7 @@ func NewSink(opt Options, procs ...sdktrace.SpanProcessor) *Sink {
 	if opt.Resource == nil {
 		opt.Resource = resource.Empty()
 	}
-	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, ended: map[runKey]bool{}, toolNames: map[string]string{}}
+	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, ended: map[runKey]bool{}, toolNames: map[string]string{}, systems: map[uint64]string{}}
 }
 
 // maxEnded bounds the runs a Sink remembers as ended.
@@ -134,11 +136,17 @@ func (s *Sink) emit(ev engine.Event) {
 	if r.chat != nil && r.chat.finished && ev.Kind != engine.KindUsage {
 		s.endChat(r, r.chat.end)
 	}
+	s.converse(r, ev)
 	switch d := ev.Data.(type) {
 	case *engine.ModelRequest:
 		if r.local = d.Local; !r.local { // a workflow's planner calls no model: no chat span
 			s.startChat(r, ev)
+			s.asked(r, d)
 		}
+	case *engine.WorkflowStarted:
+		r.workflow(d)
+	case *engine.AnswerRejected:
+		r.run.event(EventAnswerRejected, ev.Time, []attribute.KeyValue{KeyRejectReason.String(d.Reason), KeyAttempts.Int(d.Attempt)})
 	case *engine.Decided:
 		if !r.local {
 			s.decided(r, ev, d)
@@ -162,7 +170,12 @@ func (s *Sink) emit(ev engine.Event) {
 	case *engine.RetryScheduled:
 		s.retry(r, ev, d)
 	case *engine.ToolStarted:
-		r.tools = append(r.tools, s.startTool(r, ev.Step, d.Index, d.ID, d.Name, d.Args, ev.Time))
+		sp := s.startTool(r, ev.Step, d.Index, d.ID, d.Name, d.Args, ev.Time)
+		if ev.WorkflowStep != "" && ev.ParentRun == "" { // a workflow's step
+			sp.name += " [" + ev.WorkflowStep + "]"
+			sp.attrs = append(sp.attrs, KeyWorkflowStep.String(ev.WorkflowStep))
+		}
+		r.tools = append(r.tools, sp)
 	case *engine.ToolFinished:
 		s.toolFinished(r, ev, d)
 	case *engine.GatePaused:
@@ -268,6 +281,9 @@ func (s *Sink) startRun(k runKey, ev engine.Event) *runState {
 				}
 			}
 		}
+	}
+	if ev.WorkflowStep != "" { // a sub-run carrying out a workflow's step
+		attrs = append(attrs, KeyWorkflowName.String(ev.Workflow), KeyWorkflowStep.String(ev.WorkflowStep))
 	}
 	if d, ok := ev.Data.(*engine.RunStarted); ok {
 		if d.Model != "" {
@@ -423,6 +439,9 @@ func (s *Sink) toolFinished(r *runState, ev engine.Event, d *engine.ToolFinished
 	if d.Truncated {
 		sp.attrs = append(sp.attrs, KeyToolTruncated.Bool(true))
 	}
+	if d.By != "" { // a person answered in the tool's place: it did not run
+		sp.attrs = append(sp.attrs, KeyAnsweredBy.String(d.By))
+	}
 	if s.opt.Content {
 		sp.attrs = append(sp.attrs, KeyToolResult.String(d.Result))
 	}
@@ -485,10 +504,7 @@ func (s *Sink) finishRun(r *runState, ev engine.Event, d *engine.RunFinished) {
 			run.attrs = append(run.attrs, KeyOutputMessages.String(messages("assistant", answer)))
 		}
 	}
-	if d.StopReason == engine.StopError {
-		run.attrs = append(run.attrs, KeyErrorType.String(ErrorTypeOther))
-		run.fail(d.Error)
-	}
+	outcome(run, ev, d)
 	run.end = ev.Time
 	s.send(r, run)
 }
