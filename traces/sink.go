@@ -94,8 +94,8 @@ type runState struct {
 	chat     *span   // the decision of the current step, if open
 	tools    []*span // the current step's open tool calls
 	last     time.Time
-	dropped  bool // not sampled
-	local    bool // the latest request went to no model (a workflow's planner)
+	dropped  bool         // not sampled
+	local    bool         // the latest request went to no model (a workflow's planner)
 	conv     conversation // the run's messages (Options.Content)
 }
 
