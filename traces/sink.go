@@ -142,10 +142,6 @@ func (s *Sink) emit(ev engine.Event) {
 			s.startChat(r, ev)
 			s.asked(r, d)
 		}
-	case *engine.WorkflowStarted:
-		r.workflow(d)
-	case *engine.AnswerRejected:
-		r.run.event(EventAnswerRejected, ev.Time, []attribute.KeyValue{KeyRejectReason.String(d.Reason), KeyAttempts.Int(d.Attempt)})
 	case *engine.Decided:
 		if !r.local {
 			s.decided(r, ev, d)
@@ -177,6 +173,27 @@ func (s *Sink) emit(ev engine.Event) {
 		r.tools = append(r.tools, sp)
 	case *engine.ToolFinished:
 		s.toolFinished(r, ev, d)
+	case *engine.StepFinished:
+		s.endTools(r, ev.Time, "", "")
+	case *engine.RunFinished:
+		s.finishRun(r, ev, d)
+		delete(s.runs, k)
+		if len(s.ended) >= maxEnded { // a long-lived sink: what follows an end comes at once
+			clear(s.ended)
+		}
+		s.ended[k] = true
+	default:
+		s.runEvent(r, ev)
+	}
+}
+
+// runEvent makes the span events of the run's span; s.mu is held.
+func (s *Sink) runEvent(r *runState, ev engine.Event) {
+	switch d := ev.Data.(type) {
+	case *engine.WorkflowStarted:
+		r.workflow(d)
+	case *engine.AnswerRejected:
+		r.run.event(EventAnswerRejected, ev.Time, []attribute.KeyValue{KeyRejectReason.String(d.Reason), KeyAttempts.Int(d.Attempt)})
 	case *engine.GatePaused:
 		attrs := []attribute.KeyValue{KeyGateAt.String(string(d.At)), KeyGateReason.String(string(d.Reason))}
 		if d.ToolCall != nil {
@@ -201,17 +218,7 @@ func (s *Sink) emit(ev engine.Event) {
 	case *engine.ContextTrimmed:
 		r.run.event(EventContextTrimmed, ev.Time, []attribute.KeyValue{
 			KeyTrimmedMessages.Int(d.Dropped), KeyTrimmedTokens.Int(d.DroppedTokens)})
-	case *engine.StepFinished:
-		s.endTools(r, ev.Time, "", "")
-	case *engine.RunFinished:
-		s.finishRun(r, ev, d)
-		delete(s.runs, k)
-		if len(s.ended) >= maxEnded { // a long-lived sink: what follows an end comes at once
-			clear(s.ended)
-		}
-		s.ended[k] = true
 	}
-	return
 }
 
 // run is the state of ev's run, begun by ev when it is the run's first;

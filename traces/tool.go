@@ -95,4 +95,3 @@ func (s *Sink) endTools(r *runState, t time.Time, kind, why string) {
 	}
 	r.tools = r.tools[:0]
 }
-
