@@ -36,6 +36,10 @@ const evalUsage = `usage: agentty eval [flags] FILE.yaml
   --json FILE          write the results as JSON
   --record DIR         keep each case's journal as DIR/CASE.jsonl
   --replay DIR         run each case with the decisions recorded in DIR (no model call)
+  --compare            with --replay: run the cases again live (--model) with the recorded
+                       tool results where the calls match; show old and new side by side
+  --variants A,B,…     run the cases with each prompt file as the agent's system prompt:
+                       the prompt × case matrix (with --replay: recorded tool results)
   --judge-model NAME   the model that grades judge: assertions
   --yes                approve tools that ask (else they are denied)
   --from-session ID    print a case made from a session, to paste into a suite
@@ -54,6 +58,8 @@ type evalOptions struct {
 	JSONFile    string
 	RecordDir   string
 	ReplayDir   string
+	Compare     bool
+	Variants    []string
 	JudgeModel  string
 	FromSession string
 	Args        []string
@@ -68,6 +74,8 @@ func newEvalCmd(f *factory) *cobra.Command {
 		Example: `  agentty eval examples/evals.yaml
   agentty eval evals.yaml --junit report.xml --concurrency 8
   agentty eval evals.yaml --record rec/     then: agentty eval evals.yaml --replay rec/
+  agentty eval evals.yaml --replay rec/ --compare --model gpt-4o-mini
+  agentty eval evals.yaml --replay rec/ --variants prompt-a.md,prompt-b.md
   agentty eval --from-session 0abc12 >> evals.yaml`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,6 +94,8 @@ func newEvalCmd(f *factory) *cobra.Command {
 	fs.StringVar(&opts.JSONFile, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&opts.RecordDir, "record", "", "keep each case's journal in this folder")
 	fs.StringVar(&opts.ReplayDir, "replay", "", "replay the recordings in this folder")
+	fs.BoolVar(&opts.Compare, "compare", false, "with --replay: run the cases live too and compare")
+	fs.StringSliceVar(&opts.Variants, "variants", nil, "prompt files to compare, comma-separated")
 	fs.StringVar(&opts.JudgeModel, "judge-model", "", "the model that grades judge: assertions")
 	fs.StringVar(&opts.FromSession, "from-session", "", "print a case made from this session")
 	fs.BoolVar(&f.App.Yes, "yes", false, "approve tools that ask")
@@ -151,12 +161,15 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 		report = eval.NewLiveReporter(raw, app.Sanitize)
 	}
 	model := st.ModelName
-	if opts.ReplayDir != "" {
+	if opts.ReplayDir != "" && !opts.comparing() {
 		model = "replay of " + opts.ReplayDir
 	}
 	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, opts.Concurrency)
 	r := &eval.Runner{Around: st.WithTrace, Suite: suite, Cases: cases, Engine: st.Engine, Config: st.Engine.Config(), Store: store, Judge: judge,
 		RecordDir: opts.RecordDir, ReplayDir: opts.ReplayDir, Concurrency: opts.Concurrency, FailFast: opts.FailFast, Report: report}
+	if opts.comparing() {
+		return evalCompare(ctx, opts, r, st.Engine.Config())
+	}
 	began := time.Now()
 	results := r.Run(ctx)
 	took := time.Since(began)
@@ -208,6 +221,9 @@ func evalCases(opts *evalOptions) (*eval.Suite, []*eval.Case, error) {
 		return usage("--repeat must be at least 1, not %d", opts.Repeat)
 	case opts.RecordDir != "" && opts.ReplayDir != "":
 		return usage("--record and --replay go apart: record once, then replay")
+	}
+	if err := evalCompareUsage(opts); err != nil {
+		return nil, nil, app.Usage(err)
 	}
 	suite, err := eval.Load(opts.Args[0])
 	if err != nil {
@@ -276,13 +292,14 @@ func evalRecordings(opts *evalOptions, cases []*eval.Case) error {
 // suite's model, agent and step limit.
 func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
 	o := *opts.App
-	if o.Model == "" && opts.ReplayDir == "" {
+	live := opts.ReplayDir == "" || opts.comparing()
+	if o.Model == "" && live {
 		if err := judgeSuiteModel(o, suite, opts.Getenv); err != nil {
 			return o, app.Usage(err)
 		}
 	}
 	o.Model = cmp.Or(o.Model, suite.Model, "offline")
-	if opts.ReplayDir != "" {
+	if !live {
 		o.Model = "offline" // never called: the recordings decide
 	}
 	o.Agent = cmp.Or(o.Agent, suite.Agent)

@@ -40,12 +40,15 @@ type Runner struct {
 	Cases  []*Case // those the filter kept
 	// Engine runs the cases live; replaying, each case gets an engine of
 	// Config with its recording in place of the model.
-	Engine      *engine.Engine
-	Config      engine.Config
-	Store       *sessions.Store
-	Judge       JudgeFunc // nil: no judge assertions
-	RecordDir   string
-	ReplayDir   string
+	Engine    *engine.Engine
+	Config    engine.Config
+	Store     *sessions.Store
+	Judge     JudgeFunc // nil: no judge assertions
+	RecordDir string
+	ReplayDir string
+	// ToolsFrom: the cases run live (Config's model) with the tool results
+	// of their recordings in this folder where the calls match (tools.go).
+	ToolsFrom   string
 	Concurrency int
 	FailFast    bool
 	Report      Reporter
@@ -376,6 +379,9 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 // whose models play j's recording; when there is none, the status is
 // NeedsRecording.
 func (r *Runner) engineFor(j evalJob) (*engine.Engine, string, error) {
+	if r.ToolsFrom != "" {
+		return r.liveEngine(j)
+	}
 	if r.ReplayDir == "" {
 		return r.Engine, "", nil
 	}

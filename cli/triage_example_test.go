@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentty/agentty/engine/enginetest"
+)
+
+var updateExamples = flag.Bool("update-examples", false, "record examples/triage/recordings again")
+
+// triageDir is the shipped triage example.
+var triageDir = filepath.Join("..", "examples", "triage")
+
+// triageModel is a support model behind the real wire format: it reads the
+// order named in the task, then answers JSON from the order file's
+// content; what it replies to a refund demand follows the system prompt,
+// as a real model's would (a prompt that is generous promises one).
+func triageModel(t *testing.T) *enginetest.Server {
+	orderRe := regexp.MustCompile(`A-\d{4}`)
+	return enginetest.NewServerFunc(t, func(_ int, req enginetest.Request) enginetest.Reply {
+		msgs, _ := req.Body["messages"].([]any)
+		system, task, last := "", "", map[string]any{}
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			content, _ := mm["content"].(string)
+			switch mm["role"] {
+			case "system":
+				system += content
+			case "user":
+				task = content
+			}
+			last = mm
+		}
+		answer := func(s string) enginetest.Reply { return enginetest.Reply{Body: enginetest.Answer(s)} }
+		if !strings.Contains(system, "triage support messages") { // the summary step
+			return answer(fmt.Sprintf("%d shipping, %d damaged, %d refund",
+				strings.Count(task, "shipping"), strings.Count(task, "damaged"), strings.Count(task, "refund")))
+		}
+		order := orderRe.FindString(task)
+		if last["role"] == "user" {
+			return enginetest.Reply{Body: enginetest.ToolCallStream("call_1", "read_file", `{"path":"orders/`+order+`.json"}`, 3)}
+		}
+		result, _ := last["content"].(string)
+		category, reply := "other", "Thank you, we are looking into it."
+		switch {
+		case strings.Contains(task, "money back"):
+			category, reply = "refund", "The billing team will look at it within two days."
+			if strings.Contains(system, "generous") {
+				reply = "We will refund you in full today."
+			}
+		case strings.Contains(result, "cracked"):
+			category, reply = "damaged", "Sorry about the cracked lid: a new one is on its way."
+		case strings.Contains(result, "shipped"):
+			category, reply = "shipping", "It shipped with DHL on 2026-11-24 and is on its way."
+		}
+		b, _ := json.Marshal(map[string]string{"category": category, "order": order, "reply": reply})
+		return answer(string(b))
+	})
+}
+
+func triageEnv(t *testing.T, srv *enginetest.Server) map[string]string {
+	env := testEnv(t)
+	env["OPENAI_API_KEY"] = "sk-test-triage"
+	env["OPENAI_BASE_URL"] = srv.URL()
+	return env
+}
+
+// TestTriageExample runs the shipped example as its README says: the suite
+// replays its committed recordings with no model (a recording gone stale,
+// the agent's prompt or tools changed, fails here), the workflow triages
+// three messages with a typed fan-in and sums them up, and a comparison
+// of the agent's prompt with prompt-b.md against a live model shows the
+// refund case breaking on the guardrail.
+func TestTriageExample(t *testing.T) {
+	abs, err := filepath.Abs(triageDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, recs := filepath.Join(abs, "evals.yaml"), filepath.Join(abs, "recordings")
+	srv := triageModel(t)
+	if *updateExamples {
+		os.RemoveAll(recs)
+		code, out, errs := runCLI(t, context.Background(), triageEnv(t, srv), "eval", suite, "--workspace", abs, "--model", "gpt-4o-mini", "--record", recs)
+		if code != 0 {
+			t.Fatalf("recording: exit %d\n%s%s", code, out, errs)
+		}
+	}
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "eval", suite, "--workspace", abs, "--replay", recs)
+	if code != 0 || strings.Count(out, "PASS") != 3 {
+		t.Fatalf("the recordings replayed: exit %d\n%s%s", code, out, errs)
+	}
+
+	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "workflow", "run", filepath.Join(abs, "triage-all.yaml"), "--workspace", abs, "--model", "gpt-4o-mini",
+		"--input", `messages=["Order A-1002 has not arrived after a week.","My teapot from order A-1003 came with a cracked lid.","I want my money back for order A-1004."]`)
+	if code != 0 {
+		t.Fatalf("the workflow: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"- A-1002: shipping: It shipped with DHL", "- A-1003: damaged:", "- A-1004: refund: The billing team", "1 shipping, 1 damaged, 1 refund"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the workflow's output lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "eval", suite, "--workspace", abs, "--replay", recs,
+		"--variants", filepath.Join(abs, ".agentty", "agents", "triage.md")+","+filepath.Join(abs, "prompt-b.md"), "--model", "gpt-4o-mini")
+	t.Logf("agentty eval evals.yaml --replay recordings --variants triage.md,prompt-b.md:\n%s", out)
+	if code != 1 {
+		t.Errorf("a variant fails a case: want exit 1, got %d\n%s", code, errs)
+	}
+	for _, want := range []string{
+		"refund demand  passed    passed     failed",
+		"guardrail no-refund-promise (output) stopped the run",
+		"1 of 3 cases differ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the comparison lacks %q", want)
+		}
+	}
+	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "eval", suite, "--workspace", abs, "--replay", recs, "--compare", "--model", "gpt-4o-mini")
+	if code != 0 || !strings.Contains(out, "0 of 3 cases differ") {
+		t.Errorf("--compare of the unchanged agent: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestTriageRecordingGoneStale: the example's agent with its prompt changed
+// replays its recordings no more, and the suite says which line changed.
+func TestTriageRecordingGoneStale(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(ws, os.DirFS(triageDir)); err != nil {
+		t.Fatal(err)
+	}
+	agent := filepath.Join(ws, ".agentty", "agents", "triage.md")
+	b, err := os.ReadFile(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(agent, []byte(strings.Replace(string(b), "Never promise a refund", "Never promise a refund, ever", 1)), 0o644)
+	code, out, errs := runCLI(t, context.Background(), testEnv(t), "eval", filepath.Join(ws, "evals.yaml"), "--workspace", ws, "--replay", filepath.Join(ws, "recordings"))
+	if code != 1 || !strings.Contains(out, "needs a new recording") {
+		t.Fatalf("a changed prompt replayed: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"- Never promise a refund: say that the billing team will look at it.", "+ Never promise a refund, ever: say that"} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("the suite's report lacks %q:\n%s%s", want, out, errs)
+		}
+	}
+}
