@@ -14,9 +14,6 @@ import (
 	"github.com/agentty/agentty/eval"
 )
 
-// maxPromptFile bounds a --variants prompt file.
-const maxPromptFile = 1 << 20
-
 // comparing reports whether eval compares runs instead of running once.
 func (o *evalOptions) comparing() bool { return o.Compare || len(o.Variants) > 0 }
 
@@ -63,9 +60,9 @@ func evalCompare(ctx context.Context, opts *evalOptions, base *eval.Runner, cfg 
 		name := "now"
 		if v != "" {
 			name = filepath.Base(v)
-			prompt, err := config.ReadSmall(v)
-			if err != nil || len(prompt) > maxPromptFile {
-				fmt.Fprintf(opts.Err, "agentty eval: --variants %s: %v\n", v, orWhy(err, "over 1 MiB"))
+			prompt, err := config.ReadSmall(v) // a FIFO is refused, not waited on
+			if err != nil {
+				fmt.Fprintf(opts.Err, "agentty eval: --variants %s: %v\n", v, err)
 				return app.ExitUsage
 			}
 			r.Config = withPrompt(cfg, bodyOf(string(prompt)))
@@ -96,13 +93,6 @@ func evalCompare(ctx context.Context, opts *evalOptions, base *eval.Runner, cfg 
 		}
 	}
 	return 0
-}
-
-func orWhy(err error, otherwise string) any {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // bodyOf is a prompt file's text, after its front matter when it has one

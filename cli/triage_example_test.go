@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentty/agentty/engine/enginetest"
 )
@@ -151,5 +153,35 @@ func TestTriageRecordingGoneStale(t *testing.T) {
 		if !strings.Contains(out+errs, want) {
 			t.Errorf("the suite's report lacks %q:\n%s%s", want, out, errs)
 		}
+	}
+}
+
+// TestVariantsRefuseAFIFO: a --variants file that is a FIFO is refused at
+// once, not waited on, and the next good comparison runs.
+func TestVariantsRefuseAFIFO(t *testing.T) {
+	abs, _ := filepath.Abs(triageDir)
+	fifo := filepath.Join(t.TempDir(), "prompt.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	srv := triageModel(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, _, errs := runCLI(t, context.Background(), triageEnv(t, srv), "eval", filepath.Join(abs, "evals.yaml"), "--workspace", abs,
+			"--variants", fifo+","+filepath.Join(abs, "prompt-b.md"), "--model", "gpt-4o-mini")
+		if code != 2 || !strings.Contains(errs, "prompt.fifo") {
+			t.Errorf("a FIFO variant: exit %d: %s", code, errs)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("agentty eval waits on a FIFO")
+	}
+	code, out, errs := runCLI(t, context.Background(), triageEnv(t, srv), "eval", filepath.Join(abs, "evals.yaml"), "--workspace", abs,
+		"--variants", filepath.Join(abs, ".agentty", "agents", "triage.md")+","+filepath.Join(abs, "prompt-b.md"), "--model", "gpt-4o-mini")
+	if code != 1 || !strings.Contains(out, "1 of 3 cases differ") {
+		t.Errorf("the next comparison: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -45,14 +45,14 @@ func diffLines(b *strings.Builder, what, a, c string) {
 			fmt.Fprintf(b, "\n    - … %d more", len(removed)-i)
 			break
 		}
-		fmt.Fprintf(b, "\n    - %s", engine.OneLine(l, 120))
+		fmt.Fprintf(b, "\n    - %s", printable(l))
 	}
 	for i, l := range added {
 		if i == maxDiffLines {
 			fmt.Fprintf(b, "\n    + … %d more", len(added)-i)
 			break
 		}
-		fmt.Fprintf(b, "\n    + %s", engine.OneLine(l, 120))
+		fmt.Fprintf(b, "\n    + %s", printable(l))
 	}
 }
 
@@ -94,10 +94,10 @@ func diffTools(b *strings.Builder, was, now []engine.ToolSchema) {
 		}
 	}
 	if len(added) > 0 {
-		fmt.Fprintf(b, "\n  tools added: %s", strings.Join(added, ", "))
+		fmt.Fprintf(b, "\n  tools added: %s", printable(strings.Join(added, ", ")))
 	}
 	if len(removed) > 0 {
-		fmt.Fprintf(b, "\n  tools removed: %s", strings.Join(removed, ", "))
+		fmt.Fprintf(b, "\n  tools removed: %s", printable(strings.Join(removed, ", ")))
 	}
 	for _, t := range now {
 		o, ok := old[t.Name]
@@ -105,7 +105,7 @@ func diffTools(b *strings.Builder, was, now []engine.ToolSchema) {
 			continue
 		}
 		if o.Description != t.Description {
-			fmt.Fprintf(b, "\n  tool %s: its description changed: %q, was %q", t.Name, engine.OneLine(t.Description, 80), engine.OneLine(o.Description, 80))
+			fmt.Fprintf(b, "\n  tool %s: its description changed: %q, was %q", t.Name, printable(t.Description), printable(o.Description))
 		}
 		if !bytes.Equal(o.Parameters, t.Parameters) {
 			fmt.Fprintf(b, "\n  tool %s: its parameters changed: %s", t.Name, diffParams(o.Parameters, t.Parameters))
@@ -166,4 +166,15 @@ func sameJSON(a, b json.RawMessage) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// printable is a recorded text on one line, clipped, with control
+// characters (a recording is a file anyone may have written) shown as '?'.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, engine.OneLine(s, 120))
 }

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,5 +143,45 @@ func TestStaleRecordingSaysWhatChanged(t *testing.T) {
 	res = engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "Order A-1002 never came", nil)
 	if !errors.Is(res.Err, replay.ErrChanged) || !strings.Contains(res.Err.Error(), "when recorded") {
 		t.Errorf("an old recording: %v", res.Err)
+	}
+}
+
+// TestHostileRecordingIsBounded: a recording's prompt is a file anyone may
+// have written: a prompt of many lines with terminal escapes and a tool
+// list of thousands gives a diff of bounded size with no control
+// character, and the next good recording still replays.
+func TestHostileRecordingIsBounded(t *testing.T) {
+	m, _ := script.Parse("t", []byte(`{"turns":[{"answer":"ok"}]}`))
+	cfg := engine.Config{Model: m, Tools: enginetest.Registry(t, enginetest.EchoTool()), System: "be brief"}
+	events := record(t, cfg, "first")
+	var lines, names []string
+	for i := range 5000 {
+		lines = append(lines, fmt.Sprintf("\x1b]52;c;%d\x07line %d \x1b[2J", i, i))
+		names = append(names, fmt.Sprintf("tool_%d\x1b[31m", i))
+	}
+	hostile := append([]engine.Event(nil), events...)
+	for i, ev := range hostile {
+		if p, ok := ev.Data.(*engine.Prompt); ok {
+			q := *p
+			q.System = strings.Join(lines, "\n")
+			for _, n := range names {
+				q.Tools = append(q.Tools, engine.ToolSchema{Name: n, Parameters: []byte(`{}`)})
+			}
+			hostile[i].Data = &q
+		}
+	}
+	changed := cfg
+	changed.System, changed.Model = "be terse", replay.NewModel(replay.FromEvents(hostile))
+	res := engine.New(changed).Run(context.Background(), engine.NewSession("s"), "first", nil)
+	if !errors.Is(res.Err, replay.ErrChanged) {
+		t.Fatalf("a hostile recording: %v", res.Err)
+	}
+	msg := res.Err.Error()
+	if len(msg) > 8<<10 || strings.ContainsAny(msg, "\x1b\x07") {
+		t.Errorf("the diff is %d bytes, escapes: %v", len(msg), strings.ContainsAny(msg, "\x1b\x07"))
+	}
+	cfg.Model = replay.NewModel(replay.FromEvents(events))
+	if res := engine.New(cfg).Run(context.Background(), engine.NewSession("s"), "first", nil); res.Err != nil {
+		t.Errorf("the next good recording: %v", res.Err)
 	}
 }
