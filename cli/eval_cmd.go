@@ -105,19 +105,7 @@ func newEvalCmd(f *factory) *cobra.Command {
 // evalRun runs a suite of agent test cases (package eval) and reports
 // them; exit 1 if any failed, 2 for bad usage or a bad suite file.
 func evalRun(ctx context.Context, opts *evalOptions) int {
-	fail := func(err error) int {
-		if es, ok := errors.AsType[eval.SuiteErrors](err); ok {
-			for _, e := range es {
-				fmt.Fprintf(opts.Err, "agentty eval: %v\n", e)
-			}
-			return app.ExitUsage
-		}
-		fmt.Fprintf(opts.Err, "agentty eval: %v\n", err)
-		if errors.As(err, new(app.UsageError)) {
-			return app.ExitUsage
-		}
-		return app.ExitError
-	}
+	fail := func(err error) int { return evalFail(opts, err) }
 	if opts.FromSession != "" {
 		if err := evalFromSession(opts); err != nil {
 			return fail(err)
@@ -186,6 +174,21 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 		}
 	}
 	return 0
+}
+
+// evalFail says err, and is its exit code: 2 for a bad suite or usage.
+func evalFail(opts *evalOptions, err error) int {
+	if es, ok := errors.AsType[eval.SuiteErrors](err); ok {
+		for _, e := range es {
+			fmt.Fprintf(opts.Err, "agentty eval: %v\n", e)
+		}
+		return app.ExitUsage
+	}
+	fmt.Fprintf(opts.Err, "agentty eval: %v\n", err)
+	if errors.As(err, new(app.UsageError)) {
+		return app.ExitUsage
+	}
+	return app.ExitError
 }
 
 // evalFromSession prints a case made from the session --from-session
