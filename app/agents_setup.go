@@ -4,6 +4,7 @@ package app
 // the trust of the workspace.
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -169,4 +170,21 @@ func WorkspaceTrusted(o Options, dir string, ws *config.Workspace, getenv func(s
 	}
 	f, ok := store.Folders[dir]
 	return ok && f.SHA256 == "", nil
+}
+
+// AgentDefs reads the agents a run in o's workspace would get, from the
+// places Build reads them from (the workspace's only once it is trusted,
+// as Build says).
+func AgentDefs(o Options, getenv func(string) string) (agents.Files, error) {
+	wsDir := cmp.Or(o.Workspace, ".")
+	_, ws, err := config.Load(getenv, wsDir)
+	if err != nil {
+		return agents.Files{}, err
+	}
+	wsAbs := AbsDir(wsDir)
+	trusted, err := WorkspaceTrusted(o, wsAbs, ws, getenv)
+	if err != nil {
+		return agents.Files{}, err
+	}
+	return agents.Load(agents.Places(wsDir, wsAbs, trusted, getenv)), nil
 }

@@ -201,7 +201,19 @@ func evalFromSession(opts *evalOptions) error {
 	if err != nil {
 		return err
 	}
-	text, err := eval.CaseFromSession(store, opts.FromSession)
+	schemaOf := func(agent string) json.RawMessage {
+		files, err := app.AgentDefs(*opts.App, opts.Getenv)
+		if err != nil {
+			return nil
+		}
+		for _, d := range files.Defs {
+			if d.Name == agent {
+				return d.OutputSchema
+			}
+		}
+		return nil
+	}
+	text, err := eval.CaseFromSession(store, opts.FromSession, schemaOf)
 	if err != nil {
 		return err
 	}

@@ -185,3 +185,26 @@ func TestVariantsRefuseAFIFO(t *testing.T) {
 		t.Errorf("the next comparison: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestCaseFromAnAgentSession: --from-session of a session run as the
+// triage agent says the agent, asserts its output schema, and the case,
+// pasted into a suite of that agent, passes.
+func TestCaseFromAnAgentSession(t *testing.T) {
+	abs, _ := filepath.Abs(triageDir)
+	srv := triageModel(t)
+	env := triageEnv(t, srv)
+	code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", abs, "--agent", "triage", "--model", "gpt-4o-mini", "Order A-1002 has not arrived. Where is it?")
+	if code != 0 {
+		t.Fatalf("the run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(regexp.MustCompile(`session: (\w+)`).FindStringSubmatch(errs)[1])
+	code, out, errs := runCLI(t, context.Background(), env, "eval", "--from-session", id, "--workspace", abs)
+	if code != 0 || !strings.Contains(out, "# it ran as agent triage") || !strings.Contains(out, `answer_json_schema: '{"properties":{"category":{"enum"`) {
+		t.Fatalf("--from-session: exit %d\n%s%s", code, out, errs)
+	}
+	suite := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(suite, []byte("agent: triage\ncases:\n"+out), 0o644)
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", suite, "--workspace", abs, "--model", "gpt-4o-mini"); code != 0 {
+		t.Errorf("the case pasted: exit %d\n%s%s", code, out, errs)
+	}
+}

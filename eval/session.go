@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -91,12 +92,17 @@ func sessionFacts(events []engine.Event) (tasks, tools []string, memory []kv, la
 // from a session: its tasks, the facts given before its first run, and
 // assertions on a distinctive part of the last answer, the tools it used
 // and its steps.
-func CaseFromSession(store *sessions.Store, id string) (string, error) {
+//
+// A session run as an agent says so (the suite's agent: runs its cases),
+// and when schemaOf gives that agent's output schema and the answer meets
+// it, the case asserts it with answer_json_schema.
+func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent string) json.RawMessage) (string, error) {
 	l, err := store.Load(id)
 	if l == nil {
 		return "", err
 	}
 	tasks, tools, memory, last := sessionFacts(l.Events)
+	agent := l.Session.Agent
 	if len(tasks) == 0 {
 		return "", fmt.Errorf("session %s has no runs to make a case of", id)
 	}
@@ -136,6 +142,9 @@ func CaseFromSession(store *sessions.Store, id string) (string, error) {
 	if part := distinctive(last.Answer, tasks[len(tasks)-1]); part != "" {
 		one("answer_contains", &yaml.Node{Kind: yaml.ScalarNode, Value: part, Style: yaml.DoubleQuotedStyle})
 	}
+	if schema := schemaFor(last.Answer, agent, schemaOf); schema != "" {
+		one("answer_json_schema", &yaml.Node{Kind: yaml.ScalarNode, Value: schema, Style: yaml.SingleQuotedStyle})
+	}
 	for _, t := range tools {
 		one("tool_called", str(t))
 	}
@@ -144,6 +153,9 @@ func CaseFromSession(store *sessions.Store, id string) (string, error) {
 	doc := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{c}}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite\n", id)
+	if agent != "" {
+		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", agent, agent)
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(doc); err != nil {
@@ -197,3 +209,24 @@ var commonWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// schemaFor is the output schema of agent, as compact JSON, when schemaOf
+// gives one and answer meets it; "" otherwise.
+func schemaFor(answer, agent string, schemaOf func(string) json.RawMessage) string {
+	if agent == "" || schemaOf == nil {
+		return ""
+	}
+	raw := schemaOf(agent)
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	check, err := engine.SchemaCheck(raw)
+	if err != nil || check == nil || json.Compact(&b, raw) != nil {
+		return ""
+	}
+	if ok, _ := check(answer); !ok {
+		return ""
+	}
+	return b.String()
+}
