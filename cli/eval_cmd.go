@@ -308,6 +308,9 @@ func evalRecordings(opts *evalOptions, cases []*eval.Case) error {
 func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
 	o := *opts.App
 	live := opts.ReplayDir == "" || opts.comparing()
+	if opts.comparing() && o.Model == "" && suite.Model == "" {
+		return o, app.Usage(errors.New("a comparison runs the cases live: name the model with --model (the suite names none)"))
+	}
 	if o.Model == "" && live {
 		if err := judgeSuiteModel(o, suite, opts.Getenv); err != nil {
 			return o, app.Usage(err)

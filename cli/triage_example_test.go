@@ -126,6 +126,9 @@ func TestTriageExample(t *testing.T) {
 			t.Errorf("the comparison lacks %q", want)
 		}
 	}
+	if code, _, errs := runCLI(t, context.Background(), triageEnv(t, srv), "eval", suite, "--workspace", abs, "--replay", recs, "--compare"); code != 2 || !strings.Contains(errs, "name the model with --model") {
+		t.Errorf("--compare with no model: exit %d: %s", code, errs)
+	}
 	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "eval", suite, "--workspace", abs, "--replay", recs, "--compare", "--model", "gpt-4o-mini")
 	if code != 0 || !strings.Contains(out, "0 of 3 cases differ") {
 		t.Errorf("--compare of the unchanged agent: exit %d\n%s%s", code, out, errs)
