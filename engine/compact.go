@@ -153,14 +153,9 @@ func (r *run) compactUpto(manual bool) int {
 		keep = 1
 	}
 	n := len(s.History)
-	upto := n
-	for i := n - 1; i >= 0 && keep > 0; i-- {
-		if s.History[i].Role == RoleUser {
-			upto, keep = i, keep-1
-		}
-	}
-	if keep > 0 {
-		upto = 0 // fewer turns than kept
+	upto := 0 // fewer turns than kept
+	if users := s.userTurns(); len(users) >= keep {
+		upto = users[len(users)-keep]
 	}
 	if upto > s.upto {
 		return upto
@@ -185,10 +180,8 @@ func cmpOr(a, b int) int {
 
 // lastUser is the index of the last user message of History, or -1.
 func (s *Session) lastUser() int {
-	for i := len(s.History) - 1; i >= 0; i-- {
-		if s.History[i].Role == RoleUser {
-			return i
-		}
+	if users := s.userTurns(); len(users) > 0 {
+		return users[len(users)-1]
 	}
 	return -1
 }

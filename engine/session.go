@@ -58,6 +58,9 @@ type Session struct {
 	// (model_changed), "" when none was picked.
 	Model string
 
+	// users indexes History's user messages up to indexed (userTurns).
+	users   []int
+	indexed int
 	// prompts are the hashes of the prompts journaled (prompt.go).
 	prompts map[uint64]bool
 
@@ -173,12 +176,34 @@ func (s *Session) reserve(n int) {
 }
 
 // appendHistory appends *m to the history, with its tokens.
+//
+// The history doubles when full: append grows a long slice by a quarter,
+// which copies a long run's history (and, under a collection, its write
+// barriers) over and over, a cost that grows with the run.
 func (s *Session) appendHistory(m *Message) {
 	if len(s.tokens) == 0 {
 		s.tokens = []int{0}
 	}
+	if len(s.History) == cap(s.History) {
+		s.History = slices.Grow(s.History, max(len(s.History), 8))
+	}
+	if len(s.tokens) == cap(s.tokens) {
+		s.tokens = slices.Grow(s.tokens, max(len(s.tokens), 8))
+	}
 	s.History = append(s.History, *m)
 	s.tokens = append(s.tokens, s.tokens[len(s.tokens)-1]+estimateMessage(m))
+}
+
+// userTurns are the indexes of the history's user messages, in order,
+// brought up to date with the history first: a look back for the last
+// turns costs nothing however long the run.
+func (s *Session) userTurns() []int {
+	for ; s.indexed < len(s.History); s.indexed++ {
+		if s.History[s.indexed].Role == RoleUser {
+			s.users = append(s.users, s.indexed)
+		}
+	}
+	return s.users
 }
 
 // appendMessage appends a user's or the assistant's message.
