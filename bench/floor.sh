@@ -1,52 +1,103 @@
 #!/usr/bin/env bash
 # The side-by-side harness (../shared/bench) with a third peer: the floor
-# (bench/floor), the same workload with no runtime at all. Interleaves, round
-# by round, Eino, the floor, agentty isolated and agentty inline, in steps and
-# concurrency mode, and prints each one's CPU per step and Eino's divided by
-# it: the floor's ratio is the most any runtime could show on this harness;
-# then agentty's CPU per step over the floor's, for each path.
+# (bench/floor), the same workload with no runtime at all. Measures, round by
+# round and interleaved, Eino, the floor, agentty isolated and agentty inline
+# in steps mode (one run of N steps) and concurrency mode (M runs of S steps at
+# once), over a sweep of N and M, and prints each one's CPU per step with its
+# spread, Eino's over it, and agentty's over the floor's, for each path.
 #
 #   cd <the agentty checkout> && bench/floor.sh
 #
-# Env: ROUNDS (7), N (1000 steps), M (1000 runs), S (10 steps each), SHARED
-# (the harness's folder, ../shared/bench).
+# A measurement is not one process: a process measures its own run (CPU from
+# getrusage around it, start-up left out), and a 1,000-step run is about 2 ms
+# of work, which one lucky or unlucky moment decides. Each measurement runs
+# the peer's process again and again until the CPU they measured adds up to
+# TARGET_MS, and is their total CPU over their total steps. The headline is
+# the median of the rounds; min, max and the coefficient of variation are
+# printed beside it, and a spread (CV) over 10 % is flagged.
+#
+# Env: ROUNDS (5), TARGET_MS (1000), STEPS ("1000 10000 50000": the run
+# lengths), RUNS ("1000 10000 50000": the runs at once), S (10 steps each),
+# PEERS ("eino floor agentty agentty-inline"), SHARED (the harness's folder,
+# ../shared/bench).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 shared=$(cd "${SHARED:-$src/../shared/bench}" && pwd)
-ROUNDS=${ROUNDS:-7} N=${N:-1000} M=${M:-1000} S=${S:-10}
+export ROUNDS=${ROUNDS:-5} TARGET_MS=${TARGET_MS:-1000} STEPS=${STEPS:-1000 10000 50000} RUNS=${RUNS:-1000 10000 50000} S=${S:-10}
+export PEERS=${PEERS:-eino floor agentty agentty-inline}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cp -r "$shared/eino" "$shared/agentty" "$work/"
 chmod -R u+w "$work"
 ( cd "$work/eino" && go build -o eino-bench . )
 ( cd "$work/agentty" && go mod edit -replace "github.com/agentty/agentty=$src" && go mod tidy >/dev/null 2>&1 && go build -o agentty-bench . )
 ( cd "$src" && go build -o "$work/floor" ./bench/floor )
-echo "$(go version); agentty $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores"
-out=$work/rounds.txt
-for r in $(seq 1 "$ROUNDS"); do
-  for mode in steps concur; do
-    args=$N; [ "$mode" = concur ] && args="$M $S"
-    for cmd in "eino $work/eino/eino-bench" "floor $work/floor" \
-               "agentty $work/agentty/agentty-bench" "agentty-inline env INLINE=1 $work/agentty/agentty-bench"; do
-      set -- $cmd; peer=$1; shift
-      cpu=$("$@" $mode $args | grep -o 'cpu_us_per_step=[0-9.]*' | cut -d= -f2)
-      echo "$r $peer $mode $cpu" | tee -a "$out"
-    done
-  done
-done
-python3 - "$out" <<'PY'
-import sys, statistics as st, collections
+echo "$(go version); agentty $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores;" \
+  "$ROUNDS rounds of ${TARGET_MS} ms of CPU per measurement"
+export WORK=$work
+python3 - <<'PY'
+import os, re, subprocess, statistics as st, collections, sys
+w = os.environ["WORK"]
+cmds = {"eino": [f"{w}/eino/eino-bench"], "floor": [f"{w}/floor"],
+        "agentty": [f"{w}/agentty/agentty-bench"], "agentty-inline": [f"{w}/agentty/agentty-bench"]}
+env_of = {"agentty-inline": {"INLINE": "1"}}
+peers = os.environ["PEERS"].split()
+rounds, target = int(os.environ["ROUNDS"]), float(os.environ["TARGET_MS"]) * 1000
+S = int(os.environ["S"])
+cases = [("steps", int(n), [str(n)], int(n)) for n in os.environ["STEPS"].split()] + \
+        [("concur", int(m), [str(m), str(S)], int(m) * S) for m in os.environ["RUNS"].split()]
+
+def measure(peer, mode, args, steps):
+    """Runs the peer until its measured CPU adds up to target: CPU µs per step."""
+    cpu = done = procs = 0
+    env = dict(os.environ, **env_of.get(peer, {}))
+    while cpu < target:
+        out = subprocess.run(cmds[peer] + [mode] + args, env=env, capture_output=True, text=True, check=True).stdout
+        per = float(re.search(r"cpu_us_per_step=([0-9.]+)", out).group(1))
+        cpu, done, procs = cpu + per * steps, done + steps, procs + 1
+    return cpu / done, procs
+
 cpu = collections.defaultdict(list)
-for l in open(sys.argv[1]):
-    r, peer, mode, v = l.split()
-    cpu[(peer, mode)].append(float(v))
-for mode in ("steps", "concur"):
-    e = cpu[("eino", mode)]
-    for peer in ("eino", "floor", "agentty", "agentty-inline"):
-        c = cpu[(peer, mode)]
-        print(f"{peer:15} {mode:6} cpu {st.median(c):6.2f} us/step (min {min(c):.2f})   "
-              f"eino's / this: {min(e)/min(c):5.1f}x (best rounds), {st.median(e)/st.median(c):5.1f}x (medians)")
-    f = cpu[("floor", mode)]
-    for peer in ("agentty", "agentty-inline"):
-        c = cpu[(peer, mode)]
-        print(f"{peer:15} {mode:6} agentty / floor: {min(c)/min(f):4.2f}x (best rounds), {st.median(c)/st.median(f):4.2f}x (medians)")
+procs = {}
+for r in range(1, rounds + 1):
+    for mode, size, args, steps in cases:
+        for peer in peers:
+            v, n = measure(peer, mode, args, steps)
+            cpu[(peer, mode, size)].append(v)
+            procs[(peer, mode, size)] = n
+            print(f"round {r} {peer:15} {mode:6} {size:6} {v:7.3f} us/step ({n} processes)", flush=True)
+
+def spread(c):
+    m = st.median(c)
+    cv = st.pstdev(c) / st.mean(c) * 100 if len(c) > 1 else 0.0
+    flag = "  SPREAD OVER 10%" if cv > 10 else ""
+    return m, f"median {m:6.3f} us/step (min {min(c):.3f}, max {max(c):.3f}, cv {cv:4.1f}%){flag}"
+
+print("\nCPU per step, medians of the rounds:")
+for mode, size, _, _ in cases:
+    for peer in peers:
+        c = cpu[(peer, mode, size)]
+        m, line = spread(c)
+        extra = ""
+        if "eino" in peers and peer != "eino":
+            extra = f"   eino / this {st.median(cpu[('eino', mode, size)]) / m:5.2f}x"
+        print(f"{peer:15} {mode:6} {size:6} {line}{extra}")
+if "floor" in peers:
+    print("\nagentty over the floor (medians; the spread is of the ratio round by round):")
+    for mode, size, _, _ in cases:
+        f = cpu[("floor", mode, size)]
+        for peer in ("agentty", "agentty-inline"):
+            if peer not in peers:
+                continue
+            c = cpu[(peer, mode, size)]
+            ratios = [a / b for a, b in zip(c, f)]
+            cv = st.pstdev(ratios) / st.mean(ratios) * 100 if len(ratios) > 1 else 0.0
+            print(f"{peer:15} {mode:6} {size:6} {st.median(c) / st.median(f):5.2f}x  (round by round {min(ratios):.2f}-{max(ratios):.2f}x, cv {cv:4.1f}%)")
+for peer in ("agentty", "agentty-inline", "floor"):
+    if peer not in peers:
+        continue
+    for mode in ("steps", "concur"):
+        sizes = sorted({size for m, size, _, _ in cases if m == mode})
+        if len(sizes) > 1:
+            lo, hi = st.median(cpu[(peer, mode, sizes[0])]), st.median(cpu[(peer, mode, sizes[-1])])
+            print(f"{peer:15} {mode:6} CPU per step at {sizes[-1]} over {sizes[0]}: {hi / lo:4.2f}x")
 PY

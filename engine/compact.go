@@ -178,6 +178,18 @@ func cmpOr(a, b int) int {
 	return b
 }
 
+// userTurns are the indexes of the history's user messages, in order,
+// brought up to date with the history first: a look back for the last
+// turns costs nothing however long the run.
+func (s *Session) userTurns() []int {
+	for ; s.indexed < len(s.History); s.indexed++ {
+		if s.History[s.indexed].Role == RoleUser {
+			s.users = append(s.users, s.indexed)
+		}
+	}
+	return s.users
+}
+
 // lastUser is the index of the last user message of History, or -1.
 func (s *Session) lastUser() int {
 	if users := s.userTurns(); len(users) > 0 {

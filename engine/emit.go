@@ -82,6 +82,10 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 		return tr.err // nothing is run past an event the sink did not take
 	}
 	switch d := data.(type) {
+	case *Prompt:
+		if tr.root.prompts[d.Hash] {
+			return nil // a sibling sub-run journaled it first
+		}
 	case *StepStarted:
 		r.step = tr.root.Steps + 1
 	case *UsageRecorded:

@@ -21,10 +21,22 @@ type Prompt struct {
 // a check of one hash a step; a sub-run's or another agent's prompt is
 // journaled as it first comes.
 func (r *run) recordPrompt(t time.Time, hash uint64, tools []ToolSchema) error {
-	if r.root.prompts[hash] {
+	if r.promptSeen(hash) {
 		return nil
 	}
 	return r.emitAt(t, Perceive, KindPrompt, &Prompt{Hash: hash, System: r.prof.system, Instructions: r.instructions, Tools: tools})
+}
+
+// promptSeen reports whether the session journaled the prompt: the root
+// session's, under the tree's lock when sub-runs share it (emitShared
+// checks again as it emits, so two sub-runs never both journal one).
+func (r *run) promptSeen(hash uint64) bool {
+	if r.tree == nil {
+		return r.root.prompts[hash]
+	}
+	r.tree.mu.Lock()
+	defer r.tree.mu.Unlock()
+	return r.tree.root.prompts[hash]
 }
 
 // notePrompt remembers that the session journaled a prompt.

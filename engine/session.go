@@ -194,18 +194,6 @@ func (s *Session) appendHistory(m *Message) {
 	s.tokens = append(s.tokens, s.tokens[len(s.tokens)-1]+estimateMessage(m))
 }
 
-// userTurns are the indexes of the history's user messages, in order,
-// brought up to date with the history first: a look back for the last
-// turns costs nothing however long the run.
-func (s *Session) userTurns() []int {
-	for ; s.indexed < len(s.History); s.indexed++ {
-		if s.History[s.indexed].Role == RoleUser {
-			s.users = append(s.users, s.indexed)
-		}
-	}
-	return s.users
-}
-
 // appendMessage appends a user's or the assistant's message.
 func (s *Session) appendMessage(role Role, content string, calls []ToolCall) {
 	s.appendHistory(&Message{Role: role, Content: content, ToolCalls: calls})
@@ -327,6 +315,9 @@ func (s *Session) applyOther(ev *Event) error {
 // yet), and what it shares to the session's.
 func (s *Session) applyTo(sub *Session, ev *Event) error {
 	switch d := ev.Data.(type) {
+	case *Prompt: // the session's, whichever run journaled it
+		s.notePrompt(d)
+		return nil
 	case *RunStarted:
 		if sub == nil {
 			if s.subs == nil {
