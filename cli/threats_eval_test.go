@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +25,21 @@ func hostileEvalRows() []hostile {
 		check: func(t *testing.T, f *fixture, r hostileResult) {
 			if r.code != 2 || !strings.Contains(r.stderr, "prompt.fifo") || r.took > 10*time.Second {
 				t.Errorf("exit %d after %v\n%s", r.code, r.took, r.stderr)
+			}
+		},
+	}, {
+		name: "a recording that is a FIFO, and one that leads to /dev/zero",
+		setup: func(t *testing.T, f *fixture) {
+			f.write(t, "evals.yaml", suite+"  - name: subs\n    task: \"what is 5-3\"\n")
+			f.fifo(t, filepath.Join(f.ws, "rec", "adds.jsonl"))
+			if err := os.Symlink("/dev/zero", filepath.Join(f.ws, "rec", "subs.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		args: []string{"eval", "evals.yaml", "--replay", "rec"},
+		check: func(t *testing.T, f *fixture, r hostileResult) {
+			if r.code != 1 || strings.Count(r.stdout, "not a regular file") != 2 || r.took > 10*time.Second {
+				t.Errorf("exit %d after %v\n%s\n%s", r.code, r.took, r.stdout, r.stderr)
 			}
 		},
 	}, {

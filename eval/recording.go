@@ -7,18 +7,27 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
 
-// readRecording reads a recorded journal.
+// maxRecording bounds a recording: a journal of a case's runs.
+const maxRecording = 256 << 20
+
+// readRecording reads a recorded journal: a regular file of at most
+// maxRecording bytes (a recording is a file of the workspace: a FIFO or a
+// device is refused at once, never waited on or read without end).
 func readRecording(path string) ([]engine.Event, error) {
-	b, err := os.ReadFile(path)
+	b, more, err := config.ReadAtMost(path, maxRecording)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no recording at %s (record it with --record)", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	if more {
+		return nil, fmt.Errorf("recording %s: larger than %d MiB", path, maxRecording>>20)
 	}
 	l := sessions.Read(b, path, "recording")
 	if l.Corrupt != nil {
