@@ -99,17 +99,27 @@ func diffTools(b *strings.Builder, was, now []engine.ToolSchema) {
 	if len(removed) > 0 {
 		fmt.Fprintf(b, "\n  tools removed: %s", printable(strings.Join(removed, ", ")))
 	}
+	lines := 0
 	for _, t := range now {
 		o, ok := old[t.Name]
 		if !ok {
 			continue
 		}
 		if o.Description != t.Description {
-			fmt.Fprintf(b, "\n  tool %s: its description changed: %q, was %q", t.Name, printable(t.Description), printable(o.Description))
+			lines++
+			if lines <= maxDiffLines {
+				fmt.Fprintf(b, "\n  tool %s: its description changed: %q, was %q", printable(t.Name), printable(t.Description), printable(o.Description))
+			}
 		}
 		if !bytes.Equal(o.Parameters, t.Parameters) {
-			fmt.Fprintf(b, "\n  tool %s: its parameters changed: %s", t.Name, diffParams(o.Parameters, t.Parameters))
+			lines++
+			if lines <= maxDiffLines {
+				fmt.Fprintf(b, "\n  tool %s: its parameters changed (+ added, - removed, ~ changed): %s", printable(t.Name), diffParams(o.Parameters, t.Parameters))
+			}
 		}
+	}
+	if lines > maxDiffLines {
+		fmt.Fprintf(b, "\n  … %d more changes of tools", lines-maxDiffLines)
 	}
 }
 
@@ -145,7 +155,7 @@ func diffParams(was, now json.RawMessage) string {
 	if len(parts) == 0 {
 		return "the same fields, written otherwise"
 	}
-	return strings.Join(parts, " ") + " (+ added, - removed, ~ changed)"
+	return printable(strings.Join(parts, " ")) // a recording's names: clipped, no control character
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -127,7 +128,7 @@ func TestStaleRecordingSaysWhatChanged(t *testing.T) {
 		"the system prompt (3 lines, 3 when recorded):\n    - Answer in JSON.\n    + Answer in JSON, briefly.",
 		"tools added: escalate", "tools removed: refund",
 		`tool read_order: its description changed: "Read one order by its id.", was "Read an order."`,
-		"tool read_order: its parameters changed: +lines required [id lines], was [id]",
+		"tool read_order: its parameters changed (+ added, - removed, ~ changed): +lines required [id lines], was [id]",
 	} {
 		if !strings.Contains(res.Err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, res.Err)
@@ -167,6 +168,13 @@ func TestHostileRecordingIsBounded(t *testing.T) {
 			for _, n := range names {
 				q.Tools = append(q.Tools, engine.ToolSchema{Name: n, Parameters: []byte(`{}`)})
 			}
+			// The real tool's name, with thousands of hostile parameters.
+			props := map[string]any{}
+			for _, l := range lines {
+				props[l] = map[string]any{"type": "string"}
+			}
+			params, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": lines})
+			q.Tools = append(q.Tools, engine.ToolSchema{Name: "echo", Description: lines[0], Parameters: params})
 			hostile[i].Data = &q
 		}
 	}
