@@ -61,7 +61,8 @@ func triageModel(t *testing.T) *enginetest.Server {
 		case strings.Contains(result, "cracked"):
 			category, reply = "damaged", "Sorry about the cracked lid: a new one is on its way."
 		case strings.Contains(result, "shipped"):
-			category, reply = "shipping", "It shipped with DHL on 2026-11-24 and is on its way."
+			carrier := regexp.MustCompile(`"carrier": "(\w+)"`).FindStringSubmatch(result)
+			category, reply = "shipping", "It shipped with "+carrier[1]+" on 2026-11-24 and is on its way."
 		}
 		b, _ := json.Marshal(map[string]string{"category": category, "order": order, "reply": reply})
 		return answer(string(b))
@@ -209,5 +210,30 @@ func TestCaseFromAnAgentSession(t *testing.T) {
 	os.WriteFile(suite, []byte("agent: triage\ncases:\n"+out), 0o644)
 	if code, out, errs := runCLI(t, context.Background(), env, "eval", suite, "--workspace", abs, "--model", "gpt-4o-mini"); code != 0 {
 		t.Errorf("the case pasted: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestCompareGivesTheRecordedResults: --compare's live runs get the tools'
+// recorded results where the calls match: with the order file changed
+// since the recording (another carrier), the live answer still says what
+// the recorded file said, and no case differs.
+func TestCompareGivesTheRecordedResults(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(ws, os.DirFS(triageDir)); err != nil {
+		t.Fatal(err)
+	}
+	order := filepath.Join(ws, "orders", "A-1002.json")
+	b, _ := os.ReadFile(order)
+	os.WriteFile(order, []byte(strings.Replace(string(b), "DHL", "UPS", 1)), 0o644)
+	srv := triageModel(t)
+	code, out, errs := runCLI(t, context.Background(), triageEnv(t, srv), "eval", filepath.Join(ws, "evals.yaml"), "--workspace", ws,
+		"--replay", filepath.Join(ws, "recordings"), "--compare", "--model", "gpt-4o-mini")
+	if code != 0 || !strings.Contains(out, "0 of 3 cases differ") || strings.Contains(out, "UPS") {
+		t.Errorf("--compare with an order changed since the recording: exit %d\n%s%s", code, out, errs)
+	}
+	// Run live without the recordings, the change shows.
+	code, out, _ = runCLI(t, context.Background(), triageEnv(t, srv), "eval", filepath.Join(ws, "evals.yaml"), "--workspace", ws, "--model", "gpt-4o-mini")
+	if code != 1 || !strings.Contains(out, "UPS") {
+		t.Errorf("live with the changed order: exit %d\n%s", code, out)
 	}
 }

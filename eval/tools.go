@@ -11,8 +11,10 @@ import (
 
 // recordedTools gives a live run the tool results of a recording: a call
 // of the same tool with the same arguments as a recorded call gets that
-// call's result (each recorded result once, in the order recorded); any
-// other call runs the tool. A comparison then tells the agent's change
+// call's result (each recorded result once, in the order recorded, whichever
+// run of the session made it); any other call runs the tool. The pure
+// tools that work on the run's own state (Inline: memory, arithmetic, the
+// clock) always run. A comparison then tells the agent's change
 // from the world's.
 type recordedTools struct {
 	mu      sync.Mutex
@@ -77,6 +79,9 @@ func (rt *recordedTools) wrap(reg *engine.Registry) (*engine.Registry, error) {
 	}
 	ts := reg.Tools()
 	for i := range ts {
+		if ts[i].Inline {
+			continue // a pure tool of the run's own (memory, arithmetic, the clock): it runs
+		}
 		name, run := ts[i].Name, ts[i].Func
 		ts[i].Func = func(ctx context.Context, c *engine.Call) (string, error) {
 			if r, ok := rt.take(name, c.Args); ok {
