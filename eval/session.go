@@ -102,7 +102,7 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 		return "", err
 	}
 	tasks, tools, memory, last := sessionFacts(l.Events)
-	agent := l.Session.Agent
+	agent := firstAgent(l.Events)
 	if len(tasks) == 0 {
 		return "", fmt.Errorf("session %s has no runs to make a case of", id)
 	}
@@ -154,7 +154,8 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite\n", id)
 	if agent != "" {
-		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", agent, agent)
+		a := engine.OneLine(agent, 60)
+		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", a, a)
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -229,4 +230,15 @@ func schemaFor(answer, agent string, schemaOf func(string) json.RawMessage) stri
 		return ""
 	}
 	return b.String()
+}
+
+// firstAgent is the agent the session's first top-level run started as
+// (a handoff later changes who answers, not whom a case starts with).
+func firstAgent(events []engine.Event) string {
+	for _, ev := range events {
+		if _, ok := ev.Data.(*engine.RunStarted); ok && ev.ParentRun == "" {
+			return ev.Agent
+		}
+	}
+	return ""
 }

@@ -14,39 +14,60 @@ import (
 // gen_ai.system_instructions, from the session's prompt event.
 
 // maxInputBytes bounds gen_ai.input.messages: the latest messages that
-// fit, the rest counted in agentty.input.dropped_messages.
+// fit, the rest counted in agentty.input.dropped_messages. A run's sink
+// keeps no more than that of its messages.
 const maxInputBytes = 64 << 10
 
 // maxSystems bounds the prompts a Sink remembers.
 const maxSystems = 256
 
-// conversation is a run's messages, each marshalled once.
-type conversation struct{ msgs [][]byte }
+// maxMessageBytes bounds one message of gen_ai.input.messages: a longer
+// one has its texts clipped.
+const maxMessageBytes = 16 << 10
+
+// conversation is a run's latest messages, each marshalled once, within
+// maxInputBytes all told; dropped counts those left out before them.
+type conversation struct {
+	msgs    [][]byte
+	size    int
+	dropped int
+}
 
 func (c *conversation) add(m message) {
 	b, _ := json.Marshal(m)
+	if len(b) > maxMessageBytes {
+		for i := range m.Parts {
+			p := &m.Parts[i]
+			p.Content, p.Response = engine.Clip(p.Content, maxMessageBytes/4), engine.Clip(p.Response, maxMessageBytes/4)
+			if len(p.Arguments) > maxMessageBytes/4 {
+				p.Arguments, _ = json.Marshal(engine.Clip(string(p.Arguments), maxMessageBytes/4))
+			}
+		}
+		b, _ = json.Marshal(m)
+	}
 	c.msgs = append(c.msgs, b)
+	c.size += len(b) + 1
+	for len(c.msgs) > 1 && c.size+1 > maxInputBytes {
+		c.size -= len(c.msgs[0]) + 1
+		c.msgs[0] = nil
+		c.msgs = c.msgs[1:]
+		c.dropped++
+	}
 }
 
-// json is the latest messages that fit maxInputBytes (at least the last),
-// as a JSON list, and how many were left out.
+// json is the messages kept, as a JSON list, and how many were left out.
 func (c *conversation) json() (string, int) {
-	from, size := len(c.msgs), 2
-	for from > 0 && (from == len(c.msgs) || size+len(c.msgs[from-1])+1 <= maxInputBytes) {
-		from--
-		size += len(c.msgs[from]) + 1
-	}
 	var b strings.Builder
-	b.Grow(size)
+	b.Grow(c.size + 2)
 	b.WriteByte('[')
-	for i, m := range c.msgs[from:] {
+	for i, m := range c.msgs {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.Write(m)
 	}
 	b.WriteByte(']')
-	return b.String(), from
+	return b.String(), c.dropped
 }
 
 // converse notes what ev adds to its run's messages; s.mu is held.
@@ -89,8 +110,10 @@ func (s *Sink) asked(r *runState, d *engine.ModelRequest) {
 
 // outcome marks a run span that ended without an answer: error status
 // with the stop reason as error.type (a cancel is the person's, not an
-// error), and an event naming the guardrail that stopped it.
-func outcome(run *span, ev engine.Event, d *engine.RunFinished) {
+// error), and an event naming the guardrail that stopped it. A guardrail's
+// reason quotes the text it stopped: without content, the status names
+// the guardrail alone.
+func outcome(run *span, ev engine.Event, d *engine.RunFinished, content bool) {
 	switch d.StopReason {
 	case engine.StopAnswered, engine.StopCancelled:
 		return
@@ -99,10 +122,13 @@ func outcome(run *span, ev engine.Event, d *engine.RunFinished) {
 	default:
 		run.attrs = append(run.attrs, KeyErrorType.String(string(d.StopReason)))
 	}
+	why := d.Error
 	if name, ok := engine.GuardrailOf(d.Error); ok {
 		run.event(EventGuardrail, ev.Time, []attribute.KeyValue{KeyGuardrailName.String(name)})
+		if !content {
+			why = "guardrail " + name + " stopped the run"
+		}
 	}
-	why := d.Error
 	if why == "" {
 		why = "stopped: " + string(d.StopReason)
 	}

@@ -87,8 +87,12 @@ func TestGuardrailStopIsAnError(t *testing.T) {
 		t.Fatalf("the run: %+v", r.res)
 	}
 	root := named(t, r.spans, "invoke_agent triage")[0]
-	if root.Status().Code != codes.Error || !strings.Contains(root.Status().Description, "no-refund-promise") {
-		t.Errorf("status %+v", root.Status())
+	if st := root.Status(); st.Code != codes.Error || st.Description != "guardrail no-refund-promise stopped the run" {
+		t.Errorf("status %+v: without content, the guardrail's name and not the text it quotes", st)
+	}
+	with := runTask(t, context.Background(), cfg, "my order is late", traces.Options{Content: true})
+	if st := named(t, with.spans, "invoke_agent triage")[0].Status(); !strings.Contains(st.Description, "the text matches") {
+		t.Errorf("status with content %+v: the guardrail's reason", st)
 	}
 	want(t, root, traces.KeyErrorType.String("guardrail"), traces.KeyStopReason.String("guardrail"))
 	found := false
@@ -132,4 +136,38 @@ func TestWorkflowSpansAreNamed(t *testing.T) {
 	want(t, named(t, spans, "invoke_workflow triage-all")[0], traces.KeyOperationName.String("invoke_workflow"), traces.KeyAgentName.String("triage-all"))
 	want(t, named(t, spans, "execute_tool agent [classify]")[0], traces.KeyWorkflowStep.String("classify"))
 	want(t, named(t, spans, "invoke_agent agentty")[0], traces.KeyWorkflowName.String("triage-all"), traces.KeyWorkflowStep.String("classify"))
+}
+
+// TestInputMessagesAreBounded: a task of 200 KiB and a hundred tool results
+// of 2 KiB give input messages of at most 64 KiB, valid JSON, the oldest
+// left out and counted, the task clipped.
+func TestInputMessagesAreBounded(t *testing.T) {
+	sink, sr := recorder(traces.Options{Content: true})
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	emit := func(step int, kind engine.Kind, data any) {
+		at = at.Add(time.Millisecond)
+		sink.Emit(engine.Event{Session: "s-1", Run: "run-1", Step: step, Kind: kind, Time: at, Data: data})
+	}
+	emit(0, engine.KindRunStarted, &engine.RunStarted{Task: strings.Repeat("t", 200<<10)})
+	for step := 1; step <= 101; step++ {
+		emit(step, engine.KindModelRequest, &engine.ModelRequest{})
+		if step == 101 {
+			emit(step, engine.KindDecision, &engine.Decided{Text: "done"})
+			break
+		}
+		emit(step, engine.KindDecision, &engine.Decided{ToolCalls: []engine.ToolCall{{ID: "c", Name: "echo", Args: json.RawMessage(`{}`)}}})
+		emit(step, engine.KindToolFinished, &engine.ToolFinished{ID: "c", Name: "echo", Status: engine.ToolOK, Result: strings.Repeat("r", 2<<10)})
+		emit(step, engine.KindStepFinished, &engine.StepFinished{ToolCalls: 1})
+	}
+	emit(101, engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopAnswered, Answer: "done"})
+	sink.Close()
+	chats := named(t, sr.Ended(), "chat")
+	first, last := attrs(chats[0]), attrs(chats[len(chats)-1])
+	if in := first[traces.KeyInputMessages].AsString(); len(in) > 64<<10 || !json.Valid([]byte(in)) || !strings.Contains(in, "ttt") {
+		t.Errorf("the first request's messages: %d bytes, valid %v", len(in), json.Valid([]byte(in)))
+	}
+	in := last[traces.KeyInputMessages].AsString()
+	if len(in) > 64<<10 || !json.Valid([]byte(in)) || last[traces.KeyDroppedMessages].AsInt64() == 0 {
+		t.Errorf("the last request's messages: %d bytes, valid %v, %d left out", len(in), json.Valid([]byte(in)), last[traces.KeyDroppedMessages].AsInt64())
+	}
 }

@@ -193,7 +193,11 @@ func (s *Sink) runEvent(r *runState, ev engine.Event) {
 	case *engine.WorkflowStarted:
 		r.workflow(d)
 	case *engine.AnswerRejected:
-		r.run.event(EventAnswerRejected, ev.Time, []attribute.KeyValue{KeyRejectReason.String(d.Reason), KeyAttempts.Int(d.Attempt)})
+		attrs := []attribute.KeyValue{KeyAttempts.Int(d.Attempt)}
+		if s.opt.Content { // the reason may quote the answer
+			attrs = append(attrs, KeyRejectReason.String(d.Reason))
+		}
+		r.run.event(EventAnswerRejected, ev.Time, attrs)
 	case *engine.GatePaused:
 		attrs := []attribute.KeyValue{KeyGateAt.String(string(d.At)), KeyGateReason.String(string(d.Reason))}
 		if d.ToolCall != nil {
@@ -425,7 +429,7 @@ func (s *Sink) finishRun(r *runState, ev engine.Event, d *engine.RunFinished) {
 			run.attrs = append(run.attrs, KeyOutputMessages.String(messages("assistant", answer)))
 		}
 	}
-	outcome(run, ev, d)
+	outcome(run, ev, d, s.opt.Content)
 	run.end = ev.Time
 	s.send(r, run)
 }
