@@ -205,6 +205,7 @@ const transcriptClip = 4000
 // a summary call.
 func (s *Session) transcript(upto int) string {
 	var b strings.Builder
+	b.Grow(4*s.tokensOf(s.upto, upto) + len(s.summary) + 64) // about the text's size: written once, not regrown
 	if s.upto > 0 {
 		b.WriteString("Summary of what came before:\n")
 		b.WriteString(s.summary)
@@ -222,11 +223,15 @@ func (s *Session) transcript(upto int) string {
 				quote(&b, Clip(m.Content, transcriptClip))
 			}
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(&b, "\nAgent calls %s ", c.Name)
+				b.WriteString("\nAgent calls ")
+				b.WriteString(c.Name)
+				b.WriteByte(' ')
 				quote(&b, Clip(string(c.Args), 400))
 			}
 		case RoleTool:
-			fmt.Fprintf(&b, "\nResult of %s: ", m.Name)
+			b.WriteString("\nResult of ")
+			b.WriteString(m.Name)
+			b.WriteString(": ")
 			quote(&b, Clip(m.Content, transcriptClip))
 		}
 	}
@@ -237,7 +242,16 @@ func (s *Session) transcript(upto int) string {
 // so that no line of it can pass for a label of the transcript ("Person:
 // …" in a tool's output is data, not the person).
 func quote(b *strings.Builder, text string) {
-	b.WriteString(strings.ReplaceAll(text, "\n", "\n    "))
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			b.WriteString(text)
+			return
+		}
+		b.WriteString(text[:i])
+		b.WriteString("\n    ")
+		text = text[i+1:]
+	}
 }
 
 // ask calls model with req, retrying what is worth retrying as decide
