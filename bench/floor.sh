@@ -19,7 +19,8 @@
 # Env: ROUNDS (5), TARGET_MS (1000), STEPS ("1000 10000 50000": the run
 # lengths), RUNS ("1000 10000 50000": the runs at once), S (10 steps each),
 # PEERS ("eino floor agentty agentty-inline"), SHARED (the harness's folder,
-# ../shared/bench).
+# ../shared/bench), BASE (a git revision: agentty as it was there is measured
+# too, as base and base-inline, in the same rounds: a before and after).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 shared=$(cd "${SHARED:-$src/../shared/bench}" && pwd)
@@ -31,6 +32,13 @@ chmod -R u+w "$work"
 ( cd "$work/eino" && go build -o eino-bench . )
 ( cd "$work/agentty" && go mod edit -replace "github.com/agentty/agentty=$src" && go mod tidy >/dev/null 2>&1 && go build -o agentty-bench . )
 ( cd "$src" && go build -o "$work/floor" ./bench/floor )
+if [ -n "${BASE:-}" ]; then # agentty at another revision, side by side in the same rounds
+  git -C "$src" worktree add -f --detach "$work/base-src" "$BASE" >/dev/null 2>&1
+  trap 'git -C "$src" worktree remove --force "$work/base-src" >/dev/null 2>&1; rm -rf "$work"' EXIT
+  cp -r "$shared/agentty" "$work/base" && chmod -R u+w "$work/base"
+  ( cd "$work/base" && go mod edit -replace "github.com/agentty/agentty=$work/base-src" && go mod tidy >/dev/null 2>&1 && go build -o agentty-bench . )
+  PEERS="${PEERS} base base-inline"
+fi
 echo "$(go version); agentty $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores;" \
   "$ROUNDS rounds of ${TARGET_MS} ms of CPU per measurement"
 export WORK=$work
@@ -38,8 +46,9 @@ python3 - <<'PY'
 import os, re, subprocess, statistics as st, collections, sys
 w = os.environ["WORK"]
 cmds = {"eino": [f"{w}/eino/eino-bench"], "floor": [f"{w}/floor"],
-        "agentty": [f"{w}/agentty/agentty-bench"], "agentty-inline": [f"{w}/agentty/agentty-bench"]}
-env_of = {"agentty-inline": {"INLINE": "1"}}
+        "agentty": [f"{w}/agentty/agentty-bench"], "agentty-inline": [f"{w}/agentty/agentty-bench"],
+        "base": [f"{w}/base/agentty-bench"], "base-inline": [f"{w}/base/agentty-bench"]}
+env_of = {"agentty-inline": {"INLINE": "1"}, "base-inline": {"INLINE": "1"}}
 peers = os.environ["PEERS"].split()
 rounds, target = int(os.environ["ROUNDS"]), float(os.environ["TARGET_MS"]) * 1000
 S = int(os.environ["S"])
@@ -85,14 +94,14 @@ if "floor" in peers:
     print("\nagentty over the floor (medians; the spread is of the ratio round by round):")
     for mode, size, _, _ in cases:
         f = cpu[("floor", mode, size)]
-        for peer in ("agentty", "agentty-inline"):
+        for peer in ("agentty", "agentty-inline", "base", "base-inline"):
             if peer not in peers:
                 continue
             c = cpu[(peer, mode, size)]
             ratios = [a / b for a, b in zip(c, f)]
             cv = st.pstdev(ratios) / st.mean(ratios) * 100 if len(ratios) > 1 else 0.0
             print(f"{peer:15} {mode:6} {size:6} {st.median(c) / st.median(f):5.2f}x  (round by round {min(ratios):.2f}-{max(ratios):.2f}x, cv {cv:4.1f}%)")
-for peer in ("agentty", "agentty-inline", "floor"):
+for peer in ("agentty", "agentty-inline", "base", "base-inline", "floor"):
     if peer not in peers:
         continue
     for mode in ("steps", "concur"):

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 
 	"context"
@@ -20,9 +21,12 @@ import (
 // it), a worker in this process taking N runs at once, an instant model
 // (one decision, the answer), each run journaled in JetStream. b.N
 // requests are submitted, and the clock stops when the last is
-// acknowledged.
+// acknowledged. Beside runs/s: the synced writes a second the runs made
+// (the messages of agentty's file-stored streams: the journal, the queue,
+// the sessions' meta, the writers' leases), to hold against the bus's own
+// limit (BenchmarkSyncedPublishes in bus).
 func BenchmarkServeRuns(b *testing.B) {
-	for _, n := range []int{1, 2, 4} {
+	for _, n := range []int{1, 2, 4, 16, 64} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			srv := natsServer(b)
 			script := filepath.Join(b.TempDir(), "script.json")
@@ -57,10 +61,16 @@ func BenchmarkServeRuns(b *testing.B) {
 			}
 			// One run first, so that the worker's setup is made.
 			submitAndDrain(b, ctx, queue, 1)
+			js, _ := jetstream.New(nc)
+			before := syncedWrites(b, ctx, js)
 			b.ResetTimer()
 			start := time.Now()
 			submitAndDrain(b, ctx, queue, b.N)
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+			took := time.Since(start).Seconds()
+			b.ReportMetric(float64(b.N)/took, "runs/s")
+			writes := syncedWrites(b, ctx, js) - before
+			b.ReportMetric(float64(writes)/took, "writes/s")
+			b.ReportMetric(float64(writes)/float64(b.N), "writes/run")
 		})
 	}
 }
@@ -83,4 +93,22 @@ func submitAndDrain(b *testing.B, ctx context.Context, queue *bus.Queue, n int) 
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// syncedWrites sums the messages ever stored in agentty's file-stored
+// streams (the heartbeats' bucket is in memory and syncs nothing).
+func syncedWrites(b *testing.B, ctx context.Context, js jetstream.JetStream) uint64 {
+	var n uint64
+	for _, name := range []string{bus.JournalStream, bus.RunsStream, "KV_" + bus.SessionsBucket, "KV_" + bus.WritersBucket} {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += info.State.LastSeq
+	}
+	return n
 }

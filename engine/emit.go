@@ -83,7 +83,7 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	}
 	switch d := data.(type) {
 	case *Prompt:
-		if tr.root.prompts[d.Hash] {
+		if tr.root.journaledPrompt(d.Hash) {
 			return nil // a sibling sub-run journaled it first
 		}
 	case *StepStarted:

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // KindPrompt: what a run's requests are asked with besides their messages
 // (the system prompt, the project instructions, the tools' schemas),
@@ -32,17 +35,23 @@ func (r *run) recordPrompt(t time.Time, hash uint64, tools []ToolSchema) error {
 // checks again as it emits, so two sub-runs never both journal one).
 func (r *run) promptSeen(hash uint64) bool {
 	if r.tree == nil {
-		return r.root.prompts[hash]
+		return r.root.journaledPrompt(hash)
 	}
 	r.tree.mu.Lock()
 	defer r.tree.mu.Unlock()
-	return r.tree.root.prompts[hash]
+	return r.tree.root.journaledPrompt(hash)
 }
 
-// notePrompt remembers that the session journaled a prompt.
+// notePrompt remembers that the session journaled a prompt. A session has
+// a few (its agents', a changed instruction file's): a list, no map to
+// make for every session.
 func (s *Session) notePrompt(p *Prompt) {
-	if s.prompts == nil {
-		s.prompts = map[uint64]bool{}
+	if !s.journaledPrompt(p.Hash) {
+		s.prompts = append(s.prompts, p.Hash)
 	}
-	s.prompts[p.Hash] = true
+}
+
+// journaledPrompt reports whether the session journaled the prompt.
+func (s *Session) journaledPrompt(hash uint64) bool {
+	return slices.Contains(s.prompts, hash)
 }

@@ -62,7 +62,7 @@ type Session struct {
 	users   []int
 	indexed int
 	// prompts are the hashes of the prompts journaled (prompt.go).
-	prompts map[uint64]bool
+	prompts []uint64
 
 	memory []Fact // replaced, never modified in place: a Request may hold it
 	// tokens[i] is the estimated token count of History[:i].
