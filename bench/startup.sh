@@ -30,7 +30,8 @@ versions="" runs="" cpus="" frames="" inits=""
 for _ in $(seq 1 "$ROUNDS"); do
   t=$EPOCHREALTIME; "$bin" --version >/dev/null; versions="$versions $(ms_since "$t")"
   t=$EPOCHREALTIME; "$bin" run --model offline 'what is 2+2' >/dev/null 2>&1; runs="$runs $(ms_since "$t")"
-  cpus="$cpus $( { /usr/bin/time -f '%U %S' "$bin" run --model offline 'what is 2+2' >/dev/null 2>/dev/null; } 2>&1 | tail -1 | awk '{printf "%.0f", ($1 + $2) * 1000}')"
+  /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$bin" run --model offline 'what is 2+2' >/dev/null 2>&1
+  cpus="$cpus $(awk '{printf "%.0f", ($1 + $2) * 1000}' "$tmp/cpu")"
   inits="$inits $(GODEBUG=inittrace=1 "$bin" --version 2>&1 >/dev/null | awk '/^init/ {ms += $5} END {printf "%.1f", ms}')"
   rm -f "$tmp/t0"
   # The window's shell notes the time and becomes agentty: the clock starts there.
