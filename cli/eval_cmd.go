@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -382,5 +383,13 @@ func suiteAgentError(opts *evalOptions, suite *eval.Suite, err error) error {
 	if opts.App.Agent != "" || suite.Agent == "" || !strings.HasPrefix(err.Error(), "--agent ") {
 		return err
 	}
-	return fmt.Errorf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
+	msg := fmt.Sprintf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
+	// The suite beside its workspace's agents, run from elsewhere.
+	dir := filepath.Dir(suite.File)
+	if app.AbsDir(dir) != app.AbsDir(cmp.Or(opts.App.Workspace, ".")) {
+		if st, serr := os.Stat(filepath.Join(dir, ".agentty", "agents")); serr == nil && st.IsDir() {
+			msg += fmt.Sprintf("; the suite's folder has agents of its own: run it with --workspace %s", config.ShellQuote(dir))
+		}
+	}
+	return errors.New(msg)
 }

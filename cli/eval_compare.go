@@ -29,7 +29,12 @@ func evalCompareUsage(opts *evalOptions) error {
 	case opts.JUnitFile != "" || opts.JSONFile != "":
 		return errors.New("--junit and --json report one run of the suite, not a comparison")
 	case len(opts.Variants) == 1:
-		return errors.New("--variants wants two prompt files or more, comma-separated (one is --compare)")
+		return errors.New("--variants wants two prompt files or more, comma-separated (to hold one prompt against the recordings: --replay DIR --compare)")
+	}
+	for _, v := range opts.Variants { // before anything runs
+		if _, err := config.ReadSmall(v); err != nil {
+			return fmt.Errorf("--variants %s: %v", v, err)
+		}
 	}
 	return nil
 }

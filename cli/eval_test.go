@@ -522,12 +522,10 @@ func TestEvalFromSession(t *testing.T) {
 			t.Errorf("the cases lack %q:\n%s", want, joined)
 		}
 	}
-	var suite strings.Builder
+	var suite strings.Builder // the cases pasted under cases: as they are printed
 	suite.WriteString("cases:\n")
 	for _, text := range texts {
-		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-			suite.WriteString("  " + line + "\n")
-		}
+		suite.WriteString(text)
 	}
 	code, out, errs := runCLI(t, context.Background(), agentEnv(t), "eval", writeSuite(t, suite.String()))
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed") {

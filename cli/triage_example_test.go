@@ -96,12 +96,15 @@ func TestTriageExample(t *testing.T) {
 			t.Fatalf("recording: exit %d\n%s%s", code, out, errs)
 		}
 	}
+	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "eval", suite, "--replay", recs); code != 2 || !strings.Contains(errs, "run it with --workspace") {
+		t.Errorf("the suite run from another folder: exit %d: %s", code, errs)
+	}
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "eval", suite, "--workspace", abs, "--replay", recs)
 	if code != 0 || strings.Count(out, "PASS") != 3 {
 		t.Fatalf("the recordings replayed: exit %d\n%s%s", code, out, errs)
 	}
 
-	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "workflow", "run", filepath.Join(abs, "triage-all.yaml"), "--workspace", abs, "--model", "gpt-4o-mini",
+	code, out, errs = runCLI(t, context.Background(), triageEnv(t, srv), "workflow", "run", "triage-all", "--workspace", abs, "--model", "gpt-4o-mini",
 		"--input", `messages=["Order A-1002 has not arrived after a week.","My teapot from order A-1003 came with a cracked lid.","I want my money back for order A-1004."]`)
 	if code != 0 {
 		t.Fatalf("the workflow: exit %d\n%s%s", code, out, errs)
@@ -206,10 +209,12 @@ func TestCaseFromAnAgentSession(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "# it ran as agent triage") || !strings.Contains(out, `answer_json_schema: '{"properties":{"category":{"enum"`) {
 		t.Fatalf("--from-session: exit %d\n%s%s", code, out, errs)
 	}
-	suite := filepath.Join(t.TempDir(), "s.yaml")
-	os.WriteFile(suite, []byte("agent: triage\ncases:\n"+out), 0o644)
-	if code, out, errs := runCLI(t, context.Background(), env, "eval", suite, "--workspace", abs, "--model", "gpt-4o-mini"); code != 0 {
-		t.Errorf("the case pasted: exit %d\n%s%s", code, out, errs)
+	// Appended to the shipped suite (agentty eval --from-session ID >> evals.yaml), as eval -h shows.
+	b, _ := os.ReadFile(filepath.Join(abs, "evals.yaml"))
+	suite := filepath.Join(t.TempDir(), "evals.yaml")
+	os.WriteFile(suite, append(b, strings.ReplaceAll(out, "name: Order A-1002", "name: from a session, Order A-1002")...), 0o644)
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", suite, "--workspace", abs, "--model", "gpt-4o-mini"); code != 0 || !strings.Contains(out, "4 passed") {
+		t.Errorf("the case appended: exit %d\n%s%s", code, out, errs)
 	}
 }
 

@@ -138,7 +138,7 @@ func (o *outputSchema) check(answer string) (string, error) {
 	}
 	var inst any
 	if err := json.Unmarshal([]byte(text), &inst); err != nil {
-		return "", fmt.Errorf("the answer is not JSON (%v)", err)
+		return "", fmt.Errorf("the answer is not JSON (%v): it begins %q", err, OneLine(text, 60))
 	}
 	if err := o.sch.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError

@@ -152,7 +152,7 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	add("assert", asserts)
 	doc := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{c}}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite\n", id)
+	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite (or >> a suite whose cases come last)\n", id)
 	if agent != "" {
 		a := engine.OneLine(agent, 60)
 		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", a, a)
@@ -163,7 +163,15 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 		return "", err
 	}
 	enc.Close()
-	return b.String(), nil
+	// Indented as a suite's cases are (two spaces), so that it can be
+	// appended to one as it is.
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			out.WriteString("  " + line)
+		}
+	}
+	return out.String(), nil
 }
 
 // distinctive picks a part of an answer to assert on: its last number, or

@@ -272,7 +272,7 @@ func (p Planner) finish(states map[string]*stepState) (engine.Decision, error) {
 	for _, s := range p.W.Steps {
 		st := states[s.ID]
 		if st.done() && st.failed() {
-			return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s: step %s failed after %d attempts: %s", p.W.Name, s.ID, st.attempt, firstError(st)))
+			return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s: step %s failed after %d %s: %s", p.W.Name, s.ID, st.attempt, engine.Plural(st.attempt, "attempt"), firstError(st)))
 		}
 	}
 	out := ""
@@ -292,9 +292,12 @@ func (p Planner) finish(states map[string]*stepState) (engine.Decision, error) {
 }
 
 func firstError(st *stepState) string {
-	for _, r := range st.results {
-		if isError(r) {
-			return strings.TrimSpace(strings.TrimPrefix(r, "error:"))
+	if r, ok := st.results[-1]; ok && isError(r) {
+		return strings.TrimSpace(strings.TrimPrefix(r, "error:"))
+	}
+	for _, k := range st.itemKeys() { // a foreach: the first item that failed, by its index
+		if r := st.results[k]; isError(r) {
+			return fmt.Sprintf("item %d: %s", k, strings.TrimSpace(strings.TrimPrefix(r, "error:")))
 		}
 	}
 	if st.check == nil || !st.done() {
