@@ -20,10 +20,12 @@ type Column struct {
 // verdicts, then, for each case whose verdict or answer differs between
 // columns, each column's answer and why it failed. It returns the cases
 // that changed.
-func WriteComparison(w io.Writer, cols []Column) (changed int) {
+func WriteComparison(out io.Writer, cols []Column) (changed int) {
 	if len(cols) == 0 || len(cols[0].Results) == 0 {
 		return 0
 	}
+	w := &trimmed{w: out}
+	defer w.flush()
 	width := len("case")
 	for _, c := range cols[0].Results {
 		width = max(width, utf8.RuneCountInString(c.Name))
@@ -112,4 +114,27 @@ func differs(cols []Column, k int) bool {
 		}
 	}
 	return false
+}
+
+// trimmed writes lines without the spaces that pad their last column.
+type trimmed struct {
+	w    io.Writer
+	line []byte
+}
+
+func (t *trimmed) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			t.flush()
+			t.w.Write([]byte{'\n'})
+			continue
+		}
+		t.line = append(t.line, c)
+	}
+	return len(p), nil
+}
+
+func (t *trimmed) flush() {
+	t.w.Write([]byte(strings.TrimRight(string(t.line), " ")))
+	t.line = t.line[:0]
 }

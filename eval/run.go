@@ -393,7 +393,7 @@ func (r *Runner) engineFor(j evalJob) (*engine.Engine, string, error) {
 	cfg.ModelName = "replay of " + filepath.Base(path)
 	cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
 	for i := range cfg.Agents {
-		cfg.Agents[i].Model = cfg.Model // the agents' decisions are in the one recording too
+		cfg.Agents[i].Model, cfg.Agents[i].ModelName = cfg.Model, cfg.ModelName // the agents' decisions are in the one recording too
 	}
 	if cfg.Compact.Model != nil {
 		cfg.Compact.Model = cfg.Model

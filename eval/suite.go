@@ -156,6 +156,10 @@ func normalizeJSON(v any) any {
 
 // yamlOneLine is a node written back as one line of flow YAML.
 func yamlOneLine(n *yaml.Node) string {
+	if len(n.Content) == 2 && n.Content[1].Kind == yaml.ScalarNode && n.Content[1].Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		// A block of text (a schema, a rubric): its words, not its escapes.
+		return engine.OneLine(n.Content[0].Value+": "+n.Content[1].Value, 120)
+	}
 	c := *n
 	c.Style = yaml.FlowStyle
 	var b bytes.Buffer
