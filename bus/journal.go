@@ -216,6 +216,26 @@ func (j *Journals) count(id string) (uint64, error) {
 	return n, nil
 }
 
+// has reports whether session id's journal has a message: one direct
+// read of its last, where count asks for the stream's info (a larger
+// answer the server builds for each call). A new session's first open
+// asks it.
+func (j *Journals) has(id string) (bool, error) {
+	found := false
+	err := retry(func(ctx context.Context) error {
+		_, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sessions: %s: %w", id, err)
+	}
+	return found, nil
+}
+
 // ReadMeta returns the meta stored for session id.
 func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 	if err := checkToken(id); err != nil {
@@ -230,11 +250,11 @@ func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 		return err
 	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		n, cerr := j.count(id)
+		has, cerr := j.has(id)
 		if cerr != nil {
 			return sessions.Meta{}, false, cerr
 		}
-		if n > 0 {
+		if has {
 			return sessions.Meta{}, false, nil
 		}
 		if m, ok, qerr := j.queuedMeta(id); qerr != nil || ok {
