@@ -426,9 +426,9 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 // exists reports ErrNotFound (wrapped) for a session with neither
 // messages nor meta.
 func (j *Journals) exists(id string) (bool, error) {
-	n, err := j.count(id)
-	if err != nil || n > 0 {
-		return n > 0, err
+	has, err := j.has(id)
+	if err != nil || has {
+		return has, err
 	}
 	if _, _, err := j.ReadMeta(id); err != nil {
 		return false, err

@@ -43,7 +43,7 @@ func (j *Journals) queuedIDs(seen map[string]bool) error {
 	})
 }
 
-// queuedMeta is the meta of session id from its first request waiting on
+// queuedMeta is the meta of session id from its latest request waiting on
 // the queue; ok is false when none waits.
 func (j *Journals) queuedMeta(id string) (m sessions.Meta, ok bool, err error) {
 	err = retry(func(ctx context.Context) error {
@@ -51,23 +51,19 @@ func (j *Journals) queuedMeta(id string) (m sessions.Meta, ok bool, err error) {
 		if st == nil || err != nil {
 			return err
 		}
-		info, err := st.Info(ctx, jetstream.WithSubjectFilter(runsPrefix+".*."+Token(id)))
+		// One direct read of the latest request of the session in any pool
+		// (the subject's wildcard), not the stream's info: a new session's
+		// first open asks it.
+		msg, err := st.GetLastMsgForSubject(ctx, runsPrefix+".*."+Token(id))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil // none waits, or it was taken meanwhile
+		}
 		if err != nil {
 			return err
 		}
-		for subj := range info.State.Subjects {
-			msg, err := st.GetLastMsgForSubject(ctx, subj)
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				continue // taken meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			var req RunRequest
-			if json.Unmarshal(msg.Data, &req) == nil && req.Session == id {
-				m, ok = sessions.Meta{ID: id, Title: sessions.Title(req.Task), Created: req.Submitted, Updated: req.Submitted, Format: engine.SchemaVersion}, true
-				return nil
-			}
+		var req RunRequest
+		if json.Unmarshal(msg.Data, &req) == nil && req.Session == id {
+			m, ok = sessions.Meta{ID: id, Title: sessions.Title(req.Task), Created: req.Submitted, Updated: req.Submitted, Format: engine.SchemaVersion}, true
 		}
 		return nil
 	})
