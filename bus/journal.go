@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentty/agentty/sessions"
@@ -69,6 +70,9 @@ type Journals struct {
 	// writers holds a lease per session being written (lease.go).
 	writers jetstream.KeyValue
 	atomic  bool // the stream takes atomic batches
+	// runsStream caches the queue's stream once found (queued.go): finding
+	// it asks the server for its info, a large answer.
+	runsStream atomic.Pointer[jetstream.Stream]
 
 	// ReadIdle bounds how long ReadJournal waits for the next message of
 	// a journal (DefaultReadIdle when 0); nothing bounds the whole read

@@ -18,11 +18,27 @@ import (
 
 // runs returns the run queue's stream, nil when there is none.
 func (j *Journals) runs(ctx context.Context) (jetstream.Stream, error) {
+	if st := j.runsStream.Load(); st != nil {
+		return *st, nil
+	}
 	st, err := j.js.Stream(ctx, RunsStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
 	}
+	if err == nil {
+		j.runsStream.Store(&st)
+	}
 	return st, err
+}
+
+// runsGone forgets the queue's stream after err said it is not there
+// (an operator deleted it): the next look finds it again, or none.
+func (j *Journals) runsGone(err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		j.runsStream.Store(nil)
+		return nil
+	}
+	return err
 }
 
 // queuedIDs adds to seen the sessions that have a request waiting.
@@ -34,7 +50,7 @@ func (j *Journals) queuedIDs(seen map[string]bool) error {
 		}
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter(runsPrefix+".*.*"))
 		if err != nil {
-			return err
+			return j.runsGone(err)
 		}
 		for subj := range info.State.Subjects {
 			seen[subj[strings.LastIndexByte(subj, '.')+1:]] = true
@@ -59,7 +75,7 @@ func (j *Journals) queuedMeta(id string) (m sessions.Meta, ok bool, err error) {
 			return nil // none waits, or it was taken meanwhile
 		}
 		if err != nil {
-			return err
+			return j.runsGone(err)
 		}
 		var req RunRequest
 		if json.Unmarshal(msg.Data, &req) == nil && req.Session == id {
