@@ -223,7 +223,7 @@ func (j *Journals) count(id string) (uint64, error) {
 // has reports whether session id's journal has a message: one direct
 // read of its last, where count asks for the stream's info (a larger
 // answer the server builds for each call). A new session's first open
-// asks it.
+// asks it. With replicas, a "none" is confirmed by count.
 func (j *Journals) has(id string) (bool, error) {
 	found := false
 	err := retry(func(ctx context.Context) error {
@@ -237,7 +237,20 @@ func (j *Journals) has(id string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sessions: %s: %w", id, err)
 	}
+	if !found && j.replicated() {
+		// A direct read may be answered by a replica that lags: "none"
+		// is asked again of the leader.
+		n, err := j.count(id)
+		return n > 0, err
+	}
 	return found, nil
+}
+
+// replicated reports whether the journal's stream keeps more than one
+// copy (as its info said when it was opened).
+func (j *Journals) replicated() bool {
+	info := j.stream.CachedInfo()
+	return info != nil && info.Config.Replicas > 1
 }
 
 // ReadMeta returns the meta stored for session id.
