@@ -203,56 +203,6 @@ func (j *Journals) IDs() ([]string, error) {
 	return ids, nil
 }
 
-// count returns the number of messages in session id's journal.
-func (j *Journals) count(id string) (uint64, error) {
-	var n uint64
-	err := retry(func(ctx context.Context) error {
-		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(subject(id)))
-		if err != nil {
-			return err
-		}
-		n = info.State.Subjects[subject(id)]
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sessions: %s: %w", id, err)
-	}
-	return n, nil
-}
-
-// has reports whether session id's journal has a message: one direct
-// read of its last, where count asks for the stream's info (a larger
-// answer the server builds for each call). A new session's first open
-// asks it. With replicas, a "none" is confirmed by count.
-func (j *Journals) has(id string) (bool, error) {
-	found := false
-	err := retry(func(ctx context.Context) error {
-		_, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil
-		}
-		found = err == nil
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("sessions: %s: %w", id, err)
-	}
-	if !found && j.replicated() {
-		// A direct read may be answered by a replica that lags: "none"
-		// is asked again of the leader.
-		n, err := j.count(id)
-		return n > 0, err
-	}
-	return found, nil
-}
-
-// replicated reports whether the journal's stream keeps more than one
-// copy (as its info said when it was opened).
-func (j *Journals) replicated() bool {
-	info := j.stream.CachedInfo()
-	return info != nil && info.Config.Replicas > 1
-}
-
 // ReadMeta returns the meta stored for session id.
 func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 	if err := checkToken(id); err != nil {
@@ -438,19 +388,6 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 		}
 	}
 	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, nil
-}
-
-// exists reports ErrNotFound (wrapped) for a session with neither
-// messages nor meta.
-func (j *Journals) exists(id string) (bool, error) {
-	has, err := j.has(id)
-	if err != nil || has {
-		return has, err
-	}
-	if _, _, err := j.ReadMeta(id); err != nil {
-		return false, err
-	}
-	return true, nil
 }
 
 // Remove purges session id's journal and deletes its meta. The server
