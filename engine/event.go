@@ -175,6 +175,8 @@ type Decided struct {
 	// Redacted are the ids of the calls whose arguments held a secret
 	// (Config.Redact), journaled without it; the tool got them as sent.
 	Redacted []string `json:"redacted,omitempty"`
+	// Model is the model that answered, as the server named it.
+	Model string `json:"model,omitempty"`
 }
 
 // ToolStarted is the payload of tool_started. Args are written as a

@@ -149,6 +149,9 @@ type Decision struct {
 	Reasoning string
 	ToolCalls []ToolCall
 	Usage     Usage
+	// Model is the model that answered, when the server says ("" when
+	// not): it may differ from the one asked for (an alias, a router).
+	Model string
 }
 
 // Model decides the next move. Errors that are worth retrying satisfy

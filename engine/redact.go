@@ -22,7 +22,7 @@ const secretArgsCall = "error: this tool call was not run: its arguments held a 
 // decided is the payload of the decision dec, asked for in attempts
 // attempts, with its calls' arguments as the journal keeps them.
 func (r *run) decided(dec Decision, attempts int) Decided {
-	d := Decided{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts}
+	d := Decided{Text: dec.Text, Reasoning: dec.Reasoning, ToolCalls: dec.ToolCalls, Attempts: attempts, Model: dec.Model}
 	if r.e.cfg.Redact == nil {
 		return d
 	}

@@ -171,3 +171,22 @@ func TestInputMessagesAreBounded(t *testing.T) {
 		t.Errorf("the last request's messages: %d bytes, valid %v, %d left out", len(in), json.Valid([]byte(in)), last[traces.KeyDroppedMessages].AsInt64())
 	}
 }
+
+// TestResponseModel: a decision that says which model answered gives its
+// chat span gen_ai.response.model; one that does not, none.
+func TestResponseModel(t *testing.T) {
+	sink, sr := recorder(traces.Options{})
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	emit := func(step int, kind engine.Kind, data any) {
+		at = at.Add(time.Millisecond)
+		sink.Emit(engine.Event{Session: "s-1", Run: "run-1", Step: step, Kind: kind, Time: at, Data: data})
+	}
+	emit(0, engine.KindRunStarted, &engine.RunStarted{Task: "hi", Model: "gpt-4o"})
+	emit(1, engine.KindModelRequest, &engine.ModelRequest{})
+	emit(1, engine.KindDecision, &engine.Decided{Text: "hello", Model: "gpt-4o-2024-08-06"})
+	emit(1, engine.KindRunFinished, &engine.RunFinished{StopReason: engine.StopAnswered, Answer: "hello"})
+	sink.Close()
+	want(t, named(t, sr.Ended(), "chat gpt-4o")[0], traces.KeyRequestModel.String("gpt-4o"), traces.KeyResponseModel.String("gpt-4o-2024-08-06"))
+	off := runTask(t, context.Background(), scriptConfig(t, `{"turns":[{"answer":"fine"}]}`), "hi", traces.Options{})
+	absent(t, named(t, off.spans, "chat script:test")[0], traces.KeyResponseModel)
+}

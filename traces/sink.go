@@ -352,6 +352,9 @@ func (s *Sink) decided(r *runState, ev engine.Event, d *engine.Decided) {
 	}
 	c := r.chat
 	c.attrs = append(c.attrs, reasons, KeyAttempts.Int(d.Attempts))
+	if d.Model != "" {
+		c.attrs = append(c.attrs, KeyResponseModel.String(d.Model))
+	}
 	if s.opt.Content {
 		c.attrs = append(c.attrs, KeyOutputMessages.String(decisionMessages(d, reason)))
 	}

@@ -387,3 +387,18 @@ func TestServerRefusingStreamOptions(t *testing.T) {
 		t.Errorf("%d requests; stream_options sent: %v %v %v", len(reqs), reqs[0].Body["stream_options"] != nil, reqs[1].Body["stream_options"] != nil, len(reqs) > 2 && reqs[2].Body["stream_options"] != nil)
 	}
 }
+
+// TestResponseModelIsJournaled: the model the server says answered (an
+// alias resolved, a router's pick) is the decision's, journaled, one line.
+func TestResponseModelIsJournaled(t *testing.T) {
+	f := enginetest.NewServer(t, enginetest.Reply{Body: enginetest.SSE(
+		`{"id":"c","object":"chat.completion.chunk","model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`,
+		enginetest.FinishChunk("stop"))})
+	res, rec, _ := runEngine(t, newModel(f, nil), "hello")
+	if res.StopReason != engine.StopAnswered {
+		t.Fatalf("%+v", res)
+	}
+	if d := rec.Of(engine.KindDecision); len(d) != 1 || d[0].Data.(*engine.Decided).Model != "gpt-4o-2024-08-06" {
+		t.Errorf("the decision's model: %+v", d)
+	}
+}

@@ -13,6 +13,8 @@ import (
 // chunk is one streamed chat-completion chunk, read with the fields
 // go-openai's own type leaves out (reasoning, a missing index, error).
 type chunk struct {
+	// Model is the model that answered, as the server names it.
+	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
 			Content          *string `json:"content"`
@@ -62,6 +64,7 @@ type accumulator struct {
 	size, max int
 	progress  func()
 	counted   bool // a usage chunk came
+	model     string
 }
 
 type toolCall struct {
@@ -75,6 +78,9 @@ func (a *accumulator) add(raw []byte, req *engine.Request) error {
 		return engine.Transient(fmt.Errorf("the server sent a chunk that is not JSON: %.80s", raw), 0)
 	}
 	a.chunks++
+	if a.model == "" && c.Model != "" {
+		a.model = engine.OneLine(c.Model, 100) // the server's words: one line, bounded
+	}
 	if c.Error != nil {
 		return &streamErr{msg: c.Error.Message, typ: c.Error.Type, code: c.Error.Code}
 	}
@@ -185,7 +191,7 @@ func (a *accumulator) decision() (engine.Decision, error) {
 		}
 		return engine.Decision{}, engine.Transient(errors.New("the stream ended before the answer was finished"), 0)
 	}
-	d := engine.Decision{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
+	d := engine.Decision{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage, Model: a.model}
 	for _, c := range a.calls {
 		if c.name == "" {
 			return engine.Decision{}, engine.Transient(errors.New("the server sent a tool call without a name"), 0)
