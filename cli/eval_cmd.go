@@ -61,6 +61,7 @@ type evalOptions struct {
 	ReplayDir   string
 	Compare     bool
 	Variants    []string
+	prompts     []string // the --variants files' prompts, read by evalCompareUsage
 	JudgeModel  string
 	FromSession string
 	Args        []string

@@ -31,10 +31,13 @@ func evalCompareUsage(opts *evalOptions) error {
 	case len(opts.Variants) == 1:
 		return errors.New("--variants wants two prompt files or more, comma-separated (to hold one prompt against the recordings: --replay DIR --compare)")
 	}
-	for _, v := range opts.Variants { // before anything runs
-		if _, err := config.ReadSmall(v); err != nil {
+	opts.prompts = make([]string, len(opts.Variants))
+	for i, v := range opts.Variants { // read once, before anything runs; a FIFO is refused, not waited on
+		b, err := config.ReadSmall(v)
+		if err != nil {
 			return fmt.Errorf("--variants %s: %v", v, err)
 		}
+		opts.prompts[i] = bodyOf(string(b))
 	}
 	return nil
 }
@@ -59,18 +62,13 @@ func evalCompare(ctx context.Context, opts *evalOptions, base *eval.Runner, cfg 
 	if len(opts.Variants) > 0 {
 		variants = opts.Variants
 	}
-	for _, v := range variants {
+	for i, v := range variants {
 		r := *base
 		r.ToolsFrom, r.ReplayDir, r.Config = opts.ReplayDir, "", cfg
 		name := "now"
 		if v != "" {
 			name = filepath.Base(v)
-			prompt, err := config.ReadSmall(v) // a FIFO is refused, not waited on
-			if err != nil {
-				fmt.Fprintf(opts.Err, "agentty eval: --variants %s: %v\n", v, err)
-				return app.ExitUsage
-			}
-			r.Config = withPrompt(cfg, bodyOf(string(prompt)))
+			r.Config = withPrompt(cfg, opts.prompts[i])
 		}
 		if r.ToolsFrom == "" { // no recordings: the cases run live, tools and all
 			r.Engine = engine.New(r.Config)
