@@ -208,8 +208,25 @@ func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 	if err := checkToken(id); err != nil {
 		return sessions.Meta{}, false, err
 	}
-	var raw []byte
-	err := retry(func(ctx context.Context) error {
+	return j.metaOf(id, func() (bool, error) { return j.has(id) })
+}
+
+// metaOf is ReadMeta, asking hasJournal only when no meta is stored.
+func (j *Journals) metaOf(id string, hasJournal func() (bool, error)) (sessions.Meta, bool, error) {
+	raw, found, err := j.storedMeta(id)
+	if err != nil || found {
+		return parseMeta(id, raw, err)
+	}
+	has, err := hasJournal()
+	if err != nil || has {
+		return sessions.Meta{}, false, err
+	}
+	return j.notStored(id)(j.queuedMeta(id))
+}
+
+// storedMeta is session id's meta as stored; found is false when none is.
+func (j *Journals) storedMeta(id string) (raw []byte, found bool, err error) {
+	err = retry(func(ctx context.Context) error {
 		e, err := j.kv.Get(ctx, id)
 		if err == nil {
 			raw = e.Value()
@@ -217,26 +234,34 @@ func (j *Journals) ReadMeta(id string) (sessions.Meta, bool, error) {
 		return err
 	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		has, cerr := j.has(id)
-		if cerr != nil {
-			return sessions.Meta{}, false, cerr
-		}
-		if has {
-			return sessions.Meta{}, false, nil
-		}
-		if m, ok, qerr := j.queuedMeta(id); qerr != nil || ok {
-			return m, ok, qerr
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("sessions: %s: meta: %w", id, err)
+	}
+	return raw, true, nil
+}
+
+// parseMeta is the meta stored as raw; ok is false when it cannot be read
+// (the store rebuilds it from the journal).
+func parseMeta(id string, raw []byte, err error) (sessions.Meta, bool, error) {
+	var m sessions.Meta
+	if err != nil || json.Unmarshal(raw, &m) != nil || m.ID != id {
+		return sessions.Meta{}, false, err
+	}
+	return m, true, nil
+}
+
+// notStored is the meta of session id when none is stored and its
+// journal is empty: that of its request on the queue (queuedMeta's
+// answer), or ErrNotFound when none waits.
+func (j *Journals) notStored(id string) func(sessions.Meta, bool, error) (sessions.Meta, bool, error) {
+	return func(m sessions.Meta, ok bool, err error) (sessions.Meta, bool, error) {
+		if err != nil || ok {
+			return m, ok, err
 		}
 		return sessions.Meta{}, false, fmt.Errorf("sessions: %s: %w", id, sessions.ErrNotFound)
 	}
-	if err != nil {
-		return sessions.Meta{}, false, fmt.Errorf("sessions: %s: meta: %w", id, err)
-	}
-	var m sessions.Meta
-	if json.Unmarshal(raw, &m) != nil || m.ID != id {
-		return sessions.Meta{}, false, nil // rebuilt from the journal
-	}
-	return m, true, nil
 }
 
 // ReadJournal returns every message of session id's journal, in order,
@@ -256,6 +281,12 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 		}
 		return nil, nil
 	}
+	return j.readAll(id, n)
+}
+
+// readAll reads session id's journal, which the stream's leader counted n
+// messages of.
+func (j *Journals) readAll(id string, n uint64) ([]byte, error) {
 	// A try that fails part way (no message for ReadIdle, the server
 	// restarting) is followed by one from the message after the last one
 	// read, so a long journal is read to its end however long it takes,
@@ -269,7 +300,7 @@ func (j *Journals) ReadJournal(id string) ([]byte, error) {
 		from uint64 // the stream sequence to read from (0: the start)
 		got  uint64 // the messages read
 	)
-	err = retryProgress(func(ctx context.Context) (bool, error) {
+	err := retryProgress(func(ctx context.Context) (bool, error) {
 		start := from
 		err := j.read(ctx, id, from, func(m jetstream.Msg, seq uint64) {
 			out = append(append(out, m.Data()...), '\n')
@@ -341,7 +372,7 @@ func (j *Journals) read(ctx context.Context, id string, from uint64, f func(m je
 // the journal's last sequence, and the server refuses its publishes if
 // another writer has written since (see Journals). create asks for a new
 // session: an error if its journal has messages.
-func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
+func (j *Journals) Lock(id string, create bool) (sessions.Writer, error) {
 	if err := checkToken(id); err != nil {
 		return nil, err
 	}
@@ -350,16 +381,41 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 			return nil, err
 		}
 	}
+	w, err := j.leased(id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case w.last != 0 && create:
+		err = fmt.Errorf("sessions: create %s: the session already exists in %s", id, j.Where())
+	case w.last == 0 && !create: // gone since, as the leader has it
+		_, _, err = j.metaOf(id, func() (bool, error) { return false, nil })
+	}
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// leased takes session id's writer's lease and returns its writer, which
+// continues from the journal's last message as the stream's leader has it.
+func (j *Journals) leased(id string) (*journalWriter, error) {
 	l, err := takeLease(j.nc, j.writers, id)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			l.release()
-		}
-	}()
-	var last uint64
+	last, n, err := j.tail(id)
+	if err != nil {
+		l.release()
+		return nil, err
+	}
+	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, nil
+}
+
+// tail is the sequence of session id's journal's last message as the
+// stream's leader has it (0: none) and the journal's number of messages.
+func (j *Journals) tail(id string) (last, n uint64, err error) {
 	err = retry(func(ctx context.Context) error {
 		m, err := j.lastMsg(ctx, subject(id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -371,23 +427,13 @@ func (j *Journals) Lock(id string, create bool) (w sessions.Writer, err error) {
 		}
 		return err
 	})
+	if err == nil && last != 0 {
+		n, err = j.count(id)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("sessions: open %s: %w", id, err)
+		return 0, 0, fmt.Errorf("sessions: open %s: %w", id, err)
 	}
-	var n uint64
-	if last != 0 {
-		if create {
-			return nil, fmt.Errorf("sessions: create %s: the session already exists in %s", id, j.Where())
-		}
-		if n, err = j.count(id); err != nil {
-			return nil, err
-		}
-	} else if !create {
-		if _, _, err := j.ReadMeta(id); err != nil {
-			return nil, err
-		}
-	}
-	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, nil
+	return last, n, nil
 }
 
 // Remove purges session id's journal and deletes its meta. The server

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/bus/bustest"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -21,10 +23,14 @@ import (
 // it), a worker in this process taking N runs at once, an instant model
 // (one decision, the answer), each run journaled in JetStream. b.N
 // requests are submitted, and the clock stops when the last is
-// acknowledged. Beside runs/s: the synced writes a second the runs made
+// acknowledged. Beside runs/s: cores-busy, the process's CPU (server,
+// worker and submitter) over the time the runs took, out of the machine's
+// cores; the synced writes a second the runs made
 // (the messages of agentty's file-stored streams: the journal, the queue,
 // the sessions' meta, the writers' leases), to hold against the bus's own
-// limit (BenchmarkSyncedPublishes in bus).
+// limit, measured on the same server for a second before the runs and a
+// second after, with as many publishers as runs at once (bustest): its
+// mean is bus-writes/s, and share is the runs' writes/s over it.
 func BenchmarkServeRuns(b *testing.B) {
 	for _, n := range []int{1, 2, 4, 16, 64} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
@@ -62,21 +68,44 @@ func BenchmarkServeRuns(b *testing.B) {
 			// One run first, so that the worker's setup is made.
 			submitAndDrain(b, ctx, queue, 1)
 			js, _ := jetstream.New(nc)
+			limit := busLimit(b, ctx, js, n)
 			before := syncedWrites(b, ctx, js)
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), cpuTime()
 			submitAndDrain(b, ctx, queue, b.N)
-			took := time.Since(start).Seconds()
+			took, cpu := time.Since(start).Seconds(), cpuTime()-cpu
 			b.ReportMetric(float64(b.N)/took, "runs/s")
 			writes := syncedWrites(b, ctx, js) - before
+			b.StopTimer()
+			limit = (limit + busLimit(b, ctx, js, n)) / 2
 			b.ReportMetric(float64(writes)/took, "writes/s")
 			b.ReportMetric(float64(writes)/float64(b.N), "writes/run")
+			b.ReportMetric(limit, "bus-writes/s")
+			b.ReportMetric(100*float64(writes)/took/limit, "share-%")
+			b.ReportMetric(cpu.Seconds()/took, "cores-busy")
 		})
 	}
 }
 
+// busLimit is the bus's synced publishes a second from p publishers, for
+// a second.
+func busLimit(b *testing.B, ctx context.Context, js jetstream.JetStream, p int) float64 {
+	rate, err := bustest.SyncedPublishes(ctx, js, p, time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rate
+}
+
+// cpuTime is the CPU the process has used, server and worker alike.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // submitAndDrain submits n requests and waits until the queue is empty.
-func submitAndDrain(b *testing.B, ctx context.Context, queue *bus.Queue, n int) {
+func submitAndDrain(b testing.TB, ctx context.Context, queue *bus.Queue, n int) {
 	for range n {
 		req := bus.RunRequest{ID: sessions.NewID(), Session: sessions.NewID(), Task: "go"}
 		if _, err := queue.Submit(ctx, bus.DefaultPool, req); err != nil {

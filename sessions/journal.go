@@ -56,12 +56,19 @@ func (s *Store) Load(id string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, ok, _ := s.b.ReadMeta(id)
+	return s.loaded(id, raw, m, ok)
+}
+
+// loaded replays session id's journal raw, with its stored meta m (when
+// ok) for what the journal does not say.
+func (s *Store) loaded(id string, raw []byte, m Meta, ok bool) (*Loaded, error) {
 	name := s.JournalPath(id)
 	if name == "" {
 		name = "session " + id
 	}
 	l := Read(raw, name, id)
-	if m, ok, _ := s.b.ReadMeta(id); ok {
+	if ok {
 		if m.Title != "" {
 			l.Meta.Title = m.Title
 		}
@@ -295,13 +302,8 @@ func (s *Store) OpenWriter(id string) (*Journal, *Loaded, error) {
 	if err := checkID(id); err != nil {
 		return nil, nil, err
 	}
-	w, err := s.b.Lock(id, false)
+	w, l, err := s.lockAndLoad(id)
 	if err != nil {
-		return nil, nil, err
-	}
-	l, err := s.Load(id)
-	if err != nil {
-		w.Close()
 		return nil, l, err
 	}
 	if c, ok := w.(tailCutter); ok && len(l.torn) > 0 {
@@ -309,12 +311,15 @@ func (s *Store) OpenWriter(id string) (*Journal, *Loaded, error) {
 			w.Close()
 			return nil, l, err
 		}
+		if err := w.WriteMeta(l.Meta); err != nil {
+			w.Close()
+			return nil, l, err
+		}
 	}
-	if err := w.WriteMeta(l.Meta); err != nil {
-		w.Close()
-		return nil, l, err
-	}
-	return &Journal{ID: id, w: w, meta: l.Meta, saved: l.Meta, stored: true}, l, nil
+	// The meta is written with the first run's start, or at Close: one
+	// synced write a run fewer on the bus, and nothing is lost if the
+	// process dies before (the next open rebuilds it, as this one did).
+	return &Journal{ID: id, w: w, meta: l.Meta, saved: l.Meta, stored: len(l.torn) > 0}, l, nil
 }
 
 // Emit adds ev to the journal; it is written at the next Flush.
