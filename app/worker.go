@@ -114,6 +114,9 @@ type workerRun struct {
 	cancel   context.CancelCauseFunc
 	detached atomic.Bool // stopped at a step boundary by a drain
 	tools    *engine.Registry
+	// over is closed when the request is done with, acknowledged or put
+	// back: a request of the same session waits for it (await).
+	over chan struct{}
 }
 
 // serve takes requests until ctx ends, then drains: it waits for the runs
@@ -181,8 +184,9 @@ func (w *worker) serve(ctx context.Context) {
 			continue
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
-			w.handle(d)
+			free := sync.OnceFunc(func() { <-slots })
+			defer free()
+			w.handle(d, free)
 		})
 	}
 }
@@ -191,8 +195,11 @@ func (w *worker) serve(ctx context.Context) {
 // could not do it now (its session busy, its journal unwritable).
 const handBackDelay = 5 * time.Second
 
-// handle carries out one request.
-func (w *worker) handle(d *bus.Delivery) {
+// handle carries out one request. free gives its slot back: once the run
+// is over, what is left (the session's meta, its writer's lease, the
+// acknowledgement: the bus's bookkeeping, one write after another) goes on
+// while the next request is taken (issue 42).
+func (w *worker) handle(d *bus.Delivery, free func()) {
 	// A drain stops the run at a step, not mid-step; agentty cancel at once.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -204,12 +211,15 @@ func (w *worker) handle(d *bus.Delivery) {
 	stop := d.KeepAlive()
 	defer stop()
 	req := d.Req
-	wr := &workerRun{cancel: cancel}
+	wr := &workerRun{cancel: cancel, over: make(chan struct{})}
 	wait := time.Now().Add(bus.LeaseTTL + 5*time.Second)
 	if !w.await(ctx, d, wr, wait) {
 		return
 	}
-	defer w.runs.Delete(req.Session)
+	defer func() {
+		w.runs.Delete(req.Session)
+		close(wr.over)
+	}()
 	journal, s, past, ok := w.openWaiting(d, wait)
 	if !ok {
 		return
@@ -233,7 +243,8 @@ func (w *worker) handle(d *bus.Delivery) {
 	wr.beat.b = bus.RunBeat{Session: req.Session, Request: req.ID, Task: engine.OneLine(req.Task, 120), Agent: req.Agent, State: "starting", Since: time.Now().UTC()}
 	wr.started.Store(true)
 	w.beatSoon()
-	defer func() { wr.started.Store(false); w.beatSoon() }()
+	ended := sync.OnceFunc(func() { wr.started.Store(false); w.beatSoon(); free() })
+	defer ended()
 	if len(req.Breaks) > 0 {
 		bs, err := ParseBreaks(req.Breaks)
 		if err != nil {
@@ -262,6 +273,7 @@ func (w *worker) handle(d *bus.Delivery) {
 	if err := st.FlushTraces(context.Background()); err != nil {
 		w.log("session %s: the run's spans: %v", req.Session, err)
 	}
+	ended()
 	w.finish(d, journal, s, wr, res)
 }
 
@@ -346,10 +358,11 @@ func (w *worker) resumable(ctx context.Context, d *bus.Delivery, journal *sessio
 func (w *worker) await(ctx context.Context, d *bus.Delivery, wr *workerRun, wait time.Time) bool {
 	for {
 		why := ""
+		prev, _ := w.runs.Load(d.Req.Session) // this worker's, finishing
 		if earlier, err := w.queue.Earlier(ctx, d); err == nil && earlier {
 			why = "an earlier request of it is not done yet"
-		} else if _, busy := w.runs.LoadOrStore(d.Req.Session, wr); busy {
-			why = "a run of it is going on in this worker"
+		} else if p, busy := w.runs.LoadOrStore(d.Req.Session, wr); busy {
+			why, prev = "a run of it is going on in this worker", p
 		} else {
 			return true
 		}
@@ -357,7 +370,25 @@ func (w *worker) await(ctx context.Context, d *bus.Delivery, wr *workerRun, wait
 			w.requeue(d, why)
 			return false
 		}
+		w.pause(prev, wait)
+	}
+}
+
+// pause waits before await asks again: for the request of the session
+// this worker is finishing (prev, when there is one), or a quarter of a
+// second for another worker's.
+func (w *worker) pause(prev any, wait time.Time) {
+	r, ok := prev.(*workerRun)
+	if !ok {
 		time.Sleep(250 * time.Millisecond)
+		return
+	}
+	t := time.NewTimer(time.Until(wait))
+	defer t.Stop()
+	select {
+	case <-r.over:
+	case <-t.C:
+	case <-w.drain.Done():
 	}
 }
 
