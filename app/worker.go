@@ -151,7 +151,11 @@ func (w *worker) serve(ctx context.Context) {
 		if ctx.Err() != nil { // both were ready: draining takes nothing more
 			return
 		}
-		d, err := w.cons.Next(ctx, time.Second)
+		n := 1 + takeFree(slots)
+		ds, err := w.cons.Take(ctx, n, time.Second)
+		for range n - len(ds) {
+			<-slots
+		}
 		if remade := (*bus.ConsumerRemadeError)(nil); errors.As(err, &remade) {
 			w.log("%v", err)
 			err = nil
@@ -162,33 +166,47 @@ func (w *worker) serve(ctx context.Context) {
 				if !errors.As(err, new(*bus.DeniedError)) {
 					w.lost = fmt.Errorf("the connection to the NATS server is closed: %w", err)
 				}
-				<-slots
 				return
 			}
 			quiet.fail(err, w.log, ctx.Done(), w.reconnected)
 		} else {
 			quiet.ok(w.log)
 		}
-		if d != nil && ctx.Err() != nil {
-			// Came as the drain began (perhaps a request a drained run
-			// just put back): untouched, for another worker, and put
-			// back as new, which a hand-back would count as a delivery.
-			w.requeue(d, "came as the worker began to drain")
-			d = nil
+		for _, d := range ds {
+			w.start(ctx, d, slots, &wg)
 		}
-		if d == nil {
-			<-slots
-			if ctx.Err() != nil {
-				return
-			}
-			continue
+		if ctx.Err() != nil {
+			return
 		}
-		wg.Go(func() {
-			free := sync.OnceFunc(func() { <-slots })
-			defer free()
-			w.handle(d, free)
-		})
 	}
+}
+
+// takeFree takes the slots free now, without waiting, and says how many.
+func takeFree(slots chan struct{}) int {
+	for n := 0; ; n++ {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return n
+		}
+	}
+}
+
+// start carries out d in a slot of its own (taken for it).
+func (w *worker) start(ctx context.Context, d *bus.Delivery, slots chan struct{}, wg *sync.WaitGroup) {
+	if ctx.Err() != nil {
+		// Came as the drain began (perhaps a request a drained run
+		// just put back): untouched, for another worker, and put
+		// back as new, which a hand-back would count as a delivery.
+		w.requeue(d, "came as the worker began to drain")
+		<-slots
+		return
+	}
+	wg.Go(func() {
+		free := sync.OnceFunc(func() { <-slots })
+		defer free()
+		w.handle(d, free)
+	})
 }
 
 // handBackDelay is how long a request waits on the queue when this worker

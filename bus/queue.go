@@ -256,6 +256,34 @@ func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, err
 		}
 		return nil, err
 	}
+	return c.delivery(m), nil
+}
+
+// Take returns up to n requests: those waiting now, without waiting, or
+// when none is, the next to come within wait (as Next). A worker with n
+// slots free takes n requests with one question to the server, not n one
+// after another.
+func (c *Consumer) Take(ctx context.Context, n int, wait time.Duration) ([]*Delivery, error) {
+	if n > 1 {
+		if batch, err := c.c.FetchNoWait(n); err == nil {
+			var out []*Delivery
+			for m := range batch.Messages() {
+				out = append(out, c.delivery(m))
+			}
+			if len(out) > 0 {
+				return out, nil
+			}
+		}
+	}
+	d, err := c.Next(ctx, wait)
+	if d == nil {
+		return nil, err
+	}
+	return []*Delivery{d}, err
+}
+
+// delivery is the request m, as a worker is handed it.
+func (c *Consumer) delivery(m jetstream.Msg) *Delivery {
 	d := &Delivery{msg: m, ackWait: c.cfg.AckWait}
 	md, err := m.Metadata()
 	if err == nil {
@@ -267,7 +295,7 @@ func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, err
 	if err := json.Unmarshal(m.Data(), &d.Req); err != nil || d.Req.Session == "" {
 		d.Bad = fmt.Sprintf("not a run request (%v): %.80q", err, m.Data())
 	}
-	return d, nil
+	return d
 }
 
 // ConsumerRemadeError is Next's error when the pool's consumer was gone

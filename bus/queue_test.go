@@ -54,3 +54,63 @@ func TestQueueUnlimitedConsumer(t *testing.T) {
 		d.HandBack(0)
 	}
 }
+
+// TestQueueTakeSeveral: a worker with slots free takes the requests
+// waiting with one question (issue 42), a bad one among them handed over
+// marked bad without harming the others; with none waiting it waits for
+// the next, as Next does, and takes nothing when none comes.
+func TestQueueTakeSeveral(t *testing.T) {
+	srv := startServer(t)
+	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	q, err := bus.OpenQueue(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := q.Consumer(ctx, bus.WorkerConfig{MaxDeliver: 5, AckWait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"s1", "s2", "s3"} {
+		if _, err := q.Submit(ctx, bus.DefaultPool, bus.RunRequest{ID: "r-" + s, Session: s, Task: "go"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js, _ := jetstream.New(nc)
+	if _, err := js.Publish(ctx, bus.RunSubject(bus.DefaultPool)+".s4", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.Take(ctx, 8, 5*time.Second)
+	if err != nil || len(ds) != 4 {
+		t.Fatalf("took %d requests (%v), want the 4 waiting", len(ds), err)
+	}
+	for i, d := range ds[:3] {
+		if want := "s" + string(rune('1'+i)); d.Req.Session != want || d.Bad != "" || d.Attempt != 1 {
+			t.Errorf("request %d: session %q, bad %q, attempt %d; want %s, good, first", i, d.Req.Session, d.Bad, d.Attempt, want)
+		}
+		if err := d.Done(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	if ds[3].Bad == "" {
+		t.Error("the message that is not a request was not marked bad")
+	}
+	ds[3].Drop(ds[3].Bad)
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		q.Submit(ctx, bus.DefaultPool, bus.RunRequest{ID: "r-s5", Session: "s5", Task: "go"})
+	}()
+	ds, err = c.Take(ctx, 8, 5*time.Second)
+	if err != nil || len(ds) != 1 || ds[0].Req.Session != "s5" {
+		t.Fatalf("with none waiting, took %v (%v); want the next to come, s5", ds, err)
+	}
+	ds[0].Done(ctx)
+	if ds, err = c.Take(ctx, 8, 200*time.Millisecond); err != nil || len(ds) != 0 {
+		t.Errorf("with none coming, took %v (%v); want none", ds, err)
+	}
+}

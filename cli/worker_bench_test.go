@@ -30,7 +30,10 @@ import (
 // the sessions' meta, the writers' leases), to hold against the bus's own
 // limit, measured on the same server for a second before the runs and a
 // second after, with as many publishers as runs at once (bustest): its
-// mean is bus-writes/s, and share is the runs' writes/s over it.
+// mean is bus-writes/s, and share is the runs' writes/s over it. The same
+// way, floor-runs/s is the bus's runs a second for a run's own operations
+// with nothing between them (bustest.RunOps: the queue's floor, as
+// bench/floor is the engine's), and of-floor is runs/s over it.
 func BenchmarkServeRuns(b *testing.B) {
 	for _, n := range []int{1, 2, 4, 16, 64} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
@@ -68,7 +71,7 @@ func BenchmarkServeRuns(b *testing.B) {
 			// One run first, so that the worker's setup is made.
 			submitAndDrain(b, ctx, queue, 1)
 			js, _ := jetstream.New(nc)
-			limit := busLimit(b, ctx, js, n)
+			limit, floor := busLimit(b, ctx, js, n), queueFloor(b, ctx, js, n)
 			before := syncedWrites(b, ctx, js)
 			b.ResetTimer()
 			start, cpu := time.Now(), cpuTime()
@@ -78,11 +81,14 @@ func BenchmarkServeRuns(b *testing.B) {
 			writes := syncedWrites(b, ctx, js) - before
 			b.StopTimer()
 			limit = (limit + busLimit(b, ctx, js, n)) / 2
+			floor = (floor + queueFloor(b, ctx, js, n)) / 2
 			b.ReportMetric(float64(writes)/took, "writes/s")
 			b.ReportMetric(float64(writes)/float64(b.N), "writes/run")
 			b.ReportMetric(limit, "bus-writes/s")
 			b.ReportMetric(100*float64(writes)/took/limit, "share-%")
 			b.ReportMetric(cpu.Seconds()/took, "cores-busy")
+			b.ReportMetric(floor, "floor-runs/s")
+			b.ReportMetric(100*float64(b.N)/took/floor, "of-floor-%")
 		})
 	}
 }
@@ -102,6 +108,17 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// queueFloor is the bus's runs a second for a run's own operations with
+// nothing of agentty's between them (bustest.RunOps), n at once, for a
+// second.
+func queueFloor(b *testing.B, ctx context.Context, js jetstream.JetStream, n int) float64 {
+	rate, err := bustest.RunOps(ctx, js, n, time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rate
 }
 
 // submitAndDrain submits n requests and waits until the queue is empty.
