@@ -1,10 +1,13 @@
 package bus
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/agentty/agentty/sessions"
 )
+
+var _ sessions.Opener = (*Journals)(nil)
 
 // Open makes the caller session id's one writer and reads the session:
 // what Lock, ReadJournal and ReadMeta would each ask the bus again, asked
@@ -19,6 +22,11 @@ func (j *Journals) Open(id string) (sessions.Writer, []byte, sessions.Meta, bool
 	}
 	l, err := takeLease(j.nc, j.writers, id)
 	if err != nil {
+		if errors.As(err, new(*DeniedError)) { // a session that is not there is not there to anyone
+			if _, _, nerr := j.ReadMeta(id); errors.Is(nerr, sessions.ErrNotFound) {
+				err = nerr
+			}
+		}
 		return nil, nil, sessions.Meta{}, false, err
 	}
 	var (
@@ -39,9 +47,12 @@ func (j *Journals) Open(id string) (sessions.Writer, []byte, sessions.Meta, bool
 	m, ok, err := sessions.Meta{}, false, tailErr
 	switch {
 	case err != nil:
-	case found || storedErr != nil:
-		m, ok, err = parseMeta(id, stored, storedErr)
-	case last == 0: // nothing stored and no journal: a request waiting, or nothing
+	case found:
+		m, ok, _ = parseMeta(id, stored, nil)
+	case last != 0: // a journal: the meta is rebuilt from it when it cannot be read
+	case storedErr != nil:
+		err = storedErr
+	default: // nothing stored and no journal: a request waiting, or nothing
 		m, ok, err = j.notStored(id)(queued, waits, queuedErr)
 	}
 	var raw []byte

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -18,8 +16,9 @@ import (
 // sniffer counts what clients ask the server: JetStream API requests and
 // the publishes to the sessions' and writers' buckets.
 type sniffer struct {
-	mu   sync.Mutex
-	seen []string
+	t  *testing.T
+	nc *nats.Conn
+	ch chan *nats.Msg
 }
 
 func sniff(t *testing.T, url string) *sniffer {
@@ -29,13 +28,9 @@ func sniff(t *testing.T, url string) *sniffer {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	s := &sniffer{}
+	s := &sniffer{t: t, nc: nc, ch: make(chan *nats.Msg, 4096)}
 	for _, subj := range []string{"$JS.API.>", "$KV.>"} {
-		if _, err := nc.Subscribe(subj, func(m *nats.Msg) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.seen = append(s.seen, m.Subject)
-		}); err != nil {
+		if _, err := nc.ChanSubscribe(subj, s.ch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,19 +40,31 @@ func sniff(t *testing.T, url string) *sniffer {
 	return s
 }
 
-// during returns what was asked while f ran (and shortly after: what the
-// sniffer has not been handed yet).
+// during returns what was asked while f ran. Whatever the server had
+// routed to the sniffer before f returned is in its channel once a round
+// trip on its connection is done: the server answers it after them.
 func (s *sniffer) during(f func()) []string {
-	s.mu.Lock()
-	from := len(s.seen)
-	s.mu.Unlock()
+	s.drain()
 	f()
-	time.Sleep(200 * time.Millisecond)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]string(nil), s.seen[from:]...)
+	if err := s.nc.Flush(); err != nil {
+		s.t.Fatal(err)
+	}
+	out := s.drain()
 	sort.Strings(out)
 	return out
+}
+
+// drain takes what the sniffer has been handed.
+func (s *sniffer) drain() []string {
+	var out []string
+	for {
+		select {
+		case m := <-s.ch:
+			out = append(out, m.Subject)
+		default:
+			return out
+		}
+	}
 }
 
 // TestOpeningAQueuedSessionAsksLittle: a worker opening a session that is

@@ -101,12 +101,20 @@ func TestQueueTakeSeveral(t *testing.T) {
 	}
 	ds[3].Drop(ds[3].Bad)
 
+	type took struct {
+		ds  []*bus.Delivery
+		err error
+	}
+	next := make(chan took)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		q.Submit(ctx, bus.DefaultPool, bus.RunRequest{ID: "r-s5", Session: "s5", Task: "go"})
+		ds, err := c.Take(ctx, 8, 5*time.Second)
+		next <- took{ds, err}
 	}()
-	ds, err = c.Take(ctx, 8, 5*time.Second)
-	if err != nil || len(ds) != 1 || ds[0].Req.Session != "s5" {
+	if _, err := q.Submit(ctx, bus.DefaultPool, bus.RunRequest{ID: "r-s5", Session: "s5", Task: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	got := <-next
+	if ds, err = got.ds, got.err; err != nil || len(ds) != 1 || ds[0].Req.Session != "s5" {
 		t.Fatalf("with none waiting, took %v (%v); want the next to come, s5", ds, err)
 	}
 	ds[0].Done(ctx)

@@ -391,8 +391,16 @@ func TestQueueServerRestart(t *testing.T) {
 
 // TestQueueTwoRequestsOneSession: two tasks queued for one session before
 // any worker takes them are both carried out, in turn, each run marked with
-// its request; --wait on each prints its own answer.
+// its request; --wait on each prints its own answer. With four slots the
+// worker takes both at once; with one, it takes the second while the
+// first's bookkeeping is written (its slot is free once its run is over).
 func TestQueueTwoRequestsOneSession(t *testing.T) {
+	for _, slots := range []string{"4", "1"} {
+		t.Run("concurrency="+slots, func(t *testing.T) { testQueueTwoRequestsOneSession(t, slots) })
+	}
+}
+
+func testQueueTwoRequestsOneSession(t *testing.T, slots string) {
 	srv := natsServer(t)
 	first := startWorker(t, srv.URL(), "")
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "submit", "--nats", srv.URL(), "--wait", "what is 2+3?")
@@ -431,7 +439,7 @@ func TestQueueTwoRequestsOneSession(t *testing.T) {
 			t.Fatal("the two requests never reached the queue")
 		}
 	}
-	startWorker(t, srv.URL(), "")
+	startWorker(t, srv.URL(), "", "--concurrency", slots)
 	for range 2 {
 		got := <-answers
 		if want := map[bool]string{true: "16", false: "25"}[strings.Contains(got, "4*4")]; !strings.Contains(strings.SplitN(got, "→", 2)[1], want) {

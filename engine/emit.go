@@ -101,7 +101,7 @@ func (r *run) emitShared(t time.Time, phase Phase, kind Kind, data any) error {
 	case r.s == nil: // a sub-run's run_started makes its state
 		err = tr.root.apply(&ev)
 		if r.s = tr.root.subs[r.id]; r.s != nil {
-			r.s.reserve(2*r.prof.maxSteps + 2)
+			r.s.reserve(2*r.prof.maxSteps+2, 16) // most sub-runs are short
 		}
 	default:
 		err = tr.root.applyTo(r.s, &ev)

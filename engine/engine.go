@@ -294,7 +294,7 @@ func (r *run) start(ctx context.Context, task string) Result {
 	}
 	var sources []string
 	if r.parent == "" {
-		r.s.reserve(2*r.prof.maxSteps + 2)
+		r.s.reserve(2*r.prof.maxSteps+2, firstReserve)
 		sources = r.loadInstructions()
 	}
 	rs := &RunStarted{Task: task, Model: r.prof.modelName, MaxSteps: r.prof.maxSteps, Instructions: sources, Request: r.request}
