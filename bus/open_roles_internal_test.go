@@ -17,15 +17,7 @@ import (
 // reads: issue 42), and that it may not write one that is there; it still
 // reads that one's meta after both refusals.
 func TestSubmitterOpensNothing(t *testing.T) {
-	u, _, err := LoadOrMakeUsers(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := StartServer(ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Users: &u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	u, srv := usersServer(t)
 	as := func(c Credential) *nats.Conn {
 		nc, err := Connect(Config{URL: srv.URL()}, nats.UserInfo(c.User, c.Password))
 		if err != nil {

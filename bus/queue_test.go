@@ -6,24 +6,32 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/bus"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestQueueUnlimitedConsumer: a pool whose consumer an operator made with
-// no delivery limit never gives a request up, and a worker asking for
-// other settings is told the pool's.
-func TestQueueUnlimitedConsumer(t *testing.T) {
+// openTestQueue starts a server and opens its queue.
+func openTestQueue(t *testing.T) (*nats.Conn, *bus.Queue) {
+	t.Helper()
 	srv := startServer(t)
 	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	ctx := context.Background()
-	q, err := bus.OpenQueue(ctx, nc)
+	t.Cleanup(nc.Close)
+	q, err := bus.OpenQueue(context.Background(), nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return nc, q
+}
+
+// TestQueueUnlimitedConsumer: a pool whose consumer an operator made with
+// no delivery limit never gives a request up, and a worker asking for
+// other settings is told the pool's.
+func TestQueueUnlimitedConsumer(t *testing.T) {
+	nc, q := openTestQueue(t)
+	ctx := context.Background()
 	js, _ := jetstream.New(nc)
 	st, err := js.Stream(ctx, bus.RunsStream)
 	if err != nil {
@@ -60,17 +68,8 @@ func TestQueueUnlimitedConsumer(t *testing.T) {
 // marked bad without harming the others; with none waiting it waits for
 // the next, as Next does, and takes nothing when none comes.
 func TestQueueTakeSeveral(t *testing.T) {
-	srv := startServer(t)
-	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, q := openTestQueue(t)
 	ctx := context.Background()
-	q, err := bus.OpenQueue(ctx, nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := q.Consumer(ctx, bus.WorkerConfig{MaxDeliver: 5, AckWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

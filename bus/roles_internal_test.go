@@ -83,16 +83,7 @@ var roleTable = []roleRow{
 // their whole work, a worker taking a submitted run, the submitter
 // following and answering it, is cli's TestRolesDoTheirWork.)
 func TestRoleTable(t *testing.T) {
-	dir := t.TempDir()
-	u, _, err := LoadOrMakeUsers(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := StartServer(ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Users: &u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	u, srv := usersServer(t)
 	users := map[string]Credential{"worker": u.Worker, "submit": u.Submit}
 	var wg sync.WaitGroup
 	for _, r := range roleTable {
@@ -109,6 +100,22 @@ func TestRoleTable(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// usersServer starts a server that requires the users agentty serve
+// makes, and returns them.
+func usersServer(t *testing.T) (Users, *Server) {
+	t.Helper()
+	u, _, err := LoadOrMakeUsers(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := StartServer(ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Users: &u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return u, srv
 }
 
 // tryAs publishes or subscribes as user, and returns the error the server

@@ -27,25 +27,35 @@ func SyncedPublishes(ctx context.Context, js jetstream.JetStream, publishers int
 		return 0, err
 	}
 	msg := []byte(strings.Repeat("x", 300))
+	return perSecond(publishers, d, func(w, i int) error {
+		_, err := js.Publish(ctx, fmt.Sprintf("bustest.limit.%d.%d", w, i%64), msg)
+		return err
+	})
+}
+
+// perSecond runs f(w, i) in n goroutines w, for i = 0, 1, … until about d
+// has passed or f fails, and returns the calls done a second and the first
+// error.
+func perSecond(n int, d time.Duration, f func(w, i int) error) (float64, error) {
 	var (
 		wg    sync.WaitGroup
-		n     atomic.Int64
+		done  atomic.Int64
 		first error
 		once  sync.Once
 	)
 	start := time.Now()
 	stop := start.Add(d)
-	for w := range publishers {
+	for w := range n {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(stop); i++ {
-				if _, err := js.Publish(ctx, fmt.Sprintf("bustest.limit.%d.%d", w, i%64), msg); err != nil {
+				if err := f(w, i); err != nil {
 					once.Do(func() { first = err })
 					return
 				}
-				n.Add(1)
+				done.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds(), first
+	return float64(done.Load()) / time.Since(start).Seconds(), first
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,27 +49,10 @@ func RunOps(ctx context.Context, js jetstream.JetStream, runsAtOnce int, d time.
 	if err != nil {
 		return 0, err
 	}
-	var (
-		wg    sync.WaitGroup
-		n     atomic.Int64
-		first error
-		once  sync.Once
-	)
-	start := time.Now()
-	stop := start.Add(d)
-	for w := range runsAtOnce {
-		wg.Go(func() {
-			for i := 0; time.Now().Before(stop); i++ {
-				if err := f.run(ctx, strconv.Itoa(w)+"x"+strconv.Itoa(i)+"x"+strconv.FormatInt(start.UnixNano(), 36)); err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-				n.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds(), first
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	return perSecond(runsAtOnce, d, func(w, i int) error {
+		return f.run(ctx, strconv.Itoa(w)+"x"+strconv.Itoa(i)+"x"+stamp)
+	})
 }
 
 func newFloor(ctx context.Context, js jetstream.JetStream) (*floor, error) {
