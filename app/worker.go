@@ -42,6 +42,8 @@ type worker struct {
 	mu     sync.Mutex
 	setups map[setupKey]*Setup
 	runs   sync.Map // session id → *workerRun, for the gate
+	// slots are serve's: one taken for each request it holds (await).
+	slots chan struct{}
 	// draining is set when the worker is told to stop; drain is then
 	// done, for the waits (a console's answer) that a drain cuts short.
 	draining atomic.Bool
@@ -123,6 +125,7 @@ type workerRun struct {
 // in progress to reach a step boundary.
 func (w *worker) serve(ctx context.Context) {
 	slots := make(chan struct{}, max(1, w.concurrency))
+	w.slots = slots
 	var wg sync.WaitGroup
 	var quiet backoffLog
 	drain, stopDraining := context.WithCancel(context.Background())
@@ -169,7 +172,7 @@ func (w *worker) serve(ctx context.Context) {
 				return
 			}
 			quiet.fail(err, w.log, ctx.Done(), w.reconnected)
-		} else {
+		} else if w.nc == nil || w.nc.IsConnected() { // a wait that timed out while the server is gone is no recovery
 			quiet.ok(w.log)
 		}
 		for _, d := range ds {

@@ -46,7 +46,13 @@ func (w *worker) start(ctx context.Context, d *bus.Delivery, slots chan struct{}
 // (or the worker drains), the request is put at the back of the queue as
 // a new message, which does not count as one of its deliveries, and await
 // says false. A session written elsewhere is waited for after (openWaiting).
+//
+// A request waiting for an earlier one that no run of this worker has,
+// while every slot of the worker is taken, is put back after a second:
+// the earlier one may be waiting on the queue behind it (a drained run's
+// request goes to the back), and this worker, full, could not take it.
 func (w *worker) await(ctx context.Context, d *bus.Delivery, wr *workerRun, wait time.Time) bool {
+	full := time.Now().Add(time.Second)
 	for {
 		why := ""
 		prev, _ := w.runs.Load(d.Req.Session) // this worker's, finishing
@@ -57,13 +63,16 @@ func (w *worker) await(ctx context.Context, d *bus.Delivery, wr *workerRun, wait
 		} else {
 			return true
 		}
-		if time.Now().After(wait) || w.draining.Load() {
+		if time.Now().After(wait) || w.draining.Load() || prev == nil && w.full() && time.Now().After(full) {
 			w.requeue(d, why)
 			return false
 		}
 		w.pause(prev, wait)
 	}
 }
+
+// full reports whether every slot of the worker is taken.
+func (w *worker) full() bool { return w.slots != nil && len(w.slots) == cap(w.slots) }
 
 // pause waits before await asks again: for the request of the session
 // this worker is finishing (prev, when there is one), or a quarter of a

@@ -469,6 +469,52 @@ func testQueueTwoRequestsOneSession(t *testing.T, slots string) {
 	}
 }
 
+// TestQueueEarlierRequestBehind: a session's earlier request behind its
+// later one on the queue (as a drained run's request goes to the back) is
+// not left waiting on a worker with one slot, which held the later one
+// until its wait ran out (20 s, found trying a drain by hand): the later
+// one is put back after a second, the earlier one runs, then the later.
+func TestQueueEarlierRequestBehind(t *testing.T) {
+	srv := natsServer(t)
+	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	q, err := bus.OpenQueue(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, now := sessions.NewID(), time.Now().UTC()
+	later := bus.RunRequest{ID: sessions.NewID(), Session: sid, Task: "what is 5*5?", Submitted: now}
+	earlier := bus.RunRequest{ID: sessions.NewID(), Session: sid, Task: "what is 4*4?", Submitted: now.Add(-time.Minute)}
+	for _, r := range []bus.RunRequest{later, earlier} { // the later one first on the queue
+		if _, err := q.Submit(ctx, bus.DefaultPool, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startWorker(t, srv.URL(), "", "--concurrency", "1")
+	store := natsStoreAt(t, srv.URL())
+	for deadline := time.Now().Add(12 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if l, err := store.Load(sid); err == nil && l.Session.Runs == 2 && !l.Session.Interrupted() {
+			var order []string
+			for _, ev := range l.Events {
+				if d, ok := ev.Data.(*engine.RunStarted); ok {
+					order = append(order, d.Request)
+				}
+			}
+			if len(order) != 2 || order[0] != earlier.ID || order[1] != later.ID {
+				t.Errorf("runs carried requests %v, want the earlier %s then the later %s", order, earlier.ID, later.ID)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the two requests were not both done within 12 s: the worker held the later one while the earlier waited behind it")
+		}
+	}
+}
+
 // TestRunRefusedWhileAWorkerWrites: `run --session` of a session a worker
 // is running is refused, saying who writes it (the writer's lease), and
 // the worker's run goes on to its answer.
