@@ -186,6 +186,9 @@ func Connect(cfg Config, opts ...nats.Option) (*nats.Conn, error) {
 	if errors.Is(err, nats.ErrAuthorization) {
 		return nil, fmt.Errorf("nats: connect to %s: %w: the server wants a user it knows: give one in the URL (nats://USER:PASSWORD@HOST:PORT; agentty serve keeps its users in its data folder's nats/users.json) or --nats-creds FILE", Redact(cfg.URL), err)
 	}
+	if errors.Is(err, nats.ErrNoServers) {
+		return nil, fmt.Errorf("nats: connect to %s: %w: nothing answers there; start a server with agentty serve, or give the one to use with --nats", Redact(cfg.URL), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("nats: connect to %s: %w", Redact(cfg.URL), err)
 	}

@@ -144,9 +144,17 @@ func TestConnectErrors(t *testing.T) {
 		t.Errorf("missing creds: %v", err)
 	}
 	_, err = bus.Connect(bus.Config{URL: "nats://bob:hunter2@127.0.0.1:1"})
-	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "127.0.0.1:1") {
-		t.Errorf("unreachable server: %v", err)
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "127.0.0.1:1") ||
+		!strings.Contains(err.Error(), "agentty serve") {
+		t.Errorf("unreachable server: %v; want where, without the password, and how to start one", err)
 	}
+	// The next good connection is not held back by the ones that failed.
+	srv := startServer(t)
+	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
+	if err != nil {
+		t.Fatalf("connecting to a server that is there: %v", err)
+	}
+	nc.Close()
 }
 
 // TestServer: JetStream is on, its store in the folder given, and Shutdown
