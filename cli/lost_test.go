@@ -20,16 +20,8 @@ import (
 func TestRequestLostOnItsLastDelivery(t *testing.T) {
 	srv := natsServer(t)
 	url := srv.URL()
-	nc, err := bus.Connect(bus.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx := context.Background()
-	q, err := bus.OpenQueue(ctx, nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, q := openQueueAt(t, url)
 	// The pool's consumer as a worker makes it: --max-deliver 1 (two
 	// deliveries, the second to end the run) and --ack-wait 1s.
 	if _, err := q.Consumer(ctx, bus.WorkerConfig{Pool: bus.DefaultPool, MaxDeliver: 1, AckWait: time.Second}); err != nil {

@@ -46,16 +46,8 @@ var badRequests = []badRequest{
 // and bad sessions.
 func submitHostileBatch(t *testing.T, url string, n int) (good map[string]int, bad map[string]badRequest) {
 	t.Helper()
-	nc, err := bus.Connect(bus.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx := context.Background()
-	q, err := bus.OpenQueue(ctx, nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, q := openQueueAt(t, url)
 	good, bad = map[string]int{}, map[string]badRequest{}
 	for i := range n {
 		kind := badRequests[i%len(badRequests)]
@@ -135,15 +127,7 @@ func lastFinish(events []engine.Event) *engine.RunFinished {
 // work at once: each of them is still taking requests.
 func waitTakers(t *testing.T, url string, n int) {
 	t.Helper()
-	nc, err := bus.Connect(bus.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	q, err := bus.OpenQueue(context.Background(), nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, q := openQueueAt(t, url)
 	most := 0
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		waiting, _, _, err := q.Takers(context.Background(), bus.DefaultPool)

@@ -469,6 +469,21 @@ func testQueueTwoRequestsOneSession(t *testing.T, slots string) {
 	}
 }
 
+// openQueueAt connects to the server at url and opens its work queue.
+func openQueueAt(t *testing.T, url string) (*nats.Conn, *bus.Queue) {
+	t.Helper()
+	nc, err := bus.Connect(bus.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	q, err := bus.OpenQueue(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, q
+}
+
 // TestQueueEarlierRequestBehind: a session's earlier request behind its
 // later one on the queue (as a drained run's request goes to the back) is
 // not left waiting on a worker with one slot, which held the later one
@@ -476,16 +491,8 @@ func testQueueTwoRequestsOneSession(t *testing.T, slots string) {
 // one is put back after a second, the earlier one runs, then the later.
 func TestQueueEarlierRequestBehind(t *testing.T) {
 	srv := natsServer(t)
-	nc, err := bus.Connect(bus.Config{URL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx := context.Background()
-	q, err := bus.OpenQueue(ctx, nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, q := openQueueAt(t, srv.URL())
 	sid, now := sessions.NewID(), time.Now().UTC()
 	later := bus.RunRequest{ID: sessions.NewID(), Session: sid, Task: "what is 5*5?", Submitted: now}
 	earlier := bus.RunRequest{ID: sessions.NewID(), Session: sid, Task: "what is 4*4?", Submitted: now.Add(-time.Minute)}
