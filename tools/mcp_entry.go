@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -82,13 +83,14 @@ func HeadersHelper(command, dir string, env map[string]string) func(context.Cont
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = time.Second
 		var out, errb limitedBuffer
-		out.max, errb.max = headersHelperMax, 4<<10
+		out.max, errb.max, errb.drain = headersHelperMax, 4<<10, true
 		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("%q: %v %s", command, err, strings.TrimSpace(errb.String()))
-		}
+		err := cmd.Run()
 		if out.over {
 			return nil, fmt.Errorf("%q printed more than %d bytes", command, headersHelperMax)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v %s", command, err, strings.TrimSpace(errb.String()))
 		}
 		var h map[string]string
 		if err := json.Unmarshal(out.Bytes(), &h); err != nil {
@@ -99,21 +101,34 @@ func HeadersHelper(command, dir string, env map[string]string) func(context.Cont
 }
 
 // limitedBuffer keeps at most max bytes of what is written, and says when
-// more came.
+// more came: then, unless drain is set, it refuses the rest, so the copy
+// from the child's pipe stops and the child gets a broken pipe (with drain,
+// the rest is read and dropped: a chatty stderr does not kill). It holds
+// its buffer in a field, not embedded: an embedded bytes.Buffer lends it ReadFrom, which os/exec
+// and io.Copy call in place of Write, and the cap would never be asked.
 type limitedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
+	b     bytes.Buffer
+	max   int
+	over  bool
+	drain bool
 }
 
+var errOverCap = errors.New("over its cap")
+
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
+	if room := b.max - b.b.Len(); len(p) > room {
 		b.over = true
-		b.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
+		b.b.Write(p[:max(room, 0)])
+		if b.drain {
+			return len(p), nil
+		}
+		return max(room, 0), errOverCap
 	}
-	return b.Buffer.Write(p)
+	return b.b.Write(p)
 }
+
+func (b *limitedBuffer) Bytes() []byte  { return b.b.Bytes() }
+func (b *limitedBuffer) String() string { return b.b.String() }
 
 // urlSecret is a credential in a URL's query (api_key=…, token=…): Go's
 // errors show a URL whole but for its password.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -235,5 +236,27 @@ func TestMCPStartErrorHidesURLSecrets(t *testing.T) {
 	st := m.Status()
 	if st[0].OK || strings.Contains(st[0].Error, "sk-secret-123") || !strings.Contains(st[0].Error, "api_key=[redacted]") {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestHeadersHelperOutputIsCapped: a helper that prints far more than the
+// cap is stopped at it and said to have printed too much; what it printed
+// is not held (the cap once sat on a Write that os/exec never called,
+// because an embedded bytes.Buffer lent the writer its ReadFrom).
+func TestHeadersHelperOutputIsCapped(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := HeadersHelper("head -c 100000000 /dev/zero", t.TempDir(), nil)(context.Background())
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "printed more than 65536 bytes") {
+		t.Errorf("err %v, want 'printed more than 65536 bytes'", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("reading the helper allocated %d MB, want it bounded by the cap", grew>>20)
+	}
+	// The next helper, a good one, still works.
+	h, err := HeadersHelper(`printf '{"A":"b"}'`, t.TempDir(), nil)(context.Background())
+	if err != nil || h["A"] != "b" {
+		t.Errorf("the next helper: %v %v", h, err)
 	}
 }
