@@ -193,13 +193,17 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 		cfg.Merge(&config.Settings{MCPServers: o.MCP})
 	}
 	if err != nil || ws == nil {
-		return cfg, ws, nil, err
+		var notes []string
+		if cfg != nil {
+			notes = cfg.Notes
+		}
+		return cfg, ws, notes, err
 	}
 	trusted, notice, err := decideTrust(o, ws, getenv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	notices := slices.Clone(ws.Notes)
+	notices := append(slices.Clone(cfg.Notes), ws.Notes...)
 	if trusted {
 		cfg.Merge(ws.Cfg)
 		return cfg, ws, notices, nil

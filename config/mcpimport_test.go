@@ -249,3 +249,42 @@ func TestMCPJSONSaysWhatItDoesNotUse(t *testing.T) {
 		t.Errorf("a file without mcpServers: %v %v", err, w.Notes)
 	}
 }
+
+// TestConfigMCPEntryKeysAreNotes: a key of a config.json mcpServers entry
+// that agentty does not read (an entry pasted from another client) is a
+// note naming its line, as in a .mcp.json, and the config is used; a key
+// agentty does not know outside an entry is still refused, and a value of
+// the wrong type in an entry still names its field and line.
+func TestConfigMCPEntryKeysAreNotes(t *testing.T) {
+	c, err := Parse("config.json", []byte(`{
+  "model": "offline",
+  "mcpServers": {
+    "mem": {
+      "command": "npx",
+      "autoApprove": ["read_graph"],
+      "alwaysAllow": ["read_graph"]
+    }
+  }
+}`))
+	if err != nil {
+		t.Fatalf("an entry with another client's key refuses the config: %v", err)
+	}
+	if want := "config.json:6: mcpServers.mem.autoApprove: not used by agentty"; len(c.Notes) != 1 || !strings.Contains(c.Notes[0], want) {
+		t.Errorf("notes %q, want one with %q", c.Notes, want)
+	}
+	if s := c.MCPServers["mem"]; s.Command != "npx" || strings.Join(s.AlwaysAllow, ",") != "read_graph" || c.Model != "offline" {
+		t.Errorf("settings %+v", c)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"{\"modle\": \"x\"}", `config.json:1: unknown field "modle"`},
+		{"{\"mcpServers\": {\"s\": {\n\"command\": \"x\",\n\"args\": \"not a list\"}}}", "config.json:3: field mcpServers.s.args: expected []string, got string"},
+	} {
+		if _, err := Parse("config.json", []byte(bad.in)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: err %v, want %q", bad.in, err, bad.want)
+		}
+	}
+	// The next good config after a refused one parses.
+	if c, err := Parse("config.json", []byte(`{"mcpServers": {"s": {"url": "http://127.0.0.1:1/mcp"}}}`)); err != nil || c.MCPServers["s"].URL == "" {
+		t.Errorf("the next config: %+v %v", c, err)
+	}
+}

@@ -72,6 +72,10 @@ type Settings struct {
 	// EmbeddingModel, when set, gives the search index vectors from this
 	// model on the same OpenAI-compatible server (search_cmd.go).
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// Notes say what of the file agentty does not use as written: keys of
+	// an mcpServers entry it does not read (entries are pasted from other
+	// MCP clients, whose keys are theirs), each naming its line.
+	Notes []string `json:"-"`
 }
 
 // Tool returns the settings of the tool called name, field by field
@@ -203,17 +207,24 @@ func LoadUser(getenv func(string) string) (*Settings, error) {
 // Parse parses one file; its errors name the file, the line and the
 // field.
 func Parse(path string, b []byte) (*Settings, error) {
-	c := &Settings{}
+	// mcpServers are read apart: an entry's keys that agentty does not
+	// read are notes, not errors, as in a .mcp.json; every other key of
+	// the file is known or refused.
+	var f struct {
+		Settings
+		MCPServers map[string]json.RawMessage `json:"mcpServers,omitempty"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
+	if err := dec.Decode(&f); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
 			return nil, fmt.Errorf("config %s:%d: %v", path, lineAt(b, se.Offset), se)
 		case errors.As(err, &te):
-			return nil, fmt.Errorf("config %s:%d: field %s: expected %s, got %s", path, lineAt(b, te.Offset), te.Field, te.Type, te.Value)
+			field := strings.TrimPrefix(te.Field, "Settings.") // the struct Parse decodes embeds Settings
+			return nil, fmt.Errorf("config %s:%d: field %s: expected %s, got %s", path, lineAt(b, te.Offset), field, te.Type, te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return nil, fmt.Errorf("config %s:%d: unknown field %q", path, lineOf(b, `"`+field+`"`), field)
@@ -226,12 +237,39 @@ func Parse(path string, b []byte) (*Settings, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("config %s:%d: more after the JSON object; want one object only", path, lineAt(b, dec.InputOffset()))
 	}
+	c := &f.Settings
+	servers, err := parseServers(path, b, f.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	c.MCPServers, c.Notes = servers, mcpEntryNotes(path, b)
 	for _, check := range []func(string, []byte, *Settings) error{checkTools, checkServers, checkNumbers, checkModels, checkCompact} {
 		if err := check(path, b, c); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// parseServers decodes the mcpServers entries of the file path (its bytes
+// b), each leniently: a key agentty does not read is left to a note.
+func parseServers(path string, b []byte, raw map[string]json.RawMessage) (map[string]MCPServer, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	servers := make(map[string]MCPServer, len(raw))
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		var s MCPServer
+		if err := json.Unmarshal(raw[name], &s); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("config %s:%d: field mcpServers.%s.%s: expected %s, got %s", path, lineAfter(b, `"`+name+`"`, `"`+te.Field+`"`), name, te.Field, te.Type, te.Value)
+			}
+			return nil, fmt.Errorf("config %s:%d: field mcpServers.%s: %v", path, lineOf(b, `"`+name+`"`), name, err)
+		}
+		servers[name] = s
+	}
+	return servers, nil
 }
 
 func lineAt(b []byte, off int64) int {

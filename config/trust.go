@@ -90,6 +90,7 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 		if w.Cfg, err = Parse(path, b); err != nil {
 			return nil, err
 		}
+		w.Notes = append(w.Notes, w.Cfg.Notes...)
 		sum.Write(b)
 	} else {
 		w.File = mcpPath
@@ -199,12 +200,22 @@ func mergeMCPJSON(c *Settings, path string, b []byte) ([]string, error) {
 // no mcpServers, and each key of an entry it does not read.
 func mcpJSONNotes(path string, b []byte) []string {
 	var raw struct {
-		MCPServers map[string]map[string]json.RawMessage `json:"mcpServers"`
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 	}
 	json.Unmarshal(b, &raw)
 	if raw.MCPServers == nil {
 		return []string{fmt.Sprintf("%s has no mcpServers: agentty uses nothing of it", path)}
 	}
+	return mcpEntryNotes(path, b)
+}
+
+// mcpEntryNotes names each key of an mcpServers entry of the file path
+// (its bytes b) that agentty does not read, with its line.
+func mcpEntryNotes(path string, b []byte) []string {
+	var raw struct {
+		MCPServers map[string]map[string]json.RawMessage `json:"mcpServers"`
+	}
+	json.Unmarshal(b, &raw)
 	var notes []string
 	for _, name := range slices.Sorted(maps.Keys(raw.MCPServers)) {
 		for _, k := range slices.Sorted(maps.Keys(raw.MCPServers[name])) {
