@@ -40,11 +40,15 @@ type Users struct {
 	URL string `json:"url,omitempty"`
 }
 
+// maxUsersFile bounds the users file's read: serve writes a few hundred
+// bytes.
+const maxUsersFile = 64 << 10
+
 // RecordURL notes in dir's users file the URL the server listens on, for
 // withUsersFile to give the password to it and to no other server.
 func RecordURL(dir, url string) error {
 	path := filepath.Join(dir, UsersFile)
-	b, err := os.ReadFile(path)
+	b, err := readSecret("the users of agentty serve", path, maxUsersFile)
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func RecordURL(dir, url string) error {
 // operator and a random password; made says which.
 func LoadOrMakeUsers(dir string) (u Users, made bool, err error) {
 	path := filepath.Join(dir, UsersFile)
-	b, err := os.ReadFile(path)
+	b, err := readSecret("the users of agentty serve", path, maxUsersFile)
 	if err == nil {
 		if err := json.Unmarshal(b, &u); err != nil || u.Operator.User == "" || u.Operator.Password == "" {
 			return u, false, fmt.Errorf("%s: not the users agentty serve made (%v): remove it to make new ones", path, err)
@@ -130,7 +134,7 @@ func withUsersFile(cfg Config) (string, error) {
 	if cfg.UsersFile == "" || cfg.Creds != "" || strings.Contains(cfg.URL, "@") {
 		return cfg.URL, nil
 	}
-	b, err := os.ReadFile(cfg.UsersFile)
+	b, err := readSecret("the users of agentty serve", cfg.UsersFile, maxUsersFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return cfg.URL, nil
 	}

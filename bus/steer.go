@@ -20,11 +20,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -76,18 +74,14 @@ func LoadOrMakeSigner(dir string) (*Signer, error) {
 }
 
 // LoadSigner reads dir's steering key; an error wrapping os.ErrNotExist
-// when there is none. It never waits on a FIFO and reads at most a line.
+// when there is none. The key is refused, with the fix, when it is not a
+// regular file of the user's that no one else may read (readSecret).
 func LoadSigner(dir string) (*Signer, error) {
 	path := filepath.Join(dir, KeyFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := readSecret("the steering key", path, 256)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the steering key %s: not a regular file", path)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, 256))
 	seed, err := base64.RawURLEncoding.DecodeString(string(trimSpace(b)))
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("the steering key %s is not one agentty made: remove it to make a new one (the runs submitted with it can then be steered only by the operator)", path)
