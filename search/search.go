@@ -309,7 +309,15 @@ CREATE INDEX vectors_scope ON vectors(scope);
 INSERT INTO meta(key, value) VALUES ('version', '` + schemaVersion + `');
 `
 
+// autoVacuumIncremental is PRAGMA auto_vacuum's INCREMENTAL: the pages a
+// removal frees are kept on a list until reclaim cuts them off the file.
+const autoVacuumIncremental = 2
+
 func create(db *sql.DB) error {
+	// Before the first table, or it takes a VACUUM to change.
+	if _, err := db.Exec(`PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
 	tx, err := db.Begin()
 	if err != nil {
 		return err

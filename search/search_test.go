@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -395,4 +396,47 @@ func TestRebuild(t *testing.T) {
 	if hits := e.search(t, "griffin", search.ScopeAll, 5); len(hits) != 1 {
 		t.Fatalf("griffin: %v", wheres(hits))
 	}
+}
+
+// TestRemovedGivesSpaceBack: what is removed from the workspace (or the
+// sessions) leaves the index's file, not only its tables: the file shrinks
+// to a fraction of its size, and the next update and search still work.
+func TestRemovedGivesSpaceBack(t *testing.T) {
+	e := newEnv(t)
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango")
+	for i := range 60 {
+		var b strings.Builder
+		for j := range 1500 {
+			fmt.Fprintf(&b, "%s%d ", words[(i*7+j)%len(words)], (i*131+j*17)%9973)
+			if j%12 == 11 {
+				b.WriteString("\n")
+			}
+		}
+		e.write(t, fmt.Sprintf("doc%03d.txt", i), b.String())
+	}
+	e.update(t)
+	db := filepath.Join(e.dir, "index.db")
+	full := fileSize(t, db)
+	for i := range 60 {
+		os.Remove(filepath.Join(e.ws, fmt.Sprintf("doc%03d.txt", i)))
+	}
+	e.write(t, "kept.txt", "the zebra stays")
+	if st := e.update(t); st.Removed != 60 {
+		t.Fatalf("removed %d, want 60", st.Removed)
+	}
+	if after := fileSize(t, db); after*4 > full {
+		t.Errorf("the index is %d bytes after removing all but one file, was %d: the space was not given back", after, full)
+	}
+	if hits := e.search(t, "zebra", "", 5); len(hits) != 1 {
+		t.Errorf("the next search: %v", wheres(hits))
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

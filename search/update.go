@@ -70,6 +70,9 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		"updated:"+ix.root, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return st, fmt.Errorf("search: update: %w", err)
 	}
+	if st.Removed+st.SessionsRemoved > 0 {
+		ix.reclaim(ctx)
+	}
 	if st.Added+st.Removed+st.SessionsUpdated+st.SessionsRemoved > 0 {
 		// Fold the write-ahead log into the database, so that it does not
 		// hold a second copy of what changed (best effort: a reader in
@@ -80,6 +83,31 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	full.EmbedError = embedErr
 	full.Added, full.Removed, full.SessionsUpdated, full.SessionsRemoved = st.Added, st.Removed, st.SessionsUpdated, st.SessionsRemoved
 	return full, err
+}
+
+// reclaim gives back to the file system the space of what was removed
+// (best effort, like the checkpoint after it): the full-text index's
+// segments are merged, dropping the removed rows' entries, and the pages
+// left free are cut off the file. An index made before auto_vacuum was set
+// is vacuumed whole once, when a quarter of it is free.
+func (ix *Index) reclaim(ctx context.Context) {
+	ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize')`)
+	conn, err := ix.db.Conn(ctx) // the pragmas and the vacuum on one connection
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var mode, free, pages int
+	conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode)
+	conn.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
+	conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
+	switch {
+	case mode == autoVacuumIncremental:
+		conn.ExecContext(ctx, `PRAGMA incremental_vacuum`)
+	case free*4 >= pages:
+		conn.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`)
+		conn.ExecContext(ctx, `VACUUM`)
+	}
 }
 
 // tell returns a function that tells the hook of what, or nil with no hook.
