@@ -76,3 +76,43 @@ func TestImportedSessionInTheConsole(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestImportRunsNothing: a transcript's calls are its record, never run
+// again: a Bash call that would make a file and a Write that would write
+// one, under their own names (run_shell and write_file once imported), leave
+// the disk as it was, and the session shows the recorded results; the next
+// import still works.
+func TestImportRunsNothing(t *testing.T) {
+	env := agentEnv(t)
+	dir := t.TempDir()
+	ran, wrote := filepath.Join(dir, "ran"), filepath.Join(dir, "wrote")
+	lines := []string{
+		`{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"d00d0001-aaaa","cwd":"` + dir + `","message":{"role":"user","content":"make the files"}}`,
+		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"touch ` + ran + `"}}]}}`,
+		`{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"recorded shell result"}]}}`,
+		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"id":"m2","role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Write","input":{"file_path":"` + wrote + `","content":"x"}}]}}`,
+		`{"type":"user","uuid":"r2","parentUuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"recorded write result"}]}}`,
+		`{"type":"assistant","uuid":"a3","parentUuid":"r2","message":{"id":"m3","role":"assistant","content":[{"type":"text","text":"Both made."}]}}`,
+	}
+	src := filepath.Join(t.TempDir(), "d00d0001-aaaa.jsonl")
+	os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "import", src)
+	m := regexp.MustCompile(`as (\S+) `).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("import: exit %d %s %s", code, out, errs)
+	}
+	for _, p := range []string{ran, wrote} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("importing ran a call: %s is there", p)
+		}
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "sessions", "show", m[1])
+	for _, want := range []string{"run_shell", "write_file", "recorded shell result", "recorded write result", "Both made."} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("sessions show: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+	if code, out, errs = runCLI(t, context.Background(), env, "sessions", "import", filepath.Join("testdata", "import", "rollout.jsonl")); code != 0 {
+		t.Errorf("the next import: exit %d %s %s", code, out, errs)
+	}
+}
