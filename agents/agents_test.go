@@ -345,3 +345,36 @@ func TestShadowedAgentTrustHint(t *testing.T) {
 		t.Errorf("notes:\n%s", s)
 	}
 }
+
+// TestGuardCyclesThroughOutputJudges: judges of the answer (output) lead
+// back as judges of the task (input) do, alone or mixed; an agent whose
+// judges reach a cycle is named too; a chain that ends is no cycle.
+func TestGuardCyclesThroughOutputJudges(t *testing.T) {
+	in := func(name, judge string) engine.Guardrail { return engine.Guardrail{Name: name + "-by-" + judge, Agent: judge} }
+	def := func(name string, input, output []engine.Guardrail) Def {
+		return Def{Name: name, Guardrails: engine.Guardrails{Input: input, Output: output}}
+	}
+	for _, tc := range []struct {
+		name string
+		defs []Def
+		want map[string]string
+	}{
+		{"output both ways", []Def{def("alpha", nil, []engine.Guardrail{in("alpha", "beta")}), def("beta", nil, []engine.Guardrail{in("beta", "alpha")})},
+			map[string]string{"alpha": "form a cycle", "beta": "form a cycle"}},
+		{"input there, output back", []Def{def("alpha", []engine.Guardrail{in("alpha", "beta")}, nil), def("beta", nil, []engine.Guardrail{in("beta", "alpha")})},
+			map[string]string{"alpha": "form a cycle", "beta": "form a cycle"}},
+		{"reaching one", []Def{def("top", nil, []engine.Guardrail{in("top", "alpha")}), def("alpha", nil, []engine.Guardrail{in("alpha", "beta")}), def("beta", nil, []engine.Guardrail{in("beta", "alpha")})},
+			map[string]string{"top": "reach a cycle", "alpha": "form a cycle", "beta": "form a cycle"}},
+		{"a chain", []Def{def("alpha", nil, []engine.Guardrail{in("alpha", "beta")}), def("beta", nil, nil)}, map[string]string{}},
+	} {
+		got := GuardCycles(tc.defs)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for name, want := range tc.want {
+			if !strings.Contains(got[name], want) {
+				t.Errorf("%s: %s: %q, want %q", tc.name, name, got[name], want)
+			}
+		}
+	}
+}

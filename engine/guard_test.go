@@ -15,6 +15,12 @@ func judged(name, judge string) engine.Agent {
 		Guardrails: engine.Guardrails{Input: []engine.Guardrail{{Name: "by-" + judge, Agent: judge}}}}
 }
 
+// outputJudged is an agent whose every answer is judged by the agent judge.
+func outputJudged(name, judge string) engine.Agent {
+	return engine.Agent{Name: name, Description: name, System: "You are " + name + ".",
+		Guardrails: engine.Guardrails{Output: []engine.Guardrail{{Name: "by-" + judge, Agent: judge}}}}
+}
+
 // Guardrail judges that lead back to their agent are refused when the
 // engine is made: asked at run time, alpha's judge beta would ask alpha
 // to judge beta's task, without end.
@@ -25,6 +31,8 @@ func TestGuardrailCycleRefused(t *testing.T) {
 	for name, ags := range map[string][]engine.Agent{
 		"two":   {judged("alpha", "beta"), judged("beta", "alpha")},
 		"three": {judged("alpha", "beta"), judged("beta", "gamma"), judged("gamma", "alpha")},
+		"output": {outputJudged("alpha", "beta"), outputJudged("beta", "alpha")},
+		"mixed":  {judged("alpha", "beta"), outputJudged("beta", "alpha")},
 	} {
 		e := engine.New(engine.Config{Model: m, Agent: "alpha", Agents: ags})
 		if e.Err() == nil || !strings.Contains(e.Err().Error(), "guardrail judges form a cycle") {
