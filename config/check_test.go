@@ -1,10 +1,13 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +37,11 @@ var rangeCases = []struct {
 	{"max_tool_calls", `{"max_tool_calls": 1000000}`, "field max_tool_calls: want a number of tool calls from 1 to 1000, got 1000000"},
 	{"max_tool_calls", `{"max_tool_calls": -1}`, "field max_tool_calls: want a number of tool calls from 1 to 1000, got -1"},
 	{"max_answer_bytes", `{"max_answer_bytes": 1000000000000}`, "field max_answer_bytes: want a number of bytes from 1024 to 268435456, got 1000000000000"},
+	{"max_answer_bytes", `{"max_answer_bytes": 100}`, "field max_answer_bytes: want a number of bytes from 1024 to 268435456, got 100"},
+	{"max_depth", `{"max_depth": -1}`, "field max_depth: want a number from 1 to 8, got -1"},
+	{"models.*.max_output", `{"models": {"m": {"max_output": -3}}}`, "field models.m.max_output: want a number of tokens from 1 to 10000000, got -3"},
+	{"models.*.price.cached_input", `{"models": {"m": {"price": {"input": 1, "cached_input": -2, "output": 1}}}}`, "field models.m.price.cached_input: want US dollars per million tokens from 0 to 10000, got -2"},
+	{"models.*.price.output", `{"models": {"m": {"price": {"input": 1, "output": 20000}}}}`, "field models.m.price.output: want US dollars per million tokens from 0 to 10000, got 20000"},
 	{"tools.*.timeout", `{"tools": {"run_shell": {"timeout": "100000h"}}}`, "field tools.run_shell.timeout: want a time limit above 0 and at most 24h, got 100000h0m0s"},
 	{"tools.*.timeout", `{"tools": {"run_shell": {"timeout": "-1s"}}}`, "field tools.run_shell.timeout:"},
 	{"mcpServers.*.timeout", `{"mcpServers": {"s": {"command": "x", "timeout": 1e30}}}`, "field mcpServers.s.timeout: want a time limit above 0 and at most 24h"},
@@ -106,13 +114,46 @@ func TestWorkspaceNumbersAreRangeChecked(t *testing.T) {
 	}
 }
 
+// rangeEnd says which end of its range a case of rangeCases passes: "low"
+// or "high", from the range and the value its error gives ("want … from LO
+// to HI, got V"), or for a time limit ("above 0 and at most 24h") the
+// sign of the value.
+func rangeEnd(want, body string) string {
+	got := regexp.MustCompile(`got (-?[0-9.e+]+)`).FindStringSubmatch(want)
+	bounds := regexp.MustCompile(`from (-?[0-9.]+) to ([0-9.]+)`).FindStringSubmatch(want)
+	if got != nil && bounds != nil {
+		v, _ := strconv.ParseFloat(got[1], 64)
+		if lo, _ := strconv.ParseFloat(bounds[1], 64); v < lo {
+			return "low"
+		}
+		return "high"
+	}
+	if strings.Contains(body, ": -") || strings.Contains(body, `": "-`) || strings.Contains(body, ": 0}") {
+		return "low"
+	}
+	return "high"
+}
+
 // TestEveryNumericFieldHasARange: every number of Settings (and the
-// structs under it) has a case in rangeCases, so a number added later
-// is not taken unchecked.
+// structs under it) has a case in rangeCases past each end of its range,
+// so a number added later is not taken unchecked, and a bound dropped at
+// either end is seen.
 func TestEveryNumericFieldHasARange(t *testing.T) {
 	var keys []string
+	ends := map[string]map[string]bool{}
 	for _, tt := range rangeCases {
 		keys = append(keys, tt.key)
+		if ends[tt.key] == nil {
+			ends[tt.key] = map[string]bool{}
+		}
+		ends[tt.key][rangeEnd(tt.want, tt.body)] = true
+	}
+	for _, key := range slices.Sorted(maps.Keys(ends)) {
+		for _, end := range []string{"low", "high"} {
+			if !ends[key][end] && key != "compact.trigger" { // a trigger is text: its cases are in models_test.go
+				t.Errorf("%s has no case past its %s end", key, end)
+			}
+		}
 	}
 	var walk func(prefix string, ty reflect.Type)
 	walk = func(prefix string, ty reflect.Type) {
