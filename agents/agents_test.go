@@ -350,7 +350,9 @@ func TestShadowedAgentTrustHint(t *testing.T) {
 // back as judges of the task (input) do, alone or mixed; an agent whose
 // judges reach a cycle is named too; a chain that ends is no cycle.
 func TestGuardCyclesThroughOutputJudges(t *testing.T) {
-	in := func(name, judge string) engine.Guardrail { return engine.Guardrail{Name: name + "-by-" + judge, Agent: judge} }
+	in := func(name, judge string) engine.Guardrail {
+		return engine.Guardrail{Name: name + "-by-" + judge, Agent: judge}
+	}
 	def := func(name string, input, output []engine.Guardrail) Def {
 		return Def{Name: name, Guardrails: engine.Guardrails{Input: input, Output: output}}
 	}

@@ -29,8 +29,8 @@ func TestGuardrailCycleRefused(t *testing.T) {
 		return engine.Decision{Text: "pass"}, nil
 	})
 	for name, ags := range map[string][]engine.Agent{
-		"two":   {judged("alpha", "beta"), judged("beta", "alpha")},
-		"three": {judged("alpha", "beta"), judged("beta", "gamma"), judged("gamma", "alpha")},
+		"two":    {judged("alpha", "beta"), judged("beta", "alpha")},
+		"three":  {judged("alpha", "beta"), judged("beta", "gamma"), judged("gamma", "alpha")},
 		"output": {outputJudged("alpha", "beta"), outputJudged("beta", "alpha")},
 		"mixed":  {judged("alpha", "beta"), outputJudged("beta", "alpha")},
 	} {
