@@ -39,10 +39,7 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 
 // OnTerminal reports whether w is a terminal (termSafe wraps one).
 func OnTerminal(w io.Writer) bool {
-	if s, ok := w.(*safeWriter); ok {
-		w = s.w
-	}
-	return IsTerminal(w)
+	return IsTerminal(RawOf(w))
 }
 
 // Sanitize makes foreign text safe to show on a terminal (ui.Sanitize).
@@ -50,8 +47,36 @@ func Sanitize(s string) string { return ui.Sanitize(s) }
 
 // RawOf is the writer under w: what termSafe wrapped, else w.
 func RawOf(w io.Writer) io.Writer {
-	if s, ok := w.(*safeWriter); ok {
-		return s.w
+	for {
+		switch s := w.(type) {
+		case *safeWriter:
+			w = s.w
+		case *pipeWriter:
+			w = s.w
+		default:
+			return w
+		}
 	}
-	return w
+}
+
+// PipeSafe returns a writer that cleans what goes through it whatever w
+// is (ui.Cleaner: escapes and controls made visible, tabs and lines kept):
+// for what agentty prints of a session (show, ls, export, diff), which is
+// someone else's text and reaches a terminal later through less or head.
+// Call the returned flush when nothing more is written.
+func PipeSafe(w io.Writer) (io.Writer, func()) {
+	p := &pipeWriter{w: w}
+	return p, func() { io.WriteString(p.w, p.c.Flush()) }
+}
+
+type pipeWriter struct {
+	w io.Writer
+	c ui.Cleaner
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.c.Clean(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,5 +115,38 @@ func TestImportRunsNothing(t *testing.T) {
 	}
 	if code, out, errs = runCLI(t, context.Background(), env, "sessions", "import", filepath.Join("testdata", "import", "rollout.jsonl")); code != 0 {
 		t.Errorf("the next import: exit %d %s %s", code, out, errs)
+	}
+}
+
+// TestImportedEscapesNeverReachAPipe: a transcript whose text holds a
+// terminal title (OSC 0), a clipboard write (OSC 52) and a screen clear
+// (CSI 2J) is shown, listed and exported through a pipe with none of them
+// (made visible as ␛); --json keeps the text, escaped as JSON does.
+func TestImportedEscapesNeverReachAPipe(t *testing.T) {
+	env := agentEnv(t)
+	const osc0, osc52, csi = "\x1b]0;owned\x07", "\x1b]52;c;ZXZpbA==\x07", "\x1b[2J"
+	esc := func(s string) string { b, _ := json.Marshal(s); return strings.Trim(string(b), `"`) }
+	lines := []string{
+		`{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"e5c0e5c0-aaaa","message":{"role":"user","content":"title ` + esc(osc0) + ` please"}}`,
+		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cat x"}}]}}`,
+		`{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"clip ` + esc(osc52) + `"}]}}`,
+		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"cleared ` + esc(csi) + ` done"}]}}`,
+	}
+	src := filepath.Join(t.TempDir(), "e5c0e5c0-aaaa.jsonl")
+	os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "import", src)
+	m := regexp.MustCompile(`as (\S+) `).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("import: exit %d %s %s", code, out, errs)
+	}
+	for _, args := range [][]string{{"sessions", "show", m[1]}, {"sessions", "ls", "--all"}, {"sessions", "export", m[1]}} {
+		code, out, _ := runCLI(t, context.Background(), env, args...)
+		if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "␛") {
+			t.Errorf("%s through a pipe: exit %d, %q", strings.Join(args, " "), code, out)
+		}
+	}
+	code, out, _ = runCLI(t, context.Background(), env, "sessions", "export", m[1], "--format", "json")
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `\u001b]52;c;ZXZpbA==\u0007`) {
+		t.Errorf("export --format json: exit %d, the text not kept escaped: %q", code, out)
 	}
 }

@@ -139,6 +139,17 @@ func sessionsRun(opts *sessionsOptions, sub string, run func(*sessionsOptions, *
 		return fail(app.ExitError, err)
 	}
 	defer store.Close()
+	if !opts.JSON && !(sub == "export" && opts.Format == "json") {
+		// What a session holds is someone else's text: cleaned of
+		// escapes on a pipe too (less, head and a Markdown viewer show it
+		// on a terminal later); --json escapes it as JSON does.
+		o, f := *opts, *opts.factory
+		var flush func()
+		f.Out, flush = app.PipeSafe(opts.Out)
+		defer flush()
+		o.factory = &f
+		opts = &o
+	}
 	if err := run(opts, store); err != nil {
 		if c, ok := errors.AsType[exitCode](err); ok {
 			return int(c)
