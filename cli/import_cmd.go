@@ -100,19 +100,26 @@ func importFile(ctx context.Context, opts *importOptions, store *sessions.Store,
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	codex, err := codexFile(f)
+	if err != nil {
+		return err
+	}
 	var t *importer.Transcript
-	if codexFile(br) {
-		t, err = importer.ReadCodex(br, path)
+	if codex {
+		t, err = importer.ReadCodex(f, path)
 	} else {
-		t, err = importer.ReadClaude(br, path)
+		t, err = importer.ReadClaude(f, path)
 	}
 	if err != nil {
 		return err
 	}
-	if id := imported(store, t); id != "" {
-		fmt.Fprintf(opts.Out, "%s was imported already, as %s\n", path, id)
+	again, other := imported(store, t)
+	if again != "" {
+		fmt.Fprintf(opts.Out, "%s was imported already, as %s\n", path, again)
 		return nil
+	}
+	if other != "" {
+		fmt.Fprintf(opts.Err, "agentty sessions import: note: %s holds session %s, imported from another file as %s (a copy that went on, or a fork): this one is imported too\n", path, t.ID, other)
 	}
 	id, err := importer.Import(ctx, store, t)
 	for _, n := range t.Notes {
@@ -121,32 +128,51 @@ func importFile(ctx context.Context, opts *importOptions, store *sessions.Store,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "imported %s as %s (%d %s)\n", path, id, len(t.Runs), engine.Plural(len(t.Runs), "run"))
+	fmt.Fprintf(opts.Out, "imported %s as %s (%d %s)\n", path, id, t.Runs, engine.Plural(t.Runs, "run"))
 	return nil
 }
 
-// imported is the session a transcript was imported as before ("" none):
-// its title ends with the source and the transcript's id.
-func imported(store *sessions.Store, t *importer.Transcript) string {
+// imported is the session a transcript was imported as before (again: ""
+// none), or the session its id was imported as from another file (other):
+// the title ends with the source and the transcript's id, and the origin
+// names the file's fingerprint (an import from before fingerprints is
+// taken for the same file).
+func imported(store *sessions.Store, t *importer.Transcript) (again, other string) {
+	if t.ID == "" {
+		return "", ""
+	}
 	list, _ := store.List()
 	mark := "[" + t.Source + " " + t.ID[:min(len(t.ID), 8)] + "]"
 	for _, l := range list {
-		if l.Origin == "import:"+t.Source && t.ID != "" && strings.HasSuffix(l.Title, mark) {
-			return l.ID
+		if !strings.HasSuffix(l.Title, mark) || !strings.HasPrefix(l.Origin, "import:"+t.Source) {
+			continue
 		}
+		if l.Origin == t.Origin() || l.Origin == "import:"+t.Source {
+			return l.ID, ""
+		}
+		other = l.ID
 	}
-	return ""
+	return "", other
 }
 
 // codexFile reports whether a transcript is a Codex rollout: its first
-// line has a payload.
-func codexFile(br *bufio.Reader) bool {
-	head, _ := br.Peek(64 << 10)
-	line, _, _ := strings.Cut(string(head), "\n")
-	var l struct {
-		Payload json.RawMessage `json:"payload"`
+// line has a payload, or is the older format's session line ({id,
+// timestamp} and no type). It reads the first line and seeks f back.
+func codexFile(f io.ReadSeeker) (bool, error) {
+	line, _ := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10).ReadString('\n')
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false, err
 	}
-	return json.Unmarshal([]byte(line), &l) == nil && len(l.Payload) > 0
+	var l struct {
+		Payload   json.RawMessage `json:"payload"`
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Timestamp string          `json:"timestamp"`
+	}
+	if json.Unmarshal([]byte(line), &l) != nil {
+		return false, nil
+	}
+	return len(l.Payload) > 0 || l.Type == "" && l.ID != "" && l.Timestamp != "", nil
 }
 
 // transcriptsOf finds ws's transcripts of from: Claude Code's in

@@ -1,29 +1,47 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-
-	"github.com/agentty/agentty/engine"
 )
 
 // maxLine bounds one line of a transcript (a tool result may be large).
 const maxLine = 16 << 20
 
-// claudeLine is a line of a Claude Code transcript.
+// claudeHead is what the first read keeps of a line of a Claude Code
+// transcript: where it sits on the chain, and the ids of the calls it
+// makes or answers. Every line with a uuid is on the chain, whatever its
+// type (Claude Code 2.x writes system, progress and attachment lines
+// between the messages); after /compact the chain goes on through
+// logicalParentUuid.
+type claudeHead struct {
+	Type          string `json:"type"`
+	UUID          string `json:"uuid"`
+	ParentUUID    string `json:"parentUuid"`
+	LogicalParent string `json:"logicalParentUuid"`
+	IsSidechain   bool   `json:"isSidechain"`
+	SessionID     string `json:"sessionId"`
+	AgentID       string `json:"agentId"`
+	Cwd           string `json:"cwd"`
+	Message       struct {
+		Model   string `json:"model"`
+		Content json.RawMessage
+	} `json:"message"`
+	line   int
+	useIDs []string // an assistant line's tool_use ids
+}
+
+// claudeLine is a line of the chain as the second read takes it whole.
 type claudeLine struct {
-	Type        string          `json:"type"`
-	UUID        string          `json:"uuid"`
-	ParentUUID  string          `json:"parentUuid"`
-	IsSidechain bool            `json:"isSidechain"`
-	Timestamp   time.Time       `json:"timestamp"`
-	SessionID   string          `json:"sessionId"`
-	Cwd         string          `json:"cwd"`
-	Message     json.RawMessage `json:"message"`
-	line        int
+	Type             string          `json:"type"`
+	IsMeta           bool            `json:"isMeta"`
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	Timestamp        time.Time       `json:"timestamp"`
+	Message          json.RawMessage `json:"message"`
+	line             int
 }
 
 // claudeMessage is a line's message, in the Anthropic Messages shape.
@@ -53,139 +71,163 @@ type claudeBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// ReadClaude reads a Claude Code transcript. A line that cannot be read is
-// a note naming it; the conversation is the live chain (from the last
-// message back through parentUuid): messages of other branches (a
-// conversation rewound) and of sub-agents (isSidechain) are counted in a
-// note.
-func ReadClaude(r io.Reader, name string) (*Transcript, error) {
-	t := &Transcript{Source: "claude", Results: map[string]Result{}}
-	byID := map[string]*claudeLine{}
-	var order []*claudeLine
-	err := eachLine(r, name, &t.Notes, func(n int, b []byte) {
-		var l claudeLine
-		if err := json.Unmarshal(b, &l); err != nil {
+// blockIDs is a content block as the first read takes it: its ids only.
+type blockIDs struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	ToolUseID string `json:"tool_use_id"`
+}
+
+// ReadClaude reads a Claude Code transcript's chain: the live
+// conversation, from its last line back through parentUuid (and across a
+// compaction, logicalParentUuid), and for each call on it the line that
+// holds its result (parallel calls' results hang off their own lines, a
+// branch each). A line that cannot be read is a note naming it; messages
+// of other branches (a conversation rewound) are counted in a note. Import
+// reads the lines of the chain again, a run at a time.
+func ReadClaude(r io.ReadSeeker, name string) (*Transcript, error) {
+	fp, err := fingerprint(r)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transcript{Source: "claude", Fingerprint: fp}
+	c := &claudeChain{byID: map[string]*claudeHead{}, resultAt: map[string]int{}}
+	err = eachLine(r, name, &t.Notes, func(n int, b []byte) {
+		var h claudeHead
+		if err := json.Unmarshal(b, &h); err != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: not read: %v", name, n, err))
 			return
 		}
-		if l.Type != "user" && l.Type != "assistant" || l.UUID == "" {
-			return // summaries, system lines, snapshots
+		h.line = n
+		t.ID, t.Cwd = cmpOr(t.ID, h.SessionID), cmpOr(h.Cwd, t.Cwd)
+		if h.Type == "assistant" {
+			t.Model = cmpOr(h.Message.Model, t.Model)
 		}
-		l.line = n
-		byID[l.UUID] = &l
-		order = append(order, &l)
-		t.ID, t.Cwd = cmpOr(l.SessionID, t.ID), cmpOr(l.Cwd, t.Cwd)
+		c.add(&h)
 	})
 	if err != nil {
 		return nil, err
 	}
-	chain := liveChain(order, byID)
-	if left := len(order) - len(chain); left > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%s: %d messages of other branches or of sub-agents are not on the conversation's live chain; not imported", name, left))
+	keep, notes := c.live(name)
+	t.Notes = append(t.Notes, notes...)
+	if c.subAgent {
+		t.Parent = t.ID
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: a sub-agent's transcript (agent %s) of Claude Code session %s: imported alone, as a session of its own", name, cmpOr(c.agentID, "?"), cmpOr(t.ID, "?")))
 	}
-	for _, l := range chain {
-		if err := t.addClaude(l, name); err != nil {
-			t.Notes = append(t.Notes, err.Error())
+	t.runs = func(ctx context.Context, emit func(*Run) error) error {
+		if _, err := r.Seek(0, io.SeekStart); err != nil {
+			return err
 		}
+		b := &claudeBuilder{name: name, emit: emit, results: map[string]Result{}}
+		if c.subAgent {
+			b.subTask = fmt.Sprintf("(the task Claude Code session %s gave its sub-agent %s: in that session's Task call)", cmpOr(t.ID, "?"), cmpOr(c.agentID, "?"))
+		}
+		err := eachLine(r, name, new([]string), func(n int, line []byte) {
+			if onChain, ok := keep[n]; ok && b.err == nil && ctx.Err() == nil {
+				b.line(n, line, onChain)
+			}
+		})
+		t.Notes = append(t.Notes, b.notes...)
+		if err = firstErr(err, b.err, ctx.Err()); err != nil {
+			return err
+		}
+		return b.flush()
 	}
 	return t, nil
 }
 
-// liveChain is the conversation that was left: from the last message that
-// is not a sub-agent's, back through parentUuid, in order.
-func liveChain(order []*claudeLine, byID map[string]*claudeLine) []*claudeLine {
-	var last *claudeLine
-	for i := len(order) - 1; i >= 0 && last == nil; i-- {
-		if !order[i].IsSidechain {
-			last = order[i]
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-	}
-	var chain []*claudeLine
-	seen := map[string]bool{}
-	for l := last; l != nil && !seen[l.UUID]; l = byID[l.ParentUUID] {
-		seen[l.UUID] = true
-		chain = append(chain, l)
-	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	return chain
-}
-
-// addClaude adds a line of the live chain: a person's text starts a run,
-// tool results are kept, an assistant's blocks join the run's decision of
-// the same message id.
-func (t *Transcript) addClaude(l *claudeLine, name string) error {
-	var m claudeMessage
-	if err := json.Unmarshal(l.Message, &m); err != nil {
-		return fmt.Errorf("%s:%d: message not read: %v", name, l.line, err)
-	}
-	blocks, text := contentBlocks(m.Content)
-	if l.Type == "user" {
-		for _, b := range blocks {
-			if b.Type == "tool_result" {
-				res, _ := blocksText(b.Content)
-				t.Results[b.ToolUseID] = Result{Text: res, IsError: b.IsError, At: l.Timestamp}
-			}
-		}
-		if text != "" && !strings.HasPrefix(text, "[Request interrupted by user") { // Claude Code's mark, not the person's words
-			t.Runs = append(t.Runs, Run{Task: text, At: l.Timestamp})
-		}
-		return nil
-	}
-	if len(t.Runs) == 0 {
-		return fmt.Errorf("%s:%d: an assistant's message before any of the person's; not imported", name, l.line)
-	}
-	t.Model = cmpOr(m.Model, t.Model)
-	run := &t.Runs[len(t.Runs)-1]
-	if n := len(run.Turns); n == 0 || run.Turns[n-1].id != m.ID || m.ID == "" {
-		run.Turns = append(run.Turns, Turn{At: l.Timestamp, id: m.ID})
-	}
-	turn := &run.Turns[len(run.Turns)-1]
-	for _, b := range blocks {
-		switch b.Type {
-		case "tool_use":
-			name, args := importedCall(b.Name, argsOf(b.Input))
-			turn.Calls = append(turn.Calls, engine.ToolCall{ID: b.ID, Name: name, Args: args})
-		case "thinking":
-			turn.Reasoning += b.Thinking
-		}
-	}
-	turn.Text += text
-	if u := m.Usage; u != nil {
-		turn.Usage = engine.Usage{PromptTokens: u.Input + u.CacheRead + u.CacheWrite, CompletionTokens: u.Output, CachedTokens: u.CacheRead}
 	}
 	return nil
 }
 
-// contentBlocks reads a message's content: a string, or blocks; text is
-// its text blocks' text.
-func contentBlocks(raw json.RawMessage) ([]claudeBlock, string) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return nil, s
-	}
-	var blocks []claudeBlock
-	json.Unmarshal(raw, &blocks)
-	var text []string
-	for _, b := range blocks {
-		if b.Type == "text" && b.Text != "" {
-			text = append(text, b.Text)
+// claudeChain is the first read's account of the lines.
+type claudeChain struct {
+	byID     map[string]*claudeHead
+	last     *claudeHead // the last line with a uuid that is not a sub-agent's
+	lastAny  *claudeHead // the last line with a uuid
+	resultAt map[string]int
+	subAgent bool
+	agentID  string
+	lines    int
+}
+
+func (c *claudeChain) add(h *claudeHead) {
+	if h.Type == "user" { // a call's id is the call's alone: a sub-agent's results are found by theirs
+		for _, id := range callIDs(h.Message.Content, "tool_result") {
+			if _, ok := c.resultAt[id]; !ok {
+				c.resultAt[id] = h.line
+			}
 		}
 	}
-	return blocks, strings.Join(text, "\n")
-}
-
-// blocksText is a tool result's content as text.
-func blocksText(raw json.RawMessage) (string, bool) {
-	blocks, text := contentBlocks(raw)
-	return text, len(blocks) > 0 || text != ""
-}
-
-// argsOf is a call's arguments: an object (null is an empty one).
-func argsOf(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage(`{}`)
+	if h.Type == "assistant" {
+		h.useIDs = callIDs(h.Message.Content, "tool_use")
 	}
-	return raw
+	h.Message.Content = nil // the first read keeps no text
+	if h.UUID == "" {
+		return // summaries, file snapshots
+	}
+	c.lines++
+	c.byID[h.UUID] = h
+	c.lastAny = h
+	if !h.IsSidechain {
+		c.last = h
+	}
+	c.agentID = cmpOr(c.agentID, h.AgentID)
+}
+
+// live returns the lines to read again: the chain's (true) and the lines
+// that hold its calls' results elsewhere (false); and the notes of what is
+// left out.
+func (c *claudeChain) live(name string) (map[int]bool, []string) {
+	from := c.last
+	if from == nil && c.lastAny != nil { // every line a sidechain: a sub-agent's own transcript
+		from, c.subAgent = c.lastAny, true
+	}
+	keep := map[int]bool{}
+	var uses []string
+	seen := map[string]bool{}
+	for h := from; h != nil && !seen[h.UUID]; {
+		seen[h.UUID] = true
+		keep[h.line] = true
+		if h.Type == "assistant" {
+			uses = append(uses, h.useIDs...)
+		}
+		next := h.ParentUUID
+		if next == "" {
+			next = h.LogicalParent // a compaction's boundary
+		}
+		h = c.byID[next]
+	}
+	for _, id := range uses {
+		if n, ok := c.resultAt[id]; ok && !keep[n] {
+			keep[n] = false
+		}
+	}
+	var notes []string
+	if left := c.lines - len(seen); left > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d lines of other branches or of sub-agents are not on the conversation's live chain; not imported", name, left))
+	}
+	return keep, notes
+}
+
+// callIDs are the ids of a message's blocks of type kind: tool_use's id,
+// tool_result's tool_use_id.
+func callIDs(content json.RawMessage, kind string) []string {
+	if len(content) == 0 || content[0] != '[' {
+		return nil
+	}
+	var blocks []blockIDs
+	json.Unmarshal(content, &blocks)
+	var ids []string
+	for _, b := range blocks {
+		if b.Type == kind {
+			ids = append(ids, cmpOr(b.ID, b.ToolUseID))
+		}
+	}
+	return ids
 }

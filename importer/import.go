@@ -2,15 +2,22 @@
 // Claude Code's (~/.claude/projects/PROJECT/SESSION.jsonl) and Codex's
 // rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). A transcript is
 // read a line at a time (never whole) into runs of decisions and tool
-// results, and replayed through agentty's own engine with the decisions as
-// its model and the results as its tools: nothing is run again, the
-// results stay observations, and the journal is agentty's own, so every
-// tool (the console, show, export, trace, search, fork) works on it.
+// results, and each run is replayed through agentty's own engine as soon
+// as it is read, with the decisions as its model and the results as its
+// tools: nothing is run again, the results stay observations, and the
+// journal is agentty's own, so every tool (the console, show, export,
+// trace, search, fork) works on it. What is held at once is one run and
+// the session's history, never the file: a Claude Code transcript is read
+// twice (its chain of line ids first, then the lines on it).
 package importer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -19,25 +26,37 @@ import (
 	"github.com/agentty/agentty/sessions"
 )
 
-// Transcript is what a transcript said, in agentty's terms.
+// Transcript is what a transcript says of itself, from a first read;
+// Import reads its runs.
 type Transcript struct {
 	Source string // "claude" or "codex"
 	ID     string // the other agent's session id
 	Cwd    string // the folder it was worked on in
 	Model  string
-	Runs   []Run
-	// Results are the tool calls' results, by call id.
-	Results map[string]Result
+	// Parent is, for a Claude Code sub-agent's transcript, the session
+	// it is part of.
+	Parent string
+	// Fingerprint is a hash of the file's bytes: two files of one session
+	// id (a copy that went on, a fork) are told apart by it.
+	Fingerprint string
+	// Runs is the number of runs Import made (set by Import).
+	Runs int
 	// Notes say what was left out: lines that could not be read (with
 	// their line), branches not on the live chain, sub-agents' messages.
 	Notes []string
+
+	// runs reads the transcript again and hands each run, whole, to emit.
+	runs func(ctx context.Context, emit func(*Run) error) error
 }
 
-// Run is a person's message and the decisions that answered it.
+// Run is a person's message and the decisions that answered it, with the
+// results of their calls.
 type Run struct {
-	Task  string
-	At    time.Time
-	Turns []Turn
+	Task    string
+	At      time.Time
+	Turns   []Turn
+	Results map[string]Result // by call id
+	Model   string            // the model that answered, as far as the transcript said
 }
 
 // Turn is one decision: text, reasoning and tool calls, and its usage.
@@ -56,18 +75,24 @@ type Result struct {
 	At      time.Time
 }
 
+// ErrNoPrompt is Import's error for a transcript with no message of a
+// person's in it.
+var ErrNoPrompt = errors.New("the transcript has no message of a person to import")
+
 // Import journals t as a new session of store and returns its id. Each
-// run is replayed through the engine: its decisions are the model's, the
-// recorded results its tools' answers, at the transcript's times.
+// run is replayed through the engine as it is read: its decisions are the
+// model's, the recorded results its tools' answers, at the transcript's
+// times (the session's too).
 func Import(ctx context.Context, store *sessions.Store, t *Transcript) (string, error) {
-	if len(t.Runs) == 0 {
-		return "", fmt.Errorf("the transcript has no message of a person to import")
-	}
 	j, err := store.Create()
 	if err != nil {
 		return "", err
 	}
-	err = replay(ctx, j, t)
+	j.TimesFromEvents()
+	first, err := replay(ctx, j, t)
+	if err == nil && t.Runs == 0 {
+		err = ErrNoPrompt
+	}
 	if cerr := j.Close(); err == nil {
 		err = cerr
 	}
@@ -75,39 +100,62 @@ func Import(ctx context.Context, store *sessions.Store, t *Transcript) (string, 
 		store.Remove(j.ID) // no half-made session: a retry starts clean
 		return "", err
 	}
-	title := engine.OneLine(t.Runs[0].Task, 50) + " [" + t.Source + " " + shortID(t.ID) + "]"
+	title := engine.OneLine(first, 50) + " [" + t.Source + " " + shortID(t.ID) + "]"
 	return j.ID, store.Rename(j.ID, title)
 }
 
-// replay runs t's runs through the engine into the journal j.
-func replay(ctx context.Context, j *sessions.Journal, t *Transcript) error {
+// Origin is what an imported session's settings say made it: the source
+// and the file's fingerprint.
+func (t *Transcript) Origin() string { return "import:" + t.Source + "@" + t.Fingerprint }
+
+// replay runs t's runs through the engine into the journal j as they are
+// read, and returns the first run's task.
+func replay(ctx context.Context, j *sessions.Journal, t *Transcript) (string, error) {
 	s := engine.NewSession(j.ID)
-	origin := "import:" + t.Source
 	sink := &timedSink{next: j}
-	for i, run := range t.Runs {
-		r := &replayer{t: t, turns: run.Turns, sink: sink}
+	var first string
+	err := t.runs(ctx, func(run *Run) error {
+		t.Runs++
+		if t.Runs == 1 {
+			first = run.Task
+			s.UseSettings(engine.Settings{Workspace: t.Cwd, Origin: t.Origin()})
+		}
+		r := &replayer{run: run, sink: sink}
 		reg, err := engine.NewRegistry(r.tools()...)
 		if err != nil {
 			return err
 		}
-		e := engine.New(engine.Config{Model: r, ModelName: t.Source + ":" + cmpOr(t.Model, "unknown"), Tools: reg, MaxSteps: max(len(run.Turns)+1, 1),
+		e := engine.New(engine.Config{Model: r, ModelName: t.Source + ":" + cmpOr(cmpOr(run.Model, t.Model), "unknown"), Tools: reg, MaxSteps: max(len(run.Turns)+1, 1),
 			Compact: engine.Compaction{Off: true}, Budget: 1 << 30, MaxCalls: 1 << 12, Prices: importedPrice})
 		if err := e.Err(); err != nil {
 			return err
 		}
-		if i == 0 {
-			s.UseSettings(engine.Settings{Workspace: t.Cwd, Origin: origin})
-		}
 		sink.at = run.At
 		res := e.Run(ctx, s, run.Task, sink)
 		if res.Err != nil {
-			return fmt.Errorf("run %d of the transcript: %w", i+1, res.Err)
+			return fmt.Errorf("run %d of the transcript: %w", t.Runs, res.Err)
 		}
 		if left := len(run.Turns) - r.next; left > 0 { // the run ended on a decision with no call before its last
-			t.Notes = append(t.Notes, fmt.Sprintf("run %d: %d decisions after its answer were not imported", i+1, left))
+			t.Notes = append(t.Notes, fmt.Sprintf("run %d: %d decisions after its answer were not imported", t.Runs, left))
 		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-	return j.Flush()
+	return first, j.Flush()
+}
+
+// fingerprint hashes what r holds and seeks it back to its start.
+func fingerprint(r io.ReadSeeker) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 func cmpOr(a, b string) string {
@@ -136,19 +184,18 @@ func (k *timedSink) Emit(ev engine.Event) error {
 // replayer is a run's model and tools: the transcript's decisions, in
 // order, and its results.
 type replayer struct {
-	t     *Transcript
-	turns []Turn
-	next  int
-	sink  *timedSink
+	run  *Run
+	next int
+	sink *timedSink
 }
 
 // Decide returns the transcript's next decision (an empty answer past its
 // last: a run that ended with a tool result, interrupted).
 func (r *replayer) Decide(context.Context, *engine.Request) (engine.Decision, error) {
-	if r.next >= len(r.turns) {
+	if r.next >= len(r.run.Turns) {
 		return engine.Decision{Text: "(the transcript ends here)"}, nil
 	}
-	t := r.turns[r.next]
+	t := r.run.Turns[r.next]
 	r.next++
 	if !t.At.IsZero() {
 		r.sink.at = t.At
@@ -156,12 +203,17 @@ func (r *replayer) Decide(context.Context, *engine.Request) (engine.Decision, er
 	return engine.Decision{Text: t.Text, Reasoning: t.Reasoning, ToolCalls: t.Calls, Usage: t.Usage}, nil
 }
 
+// FullHistory says that the replayer reads nothing of its requests: they
+// are not trimmed, and a decision with no usage recorded costs nothing
+// (the transcript said none; nothing is estimated in its place).
+func (r *replayer) FullHistory() bool { return true }
+
 // tools are the run's tools: one for each name its calls use, answering
 // with the recorded result, never running anything.
 func (r *replayer) tools() []engine.Tool {
 	seen := map[string]bool{}
 	var out []engine.Tool
-	for _, t := range r.turns {
+	for _, t := range r.run.Turns {
 		for _, c := range t.Calls {
 			if seen[c.Name] {
 				continue
@@ -169,7 +221,7 @@ func (r *replayer) tools() []engine.Tool {
 			seen[c.Name] = true
 			out = append(out, engine.Tool{Name: c.Name, Description: "recorded: " + c.Name, Inline: true, Repeatable: true,
 				Func: func(_ context.Context, call *engine.Call) (string, error) {
-					res, ok := r.t.Results[call.ID]
+					res, ok := r.run.Results[call.ID]
 					if !ok {
 						return "", fmt.Errorf("the transcript has no result of this call (it was interrupted)")
 					}

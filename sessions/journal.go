@@ -265,6 +265,16 @@ func (s *Store) CreateID(id string) (*Journal, error) {
 	return &Journal{ID: id, create: s.b, meta: Meta{ID: id, Created: now, Updated: now, Format: engine.SchemaVersion}}, nil
 }
 
+// TimesFromEvents makes the session's created and updated times those of
+// its events, not the time it was made: for a session made of what
+// happened earlier (an imported transcript). Call it before the first
+// event.
+func (j *Journal) TimesFromEvents() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.meta.Created, j.meta.Updated = time.Time{}, time.Time{}
+}
+
 // Resume opens session id for appending, as OpenWriter does. When the
 // session cannot be written — open in another agentty, or damaged — it
 // reads what can be read instead and returns a nil journal with readOnly
