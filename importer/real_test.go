@@ -290,5 +290,3 @@ func refCodex(t *testing.T, path string) counts {
 	}
 	return c
 }
-
-
