@@ -150,3 +150,36 @@ func TestImportedEscapesNeverReachAPipe(t *testing.T) {
 		t.Errorf("export --format json: exit %d, the text not kept escaped: %q", code, out)
 	}
 }
+
+// TestImportACopyThatWentOn: two files of one session id (a transcript and
+// a copy that went on) are both imported, the second saying so; the same
+// file again is imported already. A sub-agent's transcript imported alone
+// says whose it is.
+func TestImportACopyThatWentOn(t *testing.T) {
+	env := agentEnv(t)
+	b, err := os.ReadFile(filepath.Join("testdata", "import", "claude.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	first, copied := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "copy.jsonl")
+	os.WriteFile(first, b, 0o600)
+	more := `{"type":"user","uuid":"zz1","parentUuid":"a4","sessionId":"c0ffee12-aaaa","message":{"role":"user","content":"and one more thing"}}` + "\n"
+	os.WriteFile(copied, append(append([]byte{}, b...), more...), 0o600)
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "import", first)
+	if code != 0 || !strings.Contains(out, "imported") {
+		t.Fatalf("the first: exit %d %s %s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "sessions", "import", copied)
+	if code != 0 || !strings.Contains(out, "(3 runs)") || !strings.Contains(errs, "imported from another file as") {
+		t.Errorf("the copy that went on: exit %d %s %s", code, out, errs)
+	}
+	if code, out, _ = runCLI(t, context.Background(), env, "sessions", "import", first); code != 0 || !strings.Contains(out, "was imported already") {
+		t.Errorf("the first again: exit %d %s", code, out)
+	}
+	sub := filepath.Join("..", "importer", "testdata", "real", "claude", "ccl-2.1.17-claude_p-29ccd257", "subagents", "agent-a2271d1.jsonl")
+	code, out, errs = runCLI(t, context.Background(), env, "sessions", "import", sub)
+	if code != 0 || !strings.Contains(errs, "a sub-agent's transcript (agent a2271d1) of Claude Code session 29ccd257") {
+		t.Errorf("a sub-agent's alone: exit %d %s %s", code, out, errs)
+	}
+}
