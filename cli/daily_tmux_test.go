@@ -274,3 +274,30 @@ func TestApprovalsComeBackWithTheSession(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestBurstsStayText: words typed in one burst (as SSH, mosh or dictation
+// deliver them) are text, even when they spell a key: "press enter" sends
+// nothing, "use tab" moves no focus, "go up now" recalls no history, "esc
+// key" leaves nothing; all of it is the message enter then sends.
+func TestBurstsStayText(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--model", "offline")
+	tm.wait("the console", func(s string) bool { return strings.Contains(s, "· idle ·") })
+	for _, burst := range []string{"press enter ", "use tab ", "go up now ", "esc key"} {
+		tm.run("send-keys", "-t", tm.name, "-l", burst)
+	}
+	tm.wait("the bursts in the draft", func(s string) bool {
+		return strings.Contains(s, "press enter use tab go up now esc key")
+	})
+	above := func(s string) string { top, _, _ := strings.Cut(s, "─ Input"); return chatPane(top) }
+	if strings.Contains(above(tm.screen()), "press") {
+		t.Fatalf("a burst was sent:\n%s", tm.screen())
+	}
+	tm.keys("Enter")
+	tm.wait("the whole text sent as one message", func(s string) bool {
+		return strings.Contains(above(s), "press enter use tab go up now esc key") && strings.Contains(s, "· idle ·")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+}

@@ -42,6 +42,12 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.questionKey(msg); ok { // a question's answer is typed in the pause bar
 		return m, cmd
 	}
+	if msg.Paste { // text, wherever the focus is: it is typed into the draft (at a pause too)
+		if m.focus != focusInput {
+			m.setFocus(focusInput)
+		}
+		return m.inputKey(msg)
+	}
 	if m.help.update(msg, k, m.focus == focusInput && m.input.Value() != "") {
 		m.layout()
 		return m, nil
@@ -219,9 +225,9 @@ func (m *Model) frontKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	case m.memForm != nil:
 		_, cmd := m.memFormKey(msg)
 		return cmd, true
-	case m.detail != nil && m.rewind != nil: // a rewind's plan: a key chooses
+	case m.detail != nil && m.rewind != nil && !msg.Paste: // a rewind's plan: a key chooses (text goes to the draft)
 		return m.rewindKey(msg), true
-	case m.detail != nil: // a step's details, or a file's lines over the search
+	case m.detail != nil && !msg.Paste: // a step's details, or a file's lines over the search
 		if m.detail.update(msg, k) {
 			m.detail = nil
 		}

@@ -406,9 +406,25 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		return m.mouse(msg)
 	case tea.KeyMsg:
-		return m.key(msg)
+		if msg.Type == tea.KeyEsc && msg.Alt { // two esc presses in one read
+			m.key(tea.KeyMsg{Type: tea.KeyEsc})
+			return m.key(tea.KeyMsg{Type: tea.KeyEsc})
+		}
+		return m.key(asText(msg))
 	}
 	return m, m.otherMsg(msg)
+}
+
+// asText marks a burst of characters (several in one read: typed over SSH
+// or mosh, dictated, pasted without bracketed paste) as the text it is.
+// Bubble Tea v1 hands a burst over as one key whose String() is the text
+// ("enter", "up", "tab"), and bindings match by String(): a pasted key's
+// is bracketed, so no binding matches it, and text fields take it whole.
+func asText(msg tea.KeyMsg) tea.KeyMsg {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
+		msg.Paste = true
+	}
+	return msg
 }
 
 // otherMsg hands a message the console does not take itself to what is in
