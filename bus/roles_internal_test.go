@@ -32,6 +32,7 @@ var roleTable = []roleRow{
 	{"submit", false, "$JS.API.CONSUMER.INFO.AGENTTY_RUNS.workers-default", true, "see whether a pool has workers"},
 	{"submit", false, "$JS.API.CONSUMER.CREATE.AGENTTY_RUNS.evil.agentty.runs.gpu.>", false, "take a pool's runs and block its workers"},
 	{"submit", false, "$JS.API.CONSUMER.DURABLE.CREATE.AGENTTY_RUNS.evil", false, "take runs (older API)"},
+	{"submit", false, "$JS.API.CONSUMER.CREATE.AGENTTY_RUNS", false, "take runs (an ephemeral consumer, older API: the bare subject)"},
 	{"submit", false, "$JS.API.CONSUMER.DELETE.AGENTTY_RUNS.workers-default", false, "delete a pool's consumer"},
 	{"submit", false, "$KV.AGENTTY_WRITERS.s1", false, "forge a session's lease"},
 	{"submit", false, "$KV.AGENTTY_SESSIONS.s1", false, "change or delete a session's record"},
