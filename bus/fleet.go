@@ -217,7 +217,12 @@ func MaxDeliveriesSubject(pool string) string {
 	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".workers-" + Token(pool)
 }
 
-// Remove takes request seq off the queue.
+// Remove takes request seq off the queue. A user who may not (the submit
+// user) is told at once, a DeniedError, not after the request's timeout:
+// the server does not answer a request it refuses.
 func (q *Queue) Remove(ctx context.Context, seq uint64) error {
+	if err := MayPublish(q.nc, "$JS.API.STREAM.MSG.DELETE."+RunsStream, "take a request off the queue (cancel it)"); err != nil {
+		return err
+	}
 	return q.stream.DeleteMsg(ctx, seq)
 }
