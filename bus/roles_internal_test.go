@@ -85,11 +85,16 @@ var roleTable = []roleRow{
 // following and answering it, is cli's TestRolesDoTheirWork.)
 func TestRoleTable(t *testing.T) {
 	u, srv := usersServer(t)
+	walkRoles(t, srv.URL(), u)
+}
+
+// walkRoles walks the role table as each of u on the server at url.
+func walkRoles(t *testing.T, url string, u Users) {
 	users := map[string]Credential{"worker": u.Worker, "submit": u.Submit}
 	var wg sync.WaitGroup
 	for _, r := range roleTable {
 		wg.Go(func() {
-			err := tryAs(t, srv.URL(), users[r.user], r)
+			err := tryAs(t, url, users[r.user], r)
 			verb := map[bool]string{true: "subscribe to", false: "publish on"}[r.subscribe]
 			refused := err != nil && strings.Contains(strings.ToLower(err.Error()), "permissions violation")
 			switch {
