@@ -54,8 +54,11 @@ type RunBeat struct {
 	Task    string `json:"task,omitempty"`
 	Step    int    `json:"step"`
 	// State is deciding, acting, paused, asking (the person), starting.
-	State     string       `json:"state"`
-	Since     time.Time    `json:"since"` // when the run started here
+	State string    `json:"state"`
+	Since time.Time `json:"since"` // when the run started here
+	// Paused is when the run began to wait for an answer (a pause, a
+	// question) that has not come; zero when it waits for none.
+	Paused    time.Time    `json:"paused,omitzero"`
 	Usage     engine.Usage `json:"usage"` // the session's, so far
 	LastError string       `json:"last_error,omitempty"`
 }
