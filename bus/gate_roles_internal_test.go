@@ -179,3 +179,61 @@ func TestSilentQueueMembersHoldNoPause(t *testing.T) {
 		}
 	}
 }
+
+// TestStolenSignatureIsRefused (issue 52, 15): every reply a console
+// sends is signed and readable by the submit user (_INBOX.>), {"again":true}
+// too. The submitter's console hands a pause back (again, signed); another
+// submit user takes that signature and sends it under a proceed when the
+// pause is asked again: refused, and the submitter's next console answers.
+func TestStolenSignatureIsRefused(t *testing.T) {
+	u, srv := usersServer(t)
+	signer, err := LoadOrMakeSigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const session = "stolen"
+	intruder := as(t, srv, u.Submit)
+	var sig atomic.Pointer[nats.Header]
+	if _, err := intruder.Subscribe("_INBOX.>", func(m *nats.Msg) {
+		if string(m.Data) == `{"again":true}` && m.Header.Get(sigHeader) != "" {
+			sig.CompareAndSwap(nil, &m.Header)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	forged := make(chan struct{})
+	var once atomic.Bool
+	if _, err := intruder.Subscribe(GateSubject(session), func(m *nats.Msg) {
+		if h := sig.Load(); h != nil && once.CompareAndSwap(false, true) {
+			m.RespondMsg(&nats.Msg{Data: []byte(`{"action":"proceed"}`), Header: *h})
+			close(forged)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	intruder.Flush()
+	first := &oneVerdict{ready: make(chan struct{}), asked: make(chan engine.Pending, 1), taken: make(chan string, 8)}
+	stopFirst, err := AnswerGate(as(t, srv, u.Submit), session, first, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitVerdict(t, fleetGate(t, srv, u, session, signer))
+	<-first.asked
+	stopFirst() // hands the pause back: again, signed
+	select {    // the pause asked again, answered with that signature
+	case <-forged:
+	case <-time.After(time.Minute):
+		t.Fatal("the intruder never saw a signed again, or never a pause asked again")
+	}
+	ready := make(chan struct{})
+	close(ready)
+	second := &oneVerdict{verdict: engine.Verdict{Action: engine.Skip}, ready: ready, asked: make(chan engine.Pending, 1), taken: make(chan string, 8)}
+	stop, err := AnswerGate(as(t, srv, u.Submit), session, second, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if v := <-done; v.Action != engine.Skip || len(v.Refused) != 1 {
+		t.Errorf("verdict %+v, want the second console's skip and the forged proceed refused", v)
+	}
+}
