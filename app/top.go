@@ -24,7 +24,11 @@ func TopView(s Snapshot) ui.TopView {
 	fmt.Fprintln(tw, "SESSION\tSTATE\tSTEP\tAGE\tTOKENS\tCOST\tWORKER\tAGENT\tTASK\tLAST ERROR")
 	var rows []ui.TopRow
 	for _, r := range s.Running {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Session, r.State, r.Step, age(s.At, r.Since), r.Usage.PromptTokens+r.Usage.CompletionTokens,
+		state := r.State
+		if !r.Paused.IsZero() {
+			state += " " + age(s.At, r.Paused) + " unanswered"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Session, state, r.Step, age(s.At, r.Since), r.Usage.PromptTokens+r.Usage.CompletionTokens,
 			r.Usage.CostString(), r.Worker, dash(r.Agent), engine.OneLine(r.Task, 40), engine.OneLine(r.LastError, 40))
 		rows = append(rows, ui.TopRow{Session: r.Session})
 	}

@@ -41,11 +41,13 @@ func (s *beatState) observe(ev engine.Event) {
 	case *engine.ToolStarted:
 		b.State = "acting"
 	case *engine.GatePaused:
-		b.State = "paused"
+		b.State, b.Paused = "paused", ev.Time
 	case *engine.GateResumed, *engine.StepStarted:
-		b.State = "deciding"
+		b.State, b.Paused = "deciding", time.Time{}
 	case *engine.QuestionAsked:
-		b.State = "asking"
+		b.State, b.Paused = "asking", ev.Time
+	case *engine.QuestionAnswered:
+		b.Paused = time.Time{}
 	case *engine.UsageRecorded:
 		b.Usage.Add(d.Usage)
 	case *engine.ToolFinished:

@@ -54,8 +54,11 @@ type RunBeat struct {
 	Task    string `json:"task,omitempty"`
 	Step    int    `json:"step"`
 	// State is deciding, acting, paused, asking (the person), starting.
-	State     string       `json:"state"`
-	Since     time.Time    `json:"since"` // when the run started here
+	State string    `json:"state"`
+	Since time.Time `json:"since"` // when the run started here
+	// Paused is when the run began to wait for an answer (a pause, a
+	// question) that has not come; zero when it waits for none.
+	Paused    time.Time    `json:"paused,omitzero"`
 	Usage     engine.Usage `json:"usage"` // the session's, so far
 	LastError string       `json:"last_error,omitempty"`
 }
@@ -217,7 +220,12 @@ func MaxDeliveriesSubject(pool string) string {
 	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".workers-" + Token(pool)
 }
 
-// Remove takes request seq off the queue.
+// Remove takes request seq off the queue. A user who may not (the submit
+// user) is told at once, a DeniedError, not after the request's timeout:
+// the server does not answer a request it refuses.
 func (q *Queue) Remove(ctx context.Context, seq uint64) error {
+	if err := MayPublish(q.nc, "$JS.API.STREAM.MSG.DELETE."+RunsStream, "take a request off the queue (cancel it)"); err != nil {
+		return err
+	}
 	return q.stream.DeleteMsg(ctx, seq)
 }

@@ -37,41 +37,50 @@ func (w *gateWait) pause() {
 	}
 }
 
-// request asks for the pause once, on an inbox of its own, and reads the
-// replies until one is taken (its verdict) or the pause is to be asked
-// again (again: no console, the console went away, no answer within Ask;
-// the replies to an earlier request are dropped, so one answer takes
-// effect). A refused reply (anyone on the bus may send one) does not end
-// the reading: the request is sent again on the same inbox, so that the
-// console that may answer gets it even when the refused sender took it
-// from the consoles' queue group, and the right answer is read when it
-// comes.
+// request asks for the pause, and reads the replies until one is taken
+// (its verdict) or the pause is to be asked again (again: no console, no
+// answer within Ask; the replies to an earlier request are dropped, so one
+// answer takes effect). Each ask has an inbox of its own (under one
+// subscription): a user may reply once to each request it received (NATS
+// response permissions), and a second delivery on the same inbox would use
+// up the console's one reply, its answer dropped by the server unsaid. A
+// reply that decides nothing (refused, or a console that may only watch or
+// goes away) does not end the reading: the pause is asked again a second
+// later, on a new inbox, and the right answer is read whenever it comes.
 func (w *gateWait) request() (v engine.Verdict, again bool, err error) {
 	g := w.g
 	ask := g.Ask
 	if ask <= 0 {
 		ask = DefaultAsk
 	}
-	inbox := g.nc.NewInbox()
-	sub, err := g.nc.SubscribeSync(inbox)
+	base := g.nc.NewInbox()
+	sub, err := g.nc.SubscribeSync(base + ".*")
 	if err != nil {
 		return engine.Verdict{}, false, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
 	}
 	defer sub.Unsubscribe()
 	rctx, cancel := context.WithTimeout(w.wctx, ask)
 	defer cancel()
+	var asked int
+	var reask time.Time // when to ask again; zero: not before Ask
 	for {
-		if err := g.nc.PublishRequest(GateSubject(g.session), inbox, w.data); err != nil && !offline(err) {
-			return engine.Verdict{}, false, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
+		if asked == 0 || !reask.IsZero() && !time.Now().Before(reask) {
+			asked++
+			reask = time.Time{}
+			if err := g.nc.PublishRequest(GateSubject(g.session), fmt.Sprintf("%s.%d", base, asked), w.data); err != nil && !offline(err) {
+				return engine.Verdict{}, false, fmt.Errorf("bus: gate of session %s: %w", g.session, err)
+			}
 		}
-		msg, err := sub.NextMsgWithContext(rctx)
+		msg, err := w.next(rctx, sub, reask)
 		switch {
 		case w.ctx.Err() != nil:
 			return engine.Verdict{}, false, w.ctx.Err()
 		case w.wctx.Err() != nil:
 			return engine.Verdict{}, false, &noConsoleError{g.session, g.timeout}
-		case errors.Is(err, context.DeadlineExceeded): // no answer to this request: ask again
+		case rctx.Err() != nil: // no answer to this request: ask again
 			return engine.Verdict{}, true, nil
+		case errors.Is(err, context.DeadlineExceeded): // time to ask again
+			continue
 		case errors.Is(err, nats.ErrNoResponders) || err == nil && msg.Header.Get("Status") == "503":
 			w.pause() // no console listens
 			return engine.Verdict{}, true, nil
@@ -82,14 +91,52 @@ func (w *gateWait) request() (v engine.Verdict, again bool, err error) {
 		if err != nil || verdict {
 			return v, false, err
 		}
-		w.pause() // then asked again on this inbox, for a console that may answer
+		if reask.IsZero() {
+			reask = time.Now().Add(g.retry) // for a console that may answer, or one come since
+		}
 	}
 }
 
-// reply judges one reply: its verdict (verdict set), or nothing (a
+// next is the next reply on sub, read until ctx ends or, when it is set,
+// until reask.
+func (w *gateWait) next(ctx context.Context, sub *nats.Subscription, reask time.Time) (*nats.Msg, error) {
+	if !reask.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, reask)
+		defer cancel()
+	}
+	return sub.NextMsgWithContext(ctx)
+}
+
+// GateTaken is what a run says to a console that sent its answer as a
+// request: whether the answer was taken, and why not. A console whose
+// answer gets no word back (the run asked again, or another's answer was
+// taken, or the server dropped it) knows it was not taken.
+type GateTaken struct {
+	Taken bool   `json:"taken"`
+	Why   string `json:"why,omitempty"`
+}
+
+// reply judges one reply (judge) and tells a sender that asks whether it
+// was taken.
+func (w *gateWait) reply(msg *nats.Msg) (v engine.Verdict, verdict bool, err error) {
+	refused := len(w.refused)
+	v, verdict, err = w.judge(msg)
+	if msg.Reply != "" {
+		t := GateTaken{Taken: verdict || err != nil}
+		if !t.Taken && len(w.refused) > refused {
+			t.Why = w.refused[len(w.refused)-1]
+		}
+		b, _ := json.Marshal(t)
+		msg.Respond(b)
+	}
+	return v, verdict, err
+}
+
+// judge judges one reply: its verdict (verdict set), or nothing (a
 // console that goes away or may only watch says so, or the reply is
 // refused: its refusal kept), or the console's error.
-func (w *gateWait) reply(msg *nats.Msg) (v engine.Verdict, verdict bool, err error) {
+func (w *gateWait) judge(msg *nats.Msg) (v engine.Verdict, verdict bool, err error) {
 	g := w.g
 	var r GateReply
 	if err := json.Unmarshal(msg.Data, &r); err != nil {

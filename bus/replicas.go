@@ -119,11 +119,44 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 		}
 	}
 	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas), configBucketConfig(replicas)} {
-		if err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.CreateOrUpdateKeyValue(ctx, cfg); return err }); err != nil {
+		if err := retryWithin(ctx, nc, func(ctx context.Context) error {
+			if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
+				return err
+			}
+			return limitReaders(ctx, js, kvStream(cfg.Bucket))
+		}); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: bucket %s: %w", cfg.Bucket, err))
 		}
 	}
 	return nil
+}
+
+// ReaderIdle is how long a consumer on a stream that is read (the journal,
+// the buckets) lives unused: the server deletes it then, durable or not,
+// and refuses one that asks to live longer. The submit role may make
+// consumers there to read; none it makes is kept. (The ordered consumers
+// of nats.go ask for 5 minutes.)
+const ReaderIdle = 5 * time.Minute
+
+// readerLimits bound the consumers of a stream that is read.
+func readerLimits() jetstream.StreamConsumerLimits {
+	return jetstream.StreamConsumerLimits{InactiveThreshold: ReaderIdle}
+}
+
+// limitReaders puts readerLimits on stream, a bucket's (a bucket's config
+// has no place for them).
+func limitReaders(ctx context.Context, js jetstream.JetStream, stream string) error {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cfg := st.CachedInfo().Config
+	if cfg.ConsumerLimits == readerLimits() {
+		return nil
+	}
+	cfg.ConsumerLimits = readerLimits()
+	_, err = js.UpdateStream(ctx, cfg)
+	return err
 }
 
 // retryWithin runs op, each try bounded by attemptTimeout, again after a
@@ -165,6 +198,7 @@ func journalStreamConfig(replicas int) jetstream.StreamConfig {
 		MaxBytes:          -1,
 		MaxMsgsPerSubject: -1,
 		AllowDirect:       true,
+		ConsumerLimits:    readerLimits(),
 		// No atomic batches: on one node each batch is staged in a
 		// store of its own, which costs more than the syncs it saves
 		// (BenchmarkJournalPerStep).

@@ -35,9 +35,10 @@ var jsReads = []string{
 
 // readers are the JetStream API calls of the short-lived consumers that
 // read a stream (a journal read, a bucket's keys, a watch): made, pulled
-// from, deleted. A durable consumer is made the same way, which costs the
-// server a little and takes nothing from anyone: these streams keep their
-// messages (limits retention).
+// from, deleted. A durable consumer is made the same way; it takes nothing
+// from anyone (these streams keep their messages: limits retention), and
+// the streams' consumer limits (ReaderIdle) have the server delete it once
+// unused, so none is kept.
 func readers(streams ...string) []string {
 	var out []string
 	for _, s := range streams {

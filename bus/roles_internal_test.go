@@ -32,6 +32,7 @@ var roleTable = []roleRow{
 	{"submit", false, "$JS.API.CONSUMER.INFO.AGENTTY_RUNS.workers-default", true, "see whether a pool has workers"},
 	{"submit", false, "$JS.API.CONSUMER.CREATE.AGENTTY_RUNS.evil.agentty.runs.gpu.>", false, "take a pool's runs and block its workers"},
 	{"submit", false, "$JS.API.CONSUMER.DURABLE.CREATE.AGENTTY_RUNS.evil", false, "take runs (older API)"},
+	{"submit", false, "$JS.API.CONSUMER.CREATE.AGENTTY_RUNS", false, "take runs (an ephemeral consumer, older API: the bare subject)"},
 	{"submit", false, "$JS.API.CONSUMER.DELETE.AGENTTY_RUNS.workers-default", false, "delete a pool's consumer"},
 	{"submit", false, "$KV.AGENTTY_WRITERS.s1", false, "forge a session's lease"},
 	{"submit", false, "$KV.AGENTTY_SESSIONS.s1", false, "change or delete a session's record"},
@@ -84,11 +85,16 @@ var roleTable = []roleRow{
 // following and answering it, is cli's TestRolesDoTheirWork.)
 func TestRoleTable(t *testing.T) {
 	u, srv := usersServer(t)
+	walkRoles(t, srv.URL(), u)
+}
+
+// walkRoles walks the role table as each of u on the server at url.
+func walkRoles(t *testing.T, url string, u Users) {
 	users := map[string]Credential{"worker": u.Worker, "submit": u.Submit}
 	var wg sync.WaitGroup
 	for _, r := range roleTable {
 		wg.Go(func() {
-			err := tryAs(t, srv.URL(), users[r.user], r)
+			err := tryAs(t, url, users[r.user], r)
 			verb := map[bool]string{true: "subscribe to", false: "publish on"}[r.subscribe]
 			refused := err != nil && strings.Contains(strings.ToLower(err.Error()), "permissions violation")
 			switch {

@@ -27,3 +27,25 @@ func TestAnswerIsBoundToThePauseShown(t *testing.T) {
 		t.Error("a pause's answer was taken as a question's")
 	}
 }
+
+// An answer's signature covers its bytes: the submitter's console signs
+// every reply, {"again":true} too, and the submit role reads the replies
+// on the bus (_INBOX.>); that signature under other bytes (a proceed) is
+// refused.
+func TestSignatureCoversTheAnswer(t *testing.T) {
+	signer, err := LoadOrMakeSigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	steer := Steerers{signer.Public()}
+	nonce := gateNonce("p1", []byte(`{"id":"p1"}`))
+	again := signer.sign(gateKind, "s", nonce, []byte(`{"again":true}`))
+	if err := steer.check(gateKind, "s", nonce, again); err != nil {
+		t.Fatalf("the console's own reply: %v", err)
+	}
+	forged := signer.sign(gateKind, "s", nonce, []byte(`{"action":"proceed"}`))
+	forged.Header = again.Header
+	if err := steer.check(gateKind, "s", nonce, forged); err == nil {
+		t.Error("a proceed under the signature of an again was taken")
+	}
+}

@@ -80,8 +80,14 @@ func TestRolesDoTheirWork(t *testing.T) {
 		t.Errorf("answer as the submit user: exit %d, %q, %q", code, out, errs)
 	}
 	// What the role may not do is refused at once, saying so, not after a
-	// wait on a request the server never answers.
-	for _, args := range [][]string{{"sessions", "rm", id}, {"queue", "setup"}, {"worker", "--model", "offline"}} {
+	// wait on a request the server never answers: among it, cancelling a
+	// request that waits (a pool no worker takes).
+	code, out, errs = cli("submit", "--pool", "idle", "what is 1+1")
+	if code != 0 {
+		t.Fatalf("submit --pool idle: exit %d: %s", code, errs)
+	}
+	queued := strings.TrimSpace(out)
+	for _, args := range [][]string{{"sessions", "rm", id}, {"queue", "setup"}, {"worker", "--model", "offline"}, {"cancel", queued}} {
 		start := time.Now()
 		code, out, errs := cli(args...)
 		if code == 0 || !strings.Contains(errs, "this NATS user may not") || time.Since(start) > 20*time.Second || strings.Contains(errs, "on connection [") {

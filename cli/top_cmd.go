@@ -179,7 +179,7 @@ func newQueueCmd(f *factory) *cobra.Command {
 	}
 	ls.Flags().StringVar(&opts.Pool, "pool", "", "only this pool (default: every pool)")
 	ls.Flags().BoolVar(&opts.AsJSON, "json", false, "print JSON")
-	cmd.AddCommand(ls, newQueueSetupCmd(f))
+	cmd.AddCommand(ls, newQueueSetupCmd(f), newQueueUsersCmd(f))
 	return cmd
 }
 

@@ -120,3 +120,20 @@ func Timeline(events []engine.Event) []Step {
 	}
 	return out
 }
+
+// Unanswered is the pause or question a session's journal ends waiting
+// on (its gate_paused or question_asked, with no answer after it), nil
+// when it waits on none: a run on a worker waiting for a console that
+// may answer it, or one left so when its process died.
+func Unanswered(events []engine.Event) *engine.Event {
+	var open *engine.Event
+	for i := range events {
+		switch events[i].Kind {
+		case engine.KindGatePaused, engine.KindQuestionAsked:
+			open = &events[i]
+		case engine.KindGateResumed, engine.KindQuestionAnswered, engine.KindRunFinished, engine.KindStepStarted:
+			open = nil
+		}
+	}
+	return open
+}

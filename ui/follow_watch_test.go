@@ -22,3 +22,14 @@ func TestFollowSaysWhoAnswersAnotherRunsPause(t *testing.T) {
 		t.Errorf("the console:\n%s", f)
 	}
 }
+
+// An answer the run on a worker did not take (bus.Answered) is a note
+// that says so and why; the console does not show it as answered.
+func TestFollowSaysAnAnswerWasNotTaken(t *testing.T) {
+	m, g, _ := followConsole(t)
+	g.Answered(engine.Pending{Session: "s1", Run: "run-1", Step: 2, At: engine.Act, ToolCall: &engine.ToolCall{ID: "c1", Name: "calculator"}}, false, "the run said nothing of it")
+	m.Update(readMsg(t, ui.WaitForGate(g)))
+	if f := m.View(); !strings.Contains(f, "Your answer at step 2") || !strings.Contains(f, "not taken: the run said nothing of it") {
+		t.Errorf("the console:\n%s", f)
+	}
+}

@@ -55,6 +55,9 @@ type gateRequest struct {
 	// watchOnly: a pause of a run this console may not answer (another's
 	// run on a worker): shown as a note, not a pause bar; reply is nil.
 	watchOnly bool
+	// untaken: why the run did not take this console's answer to the
+	// pause (bus.Answered), shown as a note; reply is nil.
+	untaken string
 }
 
 // NewGate returns a gate, in step mode when step is set.
@@ -123,6 +126,24 @@ func (g *Gate) Watching(p engine.Pending) {
 		defer t.Stop()
 		select {
 		case g.requests <- gateRequest{pending: p, watchOnly: true}:
+		case <-t.C:
+		}
+	}()
+}
+
+// Answered implements bus.Answered: the run on a worker said whether it
+// took this console's answer at p. One not taken is a note (the console
+// gives the answer again when the run asks again); it never blocks the
+// caller for long.
+func (g *Gate) Answered(p engine.Pending, taken bool, why string) {
+	if taken {
+		return
+	}
+	go func() {
+		t := time.NewTimer(5 * time.Second)
+		defer t.Stop()
+		select {
+		case g.requests <- gateRequest{pending: p, untaken: why}:
 		case <-t.C:
 		}
 	}()

@@ -61,6 +61,10 @@ func (m *Model) gated(msg gateMsg) tea.Cmd {
 			"this data folder's steering key is not theirs, so this console only watches it (docs/scale-out.md: who answers a pause)."})
 		return waitForGate(m.gate)
 	}
+	if req.untaken != "" {
+		m.chat.add(&chatItem{kind: itemNote, text: "Your answer at " + pauseWhere(req.pending) + " was not taken: " + flatten(Sanitize(req.untaken)) + "."})
+		return waitForGate(m.gate)
+	}
 	// Only a workflow's calls have wf- ids; the pause may come before
 	// the console has read the run's workflow_started.
 	req.step = flatten(Sanitize(stepOfPending(req.pending)))
