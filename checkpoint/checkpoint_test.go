@@ -352,3 +352,65 @@ func TestPersonsFiltersDoNotRun(t *testing.T) {
 		t.Errorf("data.bin is not kept as it is: %v\n%s", err, diff.String())
 	}
 }
+
+// TestRewindAcrossAFolderThatBecameALink: a step replaces the folder sub
+// with a link to another folder, and the folder dir with a file; the
+// rewind to before it succeeds (it once restored the files, then failed
+// removing the link: "directory not empty"), leaves sub a folder and dir
+// a folder with their files, and the folder the link named as it was.
+func TestRewindAcrossAFolderThatBecameALink(t *testing.T) {
+	ws, _ := repo(t)
+	write(t, filepath.Join(ws, "sub", "a.txt"), "a\n", 0o644)
+	write(t, filepath.Join(ws, "dir", "b.txt"), "b\n", 0o644)
+	write(t, filepath.Join(ws, "other", "o.txt"), "o\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	if err := os.RemoveAll(filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(ws, "dir"))
+	write(t, filepath.Join(ws, "dir"), "a file now\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	points := []checkpoint.Point{p1, p2}
+	at, err := checkpoint.At(points, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plan, err := s.Plan(ctx, "0mx2sess", points, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, "0mx2sess", plan, false); err != nil {
+		t.Fatalf("the rewind across a folder that became a link: %v", err)
+	}
+	for path, want := range map[string]string{"sub/a.txt": "a\n", "dir/b.txt": "b\n", "other/o.txt": "o\n"} {
+		if b, err := os.ReadFile(filepath.Join(ws, path)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", path, b, err, want)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "sub")); err != nil || !fi.IsDir() {
+		t.Errorf("sub is not a folder again: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "other", "a.txt")); err == nil {
+		t.Error("the rewind wrote through the link into the folder it named")
+	}
+	// The next rewind (its undo) works too: sub a link, dir a file again.
+	points = append(points, checkpoint.Point{Step: 1, Checkpointed: plan.Now})
+	undo, _ := checkpoint.Undo(points)
+	if plan, err = s.Plan(ctx, "0mx2sess", points, undo); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, "0mx2sess", plan, false); err != nil {
+		t.Fatalf("the undo: %v", err)
+	}
+	if l, err := os.Readlink(filepath.Join(ws, "sub")); err != nil || l != "other" {
+		t.Errorf("sub after the undo: %q %v", l, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "dir")); string(b) != "a file now\n" {
+		t.Errorf("dir after the undo: %q", b)
+	}
+}
