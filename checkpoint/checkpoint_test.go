@@ -3,10 +3,13 @@ package checkpoint_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,12 +56,47 @@ func repo(t *testing.T) (string, func() string) {
 	write(t, filepath.Join(ws, "staged.txt"), "staged\n", 0o644)
 	git(t, ws, "add", "staged.txt")
 	write(t, filepath.Join(ws, "debug.log"), "ignored\n", 0o644)
-	person := func() string { // HEAD, branch, stash and index
+	person := func() string { // the whole .git byte for byte; HEAD, branch, stash and index
 		idx, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
-		return git(t, ws, "rev-parse", "HEAD") + " " + git(t, ws, "symbolic-ref", "HEAD") + " " + git(t, ws, "stash", "list") + " " +
+		return dotGit(t, ws) + git(t, ws, "rev-parse", "HEAD") + " " + git(t, ws, "symbolic-ref", "HEAD") + " " + git(t, ws, "stash", "list") + " " +
 			git(t, ws, "diff", "--cached", "--name-only") + " " + string(bytes.TrimSpace(idx[:12]))
 	}
 	return ws, person
+}
+
+// dotGit is every file under ws/.git (objects, refs, config, index, logs)
+// with its mode and the hash of its bytes, one a line.
+func dotGit(t *testing.T, ws string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(filepath.Join(ws, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		var data []byte
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			data = []byte(l)
+			if err != nil {
+				return err
+			}
+		case fi.Mode().IsRegular():
+			if data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(&b, "%s %v %x\n", p, fi.Mode(), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, calls ...engine.ToolCall) checkpoint.Point {
@@ -73,7 +111,7 @@ func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, ca
 // TestGitRewindRestoresEverything: a step that writes a file, edits an
 // executable and removes one through the shell; the diff shows the three;
 // rewinding to before the step restores them byte for byte, modes kept,
-// the person's HEAD, branch, stash and index untouched; the rewind is
+// the person's .git byte for byte untouched; the rewind is
 // undone; a file changed by hand since is not overwritten unless forced.
 func TestGitRewindRestoresEverything(t *testing.T) {
 	ws, person := repo(t)
@@ -412,5 +450,97 @@ func TestRewindAcrossAFolderThatBecameALink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "dir")); string(b) != "a file now\n" {
 		t.Errorf("dir after the undo: %q", b)
+	}
+}
+
+// rewind plans and applies a rewind of the session to to (forced or
+// not), and returns its points with the rewind's checkpoint added.
+func rewind(t *testing.T, s *checkpoint.Store, points []checkpoint.Point, to checkpoint.State, force bool) ([]checkpoint.Point, error) {
+	t.Helper()
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, force); err != nil {
+		return points, err
+	}
+	if plan.Empty() { // as the CLI and the console: nothing journaled
+		return points, nil
+	}
+	return append(slices.Clone(points), checkpoint.Point{Step: to.Step, Checkpointed: plan.Now}), nil
+}
+
+// TestFilesModeKeepsHandChanges: outside git, a file changed by hand
+// after the session's last checkpoint is named by the rewind's plan and
+// not overwritten unless forced; forced, the rewind restores it.
+func TestFilesModeKeepsHandChanges(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	call := engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"notes.md"}`)}
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call)
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n- the step's\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n- the step's\n- mine, by hand\n", 0o644)
+	points := []checkpoint.Point{p1, p2}
+	at, _ := checkpoint.At(points, 1)
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(plan.HandChanged, ",") != "notes.md" {
+		t.Errorf("hand-changed: %v, want notes.md", plan.HandChanged)
+	}
+	var hc *checkpoint.HandChangedError
+	if _, err := rewind(t, s, points, at, false); !errors.As(err, &hc) {
+		t.Errorf("a rewind over a hand's change, not forced: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "# Notes\n- the step's\n- mine, by hand\n" {
+		t.Fatalf("the hand's change was overwritten: %q", b)
+	}
+	if _, err := rewind(t, s, points, at, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "# Notes\n" {
+		t.Errorf("forced: %q", b)
+	}
+}
+
+// TestUndoTakesTheLastRewindBack: in either mode, a rewind, its undo, an
+// undo of the undo and one more each leave the files exactly as the one
+// before found them.
+func TestUndoTakesTheLastRewindBack(t *testing.T) {
+	for _, mode := range []string{"git", "files"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := t.TempDir()
+			if mode == "git" {
+				ws, _ = repo(t)
+			}
+			write(t, filepath.Join(ws, "a.txt"), "before\n", 0o644)
+			s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+			call := engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"a.txt"}`)}
+			p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call)
+			write(t, filepath.Join(ws, "a.txt"), "after step 1\n", 0o644)
+			p2 := checkpointOf(t, s, engine.CheckpointBefore, 2, call)
+			write(t, filepath.Join(ws, "a.txt"), "after step 2\n", 0o644)
+			points := []checkpoint.Point{p1, p2, checkpointOf(t, s, engine.CheckpointAfter, 2)}
+			at, _ := checkpoint.At(points, 2)
+			points, err := rewind(t, s, points, at, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{"after step 1\n", "after step 2\n", "after step 1\n", "after step 2\n"} {
+				if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != want {
+					t.Fatalf("after %d undos: %q, want %q", i, b, want)
+				}
+				undo, err := checkpoint.Undo(points)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if points, err = rewind(t, s, points, undo, false); err != nil {
+					t.Fatalf("undo %d: %v", i+1, err)
+				}
+			}
+		})
 	}
 }

@@ -93,7 +93,8 @@ func (r *run) takeCheckpoint(ctx context.Context, reason string, calls []ToolCal
 	defer cancel()
 	c, err := r.e.cfg.Checkpoint.Checkpoint(ctx, r.s.ID, reason, calls)
 	if err != nil {
-		return r.emit(Act, KindNotice, &Notice{Level: "warn", Message: "checkpoint: " + err.Error() + " (the step goes on without one)"})
+		return r.emit(Act, KindNotice, &Notice{Level: "warn", About: NoticeCheckpoint,
+			Message: "checkpoint: " + err.Error() + " (the step goes on without one: a rewind cannot go back to before it)"})
 	}
 	c.Reason = reason
 	return r.emit(Act, KindCheckpoint, c)
