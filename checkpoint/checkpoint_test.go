@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentty/agentty/checkpoint"
@@ -542,5 +543,65 @@ func TestUndoTakesTheLastRewindBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpecialFilesAreLeftOut: a FIFO in the place of a tracked file (what
+// a prompt-injected mkfifo makes) once failed every checkpoint of the
+// workspace, this session's and every later one's, as git add refuses it.
+// It is left out, said in Special, and the checkpoint goes on: the step's
+// other changes are kept, the diff and a rewind work (the file comes back
+// as it was, in the FIFO's place), and another session's checkpoints too.
+func TestSpecialFilesAreLeftOut(t *testing.T) {
+	ws, _ := repo(t)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	fifo := func() {
+		t.Helper()
+		os.Remove(filepath.Join(ws, "keep.txt"))
+		if err := syscall.Mkfifo(filepath.Join(ws, "keep.txt"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo()
+	write(t, filepath.Join(ws, "new.txt"), "new\n", 0o644)
+	p2, err := s.Checkpoint(context.Background(), "0mx2sess", engine.CheckpointBefore, nil)
+	if err != nil {
+		t.Fatalf("a checkpoint with a FIFO in the place of a file: %v", err)
+	}
+	if strings.Join(p2.Special, ",") != "keep.txt" || strings.Join(p2.Changed, ",") != "keep.txt,new.txt" {
+		t.Errorf("special %v, changed %v", p2.Special, p2.Changed)
+	}
+	write(t, filepath.Join(ws, "new.txt"), "new, changed\n", 0o644)
+	p3 := checkpointOf(t, s, engine.CheckpointAfter, 2)
+	if len(p3.Special) != 0 || strings.Join(p3.Changed, ",") != "new.txt" {
+		t.Errorf("the next checkpoint: special %v, changed %v", p3.Special, p3.Changed)
+	}
+	points := []checkpoint.Point{p1, {Step: 2, Checkpointed: p2}, p3}
+	var diff bytes.Buffer
+	if _, err := s.DiffOf(context.Background(), &diff, points, -1); err != nil || !strings.Contains(diff.String(), "+new, changed") {
+		t.Errorf("diff: %v\n%s", err, diff.String())
+	}
+	at, _ := checkpoint.At(points, 1)
+	if _, err := rewind(t, s, points, at, false); err != nil {
+		t.Fatalf("a rewind over a FIFO: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "keep.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("keep.txt after the rewind: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
+		t.Error("new.txt is still there after the rewind")
+	}
+	// Another session, the FIFO there again, its index seeded from this
+	// one's: its checkpoints work, and keep the step's changes.
+	fifo()
+	for i, id := range []string{"0mx2other", "0mx2other"} {
+		if i == 1 {
+			write(t, filepath.Join(ws, "later.txt"), "later\n", 0o644)
+		}
+		other, err := s.Checkpoint(context.Background(), id, engine.CheckpointBefore, nil)
+		if err != nil || other.Tree == "" || i == 1 && strings.Join(other.Changed, ",") != "later.txt" {
+			t.Fatalf("another session's checkpoint %d: %v %+v", i+1, err, other)
+		}
 	}
 }

@@ -65,8 +65,9 @@ func (s *Store) snapshotFiles(session string, st *sessionState, reason string, c
 	for _, p := range paths {
 		f, err := s.keepFile(root, p)
 		if err != nil { // too big, out of the workspace, not a file: the others are kept
-			cp.Skipped = append(cp.Skipped, p)
-			if !errors.Is(err, errTooBig) {
+			if errors.Is(err, errTooBig) {
+				cp.Skipped = append(cp.Skipped, p)
+			} else {
 				cp.Note = strings.TrimPrefix(cp.Note+"; ", "; ") + fmt.Sprintf("%s not kept: %v", p, err)
 			}
 			continue

@@ -130,7 +130,7 @@ func (s *Store) Plan(ctx context.Context, session string, points []Point, to Sta
 	st := s.state(session)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	p := &Plan{To: to}
+	p := &Plan{To: to, Notes: s.LeftOut(points)}
 	if s.git {
 		return p, s.planGit(ctx, session, st, points, p)
 	}

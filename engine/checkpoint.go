@@ -36,6 +36,9 @@ type Checkpointed struct {
 	Changed []string `json:"changed,omitempty"`
 	// Skipped are files left out (larger than the limit).
 	Skipped []string `json:"skipped,omitempty"`
+	// Special are files left out as they are not files git or agentty can
+	// keep (a FIFO, a socket, a device in the place of a file).
+	Special []string `json:"special,omitempty"`
 	// Where is the host and folder the checkpoint was taken in.
 	Where string `json:"where,omitempty"`
 	// RewoundTo is, for a rewind's checkpoint, the tree the rewind
