@@ -60,7 +60,7 @@ func (b *backend) DiffFiles(ctx context.Context, step int) (string, error) {
 	}
 	var out bytes.Buffer
 	for _, n := range st.LeftOut(points) {
-		fmt.Fprintf(&out, "Note: %s\n", n)
+		fmt.Fprintf(&out, "Note: %s\n", st.Shown(n))
 	}
 	for _, f := range fails {
 		fmt.Fprintf(&out, "Note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, f.Message)
@@ -95,8 +95,15 @@ func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, err
 	if err := st.Diff(ctx, &diff, now, to); err != nil {
 		return nil, err
 	}
-	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: plan.Write, Remove: plan.Remove, HandChanged: plan.HandChanged,
-		Notes: plan.Notes, Backend: plan}, nil
+	shown := func(list []string) []string { // what is shown; plan, applied, keeps the names
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = st.Shown(s)
+		}
+		return out
+	}
+	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: shown(plan.Write), Remove: shown(plan.Remove), HandChanged: shown(plan.HandChanged),
+		Notes: shown(plan.Notes), Backend: plan}, nil
 }
 
 // RewindFiles implements ui.Rewinder: the workspace as it is is journaled

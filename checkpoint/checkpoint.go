@@ -47,6 +47,7 @@ type Store struct {
 	gitDir  string // git mode: the bare repository of this workspace
 	host    string
 	maxFile int64
+	redact  func(string) string // what it shows is without these secrets (RedactWith)
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState

@@ -605,3 +605,28 @@ func TestSpecialFilesAreLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindPastAFailedCheckpointIsRefused: when the checkpoint before
+// step 2 failed, "before step 2" is not kept: a rewind there would be to
+// before step 3, and is refused saying why; before steps 1 and 3 are
+// kept. A session whose every checkpoint failed says so.
+func TestRewindPastAFailedCheckpointIsRefused(t *testing.T) {
+	ws, _ := repo(t)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	p3 := checkpointOf(t, s, engine.CheckpointBefore, 3)
+	fails := checkpoint.Failures([]engine.Event{{Step: 2, Kind: engine.KindNotice, Data: &engine.Notice{Level: "warn", About: engine.NoticeCheckpoint, Message: "checkpoint: disk full"}}})
+	points := []checkpoint.Point{p1, p3}
+	for at, refused := range map[int]bool{1: false, 2: true, 3: false} {
+		to, err := checkpoint.At(points, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkpoint.Gap(fails, at, to); (err != nil) != refused || refused && !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("a rewind to before step %d: %v", at, err)
+		}
+	}
+	if err := checkpoint.NoneKept("0mx2sess", fails); !strings.Contains(err.Error(), "1 checkpoint failed, the last at step 2: checkpoint: disk full") {
+		t.Errorf("none kept: %v", err)
+	}
+}

@@ -16,7 +16,8 @@ import (
 // The diff of a session, or of one of its steps.
 
 // Diff writes the unified diff from one state to another (to with no
-// commit and no files: the workspace as it is, git mode).
+// commit and no files: the workspace as it is, git mode), without the
+// secrets RedactWith names.
 func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
 	if from.Tree != "" {
 		args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", from.Tree}
@@ -35,7 +36,7 @@ func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(out)
+		_, err = io.WriteString(w, s.Shown(string(out)))
 		return err
 	}
 	return s.diffFiles(w, from, to)
@@ -63,7 +64,7 @@ func (s *Store) diffFiles(w io.Writer, from, to State) error {
 		if b.Missing {
 			toName = "/dev/null"
 		}
-		if _, err := io.WriteString(w, udiff.Unified(fromName, toName, old, cur)); err != nil {
+		if _, err := io.WriteString(w, s.Shown(udiff.Unified(fromName, toName, old, cur))); err != nil {
 			return err
 		}
 	}

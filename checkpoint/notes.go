@@ -15,6 +15,21 @@ import (
 // out (over the size limit, or not regular files) and checkpoints that
 // failed.
 
+// RedactWith makes the store take secrets out of what it shows: its
+// diffs, and what Shown is given (file names, notes). The store itself
+// keeps the files as they were, secrets and all: a rewind must restore
+// them byte for byte. Call it before the store is used.
+func (s *Store) RedactWith(redact func(string) string) { s.redact = redact }
+
+// Shown is text as the store shows it: without the secrets RedactWith
+// named.
+func (s *Store) Shown(text string) string {
+	if s.redact == nil {
+		return text
+	}
+	return s.redact(text)
+}
+
 // Notes says what a checkpoint left out, one sentence a kind.
 func Notes(cp *engine.Checkpointed, maxFile int64) []string {
 	var notes []string

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -41,6 +42,13 @@ func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store
 	if err != nil {
 		return nil, nil, fmt.Errorf("the session's workspace %s: %w", dir, err)
 	}
+	// The store keeps the files as they were; what it shows is without
+	// the secrets a run there holds, as the journal is.
+	redact, err := app.Redactor(*opts.App, dir, opts.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.RedactWith(redact.Redact)
 	return st, points, nil
 }
 
@@ -68,10 +76,10 @@ func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
 		fmt.Fprintln(opts.Err, "agentty sessions diff: the last step did not end; the diff is to the workspace as it is now")
 	}
 	for _, n := range st.LeftOut(points) {
-		fmt.Fprintln(opts.Err, "agentty sessions diff: note:", n)
+		fmt.Fprintln(opts.Err, "agentty sessions diff: note:", st.Shown(n))
 	}
 	for _, f := range fails {
-		fmt.Fprintf(opts.Err, "agentty sessions diff: note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, f.Message)
+		fmt.Fprintf(opts.Err, "agentty sessions diff: note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, st.Shown(f.Message))
 	}
 	return err
 }
@@ -106,7 +114,7 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 		return err
 	}
 	for _, n := range plan.Notes {
-		fmt.Fprintln(opts.Err, "agentty sessions rewind: note:", n)
+		fmt.Fprintln(opts.Err, "agentty sessions rewind: note:", st.Shown(n))
 	}
 	if plan.Empty() { // nothing to do, and nothing journaled: --undo still undoes the last rewind that did something
 		fmt.Fprintf(opts.Out, "the files of %s are as they were already: nothing to rewind\n", st.Workspace())
@@ -114,7 +122,7 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	}
 	force := opts.Yes
 	if len(plan.HandChanged) > 0 && !force {
-		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", strings.Join(plan.HandChanged, ", "))
+		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", st.Shown(strings.Join(plan.HandChanged, ", ")))
 		if force = askYes(opts, "overwrite them? [y/N] "); !force {
 			fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
 			return exit(1)
@@ -192,16 +200,16 @@ func forkWorktree(opts *sessionsOptions, store *sessions.Store, id string) error
 // checkpointSink says on stderr, in a headless run without --json, what a
 // checkpoint left out and a checkpoint that failed: the journal has them,
 // and so must the person watching the terminal.
-func checkpointSink(stderr io.Writer) engine.Sink {
+func checkpointSink(stderr io.Writer, shown func(string) string) engine.Sink {
 	return engine.SinkFunc(func(ev engine.Event) error {
 		switch d := ev.Data.(type) {
 		case *engine.Notice:
 			if d.About == engine.NoticeCheckpoint {
-				fmt.Fprintf(stderr, "agentty run: warning: step %d: %s\n", ev.Step, d.Message)
+				fmt.Fprintf(stderr, "agentty run: warning: step %d: %s\n", ev.Step, shown(d.Message))
 			}
 		case *engine.Checkpointed:
 			for _, n := range checkpoint.Notes(d, 0) {
-				fmt.Fprintf(stderr, "agentty run: note: step %d: %s\n", ev.Step, n)
+				fmt.Fprintf(stderr, "agentty run: note: step %d: %s\n", ev.Step, shown(n))
 			}
 		}
 		return nil

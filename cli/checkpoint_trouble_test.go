@@ -123,3 +123,40 @@ func TestBigFilesAreSaidLeftOut(t *testing.T) {
 		t.Errorf("big.bin after the rewind: %v %v (a rewind does not restore it)", fi, err)
 	}
 }
+
+// TestDiffHidesTheKey: a step writes the API key into a file. The journal
+// is without it, and so is sessions diff (and what rewind says); the
+// checkpoint store keeps the file as it was: the rewind's undo restores it
+// byte for byte, key and all.
+func TestDiffHidesTheKey(t *testing.T) {
+	const key = "sk-test-cli-0123456789abcdef"
+	ws, _ := gitWorkspace(t)
+	env := agentEnv(t)
+	env["OPENAI_API_KEY"] = key
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":".env","content":"OPENAI_API_KEY=`+key+`\n"}}]},{"answer":"done"}]}`)
+	code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--yes", "keep the key")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	id := sessionOf(t, errs)
+	if j := strings.Join(journalLines(t, env["AGENTTY_HOME"], id, ""), "\n"); strings.Contains(j, key) {
+		t.Fatal("the journal has the key")
+	}
+	code, diff, errs := runCLI(t, context.Background(), env, "sessions", "diff", id)
+	if code != 0 || strings.Contains(diff+errs, key) || !strings.Contains(diff, "+OPENAI_API_KEY=[redacted OPENAI_API_KEY]") {
+		t.Errorf("sessions diff: exit %d\n%s\nstderr: %s", code, diff, errs)
+	}
+	code, out, errs := runCLI(t, context.Background(), env, "sessions", "rewind", id, "--at", "1")
+	if code != 0 || strings.Contains(out+errs, key) {
+		t.Fatalf("rewind: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".env")); err == nil {
+		t.Error(".env is still there after the rewind")
+	}
+	if code, out, errs = runCLI(t, context.Background(), env, "sessions", "rewind", id, "--undo"); code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".env")); string(b) != "OPENAI_API_KEY="+key+"\n" {
+		t.Errorf(".env after the undo: %q", b)
+	}
+}
