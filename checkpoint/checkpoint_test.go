@@ -630,3 +630,49 @@ func TestRewindPastAFailedCheckpointIsRefused(t *testing.T) {
 		t.Errorf("none kept: %v", err)
 	}
 }
+
+// TestFilesModeFIFO: outside git, a FIFO in the place of a file a file
+// tool named is left out of the checkpoint (said in Special); the diff to
+// the workspace as it is and a rewind work, the rewind saying it leaves
+// the FIFO as it is (never opening it) and restoring the other files.
+func TestFilesModeFIFO(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n", 0o644)
+	write(t, filepath.Join(ws, "other.md"), "other\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	call := func(path string) engine.ToolCall {
+		return engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"` + path + `"}`)}
+	}
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call("notes.md"), call("other.md"))
+	os.Remove(filepath.Join(ws, "notes.md"))
+	if err := syscall.Mkfifo(filepath.Join(ws, "notes.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "other.md"), "other, changed\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointBefore, 2, call("notes.md"))
+	if strings.Join(p2.Special, ",") != "notes.md" {
+		t.Errorf("special: %v", p2.Special)
+	}
+	points := []checkpoint.Point{p1, p2}
+	var diff bytes.Buffer
+	if _, err := s.DiffOf(context.Background(), &diff, points, 1); err != nil {
+		t.Errorf("diff: %v", err)
+	}
+	at, _ := checkpoint.At(points, 1)
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, at)
+	if err != nil {
+		t.Fatalf("a rewind with a FIFO in a file's place: %v", err)
+	}
+	if !strings.Contains(strings.Join(plan.Notes, " "), "notes.md is not a regular file now") || strings.Join(plan.Write, ",") != "other.md" {
+		t.Errorf("plan: notes %v, write %v", plan.Notes, plan.Write)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "other.md")); string(b) != "other\n" {
+		t.Errorf("other.md: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "notes.md")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("notes.md is not left as it was: %v %v", fi, err)
+	}
+}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,6 +120,9 @@ func (s *Store) Now(st State) (State, error) {
 	now := State{Files: map[string]engine.CheckpointFile{}}
 	for path := range st.Files {
 		f, err := s.keepFile(root, path)
+		if errors.Is(err, errNotRegular) { // no file there to show
+			f, err = engine.CheckpointFile{Path: path, Missing: true}, nil
+		}
 		if err != nil {
 			return State{}, fmt.Errorf("%s: %w", path, err)
 		}

@@ -193,6 +193,10 @@ func (s *Store) planFiles(points []Point, p *Plan) error {
 	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.host + ":" + s.ws}
 	for _, path := range slices.Sorted(mapKeys(p.To.Files)) {
 		cur, err := s.keepFile(root, path)
+		if errors.Is(err, errNotRegular) { // a FIFO in its place: never opened, never written through
+			p.Notes = append(p.Notes, path+" is not a regular file now (a FIFO, a socket or a device): the rewind leaves it as it is")
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
