@@ -96,7 +96,8 @@ func TestFailedCheckpointIsSaid(t *testing.T) {
 
 // TestBigFilesAreSaidLeftOut: a file over the 10 MB limit, changed by a
 // step, is not in the diff nor restored by a rewind; both say so, naming
-// it (the journal's "skipped" was shown nowhere).
+// it (the journal's "skipped" was shown nowhere), and so does a later
+// session's diff.
 func TestBigFilesAreSaidLeftOut(t *testing.T) {
 	ws, _ := gitWorkspace(t)
 	if err := os.WriteFile(filepath.Join(ws, "big.bin"), make([]byte, 11<<20), 0o644); err != nil {
@@ -121,6 +122,15 @@ func TestBigFilesAreSaidLeftOut(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big.bin")); err != nil || fi.Size() != 11<<20+5 {
 		t.Errorf("big.bin after the rewind: %v %v (a rewind does not restore it)", fi, err)
+	}
+	// A later session's checkpoints keep it out without a word of their
+	// own: its diff names it all the same.
+	sc = writeScript(t, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"later.txt","content":"later\n"}}]},{"answer":"done"}]}`)
+	if code, _, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--yes", "later"); code != 0 {
+		t.Fatalf("later run: exit %d: %s", code, errs)
+	}
+	if code, diff, errs = runCLI(t, context.Background(), env, "sessions", "diff", sessionOf(t, errs)); code != 0 || !said.MatchString(errs) {
+		t.Errorf("the later session's diff: exit %d\n%s\nstderr: %s", code, diff, errs)
 	}
 }
 
