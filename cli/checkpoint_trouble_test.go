@@ -67,7 +67,8 @@ func TestFIFOInPlaceOfAFile(t *testing.T) {
 // checkpoints is a file, not a folder) is said on stderr by a headless
 // run, which goes on; the session's diff says its checkpoints failed, not
 // that no step changed the workspace. Once the store can be made, the
-// next run in the same data folder has its checkpoints.
+// next run in the same data folder has its checkpoints; a rewind to before
+// a step whose checkpoint failed is refused.
 func TestFailedCheckpointIsSaid(t *testing.T) {
 	ws, _ := gitWorkspace(t)
 	env := agentEnv(t)
@@ -91,6 +92,31 @@ func TestFailedCheckpointIsSaid(t *testing.T) {
 	}
 	if code, _, errs = runCLI(t, context.Background(), env, "sessions", "rewind", sessionOf(t, errs), "--at", "1"); code != 0 {
 		t.Errorf("the next run's rewind: exit %d: %s", code, errs)
+	}
+	// A run whose first step's checkpoint fails (its shell command then
+	// mends the data folder) and whose second's is kept: a rewind to
+	// before step 1 is refused, saying why, not made to before step 2;
+	// before step 2 works.
+	os.RemoveAll(blocker)
+	os.WriteFile(blocker, []byte("not a folder"), 0o600)
+	sc = writeScript(t, `{"turns":[{"tool_calls":[{"name":"run_shell","arguments":{"command":"rm -f '`+blocker+`' && echo one > one.txt"}}]},`+
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"two.txt","content":"two\n"}}]},{"answer":"done"}]}`)
+	code, _, errs = runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--allow-shell", "--yes", "mend and write")
+	if code != 0 || !strings.Contains(errs, "warning: step 1: checkpoint") || strings.Contains(errs, "warning: step 2") {
+		t.Fatalf("the mending run: exit %d, stderr:\n%s", code, errs)
+	}
+	id = sessionOf(t, errs)
+	if code, _, errs = runCLI(t, context.Background(), env, "sessions", "rewind", id, "--at", "1"); code == 0 || !strings.Contains(errs, "the checkpoint before step 1 failed") {
+		t.Errorf("a rewind to before a step whose checkpoint failed: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "two.txt")); err != nil {
+		t.Errorf("the refused rewind changed the files: %v", err)
+	}
+	if code, _, errs = runCLI(t, context.Background(), env, "sessions", "rewind", id, "--at", "2"); code != 0 {
+		t.Errorf("a rewind to before step 2: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "two.txt")); err == nil {
+		t.Error("two.txt is still there after the rewind to before step 2")
 	}
 }
 
