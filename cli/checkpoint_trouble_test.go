@@ -163,7 +163,7 @@ func TestBigFilesAreSaidLeftOut(t *testing.T) {
 // TestDiffHidesTheKey: a step writes the API key into a file. The journal
 // is without it, and so is sessions diff (and what rewind says); the
 // checkpoint store keeps the file as it was: the rewind's undo restores it
-// byte for byte, key and all.
+// byte for byte, key and all, and a second undo takes the first back.
 func TestDiffHidesTheKey(t *testing.T) {
 	const key = "sk-test-cli-0123456789abcdef"
 	ws, _ := gitWorkspace(t)
@@ -194,5 +194,12 @@ func TestDiffHidesTheKey(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, ".env")); string(b) != "OPENAI_API_KEY="+key+"\n" {
 		t.Errorf(".env after the undo: %q", b)
+	}
+	// A second undo takes the first back: the files as the rewind left them.
+	if code, out, errs = runCLI(t, context.Background(), env, "sessions", "rewind", id, "--undo"); code != 0 || strings.Contains(out+errs, key) {
+		t.Fatalf("second undo: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".env")); err == nil {
+		t.Error(".env is there after the second undo")
 	}
 }
