@@ -298,6 +298,7 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 		if st.Checkpoints, err = checkpoint.Open(home, wsDir, 0); err != nil {
 			st.Notices = append(st.Notices, "checkpoints are off: "+err.Error())
 		} else {
+			st.Checkpoints.RedactWith(st.redact.Redact) // /diff and /rewind show no secret
 			keep = st.Checkpoints
 		}
 	}

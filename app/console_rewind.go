@@ -19,22 +19,26 @@ import (
 // workspace.
 
 // checkpoints returns the session's checkpoints and the store of the
-// console's workspace, which must be where they were taken.
-func (b *backend) checkpoints() (*checkpoint.Store, []checkpoint.Point, error) {
+// console's workspace, which must be where they were taken, with the
+// checkpoints of it that failed.
+func (b *backend) checkpoints() (*checkpoint.Store, []checkpoint.Point, []checkpoint.Failure, error) {
 	st := b.con.Setup.Checkpoints
 	if st == nil {
-		return nil, nil, errors.New("checkpoints are off here (there is no data folder)")
+		return nil, nil, nil, errors.New("checkpoints are off here (there is no data folder)")
 	}
 	if err := b.journal.Flush(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	l, err := b.con.Store.Load(b.journal.ID)
 	if l == nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	points := checkpoint.Points(l.Events)
+	points, fails := checkpoint.Points(l.Events), checkpoint.Failures(l.Events)
+	if len(points) == 0 && len(fails) > 0 {
+		return nil, nil, nil, checkpoint.NoneKept(b.journal.ID, fails)
+	}
 	if len(points) == 0 {
-		return nil, nil, errors.New("no step of this session changed the files yet: there is nothing to show or rewind")
+		return nil, nil, nil, errors.New("no step of this session changed the files yet: there is nothing to show or rewind")
 	}
 	host, dir, _ := strings.Cut(points[len(points)-1].Where, ":")
 	if ws := b.session.Settings().Workspace; ws != "" {
@@ -42,18 +46,25 @@ func (b *backend) checkpoints() (*checkpoint.Store, []checkpoint.Point, error) {
 	}
 	h, _ := os.Hostname()
 	if abs, _ := filepath.EvalSymlinks(dir); host != h || abs != st.Workspace() {
-		return nil, nil, fmt.Errorf("this session's checkpoints are of %s on %s, not of this console's folder %s", dir, host, st.Workspace())
+		return nil, nil, nil, fmt.Errorf("this session's checkpoints are of %s on %s, not of this console's folder %s", dir, host, st.Workspace())
 	}
-	return st, points, nil
+	return st, points, fails, nil
 }
 
-// DiffFiles implements ui.Rewinder.
+// DiffFiles implements ui.Rewinder: the diff, after what it cannot show
+// (files left out, checkpoints that failed).
 func (b *backend) DiffFiles(ctx context.Context, step int) (string, error) {
-	st, points, err := b.checkpoints()
+	st, points, fails, err := b.checkpoints()
 	if err != nil {
 		return "", err
 	}
 	var out bytes.Buffer
+	for _, n := range st.LeftOut(points) {
+		fmt.Fprintf(&out, "Note: %s\n", st.Shown(n))
+	}
+	for _, f := range fails {
+		fmt.Fprintf(&out, "Note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, f.Message)
+	}
 	_, err = st.DiffOf(ctx, &out, points, step)
 	return out.String(), err
 }
@@ -61,11 +72,14 @@ func (b *backend) DiffFiles(ctx context.Context, step int) (string, error) {
 // PlanRewind implements ui.Rewinder: the plan, with the diff from the
 // workspace as it is to the checkpoint.
 func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, error) {
-	st, points, err := b.checkpoints()
+	st, points, fails, err := b.checkpoints()
 	if err != nil {
 		return nil, err
 	}
 	to, err := checkpoint.At(points, step)
+	if err == nil {
+		err = checkpoint.Gap(fails, step, to)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +95,15 @@ func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, err
 	if err := st.Diff(ctx, &diff, now, to); err != nil {
 		return nil, err
 	}
-	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: plan.Write, Remove: plan.Remove, HandChanged: plan.HandChanged,
-		Notes: plan.Notes, Backend: plan}, nil
+	shown := func(list []string) []string { // what is shown; plan, applied, keeps the names
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = st.Shown(s)
+		}
+		return out
+	}
+	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: shown(plan.Write), Remove: shown(plan.Remove), HandChanged: shown(plan.HandChanged),
+		Notes: shown(plan.Notes), Backend: plan}, nil
 }
 
 // RewindFiles implements ui.Rewinder: the workspace as it is is journaled
@@ -98,7 +119,7 @@ func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool)
 	}
 	// What is applied is what was shown: files changed since the plan was
 	// shown would be overwritten, and not be in the rewind's undo.
-	_, points, err := b.checkpoints()
+	_, points, _, err := b.checkpoints()
 	if err != nil {
 		return "", err
 	}

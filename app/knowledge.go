@@ -54,6 +54,21 @@ func OpenIndex(o Options, store *sessions.Store, stderr io.Writer, getenv func(s
 	return ix, err
 }
 
+// Redactor takes out of text the secrets a run in workspace holds (the API
+// key, the credentials of the config as the run sees it), for what agentty
+// shows outside a run: a session's diff. It asks nothing.
+func Redactor(o Options, workspace string, getenv func(string) string) (*config.Redactor, error) {
+	o.Workspace = workspace
+	cfg, err := searchConfig(o, io.Discard, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("the config's secrets, to keep them out of what is shown: %w", err)
+	}
+	if len(o.MCP) > 0 {
+		cfg.Merge(&config.Settings{MCPServers: o.MCP})
+	}
+	return config.NewRedactor(getenv, cfg), nil
+}
+
 // searchConfig is the config as a run would see it: the user's, with what
 // trust allows of the workspace's (never asking; a notice says what was
 // left out).

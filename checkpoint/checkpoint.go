@@ -47,6 +47,7 @@ type Store struct {
 	gitDir  string // git mode: the bare repository of this workspace
 	host    string
 	maxFile int64
+	redact  func(string) string // what it shows is without these secrets (RedactWith)
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
@@ -305,12 +306,14 @@ func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.C
 		// checkpoints add few, loose, rather than a pack a step.
 		add = append([]string{"-c", "core.bigFileThreshold=1"}, add...)
 	}
-	out, err := s.run(ctx, idx, nil, add...)
+	out, special, err := s.add(ctx, idx, add)
 	if err != nil {
 		return nil, err
 	}
+	cp.Special = special
 	var listed, added []string
-	plain := true
+	// When files were left out the index lost them: the tree says what changed.
+	plain := len(special) == 0
 	for _, l := range strings.Split(string(out), "\n") { // LC_ALL=C: "add 'PATH'", "remove 'PATH'"
 		verb, p, ok := strings.Cut(l, " '")
 		if !ok || !strings.HasSuffix(p, "'") || verb != "add" && verb != "remove" {
@@ -330,6 +333,44 @@ func (s *Store) addAll(ctx context.Context, idx string, first bool, cp *engine.C
 	listed = slices.DeleteFunc(listed, func(p string) bool { return slices.Contains(big, p) })
 	slices.Sort(listed)
 	return slices.Compact(listed), nil
+}
+
+// add runs git add (args) with the session's index idx. A file git
+// cannot add (a FIFO, a socket or a device in the place of a file the
+// index has: "can only add regular files") fails the whole add; such files
+// are taken out of the index, so that add passes them by as it does any
+// untracked one, and returned; then add runs again.
+func (s *Store) add(ctx context.Context, idx string, args []string) ([]byte, []string, error) {
+	out, err := s.run(ctx, idx, nil, args...)
+	if err == nil {
+		return out, nil, nil
+	}
+	special, lerr := s.specialFiles(ctx, idx)
+	if lerr != nil || len(special) == 0 {
+		return nil, nil, err // not that: add's own error
+	}
+	if _, err := s.run(ctx, idx, []byte(strings.Join(special, "\x00")+"\x00"), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+		return nil, nil, fmt.Errorf("leave %s out of the checkpoint: %w", strings.Join(special, ", "), err)
+	}
+	out, err = s.run(ctx, idx, nil, args...)
+	return out, special, err
+}
+
+// specialFiles are the files of the index idx that are, in the workspace,
+// neither a regular file, a link nor a folder.
+func (s *Store) specialFiles(ctx context.Context, idx string) ([]string, error) {
+	out, err := s.run(ctx, idx, nil, "ls-files", "-z", "-m")
+	if err != nil {
+		return nil, err
+	}
+	var special []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		fi, err := os.Lstat(filepath.Join(s.ws, p))
+		if p != "" && err == nil && !fi.Mode().IsRegular() && !fi.IsDir() && fi.Mode()&os.ModeSymlink == 0 && !slices.Contains(special, p) {
+			special = append(special, p)
+		}
+	}
+	return special, nil
 }
 
 // leaveOut keeps the files of paths over the size limit out of the

@@ -3,11 +3,15 @@ package checkpoint_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentty/agentty/checkpoint"
@@ -53,12 +57,47 @@ func repo(t *testing.T) (string, func() string) {
 	write(t, filepath.Join(ws, "staged.txt"), "staged\n", 0o644)
 	git(t, ws, "add", "staged.txt")
 	write(t, filepath.Join(ws, "debug.log"), "ignored\n", 0o644)
-	person := func() string { // HEAD, branch, stash and index
+	person := func() string { // the whole .git byte for byte; HEAD, branch, stash and index
 		idx, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
-		return git(t, ws, "rev-parse", "HEAD") + " " + git(t, ws, "symbolic-ref", "HEAD") + " " + git(t, ws, "stash", "list") + " " +
+		return dotGit(t, ws) + git(t, ws, "rev-parse", "HEAD") + " " + git(t, ws, "symbolic-ref", "HEAD") + " " + git(t, ws, "stash", "list") + " " +
 			git(t, ws, "diff", "--cached", "--name-only") + " " + string(bytes.TrimSpace(idx[:12]))
 	}
 	return ws, person
+}
+
+// dotGit is every file under ws/.git (objects, refs, config, index, logs)
+// with its mode and the hash of its bytes, one a line.
+func dotGit(t *testing.T, ws string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(filepath.Join(ws, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		var data []byte
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			data = []byte(l)
+			if err != nil {
+				return err
+			}
+		case fi.Mode().IsRegular():
+			if data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(&b, "%s %v %x\n", p, fi.Mode(), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, calls ...engine.ToolCall) checkpoint.Point {
@@ -73,7 +112,7 @@ func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, ca
 // TestGitRewindRestoresEverything: a step that writes a file, edits an
 // executable and removes one through the shell; the diff shows the three;
 // rewinding to before the step restores them byte for byte, modes kept,
-// the person's HEAD, branch, stash and index untouched; the rewind is
+// the person's .git byte for byte untouched; the rewind is
 // undone; a file changed by hand since is not overwritten unless forced.
 func TestGitRewindRestoresEverything(t *testing.T) {
 	ws, person := repo(t)
@@ -350,5 +389,290 @@ func TestPersonsFiltersDoNotRun(t *testing.T) {
 	var diff bytes.Buffer
 	if err := s.Diff(context.Background(), &diff, checkpoint.State{Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"}, checkpoint.State{Tree: p.Tree}); err != nil || !strings.Contains(diff.String(), "+raw bytes") {
 		t.Errorf("data.bin is not kept as it is: %v\n%s", err, diff.String())
+	}
+}
+
+// TestRewindAcrossAFolderThatBecameALink: a step replaces the folder sub
+// with a link to another folder, and the folder dir with a file; the
+// rewind to before it succeeds (it once restored the files, then failed
+// removing the link: "directory not empty"), leaves sub a folder and dir
+// a folder with their files, and the folder the link named as it was.
+func TestRewindAcrossAFolderThatBecameALink(t *testing.T) {
+	ws, _ := repo(t)
+	write(t, filepath.Join(ws, "sub", "a.txt"), "a\n", 0o644)
+	write(t, filepath.Join(ws, "dir", "b.txt"), "b\n", 0o644)
+	write(t, filepath.Join(ws, "other", "o.txt"), "o\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	if err := os.RemoveAll(filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(ws, "dir"))
+	write(t, filepath.Join(ws, "dir"), "a file now\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	points := []checkpoint.Point{p1, p2}
+	at, err := checkpoint.At(points, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plan, err := s.Plan(ctx, "0mx2sess", points, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, "0mx2sess", plan, false); err != nil {
+		t.Fatalf("the rewind across a folder that became a link: %v", err)
+	}
+	for path, want := range map[string]string{"sub/a.txt": "a\n", "dir/b.txt": "b\n", "other/o.txt": "o\n"} {
+		if b, err := os.ReadFile(filepath.Join(ws, path)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", path, b, err, want)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "sub")); err != nil || !fi.IsDir() {
+		t.Errorf("sub is not a folder again: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "other", "a.txt")); err == nil {
+		t.Error("the rewind wrote through the link into the folder it named")
+	}
+	// The next rewind (its undo) works too: sub a link, dir a file again.
+	points = append(points, checkpoint.Point{Step: 1, Checkpointed: plan.Now})
+	undo, _ := checkpoint.Undo(points)
+	if plan, err = s.Plan(ctx, "0mx2sess", points, undo); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, "0mx2sess", plan, false); err != nil {
+		t.Fatalf("the undo: %v", err)
+	}
+	if l, err := os.Readlink(filepath.Join(ws, "sub")); err != nil || l != "other" {
+		t.Errorf("sub after the undo: %q %v", l, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "dir")); string(b) != "a file now\n" {
+		t.Errorf("dir after the undo: %q", b)
+	}
+}
+
+// rewind plans and applies a rewind of the session to to (forced or
+// not), and returns its points with the rewind's checkpoint added.
+func rewind(t *testing.T, s *checkpoint.Store, points []checkpoint.Point, to checkpoint.State, force bool) ([]checkpoint.Point, error) {
+	t.Helper()
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, force); err != nil {
+		return points, err
+	}
+	if plan.Empty() { // as the CLI and the console: nothing journaled
+		return points, nil
+	}
+	return append(slices.Clone(points), checkpoint.Point{Step: to.Step, Checkpointed: plan.Now}), nil
+}
+
+// TestFilesModeKeepsHandChanges: outside git, a file changed by hand
+// after the session's last checkpoint is named by the rewind's plan and
+// not overwritten unless forced; forced, the rewind restores it.
+func TestFilesModeKeepsHandChanges(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	call := engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"notes.md"}`)}
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call)
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n- the step's\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointAfter, 1)
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n- the step's\n- mine, by hand\n", 0o644)
+	points := []checkpoint.Point{p1, p2}
+	at, _ := checkpoint.At(points, 1)
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(plan.HandChanged, ",") != "notes.md" {
+		t.Errorf("hand-changed: %v, want notes.md", plan.HandChanged)
+	}
+	var hc *checkpoint.HandChangedError
+	if _, err := rewind(t, s, points, at, false); !errors.As(err, &hc) {
+		t.Errorf("a rewind over a hand's change, not forced: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "# Notes\n- the step's\n- mine, by hand\n" {
+		t.Fatalf("the hand's change was overwritten: %q", b)
+	}
+	if _, err := rewind(t, s, points, at, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "# Notes\n" {
+		t.Errorf("forced: %q", b)
+	}
+}
+
+// TestUndoTakesTheLastRewindBack: in either mode, a rewind, its undo, an
+// undo of the undo and one more each leave the files exactly as the one
+// before found them.
+func TestUndoTakesTheLastRewindBack(t *testing.T) {
+	for _, mode := range []string{"git", "files"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := t.TempDir()
+			if mode == "git" {
+				ws, _ = repo(t)
+			}
+			write(t, filepath.Join(ws, "a.txt"), "before\n", 0o644)
+			s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+			call := engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"a.txt"}`)}
+			p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call)
+			write(t, filepath.Join(ws, "a.txt"), "after step 1\n", 0o644)
+			p2 := checkpointOf(t, s, engine.CheckpointBefore, 2, call)
+			write(t, filepath.Join(ws, "a.txt"), "after step 2\n", 0o644)
+			points := []checkpoint.Point{p1, p2, checkpointOf(t, s, engine.CheckpointAfter, 2)}
+			at, _ := checkpoint.At(points, 2)
+			points, err := rewind(t, s, points, at, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{"after step 1\n", "after step 2\n", "after step 1\n", "after step 2\n"} {
+				if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != want {
+					t.Fatalf("after %d undos: %q, want %q", i, b, want)
+				}
+				undo, err := checkpoint.Undo(points)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if points, err = rewind(t, s, points, undo, false); err != nil {
+					t.Fatalf("undo %d: %v", i+1, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSpecialFilesAreLeftOut: a FIFO in the place of a tracked file (what
+// a prompt-injected mkfifo makes) once failed every checkpoint of the
+// workspace, this session's and every later one's, as git add refuses it.
+// It is left out, said in Special, and the checkpoint goes on: the step's
+// other changes are kept, the diff and a rewind work (the file comes back
+// as it was, in the FIFO's place), and another session's checkpoints too.
+func TestSpecialFilesAreLeftOut(t *testing.T) {
+	ws, _ := repo(t)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	fifo := func() {
+		t.Helper()
+		os.Remove(filepath.Join(ws, "keep.txt"))
+		if err := syscall.Mkfifo(filepath.Join(ws, "keep.txt"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo()
+	write(t, filepath.Join(ws, "new.txt"), "new\n", 0o644)
+	p2, err := s.Checkpoint(context.Background(), "0mx2sess", engine.CheckpointBefore, nil)
+	if err != nil {
+		t.Fatalf("a checkpoint with a FIFO in the place of a file: %v", err)
+	}
+	if strings.Join(p2.Special, ",") != "keep.txt" || strings.Join(p2.Changed, ",") != "keep.txt,new.txt" {
+		t.Errorf("special %v, changed %v", p2.Special, p2.Changed)
+	}
+	write(t, filepath.Join(ws, "new.txt"), "new, changed\n", 0o644)
+	p3 := checkpointOf(t, s, engine.CheckpointAfter, 2)
+	if len(p3.Special) != 0 || strings.Join(p3.Changed, ",") != "new.txt" {
+		t.Errorf("the next checkpoint: special %v, changed %v", p3.Special, p3.Changed)
+	}
+	points := []checkpoint.Point{p1, {Step: 2, Checkpointed: p2}, p3}
+	var diff bytes.Buffer
+	if _, err := s.DiffOf(context.Background(), &diff, points, -1); err != nil || !strings.Contains(diff.String(), "+new, changed") {
+		t.Errorf("diff: %v\n%s", err, diff.String())
+	}
+	at, _ := checkpoint.At(points, 1)
+	if _, err := rewind(t, s, points, at, false); err != nil {
+		t.Fatalf("a rewind over a FIFO: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "keep.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("keep.txt after the rewind: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
+		t.Error("new.txt is still there after the rewind")
+	}
+	// Another session, the FIFO there again, its index seeded from this
+	// one's: its checkpoints work, and keep the step's changes.
+	fifo()
+	for i, id := range []string{"0mx2other", "0mx2other"} {
+		if i == 1 {
+			write(t, filepath.Join(ws, "later.txt"), "later\n", 0o644)
+		}
+		other, err := s.Checkpoint(context.Background(), id, engine.CheckpointBefore, nil)
+		if err != nil || other.Tree == "" || i == 1 && strings.Join(other.Changed, ",") != "later.txt" {
+			t.Fatalf("another session's checkpoint %d: %v %+v", i+1, err, other)
+		}
+	}
+}
+
+// TestRewindPastAFailedCheckpointIsRefused: when the checkpoint before
+// step 2 failed, "before step 2" is not kept: a rewind there would be to
+// before step 3, and is refused saying why; before steps 1 and 3 are
+// kept. A session whose every checkpoint failed says so.
+func TestRewindPastAFailedCheckpointIsRefused(t *testing.T) {
+	ws, _ := repo(t)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1)
+	p3 := checkpointOf(t, s, engine.CheckpointBefore, 3)
+	fails := checkpoint.Failures([]engine.Event{{Step: 2, Kind: engine.KindNotice, Data: &engine.Notice{Level: "warn", About: engine.NoticeCheckpoint, Message: "checkpoint: disk full"}}})
+	points := []checkpoint.Point{p1, p3}
+	for at, refused := range map[int]bool{1: false, 2: true, 3: false} {
+		to, err := checkpoint.At(points, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkpoint.Gap(fails, at, to); (err != nil) != refused || refused && !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("a rewind to before step %d: %v", at, err)
+		}
+	}
+	if err := checkpoint.NoneKept("0mx2sess", fails); !strings.Contains(err.Error(), "1 checkpoint failed, the last at step 2: checkpoint: disk full") {
+		t.Errorf("none kept: %v", err)
+	}
+}
+
+// TestFilesModeFIFO: outside git, a FIFO in the place of a file a file
+// tool named is left out of the checkpoint (said in Special); the diff to
+// the workspace as it is and a rewind work, the rewind saying it leaves
+// the FIFO as it is (never opening it) and restoring the other files.
+func TestFilesModeFIFO(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "notes.md"), "# Notes\n", 0o644)
+	write(t, filepath.Join(ws, "other.md"), "other\n", 0o644)
+	s, _ := checkpoint.Open(t.TempDir(), ws, 0)
+	call := func(path string) engine.ToolCall {
+		return engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"` + path + `"}`)}
+	}
+	p1 := checkpointOf(t, s, engine.CheckpointBefore, 1, call("notes.md"), call("other.md"))
+	os.Remove(filepath.Join(ws, "notes.md"))
+	if err := syscall.Mkfifo(filepath.Join(ws, "notes.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "other.md"), "other, changed\n", 0o644)
+	p2 := checkpointOf(t, s, engine.CheckpointBefore, 2, call("notes.md"))
+	if strings.Join(p2.Special, ",") != "notes.md" {
+		t.Errorf("special: %v", p2.Special)
+	}
+	points := []checkpoint.Point{p1, p2}
+	var diff bytes.Buffer
+	if _, err := s.DiffOf(context.Background(), &diff, points, 1); err != nil {
+		t.Errorf("diff: %v", err)
+	}
+	at, _ := checkpoint.At(points, 1)
+	plan, err := s.Plan(context.Background(), "0mx2sess", points, at)
+	if err != nil {
+		t.Fatalf("a rewind with a FIFO in a file's place: %v", err)
+	}
+	if !strings.Contains(strings.Join(plan.Notes, " "), "notes.md is not a regular file now") || strings.Join(plan.Write, ",") != "other.md" {
+		t.Errorf("plan: notes %v, write %v", plan.Notes, plan.Write)
+	}
+	if err := s.Apply(context.Background(), "0mx2sess", plan, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "other.md")); string(b) != "other\n" {
+		t.Errorf("other.md: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, "notes.md")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("notes.md is not left as it was: %v %v", fi, err)
 	}
 }

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,8 @@ import (
 // The diff of a session, or of one of its steps.
 
 // Diff writes the unified diff from one state to another (to with no
-// commit and no files: the workspace as it is, git mode).
+// commit and no files: the workspace as it is, git mode), without the
+// secrets RedactWith names.
 func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
 	if from.Tree != "" {
 		args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", from.Tree}
@@ -35,7 +37,7 @@ func (s *Store) Diff(ctx context.Context, w io.Writer, from, to State) error {
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(out)
+		_, err = io.WriteString(w, s.Shown(string(out)))
 		return err
 	}
 	return s.diffFiles(w, from, to)
@@ -63,7 +65,7 @@ func (s *Store) diffFiles(w io.Writer, from, to State) error {
 		if b.Missing {
 			toName = "/dev/null"
 		}
-		if _, err := io.WriteString(w, udiff.Unified(fromName, toName, old, cur)); err != nil {
+		if _, err := io.WriteString(w, s.Shown(udiff.Unified(fromName, toName, old, cur))); err != nil {
 			return err
 		}
 	}
@@ -118,6 +120,9 @@ func (s *Store) Now(st State) (State, error) {
 	now := State{Files: map[string]engine.CheckpointFile{}}
 	for path := range st.Files {
 		f, err := s.keepFile(root, path)
+		if errors.Is(err, errNotRegular) { // no file there to show
+			f, err = engine.CheckpointFile{Path: path, Missing: true}, nil
+		}
 		if err != nil {
 			return State{}, fmt.Errorf("%s: %w", path, err)
 		}

@@ -65,8 +65,12 @@ func (s *Store) snapshotFiles(session string, st *sessionState, reason string, c
 	for _, p := range paths {
 		f, err := s.keepFile(root, p)
 		if err != nil { // too big, out of the workspace, not a file: the others are kept
-			cp.Skipped = append(cp.Skipped, p)
-			if !errors.Is(err, errTooBig) {
+			switch {
+			case errors.Is(err, errTooBig):
+				cp.Skipped = append(cp.Skipped, p)
+			case errors.Is(err, errNotRegular):
+				cp.Special = append(cp.Special, p)
+			default:
 				cp.Note = strings.TrimPrefix(cp.Note+"; ", "; ") + fmt.Sprintf("%s not kept: %v", p, err)
 			}
 			continue
@@ -83,7 +87,10 @@ func (s *Store) snapshotFiles(session string, st *sessionState, reason string, c
 	return cp, nil
 }
 
-var errTooBig = errors.New("larger than the checkpoint limit")
+var (
+	errTooBig     = errors.New("larger than the checkpoint limit")
+	errNotRegular = errors.New("not a regular file")
+)
 
 // nonBlock opens a file that turned into a FIFO since it was looked at
 // without waiting for a writer.
@@ -109,7 +116,7 @@ func (s *Store) keepFile(root *os.Root, p string) (engine.CheckpointFile, error)
 		return f, err
 	}
 	if !fi.Mode().IsRegular() {
-		return f, fmt.Errorf("not a regular file")
+		return f, errNotRegular
 	}
 	if fi.Size() > s.maxFile {
 		return f, errTooBig

@@ -130,7 +130,7 @@ func (s *Store) Plan(ctx context.Context, session string, points []Point, to Sta
 	st := s.state(session)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	p := &Plan{To: to}
+	p := &Plan{To: to, Notes: s.LeftOut(points)}
 	if s.git {
 		return p, s.planGit(ctx, session, st, points, p)
 	}
@@ -193,6 +193,10 @@ func (s *Store) planFiles(points []Point, p *Plan) error {
 	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.host + ":" + s.ws}
 	for _, path := range slices.Sorted(mapKeys(p.To.Files)) {
 		cur, err := s.keepFile(root, path)
+		if errors.Is(err, errNotRegular) { // a FIFO in its place: never opened, never written through
+			p.Notes = append(p.Notes, path+" is not a regular file now (a FIFO, a socket or a device): the rewind leaves it as it is")
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -234,25 +238,34 @@ func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) 
 	st := s.state(session)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	// Removals first: a folder that became a link or a file (a path the
+	// rewind removes) must be gone before the files under it are written
+	// back, and a file that became a folder empty before it is.
+	if err := s.removeFiles(p); err != nil {
+		return err
+	}
 	if s.git && p.To.Tree != "" {
 		if err := s.checkoutGit(ctx, session, p); err != nil {
 			return err
 		}
 		st.tree = p.To.Tree // what the next checkpoint's changes are counted from
-	} else if err := s.writeFiles(p); err != nil {
-		return err
+		return nil
 	}
+	return s.writeFiles(p)
+}
+
+// removeFiles removes the files p removes, and the folders left empty by
+// it (git keeps no folders: the checkpoint had none there).
+func (s *Store) removeFiles(p *Plan) error {
 	root, err := os.OpenRoot(s.ws)
 	if err != nil {
-		return err
+		return fmt.Errorf("rewind: open the workspace %s: %w", s.ws, err)
 	}
 	defer root.Close()
 	for _, path := range p.Remove {
 		if err := root.Remove(filepath.FromSlash(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return fmt.Errorf("rewind: remove %s: %w", path, err)
 		}
-		// A folder the step made for it goes too, once empty (git keeps
-		// no folders: the checkpoint had none there).
 		for d := filepath.Dir(filepath.FromSlash(path)); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
 			if root.Remove(d) != nil {
 				break // not empty, or not there

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -23,7 +25,7 @@ import (
 func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store, []checkpoint.Point, error) {
 	points := checkpoint.Points(l.Events)
 	if len(points) == 0 {
-		return nil, nil, fmt.Errorf("session %s has no checkpoints: no step of it changed the workspace (or it ran before agentty kept them)", l.Meta.ID)
+		return nil, nil, checkpoint.NoneKept(l.Meta.ID, checkpoint.Failures(l.Events))
 	}
 	host, dir, _ := strings.Cut(points[len(points)-1].Where, ":")
 	if h, _ := os.Hostname(); host != h {
@@ -40,28 +42,44 @@ func checkpointsOf(opts *sessionsOptions, l *sessions.Loaded) (*checkpoint.Store
 	if err != nil {
 		return nil, nil, fmt.Errorf("the session's workspace %s: %w", dir, err)
 	}
+	// The store keeps the files as they were; what it shows is without
+	// the secrets a run there holds, as the journal is.
+	redact, err := app.Redactor(*opts.App, dir, opts.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.RedactWith(redact.Redact)
 	return st, points, nil
 }
 
-// loadCheckpoints is checkpointsOf the session the command names.
-func loadCheckpoints(opts *sessionsOptions, store *sessions.Store) (*checkpoint.Store, []checkpoint.Point, error) {
+// loadCheckpoints is checkpointsOf the session the command names, with
+// the checkpoints of it that failed.
+func loadCheckpoints(opts *sessionsOptions, store *sessions.Store) (*checkpoint.Store, []checkpoint.Point, []checkpoint.Failure, error) {
 	l, err := store.Load(opts.Args[0])
 	if l == nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return checkpointsOf(opts, l)
+	st, points, err := checkpointsOf(opts, l)
+	return st, points, checkpoint.Failures(l.Events), err
 }
 
 // sessionsDiff prints the unified diff of what a session changed in its
-// workspace, or one step (--at).
+// workspace, or one step (--at), and on stderr what it cannot show: files
+// left out, checkpoints that failed.
 func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
-	st, points, err := loadCheckpoints(opts, store)
+	st, points, fails, err := loadCheckpoints(opts, store)
 	if err != nil {
 		return err
 	}
 	toNow, err := st.DiffOf(context.Background(), opts.Out, points, opts.At)
 	if toNow {
 		fmt.Fprintln(opts.Err, "agentty sessions diff: the last step did not end; the diff is to the workspace as it is now")
+	}
+	for _, n := range st.LeftOut(points) {
+		fmt.Fprintln(opts.Err, "agentty sessions diff: note:", st.Shown(n))
+	}
+	for _, f := range fails {
+		fmt.Fprintf(opts.Err, "agentty sessions diff: note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, st.Shown(f.Message))
 	}
 	return err
 }
@@ -83,7 +101,9 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	}
 	to, err := checkpoint.Undo(points)
 	if !opts.Undo {
-		to, err = checkpoint.At(points, opts.At)
+		if to, err = checkpoint.At(points, opts.At); err == nil {
+			err = checkpoint.Gap(checkpoint.Failures(l.Events), opts.At, to)
+		}
 	}
 	if err != nil {
 		return err
@@ -94,7 +114,7 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 		return err
 	}
 	for _, n := range plan.Notes {
-		fmt.Fprintln(opts.Err, "agentty sessions rewind: note:", n)
+		fmt.Fprintln(opts.Err, "agentty sessions rewind: note:", st.Shown(n))
 	}
 	if plan.Empty() { // nothing to do, and nothing journaled: --undo still undoes the last rewind that did something
 		fmt.Fprintf(opts.Out, "the files of %s are as they were already: nothing to rewind\n", st.Workspace())
@@ -102,7 +122,7 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	}
 	force := opts.Yes
 	if len(plan.HandChanged) > 0 && !force {
-		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", strings.Join(plan.HandChanged, ", "))
+		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", st.Shown(strings.Join(plan.HandChanged, ", ")))
 		if force = askYes(opts, "overwrite them? [y/N] "); !force {
 			fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
 			return exit(1)
@@ -151,7 +171,7 @@ func askYes(opts *sessionsOptions, question string) bool {
 // workspace as it was after the step it was forked at, and makes that
 // folder the fork's workspace.
 func forkWorktree(opts *sessionsOptions, store *sessions.Store, id string) error {
-	st, points, err := loadCheckpoints(opts, store)
+	st, points, _, err := loadCheckpoints(opts, store)
 	if err != nil {
 		return err
 	}
@@ -175,4 +195,23 @@ func forkWorktree(opts *sessionsOptions, store *sessions.Store, id string) error
 	}
 	fmt.Fprintf(opts.Err, "the fork's files are in %s (a git worktree); cd there and: agentty --resume %s\n", dir, id)
 	return nil
+}
+
+// checkpointSink says on stderr, in a headless run without --json, what a
+// checkpoint left out and a checkpoint that failed: the journal has them,
+// and so must the person watching the terminal.
+func checkpointSink(stderr io.Writer, shown func(string) string) engine.Sink {
+	return engine.SinkFunc(func(ev engine.Event) error {
+		switch d := ev.Data.(type) {
+		case *engine.Notice:
+			if d.About == engine.NoticeCheckpoint {
+				fmt.Fprintf(stderr, "agentty run: warning: step %d: %s\n", ev.Step, shown(d.Message))
+			}
+		case *engine.Checkpointed:
+			for _, n := range checkpoint.Notes(d, 0) {
+				fmt.Fprintf(stderr, "agentty run: note: step %d: %s\n", ev.Step, shown(n))
+			}
+		}
+		return nil
+	})
 }

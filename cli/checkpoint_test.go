@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,18 +39,53 @@ func gitWorkspace(t *testing.T) (ws string, person func() string) {
 	gitIn(t, ws, "stash", "-q")
 	os.WriteFile(filepath.Join(ws, "staged.txt"), []byte("staged\n"), 0o644)
 	gitIn(t, ws, "add", "staged.txt")
-	person = func() string {
+	person = func() string { // the whole .git byte for byte; HEAD, branch, stash and index
 		idx, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
-		return strings.Join([]string{gitIn(t, ws, "rev-parse", "HEAD"), gitIn(t, ws, "symbolic-ref", "HEAD"), gitIn(t, ws, "stash", "list"),
+		return strings.Join([]string{dotGitOf(t, ws), gitIn(t, ws, "rev-parse", "HEAD"), gitIn(t, ws, "symbolic-ref", "HEAD"), gitIn(t, ws, "stash", "list"),
 			gitIn(t, ws, "diff", "--cached", "--name-only"), string(idx)}, "\n")
 	}
 	return ws, person
 }
 
+// dotGitOf is every file under ws/.git (objects, refs, config, index,
+// logs) with its mode and the hash of its bytes, one a line.
+func dotGitOf(t *testing.T, ws string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(filepath.Join(ws, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		var data []byte
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			data = []byte(l)
+		case fi.Mode().IsRegular():
+			if data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(&b, "%s %v %x\n", p, fi.Mode(), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // TestRunDiffRewindUndo: a run that writes a file, edits another and runs
 // rm through the shell; sessions diff shows the three changes; rewinding
 // to before the run restores all three exactly, leaving the person's
-// HEAD, branch, stash and index as they were; --undo takes it back; a file
+// whole .git, byte for byte, as it was; --undo takes it back; a file
 // changed by hand since is not overwritten without --yes.
 func TestRunDiffRewindUndo(t *testing.T) {
 	ws, person := gitWorkspace(t)

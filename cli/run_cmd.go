@@ -170,6 +170,9 @@ func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Se
 		return code
 	}
 	sinks := engine.Sinks{journal}
+	if !o.JSON && st.Checkpoints != nil { // --json has them as events
+		sinks = append(sinks, checkpointSink(stderr, st.Checkpoints.Shown))
+	}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		for _, n := range st.Notices {

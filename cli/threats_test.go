@@ -470,6 +470,48 @@ func hostileCheckpointRows() []hostile {
 			}
 		},
 	}, {
+		name: "a FIFO a step makes in the place of a tracked file",
+		setup: func(t *testing.T, f *fixture) {
+			gitIn(t, f.ws, "init", "-q")
+			f.write(t, "notes.md", "# Notes\n")
+			gitIn(t, f.ws, "add", "notes.md")
+			f.env["SCRIPT"] = script(t, f, `{"turns":[{"tool_calls":[{"name":"run_shell","arguments":{"command":"rm notes.md && mkfifo notes.md"}}]},`+
+				`{"tool_calls":[{"name":"write_file","arguments":{"path":"new.md","content":"new\n"}}]},{"answer":"done"}]}`)
+		},
+		args: []string{"run", "--yes", "--allow-shell", "--model", "$SCRIPT", "make a pipe"},
+		check: func(t *testing.T, f *fixture, r hostileResult) {
+			if r.code != 0 || !strings.Contains(r.stderr, "not a regular file") || strings.Contains(r.stderr, "warning: step") {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			id := fixtureSession(t, f)
+			if d := f.run(t, "sessions", "diff", id); d.code != 0 || !strings.Contains(d.stdout, "+new") {
+				t.Errorf("sessions diff: exit %d %s %s", d.code, d.stdout, d.stderr)
+			}
+			if rw := f.run(t, "sessions", "rewind", id, "--at", "1"); rw.code != 0 {
+				t.Errorf("sessions rewind: exit %d %s", rw.code, rw.stderr)
+			}
+			if b, err := os.ReadFile(filepath.Join(f.ws, "notes.md")); err != nil || string(b) != "# Notes\n" {
+				t.Errorf("notes.md after the rewind: %q %v", b, err)
+			}
+		},
+	}, {
+		name: "the key a step writes into a file",
+		setup: func(t *testing.T, f *fixture) {
+			gitIn(t, f.ws, "init", "-q")
+			f.env["OPENAI_API_KEY"] = threatKey
+			f.env["SCRIPT"] = script(t, f, `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":".env","content":"KEY=`+threatKey+`\n"}}]},{"answer":"done"}]}`)
+		},
+		args: []string{"run", "--yes", "--model", "$SCRIPT", "keep the key"},
+		check: func(t *testing.T, f *fixture, r hostileResult) {
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			d := f.run(t, "sessions", "diff", fixtureSession(t, f))
+			if d.code != 0 || strings.Contains(d.stdout+d.stderr, threatKey) || !strings.Contains(d.stdout, "+KEY=[redacted") || strings.Contains(f.journals(t), threatKey) {
+				t.Errorf("sessions diff (or the journal) shows the key: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+			}
+		},
+	}, {
 		name: "a file tool's path out of a folder that is not git",
 		setup: func(t *testing.T, f *fixture) {
 			os.WriteFile(filepath.Join(f.outside, "secret.txt"), []byte(threatKey), 0o600)

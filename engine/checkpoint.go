@@ -36,6 +36,9 @@ type Checkpointed struct {
 	Changed []string `json:"changed,omitempty"`
 	// Skipped are files left out (larger than the limit).
 	Skipped []string `json:"skipped,omitempty"`
+	// Special are files left out as they are not files git or agentty can
+	// keep (a FIFO, a socket, a device in the place of a file).
+	Special []string `json:"special,omitempty"`
 	// Where is the host and folder the checkpoint was taken in.
 	Where string `json:"where,omitempty"`
 	// RewoundTo is, for a rewind's checkpoint, the tree the rewind
@@ -93,7 +96,8 @@ func (r *run) takeCheckpoint(ctx context.Context, reason string, calls []ToolCal
 	defer cancel()
 	c, err := r.e.cfg.Checkpoint.Checkpoint(ctx, r.s.ID, reason, calls)
 	if err != nil {
-		return r.emit(Act, KindNotice, &Notice{Level: "warn", Message: "checkpoint: " + err.Error() + " (the step goes on without one)"})
+		return r.emit(Act, KindNotice, &Notice{Level: "warn", About: NoticeCheckpoint,
+			Message: "checkpoint: " + err.Error() + " (the step goes on without one: a rewind cannot go back to before it)"})
 	}
 	c.Reason = reason
 	return r.emit(Act, KindCheckpoint, c)

@@ -297,6 +297,9 @@ func (r *run) loadInstructions() []string {
 		return nil
 	}
 	in := r.e.cfg.Instructions()
+	if redact := r.e.cfg.Redact; redact != nil {
+		in.Text = redact(in.Text) // files of the workspace: a model may have written a secret into one
+	}
 	r.instructions, r.instT = in.Text, EstimateTokens(in.Text)
 	return in.Sources
 }

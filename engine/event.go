@@ -419,4 +419,10 @@ type ModelChanged struct {
 type Notice struct {
 	Level   string `json:"level"`
 	Message string `json:"message"`
+	// About names what the notice is about, for a reader that acts on it:
+	// NoticeCheckpoint for a checkpoint that could not be taken.
+	About string `json:"about,omitempty"`
 }
+
+// NoticeCheckpoint is the About of a checkpoint that failed.
+const NoticeCheckpoint = "checkpoint"

@@ -280,3 +280,29 @@ func TestPropertyOrder(t *testing.T) {
 		t.Errorf("not an object: %v", got)
 	}
 }
+
+// TestRedactInstructions: project instructions are a file of the workspace
+// a model may have written the key into (AGENTS.md): the request, the
+// journal's prompt and so the console's request inspector have them
+// without it.
+func TestRedactInstructions(t *testing.T) {
+	var got string
+	m := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		got = req.Instructions
+		return engine.Decision{Text: "done"}, nil
+	})
+	in := func() engine.Instructions {
+		return engine.Instructions{Text: "Use the key " + testKey + " for the API.", Sources: []string{"AGENTS.md"}}
+	}
+	e := engine.New(engine.Config{Model: m, Tools: enginetest.Registry(t), Redact: redactKey, RedactHold: len(testKey) - 1, Instructions: in})
+	rec := &enginetest.Recorder{}
+	if res := e.Run(context.Background(), engine.NewSession("s"), "go", rec); res.StopReason != engine.StopAnswered {
+		t.Fatal(res.Err)
+	}
+	if strings.Contains(got, testKey) || !strings.Contains(got, "[redacted KEY]") {
+		t.Errorf("the request's instructions: %q", got)
+	}
+	if j := journalOf(t, rec); strings.Contains(j, testKey) || !strings.Contains(j, "[redacted KEY]") {
+		t.Errorf("the journal has the key, or no instructions:\n%s", j)
+	}
+}

@@ -165,8 +165,9 @@ func (m *Model) rewindKey(msg tea.KeyMsg) tea.Cmd {
 	})
 }
 
-// checkpointNotes says, once a console, what a checkpoint could not keep:
-// a shell command's effects outside git, files over the size limit.
+// checkpointNotes says what a checkpoint could not keep: a shell
+// command's effects outside git (once a console), files over the size
+// limit, files that are not regular files.
 func (m *Model) checkpointNotes(d *engine.Checkpointed) {
 	if d.Note != "" && !m.cpNoted {
 		m.cpNoted = true
@@ -174,5 +175,8 @@ func (m *Model) checkpointNotes(d *engine.Checkpointed) {
 	}
 	if len(d.Skipped) > 0 {
 		m.notify("Left out of the checkpoint (over the size limit): " + strings.Join(d.Skipped, ", ") + ".")
+	}
+	if len(d.Special) > 0 {
+		m.notify("Left out of the checkpoint (not a regular file: a FIFO, a socket or a device): " + strings.Join(d.Special, ", ") + ".")
 	}
 }

@@ -2,8 +2,10 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -70,5 +72,52 @@ func TestRewindChoices(t *testing.T) {
 	rewind(open(), "3", "b")
 	if len(rewound) != 2 || len(forked) != 1 || forked[0] != 2 {
 		t.Fatalf("b at step 3: rewound %v, forked %v", rewound, forked)
+	}
+}
+
+// TestCheckpointTroubleIsShown: a checkpoint that failed is a row of its
+// step in the Timeline ("no checkpoint", its cause in the step's details)
+// and a note in the chat; a file a checkpoint left out as not a regular
+// file is said in the chat.
+func TestCheckpointTroubleIsShown(t *testing.T) {
+	at := time.Now()
+	var evs []engine.Event
+	e := func(kind engine.Kind, step int, phase engine.Phase, d any) {
+		at = at.Add(time.Millisecond)
+		evs = append(evs, engine.Event{V: engine.SchemaVersion, Session: "s", Run: "run-1", Step: step, Phase: phase, Kind: kind, Time: at, Data: d})
+	}
+	calls := []engine.ToolCall{{ID: "c1", Name: "write_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}
+	e(engine.KindRunStarted, 0, "", &engine.RunStarted{Task: "write"})
+	e(engine.KindStepStarted, 1, engine.Perceive, &engine.StepStarted{})
+	e(engine.KindDecision, 1, engine.Decide, &engine.Decided{ToolCalls: calls})
+	e(engine.KindNotice, 1, engine.Act, &engine.Notice{Level: "warn", About: engine.NoticeCheckpoint, Message: "checkpoint: git add: disk full (the step goes on without one)"})
+	e(engine.KindToolStarted, 1, engine.Act, &engine.ToolStarted{ID: "c1", Name: "write_file"})
+	e(engine.KindToolFinished, 1, engine.Act, &engine.ToolFinished{ID: "c1", Name: "write_file", Status: engine.ToolOK, Result: "ok"})
+	e(engine.KindStepFinished, 1, engine.Observe, &engine.StepFinished{ToolCalls: 1})
+	e(engine.KindStepStarted, 2, engine.Perceive, &engine.StepStarted{})
+	e(engine.KindDecision, 2, engine.Decide, &engine.Decided{ToolCalls: calls})
+	e(engine.KindCheckpoint, 2, engine.Act, &engine.Checkpointed{Reason: engine.CheckpointBefore, Mode: "git", Tree: "t", Special: []string{"pipe.txt"}})
+	m := agentConsole(t, evs, 160, 40)
+	var row string
+	for _, r := range m.tl.rows {
+		if r.step == 1 && strings.Contains(r.text, "no checkpoint") {
+			row = r.text + " " + r.status
+		}
+	}
+	if row != "⚠ no checkpoint error" {
+		for i, r := range m.tl.rows {
+			t.Logf("%d %d %s %s %s", i, r.step, r.phase, r.text, r.status)
+		}
+		t.Errorf("step 1 has no row saying its checkpoint failed")
+	}
+	if dt := m.tl.details[1]; dt == nil || !strings.Contains(strings.Join(dt.errors, " "), "disk full") {
+		t.Errorf("step 1's details do not say why: %+v", dt)
+	}
+	var chat []string
+	for _, it := range m.chat.items {
+		chat = append(chat, it.text)
+	}
+	if all := strings.Join(chat, "\n"); !strings.Contains(all, "git add: disk full") || !strings.Contains(all, "not a regular file") || !strings.Contains(all, "pipe.txt") {
+		t.Errorf("the chat does not say it:\n%s", all)
 	}
 }

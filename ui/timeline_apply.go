@@ -83,6 +83,17 @@ func (t *timeline) apply(ev engine.Event) {
 		t.runFinished(ev, d)
 	case *engine.Checkpointed:
 		t.checkpointed(ev, d)
+	case *engine.Notice:
+		t.notice(ev, d)
+	}
+}
+
+// notice applies a notice: a checkpoint that failed is a row of its step
+// (its tools ran with no "before" to rewind to), its cause in the details.
+func (t *timeline) notice(ev engine.Event, d *engine.Notice) {
+	if d.About == engine.NoticeCheckpoint {
+		t.add(ev, row{step: ev.Step, text: "⚠ no checkpoint", status: "error"})
+		t.detail(ev).errors = append(t.detail(ev).errors, d.Message)
 	}
 }
 
