@@ -108,10 +108,17 @@ func TestRefusedReplyDoesNotHideTheRightOne(t *testing.T) {
 	intruder := as(t, srv, u.Submit)
 	asked := make(chan struct{}, 64)
 	proceed, _ := json.Marshal(GateReply{Action: engine.Proceed})
+	// The refused reply names a journal as its reply subject: were the run
+	// to answer it, the worker would write there for the intruder.
+	const target = "agentty.journal.victim"
+	written := make(chan *nats.Msg, 4)
+	if _, err := as(t, srv, u.Operator).ChanSubscribe(target, written); err != nil {
+		t.Fatal(err)
+	}
 	var n atomic.Int32
 	if _, err := intruder.Subscribe(GateSubject(session), func(m *nats.Msg) {
-		if n.Add(1) == 1 {
-			m.Respond(proceed) // refused: not signed
+		if n.Add(1) == 1 { // refused: not signed
+			intruder.PublishMsg(&nats.Msg{Subject: m.Reply, Reply: target, Data: proceed})
 		}
 		asked <- struct{}{}
 	}); err != nil {
@@ -126,20 +133,40 @@ func TestRefusedReplyDoesNotHideTheRightOne(t *testing.T) {
 	}
 	defer stop()
 	done := waitVerdict(t, fleetGate(t, srv, u, session, signer))
-	<-console.asked
-	<-asked
-	<-asked // refused, and asked again: the console has it twice
+	recv(t, console.asked, "the console asked")
+	recv(t, asked, "the intruder asked")
+	recv(t, asked, "the intruder asked again") // refused, and asked again: the console has it twice
 	close(ready)
-	v := <-done
+	v := recv(t, done, "the verdict")
 	if v.Action != engine.Skip {
 		t.Fatalf("verdict %+v, want the console's skip", v)
 	}
 	if len(v.Refused) != 1 {
 		t.Errorf("verdict %+v, want one refusal", v)
 	}
-	if why := <-console.taken; why != "" {
+	if why := recv(t, console.taken, "the console told"); why != "" {
 		t.Errorf("the console was told its answer was not taken: %s", why)
 	}
+	as(t, srv, u.Operator).Flush()
+	select {
+	case m := <-written:
+		t.Errorf("the run wrote %q to %s, the reply subject of a refused answer", m.Data, target)
+	default:
+	}
+}
+
+// recv receives from ch, or fails the test after a minute saying what did
+// not come.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: nothing after a minute", what)
+	}
+	var zero T
+	return zero
 }
 
 // TestSilentQueueMembersHoldNoPause (issue 52, hole 10): twenty
@@ -171,10 +198,10 @@ func TestSilentQueueMembersHoldNoPause(t *testing.T) {
 	defer stop()
 	g := fleetGate(t, srv, u, session, signer)
 	for i := range 3 {
-		if v := <-waitVerdict(t, g); v.Action != engine.Skip {
+		if v := recv(t, waitVerdict(t, g), "the verdict"); v.Action != engine.Skip {
 			t.Fatalf("pause %d: verdict %+v, want the console's skip", i, v)
 		}
-		if why := <-console.taken; why != "" {
+		if why := recv(t, console.taken, "the console told"); why != "" {
 			t.Errorf("pause %d: the console was told its answer was not taken: %s", i, why)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentty/agentty/engine"
@@ -117,17 +118,16 @@ type GateTaken struct {
 	Why   string `json:"why,omitempty"`
 }
 
-// reply judges one reply (judge) and tells a sender that asks whether it
-// was taken.
+// reply judges one reply (judge) and tells its sender, when it asks on an
+// inbox, that it was taken. Only a signed answer that was taken hears
+// back: the run publishes with the worker's permissions, and a reply
+// subject is the sender's to choose (a refused reply naming a KV key or
+// a journal would have the worker write there); a console that hears
+// nothing knows its answer was not taken.
 func (w *gateWait) reply(msg *nats.Msg) (v engine.Verdict, verdict bool, err error) {
-	refused := len(w.refused)
 	v, verdict, err = w.judge(msg)
-	if msg.Reply != "" {
-		t := GateTaken{Taken: verdict || err != nil}
-		if !t.Taken && len(w.refused) > refused {
-			t.Why = w.refused[len(w.refused)-1]
-		}
-		b, _ := json.Marshal(t)
+	if (verdict || err != nil) && strings.HasPrefix(msg.Reply, nats.InboxPrefix) {
+		b, _ := json.Marshal(GateTaken{Taken: true})
 		msg.Respond(b)
 	}
 	return v, verdict, err
