@@ -144,12 +144,12 @@ func eachLine(r io.Reader, name string, notes *[]string, f func(n int, line []by
 			f(n, l)
 		}
 		line, over = line[:0], false
-		n++
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
+		n++
 	}
 }

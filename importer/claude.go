@@ -2,6 +2,8 @@ package importer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,8 +32,7 @@ type claudeHead struct {
 		Model   string `json:"model"`
 		Content json.RawMessage
 	} `json:"message"`
-	line   int
-	useIDs []string // an assistant line's tool_use ids
+	line int
 }
 
 // claudeLine is a line of the chain as the second read takes it whole.
@@ -86,28 +87,30 @@ type blockIDs struct {
 // of other branches (a conversation rewound) are counted in a note. Import
 // reads the lines of the chain again, a run at a time.
 func ReadClaude(r io.ReadSeeker, name string) (*Transcript, error) {
-	fp, err := fingerprint(r)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transcript{Source: "claude", Fingerprint: fp}
-	c := &claudeChain{byID: map[string]*claudeHead{}, resultAt: map[string]int{}}
-	err = eachLine(r, name, &t.Notes, func(n int, b []byte) {
+	t := &Transcript{Source: "claude"}
+	c := &claudeChain{byID: map[string]*claudeNode{}, resultAt: map[string]int{}}
+	h := sha256.New()
+	err := eachLine(io.TeeReader(r, h), name, &t.Notes, func(n int, b []byte) {
 		var h claudeHead
 		if err := json.Unmarshal(b, &h); err != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: not read: %v", name, n, err))
 			return
 		}
+		if len(h.UUID) > maxID || len(h.ParentUUID) > maxID || len(h.LogicalParent) > maxID {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s:%d: not read: an id over %d bytes", name, n, maxID))
+			return
+		}
 		h.line = n
-		t.ID, t.Cwd = cmpOr(t.ID, h.SessionID), cmpOr(h.Cwd, t.Cwd)
+		t.ID, t.Cwd = cmpOr(t.ID, short(h.SessionID)), cmpOr(t.Cwd, short(h.Cwd))
 		if h.Type == "assistant" {
-			t.Model = cmpOr(h.Message.Model, t.Model)
+			t.Model = cmpOr(t.Model, short(h.Message.Model))
 		}
 		c.add(&h)
 	})
 	if err != nil {
 		return nil, err
 	}
+	t.Fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
 	keep, notes := c.live(name)
 	t.Notes = append(t.Notes, notes...)
 	if c.subAgent {
@@ -145,15 +148,36 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// claudeChain is the first read's account of the lines.
+// claudeChain is the first read's account of the lines: a small node for
+// each line with a uuid, nothing of its text.
 type claudeChain struct {
-	byID     map[string]*claudeHead
-	last     *claudeHead // the last line with a uuid that is not a sub-agent's
-	lastAny  *claudeHead // the last line with a uuid
+	byID     map[string]*claudeNode
+	last     *claudeNode // the last line with a uuid that is not a sub-agent's
+	lastAny  *claudeNode // the last line with a uuid
 	resultAt map[string]int
 	subAgent bool
 	agentID  string
-	lines    int
+}
+
+// claudeNode is a line on the chain as the first read keeps it.
+type claudeNode struct {
+	uuid, parent, logical string
+	line                  int
+	sidechain, assistant  bool
+	uses                  []string // an assistant line's tool_use ids
+}
+
+// maxID bounds a uuid (and a call's id) the first read keeps: Claude
+// Code's are 36 bytes.
+const maxID = 128
+
+// short is s when it is no longer than maxID, else "": the first read
+// keeps no long text of a line.
+func short(s string) string {
+	if len(s) > maxID {
+		return ""
+	}
+	return s
 }
 
 func (c *claudeChain) add(h *claudeHead) {
@@ -164,20 +188,19 @@ func (c *claudeChain) add(h *claudeHead) {
 			}
 		}
 	}
-	if h.Type == "assistant" {
-		h.useIDs = callIDs(h.Message.Content, "tool_use")
-	}
-	h.Message.Content = nil // the first read keeps no text
 	if h.UUID == "" {
 		return // summaries, file snapshots
 	}
-	c.lines++
-	c.byID[h.UUID] = h
-	c.lastAny = h
-	if !h.IsSidechain {
-		c.last = h
+	n := &claudeNode{uuid: h.UUID, parent: h.ParentUUID, logical: h.LogicalParent, line: h.line, sidechain: h.IsSidechain, assistant: h.Type == "assistant"}
+	if n.assistant {
+		n.uses = callIDs(h.Message.Content, "tool_use")
 	}
-	c.agentID = cmpOr(c.agentID, h.AgentID)
+	c.byID[n.uuid] = n
+	c.lastAny = n
+	if !n.sidechain {
+		c.last = n
+	}
+	c.agentID = cmpOr(c.agentID, short(h.AgentID))
 }
 
 // live returns the lines to read again: the chain's (true) and the lines
@@ -191,25 +214,23 @@ func (c *claudeChain) live(name string) (map[int]bool, []string) {
 	keep := map[int]bool{}
 	var uses []string
 	seen := map[string]bool{}
-	for h := from; h != nil && !seen[h.UUID]; {
-		seen[h.UUID] = true
-		keep[h.line] = true
-		if h.Type == "assistant" {
-			uses = append(uses, h.useIDs...)
-		}
-		next := h.ParentUUID
+	for n := from; n != nil && !seen[n.uuid]; {
+		seen[n.uuid] = true
+		keep[n.line] = true
+		uses = append(uses, n.uses...)
+		next := n.parent
 		if next == "" {
-			next = h.LogicalParent // a compaction's boundary
+			next = n.logical // a compaction's boundary
 		}
-		h = c.byID[next]
+		n = c.byID[next]
 	}
 	for _, id := range uses {
-		if n, ok := c.resultAt[id]; ok && !keep[n] {
-			keep[n] = false
+		if line, ok := c.resultAt[id]; ok && !keep[line] {
+			keep[line] = false
 		}
 	}
 	var notes []string
-	if left := c.lines - len(seen); left > 0 {
+	if left := len(c.byID) - len(seen); left > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d lines of other branches or of sub-agents are not on the conversation's live chain; not imported", name, left))
 	}
 	return keep, notes
@@ -225,8 +246,8 @@ func callIDs(content json.RawMessage, kind string) []string {
 	json.Unmarshal(content, &blocks)
 	var ids []string
 	for _, b := range blocks {
-		if b.Type == kind {
-			ids = append(ids, cmpOr(b.ID, b.ToolUseID))
+		if id := cmpOr(b.ID, b.ToolUseID); b.Type == kind && len(id) <= maxID {
+			ids = append(ids, id)
 		}
 	}
 	return ids

@@ -110,11 +110,11 @@ func (b *claudeBuilder) flush() error {
 		for _, c := range t.Calls {
 			if r, ok := b.results[c.ID]; ok {
 				keep[c.ID] = r
-				delete(b.results, c.ID)
 			}
 		}
 	}
 	run.Results = keep
+	clear(b.results) // a result no call of the run claims has no call to come: nothing is held past its run
 	if b.compact > 0 {
 		b.notes = append(b.notes, fmt.Sprintf("%s: %d compaction summaries of Claude Code's are not the person's words; the conversation before them is imported whole", b.name, b.compact))
 		b.compact = 0

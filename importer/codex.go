@@ -103,7 +103,10 @@ func ReadCodex(r io.ReadSeeker, name string) (*Transcript, error) {
 		if err = firstErr(err, b.err, ctx.Err()); err != nil {
 			return err
 		}
-		return firstErr(b.flush(), b.flushNext())
+		if err := b.flush(); err != nil {
+			return err
+		}
+		return b.flushNext()
 	}
 	return t, nil
 }
@@ -214,7 +217,6 @@ func (b *codexBuilder) item(it *codexItem, at time.Time) error {
 			return err
 		}
 		turn.Text += text
-		turn.Reasoning, b.reasoning = b.reasoning, ""
 	case "reasoning":
 		b.reasoning += summaryText(it.Summary)
 	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call":
@@ -278,10 +280,11 @@ func (b *codexBuilder) flush() error {
 		for _, c := range t.Calls {
 			if r, ok := b.results[c.ID]; ok {
 				run.Results[c.ID] = r
-				delete(b.results, c.ID)
 			}
 		}
 	}
+	clear(b.results) // nothing is held past its run
+	b.reasoning = ""
 	run.Model = cmpOr(b.model, run.Model)
 	return b.emit(run)
 }
@@ -304,7 +307,10 @@ func (b *codexBuilder) turn(at time.Time, text bool) (*Turn, error) {
 	if n := len(run.Turns); n == 0 || b.answered(run.Turns[n-1]) || text && (run.Turns[n-1].Text != "" || len(run.Turns[n-1].Calls) > 0) {
 		run.Turns = append(run.Turns, Turn{At: at})
 	}
-	return &run.Turns[len(run.Turns)-1], nil
+	turn := &run.Turns[len(run.Turns)-1]
+	turn.Reasoning += b.reasoning // the reasoning that came before the item is its decision's
+	b.reasoning = ""
+	return turn, nil
 }
 
 // answered reports whether any of a turn's calls has its result.

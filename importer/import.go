@@ -13,11 +13,8 @@ package importer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -144,18 +141,6 @@ func replay(ctx context.Context, j *sessions.Journal, t *Transcript) (string, er
 		return "", err
 	}
 	return first, j.Flush()
-}
-
-// fingerprint hashes what r holds and seeks it back to its start.
-func fingerprint(r io.ReadSeeker) (string, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
-		return "", err
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 func cmpOr(a, b string) string {

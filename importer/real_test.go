@@ -152,7 +152,13 @@ var commandName = regexp.MustCompile(`<command-name>`)
 // from its last line that is not a sub-agent's (any line with a uuid) back
 // through parentUuid, or logicalParentUuid where a compaction cut it.
 func refClaude(t *testing.T, path string) counts {
-	lines := jsonLines(t, path)
+	chain, results := refChain(jsonLines(t, path))
+	return refCount(chain, results)
+}
+
+// refChain is the live chain of a transcript's lines, and the ids of the
+// calls that have a result anywhere in it.
+func refChain(lines []map[string]any) ([]map[string]any, map[string]bool) {
 	byID := map[string]map[string]any{}
 	var last map[string]any
 	results := map[string]bool{}
@@ -182,6 +188,16 @@ func refClaude(t *testing.T, path string) counts {
 			next = str(l, "logicalParentUuid")
 		}
 		l = byID[next]
+	}
+	return chain, results
+}
+
+// refCount counts the prompts, messages, calls, results, model and usage
+// of a live chain.
+func refCount(chain []map[string]any, results map[string]bool) counts {
+	last := map[string]any{}
+	if len(chain) > 0 {
+		last = chain[len(chain)-1]
 	}
 	var c counts
 	answers, usage := map[string]bool{}, map[string]map[string]any{}
