@@ -262,7 +262,8 @@ func TestConfigMCPEntryKeysAreNotes(t *testing.T) {
     "mem": {
       "command": "npx",
       "autoApprove": ["read_graph"],
-      "alwaysAllow": ["read_graph"]
+      "alwaysAllow": ["read_graph"],
+      "Args": ["-y"]
     }
   }
 }`))
@@ -272,7 +273,7 @@ func TestConfigMCPEntryKeysAreNotes(t *testing.T) {
 	if want := "config.json:6: mcpServers.mem.autoApprove: not used by agentty"; len(c.Notes) != 1 || !strings.Contains(c.Notes[0], want) {
 		t.Errorf("notes %q, want one with %q", c.Notes, want)
 	}
-	if s := c.MCPServers["mem"]; s.Command != "npx" || strings.Join(s.AlwaysAllow, ",") != "read_graph" || c.Model != "offline" {
+	if s := c.MCPServers["mem"]; s.Command != "npx" || strings.Join(s.AlwaysAllow, ",") != "read_graph" || strings.Join(s.Args, ",") != "-y" || c.Model != "offline" {
 		t.Errorf("settings %+v", c)
 	}
 	for _, bad := range []struct{ in, want string }{

@@ -219,7 +219,7 @@ func mcpEntryNotes(path string, b []byte) []string {
 	var notes []string
 	for _, name := range slices.Sorted(maps.Keys(raw.MCPServers)) {
 		for _, k := range slices.Sorted(maps.Keys(raw.MCPServers[name])) {
-			if !slices.Contains(mcpServerKeys, k) {
+			if !slices.ContainsFunc(mcpServerKeys, func(known string) bool { return strings.EqualFold(known, k) }) { // JSON's names match in any case
 				notes = append(notes, fmt.Sprintf("%s:%d: mcpServers.%s.%s: not used by agentty (the keys it reads: %s)", path, lineAfter(b, `"`+name+`"`, `"`+k+`"`), name, k, strings.Join(mcpServerKeys, ", ")))
 			}
 		}
