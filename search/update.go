@@ -71,7 +71,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		return st, fmt.Errorf("search: update: %w", err)
 	}
 	if st.Removed+st.SessionsRemoved > 0 {
-		ix.reclaim(ctx)
+		ix.reclaim(ctx, st.Removed+st.SessionsRemoved)
 	}
 	if st.Added+st.Removed+st.SessionsUpdated+st.SessionsRemoved > 0 {
 		// Fold the write-ahead log into the database, so that it does not
@@ -86,22 +86,33 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 }
 
 // reclaim gives back to the file system the space of what was removed
-// (best effort, like the checkpoint after it): the full-text index's
-// segments are merged, dropping the removed rows' entries, and the pages
-// left free are cut off the file. An index made before auto_vacuum was set
-// is vacuumed whole once, when a quarter of it is free.
-func (ix *Index) reclaim(ctx context.Context) {
-	ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize')`)
+// (removed files and sessions; best effort, like the checkpoint after it):
+// the pages left free are cut off the file, and when a tenth or more of the
+// index went, the full-text index is merged first, dropping the removed
+// rows' entries (a merge rewrites it: for a few removals the full-text
+// index's own merges give their space back in time). An index made before
+// auto_vacuum was set is vacuumed whole once, when a quarter of it is free.
+func (ix *Index) reclaim(ctx context.Context, removed int) {
+	var kept int
+	if ix.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM sessions)`).Scan(&kept) == nil && removed*10 >= removed+kept {
+		ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize')`)
+	}
 	conn, err := ix.db.Conn(ctx) // the pragmas and the vacuum on one connection
 	if err != nil {
 		return
 	}
 	defer conn.Close()
 	var mode, free, pages int
-	conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode)
-	conn.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
-	conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
+	for _, q := range []struct {
+		pragma string
+		into   *int
+	}{{"auto_vacuum", &mode}, {"freelist_count", &free}, {"page_count", &pages}} {
+		if err := conn.QueryRowContext(ctx, `PRAGMA `+q.pragma).Scan(q.into); err != nil {
+			return
+		}
+	}
 	switch {
+	case pages == 0 || free == 0:
 	case mode == autoVacuumIncremental:
 		conn.ExecContext(ctx, `PRAGMA incremental_vacuum`)
 	case free*4 >= pages:
