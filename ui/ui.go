@@ -407,8 +407,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.mouse(msg)
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyEsc && msg.Alt { // two esc presses in one read
-			m.key(tea.KeyMsg{Type: tea.KeyEsc})
-			return m.key(tea.KeyMsg{Type: tea.KeyEsc})
+			_, first := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+			_, second := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+			return m, tea.Batch(first, second)
 		}
 		return m.key(asText(msg))
 	}
