@@ -63,7 +63,7 @@ func (b *backend) DiffFiles(ctx context.Context, step int) (string, error) {
 		fmt.Fprintf(&out, "Note: %s\n", st.Shown(n))
 	}
 	for _, f := range fails {
-		fmt.Fprintf(&out, "Note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, f.Message)
+		fmt.Fprintf(&out, "Note: the checkpoint of step %d failed (%s): its changes show with an earlier step's\n", f.Step, st.Shown(f.Message))
 	}
 	_, err = st.DiffOf(ctx, &out, points, step)
 	return out.String(), err

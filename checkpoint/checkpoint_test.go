@@ -626,6 +626,21 @@ func TestRewindPastAFailedCheckpointIsRefused(t *testing.T) {
 			t.Errorf("a rewind to before step %d: %v", at, err)
 		}
 	}
+	// Outside git each file comes from the first checkpoint from at on that
+	// kept it: a failure at any step from at on may have lost its before.
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "notes.md"), "before\n", 0o644)
+	fs, _ := checkpoint.Open(t.TempDir(), dir, 0)
+	f3 := checkpointOf(t, fs, engine.CheckpointBefore, 3, engine.ToolCall{Name: "write_file", Args: []byte(`{"path":"notes.md"}`)})
+	for at, refused := range map[int]bool{1: true, 2: true, 3: false} {
+		to, err := checkpoint.At([]checkpoint.Point{f3}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkpoint.Gap(fails, at, to); (err != nil) != refused {
+			t.Errorf("files mode: a rewind to before step %d: %v, want refused %v", at, err, refused)
+		}
+	}
 	if err := checkpoint.NoneKept("0mx2sess", fails); !strings.Contains(err.Error(), "1 checkpoint failed, the last at step 2: checkpoint: disk full") {
 		t.Errorf("none kept: %v", err)
 	}

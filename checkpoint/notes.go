@@ -145,10 +145,13 @@ func NoneKept(id string, fails []Failure) error {
 
 // Gap refuses a rewind to before step at when to, the nearest checkpoint
 // kept, is of a later step and a checkpoint between failed: the files as
-// they were before at are not kept.
+// they were before at are not kept. Outside git (to has no tree) each file
+// comes from the first checkpoint from at on that kept it, so a failure at
+// any step from at on may have lost a file's state before at.
 func Gap(fails []Failure, at int, to State) error {
+	files := to.Tree == ""
 	for _, f := range fails {
-		if to.Step > 0 && f.Step >= at && f.Step < to.Step {
+		if f.Step >= at && (files || to.Step > 0 && f.Step < to.Step) {
 			return fmt.Errorf("%w: the checkpoint before step %d failed (%s), so the files as they were before step %d are not kept", ErrNoCheckpoint, f.Step, f.Message, at)
 		}
 	}
