@@ -1,9 +1,6 @@
 package ui
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // Cleaner makes text safe to pass on where a terminal may show it later
 // (a pipe into less or head, a Markdown file, a diff): every escape and
@@ -55,19 +52,12 @@ func (c *Cleaner) write(s string, final bool) string {
 			z.control(&b, s, i, true, &col, &seg)
 			i++
 		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch name := bidiName(r); {
-			case size == 1 && !final && !utf8.FullRuneInString(s[i:]):
+			size, written := visibleRune(&b, s[i:], final)
+			if size == 0 {
 				c.held = s[i:]
 				return b.String()
-			case size == 1:
-				b.WriteString("\uFFFD")
-			case r <= 0x9f:
-				b.WriteString("␛")
-				b.WriteByte(byte(r - 0x40))
-			case name != "":
-				b.WriteString("⟨" + name + "⟩")
-			default:
+			}
+			if !written {
 				b.WriteString(s[i : i+size])
 			}
 			i += size

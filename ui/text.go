@@ -243,18 +243,11 @@ func (z *Sanitizer) control(b *strings.Builder, s string, i int, final bool, col
 // is held back. lineStart says that nothing of its line is written yet (a
 // combining mark there is drawn on a dotted circle).
 func (z *Sanitizer) nonASCII(b *strings.Builder, s string, final, lineStart bool) int {
-	r, size := utf8.DecodeRuneInString(s)
-	switch name := bidiName(r); {
-	case size == 1 && !final && !utf8.FullRuneInString(s):
+	size, written := visibleRune(b, s, final)
+	switch r, _ := utf8.DecodeRuneInString(s); {
+	case size == 0:
 		z.held = s // a rune cut at the end of the piece
-		return 0
-	case size == 1:
-		b.WriteString("\uFFFD")
-	case r <= 0x9f:
-		b.WriteString("␛")
-		b.WriteByte(byte(r - 0x40))
-	case name != "":
-		b.WriteString("⟨" + name + "⟩")
+	case written:
 	case unsteady(r):
 		// Left out: what it would join is drawn as separate characters,
 		// as wide as they are measured.
@@ -265,6 +258,29 @@ func (z *Sanitizer) nonASCII(b *strings.Builder, s string, final, lineStart bool
 		b.WriteString(s[:size])
 	}
 	return size
+}
+
+// visibleRune writes the rune s begins with when it is one that Sanitize
+// and Clean both make visible (a stray byte, a C1 control, a bidi control)
+// and returns its size and true; for any other rune it writes nothing and
+// returns false, for the caller to write. Size 0: the rune is cut at the
+// end of a piece that is not the last (final false), to be held back.
+func visibleRune(b *strings.Builder, s string, final bool) (size int, written bool) {
+	r, size := utf8.DecodeRuneInString(s)
+	switch name := bidiName(r); {
+	case size == 1 && !final && !utf8.FullRuneInString(s):
+		return 0, false
+	case size == 1:
+		b.WriteString("\uFFFD")
+	case r <= 0x9f:
+		b.WriteString("␛")
+		b.WriteByte(byte(r - 0x40))
+	case name != "":
+		b.WriteString("⟨" + name + "⟩")
+	default:
+		return size, false
+	}
+	return size, true
 }
 
 // flatten makes sanitized text one line: each run of line breaks and
