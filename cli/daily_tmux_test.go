@@ -301,3 +301,19 @@ func TestBurstsStayText(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitGone()
 }
+
+// TestFailedCommandShowsFailed: a command that exits non-zero is shown ✗
+// with its exit status in the Chat and on the Timeline, not ✓ and ok.
+func TestFailedCommandShowsFailed(t *testing.T) {
+	tm := newTmux(t)
+	home := t.TempDir()
+	tm.start(home, "--workspace", t.TempDir(), "--model", "offline", "--allow-shell")
+	tm.keys("!ls nonexistent-dir", "Enter")
+	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling run_shell") })
+	tm.keys("y")
+	tm.wait("the failure shown", func(s string) bool {
+		return strings.Contains(chatPane(s), "✗ exit 2") && strings.Contains(timelinePane(s), "exit 2") && strings.Contains(s, "· idle ·")
+	})
+	tm.keys("C-d")
+	tm.waitGone()
+}

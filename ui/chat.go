@@ -250,13 +250,43 @@ func (c *chat) applySub(ev engine.Event) {
 	changed(it)
 }
 
-// finishedStatus is a finished call's status as the Chat shows it:
-// "answered" when the person gave its result in place of the tool.
+// finishedStatus is a finished call's status as the Chat and the Timeline
+// show it: "answered" when the person gave its result in place of the
+// tool, how a shell command that ran ended when it failed ("exit 2").
 func finishedStatus(d *engine.ToolFinished) string {
 	if d.By == "person" {
 		return "answered"
 	}
+	if f := commandFailure(d); f != "" {
+		return f
+	}
 	return string(d.Status)
+}
+
+// commandFailure is how a command run_shell ran ended when it failed
+// ("exit 2", "signal: killed"), from its result, whose first line is the
+// process's state (the model reads the same); "" when it succeeded, or for
+// another tool. The call itself succeeded: the command ran.
+func commandFailure(d *engine.ToolFinished) string {
+	if d.Status != engine.ToolOK || d.Name != "run_shell" {
+		return ""
+	}
+	first, _, _ := strings.Cut(d.Result, "\n")
+	if code, ok := strings.CutPrefix(first, "exit status "); ok {
+		if code == "0" {
+			return ""
+		}
+		return "exit " + code
+	}
+	if strings.HasPrefix(first, "signal: ") {
+		return first
+	}
+	return ""
+}
+
+// failedCommand reports whether a status is commandFailure's.
+func failedCommand(status string) bool {
+	return strings.HasPrefix(status, "exit ") || strings.HasPrefix(status, "signal: ")
 }
 
 // showStep scrolls the Chat to the first item of run's step (of the run's

@@ -70,6 +70,9 @@ func (c *chat) linesOf(it *chatItem) []string {
 
 // statusMark is the mark of a tool call's status.
 func statusMark(status string) string {
+	if failedCommand(status) {
+		return styleErr.Render("✗ " + status)
+	}
 	return map[string]string{"ok": styleOK.Render("✓"), "error": styleErr.Render("✗"), "denied": styleErr.Render("⊘"),
 		"skipped": styleDim.Render("↷"), "running": styleDim.Render("…"), "pending": styleDim.Render("·"), "not run": styleDim.Render("–"),
 		"answered": styleNote.Render("✎ answered by you")}[status]

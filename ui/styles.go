@@ -29,5 +29,8 @@ func statusStyle(s string) lipgloss.Style {
 	case "paused":
 		return stylePause
 	}
+	if failedCommand(s) {
+		return styleErr
+	}
 	return styleDim
 }

@@ -238,14 +238,14 @@ func (t *timeline) toolFinished(ev engine.Event, d *engine.ToolFinished) {
 	dt.tools = append(dt.tools, d)
 	k := keyOf(ev, d.ID)
 	if r := t.callRow(k); r != nil {
-		r.text, r.status, r.dur = flatten(d.Name), string(d.Status), time.Duration(d.DurationMS)*time.Millisecond
+		r.text, r.status, r.dur = flatten(d.Name), finishedStatus(d), time.Duration(d.DurationMS)*time.Millisecond
 		if r.sub != nil && !r.toggled && !r.folded {
 			// Its sub-run is over: it folds into one row, unless the
 			// person chose otherwise.
 			r.folded, t.ordered = true, false
 		}
 	} else {
-		t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: string(d.Status), call: k})
+		t.addCall(ev, row{step: ev.Step, phase: engine.Act, text: flatten(d.Name), status: finishedStatus(d), call: k})
 	}
 }
 
