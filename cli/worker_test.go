@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,6 +158,49 @@ func waitMidRun(t *testing.T, url string, store *sessions.Store, ids []string, s
 	case <-time.After(2 * time.Minute):
 		t.Fatal("no run was ever seen in its middle")
 		return ""
+	}
+}
+
+// watchMidRun watches the runs of the server at url from now on, and
+// returns what waits until one of ids has started its step steps (or
+// fails the test after two minutes): a watch begun before the runs are
+// submitted sees a run that is quick.
+func watchMidRun(t *testing.T, url string, steps int) func(ids []string) string {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	seen := make(chan string, 1024)
+	if _, err := nc.Subscribe(bus.Prefix+".>", func(m *nats.Msg) {
+		var ev struct {
+			Session, Kind string
+			Step          int
+		}
+		if json.Unmarshal(m.Data, &ev) == nil && ev.Kind == string(engine.KindStepStarted) && ev.Step >= steps {
+			select {
+			case seen <- ev.Session:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	return func(ids []string) string {
+		t.Helper()
+		for deadline := time.After(2 * time.Minute); ; {
+			select {
+			case id := <-seen:
+				if slices.Contains(ids, id) {
+					return id
+				}
+			case <-deadline:
+				t.Fatal("no run was ever seen in its middle")
+				return ""
+			}
+		}
 	}
 }
 
@@ -376,9 +420,12 @@ func TestQueueServerRestart(t *testing.T) {
 	defer func() { srv.Shutdown() }()
 	script := queueScript(t, 15, 60)
 	startWorker(t, url, script)
+	// Watched before they are submitted: four runs of a second each may all
+	// be over by the time a watch begun after them would look.
+	mid := watchMidRun(t, url, 2)
 	ids := submitN(t, url, 4)
 	sessions := natsStoreAt(t, url)
-	waitMidRun(t, url, sessions, ids, 2)
+	mid(ids)
 	srv.Shutdown()
 	time.Sleep(500 * time.Millisecond) // the runs go on meanwhile, their journal writes waiting
 	if srv, err = bus.StartServer(bus.ServerConfig{Listen: strings.TrimPrefix(url, "nats://"), StoreDir: store}); err != nil {
