@@ -114,53 +114,6 @@ func waitAnswered(t *testing.T, store *sessions.Store, ids []string) map[string]
 	return out
 }
 
-// waitMidRun waits until one of the runs of ids has journaled step steps
-// and not ended, and returns its session. It reads the live events, which
-// are pushed after the journal took them: a run cannot pass its middle
-// unseen between two looks, as polling the journals could under load.
-func waitMidRun(t *testing.T, url string, store *sessions.Store, ids []string, steps int) string {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	want := map[string]bool{}
-	for _, id := range ids {
-		want[id] = true
-	}
-	mid := make(chan string, 1)
-	sub, err := nc.Subscribe(bus.Prefix+".>", func(m *nats.Msg) {
-		var ev struct {
-			Session, Kind string
-			Step          int
-		}
-		if json.Unmarshal(m.Data, &ev) == nil && want[ev.Session] && ev.Kind == string(engine.KindStepStarted) && ev.Step >= steps {
-			select {
-			case mid <- ev.Session:
-			default:
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	nc.Flush()
-	for _, id := range ids { // one already past it, before the subscription
-		if l, err := store.Load(id); err == nil && l.Session.Steps >= steps && l.Session.Interrupted() {
-			return id
-		}
-	}
-	select {
-	case id := <-mid:
-		return id
-	case <-time.After(2 * time.Minute):
-		t.Fatal("no run was ever seen in its middle")
-		return ""
-	}
-}
-
 // watchMidRun watches the runs of the server at url from now on, and
 // returns what waits until one of ids has started its step steps (or
 // fails the test after two minutes): a watch begun before the runs are
@@ -334,9 +287,10 @@ func TestQueueDrain(t *testing.T) {
 	srv := natsServer(t)
 	script := queueScript(t, 20, 40)
 	first := startWorker(t, srv.URL(), script, "--max-deliver", "1")
+	mid := watchMidRun(t, srv.URL(), 2)
 	ids := submitN(t, srv.URL(), 4)
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, srv.URL(), store, ids, 2)
+	mid(ids)
 	first.Process.Signal(syscall.SIGINT)
 	if err := first.Wait(); err != nil {
 		t.Fatalf("the drained worker: %v", err)
@@ -575,9 +529,10 @@ func TestQueueEarlierRequestBehind(t *testing.T) {
 func TestRunRefusedWhileAWorkerWrites(t *testing.T) {
 	srv := natsServer(t)
 	startWorker(t, srv.URL(), queueScript(t, 20, 60))
+	mid := watchMidRun(t, srv.URL(), 1)
 	ids := submitN(t, srv.URL(), 1)
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, srv.URL(), store, ids, 1)
+	mid(ids)
 	code, out, errs := runCLI(t, context.Background(), testEnv(t), "run", "--nats", srv.URL(), "--session", ids[0], "--model", "offline", "what is 1+2?")
 	if code != 1 || out != "" || !strings.Contains(errs, "is writing it") {
 		t.Errorf("run --session while a worker writes: exit %d, %q, %q", code, out, errs)
@@ -610,9 +565,10 @@ func TestQueuedSessionListed(t *testing.T) {
 	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "sessions", "show", "--nats", srv.URL(), ids[0]); code != 0 {
 		t.Errorf("sessions show of a queued session: exit %d: %s", code, errs)
 	}
+	mid := watchMidRun(t, srv.URL(), 3)
 	startWorker(t, srv.URL(), queueScript(t, 20, 60))
 	store := natsStoreAt(t, srv.URL())
-	waitMidRun(t, srv.URL(), store, ids, 3)
+	mid(ids)
 	out = ls()
 	if !strings.Contains(out, "[running]") || strings.Contains(out, "[interrupted]") {
 		t.Errorf("a session a worker runs:\n%s", out)
