@@ -298,7 +298,7 @@ func TestBurstsStayText(t *testing.T) {
 	tm.wait("the whole text sent as one message", func(s string) bool {
 		return strings.Contains(above(s), "press enter use tab go up now esc key") && strings.Contains(s, "· idle ·")
 	})
-	tm.keys("C-d")
+	tm.keys("/exit", "Enter") // quits, as ctrl+d does
 	tm.waitGone()
 }
 

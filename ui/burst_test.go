@@ -77,3 +77,16 @@ func TestBurstsAreText(t *testing.T) {
 func quits(cmd tea.Cmd) bool {
 	return cmd != nil && reflect.ValueOf(cmd).Pointer() == reflect.ValueOf(tea.Quit).Pointer()
 }
+
+// TestExitAndQuitQuit: /exit and /quit quit, as ctrl+d does, when no run
+// is going on.
+func TestExitAndQuitQuit(t *testing.T) {
+	for _, c := range []string{"/exit", "/quit"} {
+		m := New(Config{Style: "notty", Backend: &memBackend{s: engine.NewSession("s")}})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+		m.input.SetValue(c)
+		if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter}); !quits(cmd) {
+			t.Errorf("%s does not quit", c)
+		}
+	}
+}

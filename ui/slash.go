@@ -72,6 +72,8 @@ var commands = []command{
 	{name: "break", args: "[COND|clear|list]", help: "pause at COND: tool=, agent=, step=, error, text=, tokens>"},
 	{name: "permissions", args: "[revoke N]", help: "what is allowed for this session"},
 	{name: "help", help: "all keys"},
+	{name: "exit", help: "quit (as ctrl+d)"},
+	{name: "quit", help: "quit (as ctrl+d)"},
 }
 
 // SkillLister is a backend that can say which Agent Skills the model has
@@ -455,6 +457,12 @@ func (m *Model) forkHere() tea.Cmd {
 // ok is false for the others.
 func (m *Model) instantCommand(name, arg string) (tea.Cmd, bool) {
 	switch name {
+	case "exit", "quit":
+		if m.running {
+			m.notify("/" + name + ": a run is going on: ctrl+c cancels it, then /" + name + " quits.")
+			return nil, true
+		}
+		return tea.Quit, true
 	case "memory":
 		m.setFocus(focusMemory)
 		return nil, true
