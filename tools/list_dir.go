@@ -30,8 +30,12 @@ func (w *Workspace) ListDir() engine.Tool {
 			if err != nil {
 				return "", w.explain(orDot(in.Path), err)
 			}
+			entries, left := w.notIgnored(rel, entries)
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: %d entries\n", rel, len(entries))
+			if left > 0 {
+				fmt.Fprintf(&b, "[%d more that .gitignore ignores, not shown]\n", left)
+			}
 			for i, e := range entries {
 				if i == maxListEntries {
 					fmt.Fprintf(&b, "[%d more entries not shown]\n", len(entries)-i)
@@ -55,6 +59,27 @@ func (w *Workspace) ListDir() engine.Tool {
 			return strings.TrimSuffix(b.String(), "\n"), nil
 		},
 	}
+}
+
+// notIgnored are the entries of folder rel that no .gitignore from the
+// workspace's top down to rel ignores, and how many were left out. A
+// folder asked for by name is listed even when it is ignored itself.
+func (w *Workspace) notIgnored(rel string, entries []fs.DirEntry) ([]fs.DirEntry, int) {
+	ign := newIgnorer(w.root.FS())
+	ign.load(".")
+	if rel != "." {
+		parts := strings.Split(rel, "/")
+		for i := range parts {
+			ign.load(strings.Join(parts[:i+1], "/"))
+		}
+	}
+	kept := entries[:0:0]
+	for _, e := range entries {
+		if !ign.ignored(joinRel(rel, e.Name()), e.IsDir()) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, len(entries) - len(kept)
 }
 
 func orDot(p string) string {

@@ -184,3 +184,51 @@ func TestWriteAndEdit(t *testing.T) {
 		t.Errorf("edit: %q %v, file %q", out, err, b)
 	}
 }
+
+// TestListDirRespectsGitignore: list_dir leaves out what .gitignore files
+// (the top's and the folders' on the way) ignore, and says how many; a
+// folder asked for by name is listed even when it is ignored.
+func TestListDirRespectsGitignore(t *testing.T) {
+	dir := t.TempDir()
+	for p, text := range map[string]string{
+		".gitignore":     "secret.env\nbuild/\n*.log\n",
+		"secret.env":     "KEY=x",
+		"main.go":        "package main",
+		"app.log":        "log",
+		"build/out.bin":  "bin",
+		"sub/.gitignore": "local.txt\n",
+		"sub/local.txt":  "l",
+		"sub/kept.txt":   "k",
+		"sub/debug.log":  "d",
+	} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644)
+	}
+	w, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args       string
+		want, hide []string
+	}{
+		{`{}`, []string{"main.go", "sub/", ".gitignore", "[3 more that .gitignore ignores, not shown]"}, []string{"secret.env", "build/", "app.log"}},
+		{`{"path":"sub"}`, []string{"kept.txt", "[2 more that .gitignore ignores"}, []string{"local.txt", "debug.log"}},
+		{`{"path":"build"}`, []string{"out.bin"}, nil},
+	} {
+		out, err := call(t, w.ListDir(), tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(out, s) {
+				t.Errorf("list_dir %s lacks %q:\n%s", tc.args, s, out)
+			}
+		}
+		for _, s := range tc.hide {
+			if strings.Contains(out, s) {
+				t.Errorf("list_dir %s shows %q, which .gitignore ignores:\n%s", tc.args, s, out)
+			}
+		}
+	}
+}
