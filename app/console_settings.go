@@ -9,6 +9,7 @@ package app
 import (
 	"cmp"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -110,12 +111,33 @@ func LatestHere(o Options, getenv func(string) string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, l := range list { // newest first
-		if l.Workspace == ws && l.Err == nil {
-			return l.ID, nil
+	for _, dir := range upToRepo(ws) { // the nearest folder's first
+		for _, l := range list { // newest first
+			if l.Workspace == dir && l.Err == nil {
+				return l.ID, nil
+			}
 		}
 	}
 	return "", nil
+}
+
+// upToRepo is dir and, when dir is inside a git repository, the folders
+// above it up to the repository's root (the first with a .git): where
+// --continue looks for a session, nearest first, so that a console started
+// in a subfolder finds the project's. Outside a repository, dir alone.
+func upToRepo(dir string) []string {
+	out := []string{dir}
+	for d := dir; ; d = filepath.Dir(d) {
+		if d != dir {
+			out = append(out, d)
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return out
+		}
+		if filepath.Dir(d) == d {
+			return out[:1]
+		}
+	}
 }
 
 // saveSettings journals what b's session is worked on with now, when it
