@@ -31,6 +31,7 @@ type chatItem struct {
 	order                      []string // the tool's arguments in its schema's order
 	name, args, result, status string
 	truncated                  bool
+	yours                      bool // an answer that is the output of the person's own "!command"
 	// a call of the tool agent: the agent, the task, and its sub-run once
 	// it has started; parent is the delegation whose sub-run made this
 	// item (nil for the chat's own items)
@@ -139,6 +140,7 @@ type chat struct {
 	steps     map[string]*chatItem  // the steps of the workflow the last run carries out
 	expanded  bool
 	follow    bool
+	shellRun  string // the run of the person's last "!command": its output is theirs, not the model's
 	topItem   int
 	topLine   int
 	width     int
@@ -353,6 +355,9 @@ func (c *chat) apply(ev engine.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *engine.RunStarted:
+		if strings.HasPrefix(d.Task, "!") && ev.ParentRun == "" {
+			c.shellRun = ev.Run
+		}
 		text, attached := withoutAttachments(d.Task)
 		c.add(&chatItem{kind: itemUser, text: text, attached: attached})
 	case *engine.Handoff:
@@ -416,7 +421,7 @@ func (c *chat) apply(ev engine.Event) {
 func (c *chat) decided(ev engine.Event, d *engine.Decided) {
 	c.dropStreaming()
 	if d.Text != "" {
-		c.add(&chatItem{kind: itemAssistant, text: d.Text})
+		c.add(&chatItem{kind: itemAssistant, text: d.Text, yours: ev.Run == c.shellRun && ev.Run != ""})
 	}
 	for _, tc := range d.ToolCalls {
 		call := c.newCall(ev, tc)

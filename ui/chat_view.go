@@ -46,7 +46,11 @@ func (c *chat) linesOf(it *chatItem) []string {
 			}
 			return it.lines
 		}
-		lines = append([]string{styleAgent.Render("▍agentty")}, c.markdown(it.text, w)...)
+		head := styleAgent.Render("▍agentty")
+		if it.yours {
+			head = styleUser.Render("▍You") + styleDim.Render(" · your command's output")
+		}
+		lines = append([]string{head}, c.markdown(it.text, w)...)
 	case itemTool:
 		if it.name == agentTool {
 			lines = delegationLines(it, w, c.expanded)

@@ -45,3 +45,24 @@ func TestFailedCommandsLookFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestShellOutputIsYours: the output of the person's own "!command" is
+// labelled theirs in the Chat, not agentty's; the next run's answer is
+// agentty's again.
+func TestShellOutputIsYours(t *testing.T) {
+	m := New(Config{Style: "notty", Backend: &memBackend{s: engine.NewSession("s")}})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	run := func(id, task, answer string) {
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindRunStarted, Run: id, Step: 1, Data: &engine.RunStarted{Task: task}}})
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindDecision, Run: id, Step: 1, Data: &engine.Decided{Text: answer}}})
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindRunFinished, Run: id, Step: 1, Data: &engine.RunFinished{StopReason: engine.StopAnswered, Answer: answer}}})
+	}
+	run("run-1", "!ls", "```console\n$ ls\nmain.go\n```")
+	if v := m.View(); !strings.Contains(v, "▍You · your command's output") || strings.Contains(v, "▍agentty") {
+		t.Errorf("a !command's output is not labelled the person's:\n%s", v)
+	}
+	run("run-2", "what is 2+2", "4")
+	if v := m.View(); strings.Count(v, "▍agentty") != 1 {
+		t.Errorf("the next run's answer is not agentty's:\n%s", v)
+	}
+}
