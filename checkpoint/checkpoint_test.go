@@ -3,9 +3,7 @@ package checkpoint_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/internal/gittest"
 )
 
 // git runs git in dir as the person would (their own repository).
@@ -65,39 +64,14 @@ func repo(t *testing.T) (string, func() string) {
 	return ws, person
 }
 
-// dotGit is every file under ws/.git (objects, refs, config, index, logs)
-// with its mode and the hash of its bytes, one a line.
+// dotGit is the record of ws's whole .git (gittest.DotGit).
 func dotGit(t *testing.T, ws string) string {
 	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(filepath.Join(ws, ".git"), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		var data []byte
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			data = []byte(l)
-			if err != nil {
-				return err
-			}
-		case fi.Mode().IsRegular():
-			if data, err = os.ReadFile(p); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(&b, "%s %v %x\n", p, fi.Mode(), sha256.Sum256(data))
-		return nil
-	})
+	rec, err := gittest.DotGit(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	return rec
 }
 
 func checkpointOf(t *testing.T, s *checkpoint.Store, reason string, step int, calls ...engine.ToolCall) checkpoint.Point {

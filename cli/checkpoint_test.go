@@ -2,14 +2,14 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentty/agentty/internal/gittest"
 )
 
 // gitIn runs git in dir as the person would.
@@ -47,39 +47,14 @@ func gitWorkspace(t *testing.T) (ws string, person func() string) {
 	return ws, person
 }
 
-// dotGitOf is every file under ws/.git (objects, refs, config, index,
-// logs) with its mode and the hash of its bytes, one a line.
+// dotGitOf is the record of ws's whole .git (gittest.DotGit).
 func dotGitOf(t *testing.T, ws string) string {
 	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(filepath.Join(ws, ".git"), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		var data []byte
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			data = []byte(l)
-		case fi.Mode().IsRegular():
-			if data, err = os.ReadFile(p); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(&b, "%s %v %x\n", p, fi.Mode(), sha256.Sum256(data))
-		return nil
-	})
+	rec, err := gittest.DotGit(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	return rec
 }
 
 // TestRunDiffRewindUndo: a run that writes a file, edits another and runs
