@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/agentty/agentty/cli"
+	_ "github.com/agentty/agentty/internal/quietterm" // before Bubble Tea's init: no terminal queries
 )
 
 func main() {
