@@ -41,7 +41,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	if err != nil {
 		return fail(ExitUsage, fmt.Errorf("--break: %v", err))
 	}
-	cfg := ui.Config{Gate: ui.NewGate(start.Step), Style: "dark"}
+	cfg := ui.Config{Gate: ui.NewGate(start.Step), Style: "dark", Grace: ui.PauseGrace}
 	cfg.Gate.SetBreaks(bs.List)
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		cfg.Style = "notty"

@@ -46,7 +46,7 @@ func Follow(ctx context.Context, f Followed, getenv func(string) string) error {
 		live = askOnQuestions(ctx, f.Past, f.Live, gate, f.SendAnswer)
 	}
 	cfg := ui.Config{
-		Events: f.Past, Gate: gate, Model: "-", Style: "dark", Notice: f.Notice,
+		Events: f.Past, Gate: gate, Model: "-", Style: "dark", Notice: f.Notice, Grace: ui.PauseGrace,
 		Follow: &ui.Follow{Session: f.ID, Events: live, Why: "watching " + f.ID + ": read-only"},
 	}
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {

@@ -18,7 +18,7 @@ func TestRewindInTheConsole(t *testing.T) {
 	before := person()
 	tm.start(home, "--workspace", ws, "--model", "offline")
 	tm.keys("write hello to notes.txt", "Enter")
-	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
+	tm.waitArmed("the approval", "Approve calling write_file")
 	tm.keys("y")
 	tm.wait("the run's end, the step's files said", func(s string) bool {
 		return strings.Contains(s, "· idle ·") && strings.Contains(timelinePane(s), "±1 file")

@@ -81,6 +81,15 @@ func (tm *tmux) wait(what string, cond func(screen string) bool) string {
 	}
 }
 
+// waitArmed waits for a pause bar showing text whose keys are armed: a
+// pause ignores keys for a moment after it is drawn (ui.PauseGrace).
+func (tm *tmux) waitArmed(what, text string) string {
+	tm.t.Helper()
+	return tm.wait(what+", its keys armed", func(s string) bool {
+		return strings.Contains(s, text) && !strings.Contains(s, "keys are armed in a moment")
+	})
+}
+
 // waitGone waits for the console to exit.
 func (tm *tmux) waitGone() {
 	tm.t.Helper()
@@ -140,13 +149,11 @@ func TestConsoleInTmux(t *testing.T) {
 
 	tm.start(home, "--model", "offline", "--step")
 	tm.keys("what is 6*7?", "Enter")
-	tm.wait("the pause before deciding", func(s string) bool { return strings.Contains(s, "Paused before deciding") })
+	tm.waitArmed("the pause before deciding", "Paused before deciding")
 	tm.keys("Enter")
-	tm.wait("the pause before the tool call", func(s string) bool { return strings.Contains(s, "Paused before calling calculator") })
+	tm.waitArmed("the pause before the tool call", "Paused before calling calculator")
 	tm.keys("Enter")
-	tm.wait("the pause before the second decision", func(s string) bool {
-		return strings.Contains(s, "Paused before deciding (step 2)")
-	})
+	tm.waitArmed("the pause before the second decision", "Paused before deciding (step 2)")
 	tm.keys("Enter")
 	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "6*7 = 42") && strings.Contains(s, "idle") })
 	tm.keys("C-c", "C-c") // the second quits: the first asks

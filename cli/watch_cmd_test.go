@@ -670,13 +670,11 @@ func TestWatchConsoleInTmux(t *testing.T) {
 	tm.keys("C-u")
 
 	done := r.start(t, "what is 6*7?", true)
-	tm.wait("the pause before deciding", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 3)") })
+	tm.waitArmed("the pause before deciding", "Paused before deciding (step 3)")
 	tm.keys("Enter")
-	tm.wait("the pause before the call", func(s string) bool {
-		return strings.Contains(s, `Paused before calling calculator {"expression":"6*7"}`)
-	})
+	tm.waitArmed("the pause before the call", `Paused before calling calculator {"expression":"6*7"}`)
 	tm.keys("Enter")
-	tm.wait("the pause before the answer", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 4)") })
+	tm.waitArmed("the pause before the answer", "Paused before deciding (step 4)")
 	tm.keys("Enter")
 	if res := result(t, done); res.StopReason != engine.StopAnswered || !strings.Contains(res.Answer, "42") {
 		t.Fatalf("stepped run: %s %q (%v)", res.StopReason, res.Answer, res.Err)
@@ -686,7 +684,7 @@ func TestWatchConsoleInTmux(t *testing.T) {
 	})
 
 	done = r.start(t, "what is 5*5?", true)
-	tm.wait("the next run's pause", func(s string) bool { return strings.Contains(s, "Paused before deciding (step 5)") })
+	tm.waitArmed("the next run's pause", "Paused before deciding (step 5)")
 	tm.keys("Escape")
 	if res := result(t, done); res.StopReason != engine.StopCancelled {
 		t.Fatalf("aborted run: %s (%v)", res.StopReason, res.Err)

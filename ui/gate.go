@@ -58,6 +58,8 @@ type gateRequest struct {
 	// untaken: why the run did not take this console's answer to the
 	// pause (bus.Answered), shown as a note; reply is nil.
 	untaken string
+	// armsAt is when its keys act (grace.go); zero: at once.
+	armsAt time.Time
 }
 
 // NewGate returns a gate, in step mode when step is set.

@@ -154,7 +154,7 @@ func (m *Model) continueRun() tea.Cmd {
 // place: the pause bar grows with a call's arguments.
 func (m *Model) inputHeight() int {
 	if m.pause != nil && m.memForm == nil {
-		return len(m.pause.bar(m.width, m.gate.Stepping(), m.barLines()))
+		return len(m.pause.draw(m.width, m.gate.Stepping(), m.barLines(), m.keysArmed()))
 	}
 	return 2 + max(m.input.Height(), 2) + len(m.queueLines(m.width-2))
 }
@@ -165,7 +165,7 @@ func (m *Model) inputBox() []string {
 		return m.memForm.view(w)
 	}
 	if m.pause != nil {
-		return m.pause.bar(w, m.gate.Stepping(), m.barLines())
+		return m.pause.draw(w, m.gate.Stepping(), m.barLines(), m.keysArmed())
 	}
 	title := "Input"
 	if m.gate.Stepping() && !m.following() { // a followed session's runs are not stepped here

@@ -90,8 +90,14 @@ func (p *gateRequest) updateRerun(msg tea.KeyMsg, k keyMap) answer {
 // body lines at a time from p.scroll, with ↑/↓ to scroll. What is
 // approved is never cut out of sight.
 func (p *gateRequest) bar(w int, stepping bool, body int) []string {
+	return p.draw(w, stepping, body, true)
+}
+
+// draw is bar, its keys line saying the keys are not armed yet unless
+// armed (grace.go).
+func (p *gateRequest) draw(w int, stepping bool, body int, armed bool) []string {
 	if q := p.pending.Question; q != nil {
-		return p.questionBar(q, w)
+		return p.questionBar(q, w, armed)
 	}
 	paused := "Paused"
 	if b := p.pending.Break; b != "" {
@@ -126,6 +132,9 @@ func (p *gateRequest) bar(w int, stepping bool, body int) []string {
 		what = ansi.Truncate(what, max(w-4-ansi.StringWidth(tag), 10), "…") + tag
 	}
 	keys := pauseKeys[kindOf(p, stepping)]
+	if !armed {
+		keys = graceNote
+	}
 	lines := []string{stylePause.Render(what)}
 	if len(args) > 0 && body < 1 {
 		keys = fmt.Sprintf("e: see the %d lines of arguments (the terminal is too small) · %s", len(args), keys)
@@ -380,9 +389,8 @@ func (m *Model) reply(v engine.Verdict) tea.Cmd {
 	if len(m.pauses) > 0 { // the next pause of a parallel sub-run
 		next := m.pauses[0]
 		m.pauses = m.pauses[1:]
-		m.pause = &next
 		m.state = "paused"
-		return nil
+		return m.showPause(&next)
 	}
 	return m.spin.Tick
 }

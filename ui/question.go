@@ -17,7 +17,7 @@ import (
 // default), esc leaves it unanswered.
 
 // questionBar draws a question in place of the input box, w cells wide.
-func (p *gateRequest) questionBar(q *engine.Question, w int) []string {
+func (p *gateRequest) questionBar(q *engine.Question, w int, armed bool) []string {
 	var lines []string
 	for _, r := range wrapRows("? "+Sanitize(engine.OneLine(q.Question, 400))+p.tag(), w-4) {
 		lines = append(lines, stylePause.Render(r))
@@ -38,7 +38,11 @@ func (p *gateRequest) questionBar(q *engine.Question, w int) []string {
 		answer += styleDim.Render(" (enter: " + flatten(Sanitize(q.Default)) + ")")
 	}
 	lines = append(lines, answer)
-	for _, k := range wrapKeys("type the answer · enter: send · esc: leave it unanswered · ctrl+c: cancel the run", w-4) {
+	keys := "type the answer · enter: send · esc: leave it unanswered · ctrl+c: cancel the run"
+	if !armed {
+		keys = graceNote
+	}
+	for _, k := range wrapKeys(keys, w-4) {
 		lines = append(lines, styleDim.Render(k))
 	}
 	return box("The agent asks", true, w, len(lines), lines, false)

@@ -39,6 +39,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.mentionKey(msg) { // the list of files "@" opened over the input
 		return m, nil
 	}
+	if cmd, ok := m.graceKey(msg); ok { // a pause just drawn: what is typed is text
+		return m, cmd
+	}
 	if cmd, ok := m.questionKey(msg); ok { // a question's answer is typed in the pause bar
 		return m, cmd
 	}

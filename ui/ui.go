@@ -87,6 +87,9 @@ type Config struct {
 	Remember func(task string) error
 	// Draft is what was left typed in the session's input, back in it.
 	Draft string
+	// Grace is how long a pause ignores its keys after it is drawn
+	// (PauseGrace; grace.go); 0: they act at once.
+	Grace time.Duration
 }
 
 type focus int
@@ -168,6 +171,8 @@ type Model struct {
 	// a decide) of each run's last gate_paused not yet resumed: its
 	// gate_resumed names the pause it ends by run, step and phase only.
 	remote map[string]string
+
+	now func() time.Time // a test's clock (grace.go); nil: time.Now
 
 	// Caches of what View drew, for the parts that change rarely.
 	inputCache []string
@@ -370,6 +375,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.followed(msg)
 	case runClosedMsg:
 		return m, m.runClosed(msg)
+	case armMsg: // the pause's keys act now: its bar says so
+		m.layout()
+		return m, nil
 	case gateMsg:
 		return m, m.gated(msg)
 	case listedMsg:

@@ -73,14 +73,14 @@ func (m *Model) gated(msg gateMsg) tea.Cmd {
 		m.pauses = append(m.pauses, req)
 		return waitForGate(m.gate)
 	}
-	m.pause = &req
+	arm := m.showPause(&req)
 	m.state = "paused"
 	if req.pending.Question != nil {
 		m.state = "asks you"
 	}
 	m.layout()       // the pause bar may be taller than the input box
 	m.tl.followEnd() // the pending row is at the end
-	return waitForGate(m.gate)
+	return tea.Batch(waitForGate(m.gate), arm)
 }
 
 // opened switches to the session the picker opened.
