@@ -62,6 +62,11 @@ func (m *Model) inputKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if key.Matches(msg, m.keys.HistoryPrev) && m.unqueue() {
 		return m, nil
 	}
+	if key.Matches(msg, m.keys.Send) && m.queueHeld && strings.TrimSpace(m.input.Value()) == "" {
+		m.queueHeld = false // the queue held since ctrl+c goes, in order
+		m.note = ""
+		return m, m.sendQueued()
+	}
 	task, cmd := m.input.update(msg, m.keys)
 	defer m.growInput()
 	if task == "" {

@@ -22,11 +22,21 @@ const (
 
 // ctrlC is ctrl+c: a draft is cleared first (outside a pause), then a run
 // is cancelled, then the console asks; ctrl+c again after a cancel or the
-// question quits.
+// question quits. A run cancelled with messages queued holds them (they
+// are not sent when it ends, enter on an empty input sends them), and
+// ctrl+c again drops them: two presses cancel the run and the queue.
 func (m *Model) ctrlC() tea.Cmd {
 	switch {
 	case m.quitting:
 		return tea.Quit
+	case len(m.queue) > 0 && m.queueHeld && (m.pause != nil || m.input.Value() == ""):
+		m.note = fmt.Sprintf("dropped the %d queued (ctrl+c again asks to quit)", len(m.queue))
+		m.queue, m.queueHeld = nil, false
+		m.growInput()
+	case m.running && len(m.queue) > 0 && (m.pause != nil || m.input.Value() == ""):
+		m.cancel(nil)
+		m.queueHeld = true
+		m.note = fmt.Sprintf("cancelling… the %d queued wait: enter on an empty input sends them, ctrl+c again drops them", len(m.queue))
 	case m.pause == nil && m.input.Value() != "":
 		m.input.Reset()
 		m.input.histIdx = len(m.input.history)
@@ -62,6 +72,7 @@ func (m *Model) unqueue() bool {
 	}
 	last := m.queue[len(m.queue)-1]
 	m.queue = m.queue[:len(m.queue)-1]
+	m.queueHeld = m.queueHeld && len(m.queue) > 0
 	m.input.SetValue(last)
 	m.growInput()
 	m.note = "taken back from the queue: enter queues it again, ctrl+c drops it"
@@ -70,7 +81,7 @@ func (m *Model) unqueue() bool {
 
 // sendQueued starts a run on the first queued task, when the console can.
 func (m *Model) sendQueued() tea.Cmd {
-	if len(m.queue) == 0 || m.running || m.backend == nil || m.pause != nil {
+	if len(m.queue) == 0 || m.queueHeld || m.running || m.backend == nil || m.pause != nil {
 		return nil
 	}
 	task := m.queue[0]
@@ -96,7 +107,11 @@ func (m *Model) queueLines(w int) []string {
 			out = append(out, styleDim.Render(fmt.Sprintf("  … %d more queued", len(m.queue)-i)))
 			break
 		}
-		out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("⧗ queued %d: %s", i+1, flatten(Sanitize(q))), max(w, 1), "…")))
+		what := "⧗ queued"
+		if m.queueHeld {
+			what = "⏸ held"
+		}
+		out = append(out, styleDim.Render(ansi.Truncate(fmt.Sprintf("%s %d: %s", what, i+1, flatten(Sanitize(q))), max(w, 1), "…")))
 	}
 	return out
 }

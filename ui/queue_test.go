@@ -118,3 +118,65 @@ func TestInputGrows(t *testing.T) {
 		t.Errorf("the frame has %d lines, want 30", n)
 	}
 }
+
+// TestCtrlCCancelsTheRunAndHoldsTheQueue: ctrl+c with messages queued
+// cancels the run and sends nothing when it ends: the queue is held, shown
+// so, until enter on an empty input sends it; ctrl+c again drops it (issue
+// 50, 7).
+func TestCtrlCCancelsTheRunAndHoldsTheQueue(t *testing.T) {
+	for _, then := range []string{"enter sends", "ctrl+c drops"} {
+		t.Run(then, func(t *testing.T) {
+			b := newStreamBackend()
+			b.runs = make(chan chan engine.Event, 4)
+			m := New(Config{Style: "notty", Backend: b})
+			m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+			typed(m, "first")
+			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			first := <-b.runs
+			ctx := <-b.ctxs
+			typed(m, "second")
+			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+			if ctx.Err() == nil {
+				t.Fatal("ctrl+c with a queue did not cancel the run")
+			}
+			if v := m.View(); !strings.Contains(v, "held 1: second") || !strings.Contains(v, "enter on an empty input sends them") {
+				t.Fatalf("the queue is not shown held:\n%s", v)
+			}
+			first <- engine.Event{Kind: engine.KindRunFinished, Data: &engine.RunFinished{StopReason: engine.StopCancelled}}
+			close(first)
+			for range 2 { // the event, then the channel closed
+				m.Update(mustMsg(t, waitForEvent(first)))
+			}
+			if len(b.runs) != 0 {
+				t.Fatal("the held queue was sent when the cancelled run ended")
+			}
+			if then == "enter sends" {
+				m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+				select {
+				case <-b.runs:
+				default:
+					t.Fatal("enter on an empty input did not send the held queue")
+				}
+				return
+			}
+			if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC}); noClock(cmd) != nil {
+				t.Fatal("the ctrl+c that drops the queue quit")
+			}
+			if len(m.queue) != 0 || strings.Contains(m.View(), "held 1") {
+				t.Fatalf("ctrl+c did not drop the held queue: %q", m.queue)
+			}
+			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			if len(b.runs) != 0 {
+				t.Fatal("enter sent a dropped queue")
+			}
+			typed(m, "next")
+			m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+			select {
+			case <-b.runs:
+			default:
+				t.Fatal("the next message was not sent")
+			}
+		})
+	}
+}

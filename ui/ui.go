@@ -160,6 +160,7 @@ type Model struct {
 	// runs end (queue.go); queueShown is how many the input box shows.
 	queue      []string
 	queueShown int
+	queueHeld  bool   // ctrl+c cancelled the run: the queue waits for enter
 	opening    bool   // a session is being opened from the picker
 	saving     int    // memory edits sent to the backend and not back yet
 	commanding int    // slash commands sent to the backend and not back yet
