@@ -24,6 +24,7 @@ type ConsoleStart struct {
 	Resume bool
 	ID     string
 	Step   bool
+	Notice string // said in the chat first (--continue found no session)
 }
 
 // RunConsole runs the console until the person quits and returns the exit
@@ -76,6 +77,9 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	home := o.DataHome(getenv)
 	if opened.session != nil {
 		opened.notes = append(opened.notes, con.restore(opened.session, flags)...)
+	}
+	if start.Notice != "" {
+		opened.notes = append(opened.notes, start.Notice)
 	}
 	con.configure(&cfg, opened, home)
 	m := ui.New(cfg)

@@ -145,7 +145,7 @@ func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 			return app.ExitError
 		}
 		if id == "" {
-			fmt.Fprintln(opts.Err, "agentty: no session of this folder yet: a new one")
+			start.Notice = "--continue: no session of this folder (nor of a folder above it, up to the repository's root) yet: this is a new one."
 		}
 		start.Resume, start.ID = id != "", id
 	}
