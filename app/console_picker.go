@@ -26,7 +26,7 @@ func (p picker) List() ([]ui.SessionInfo, error) {
 		return nil, err
 	}
 	ws, _ := filepath.Abs(cmp.Or(p.con.Opts.Workspace, "."))
-	sessions.HereFirst(ls, ws) // this folder's first
+	sessions.HereFirst(ls, upToRepo(ws)...) // this folder's first, then those above it in its repository
 	out := make([]ui.SessionInfo, len(ls))
 	now := time.Now()
 	for i, l := range ls {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/agentty/agentty/engine"
@@ -55,5 +56,17 @@ func TestContinueFindsTheProjectsSession(t *testing.T) {
 	inSub := session(sub)
 	if id, _ := LatestHere(Options{DataDir: data, Workspace: sub}, getenv); id != inSub {
 		t.Errorf("--continue in a subfolder with a session of its own: %q, want %q", id, inSub)
+	}
+	elsewhere := session(t.TempDir()) // the newest, of another folder
+	list, err := picker{store: store, con: &Console{Opts: Options{Workspace: sub}}}.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, l := range list {
+		order = append(order, l.ID)
+	}
+	if want := []string{inSub, atRoot, elsewhere}; !slices.Equal(order, want) {
+		t.Errorf("the picker in the subfolder lists %v, want its own, then the root's, then another folder's %v", order, want)
 	}
 }

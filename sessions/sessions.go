@@ -171,19 +171,18 @@ type Listing struct {
 	Err     error `json:"-"`
 }
 
-// HereFirst orders list so that the sessions last worked on in the folder
-// workspace (an absolute path) come first, each part keeping its order.
-func HereFirst(list []Listing, workspace string) {
-	slices.SortStableFunc(list, func(a, b Listing) int {
-		ah, bh := a.Workspace == workspace, b.Workspace == workspace
-		switch {
-		case ah && !bh:
-			return -1
-		case bh && !ah:
-			return 1
+// HereFirst orders list so that the sessions last worked on in the
+// folders (absolute paths, the nearest first: a folder, then those above
+// it) come first, a folder's before the next one's, each part keeping its
+// order.
+func HereFirst(list []Listing, folders ...string) {
+	rank := func(l Listing) int {
+		if i := slices.Index(folders, l.Workspace); i >= 0 {
+			return i
 		}
-		return 0
-	})
+		return len(folders)
+	}
+	slices.SortStableFunc(list, func(a, b Listing) int { return rank(a) - rank(b) })
 }
 
 // Age says how long ago t was, as lists show it: "40s ago", "12m ago",
