@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/agentty/agentty/cli"
-	_ "github.com/agentty/agentty/internal/quietterm" // before Bubble Tea's init: no terminal queries
 )
 
 func main() {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentty/agentty/app"
+	_ "github.com/agentty/agentty/internal/quietterm" // before Bubble Tea's init: no terminal queries
 )
 
 // factory is what every command shares: the streams, the environment and

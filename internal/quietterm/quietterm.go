@@ -7,12 +7,12 @@
 // garbage in the output of every command whose stdout is a pseudo-terminal
 // that is not a terminal emulator (script, expect, CI logs, pagers).
 //
-// Importing this package (main does, for its side effect) tells Lip Gloss
+// Importing this package (cli does, for its side effect) tells Lip Gloss
 // the answer first. Go initializes the packages of a program in the order
 // of their import paths, each once all it imports is initialized (the
 // spec, "Package initialization", since Go 1.21): this package imports
 // only Lip Gloss and sorts before github.com/charmbracelet/bubbletea, so
-// its init runs before Bubble Tea's. TestNoTerminalQueries (cli) runs
+// its init runs before Bubble Tea's, whichever of ours imports it. TestNoTerminalQueries (cli) runs
 // commands under a pseudo-terminal and finds no escape sequence.
 package quietterm
 
