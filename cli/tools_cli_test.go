@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/app"
+	"github.com/agentty/agentty/internal/mcptest"
 )
 
 func TestReadFileEscapeIsRefused(t *testing.T) {
@@ -78,18 +79,9 @@ func TestProjectConfigOverUserConfig(t *testing.T) {
 	}
 }
 
-// everythingServer is the path of the server-everything MCP server that
-// npm installs under tools/testdata/mcp. Missing, the test fails with the
-// command to run: a skip would let a regression of the MCP path, or of
-// trust over .mcp.json, pass a default checkout.
-func everythingServer(t *testing.T) string {
-	t.Helper()
-	server, _ := filepath.Abs("../tools/testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(server); err != nil {
-		t.Fatalf("%s is missing: run npm ci --prefix tools/testdata/mcp (from the repository's root; .ci/run does)", server)
-	}
-	return server
-}
+// everythingServer is the path of the server-everything MCP server,
+// installed with npm on first use (mcptest).
+func everythingServer(t *testing.T) string { return mcptest.Everything(t) }
 
 // TestToolsListsMCPServers configures a real MCP server and a broken one.
 func TestToolsListsMCPServers(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,23 +14,12 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/internal/mcptest"
 )
 
-// everything returns the path of the server-everything MCP server that
-// .ci/run installs with npm.
-func everything(t *testing.T) string {
-	t.Helper()
-	p, _ := filepath.Abs("testdata/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(p); err != nil {
-		// Not a skip: a test that skips here lets a regression of the MCP
-		// path (or of trust over .mcp.json) pass a default checkout.
-		t.Fatalf("%s is missing: run npm ci --prefix tools/testdata/mcp (from the repository's root; .ci/run does)", p)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	return p
-}
+// everything returns the path of the server-everything MCP server,
+// installed with npm on first use (mcptest).
+func everything(t *testing.T) string { return mcptest.Everything(t) }
 
 func toolNamed(tools []engine.Tool, name string) (engine.Tool, bool) {
 	for _, t := range tools {
