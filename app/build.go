@@ -461,3 +461,7 @@ func compaction(o Options, cfg *config.Settings, budget int, getenv func(string)
 	}
 	return out, nil
 }
+
+// Registry is the setup's tools, as the engine has them (a worker's
+// heartbeat names them).
+func (st *Setup) Registry() *engine.Registry { return st.registry }

@@ -14,13 +14,14 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/worker"
 	"github.com/nats-io/nats.go"
 )
 
 // serveOptions are the flags and arguments of agentty serve.
 type serveOptions struct {
 	*factory
-	Queue   app.QueueConfig
+	Queue   worker.QueueConfig
 	Listen  string
 	Workers int
 	Args    []string
@@ -109,7 +110,7 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 	if opts.Workers > 0 {
 		q.Concurrency = opts.Workers
 		o.DataDir = home
-		code, err := app.RunWorker(ctx, o, q, srv.URL(), getenv, func(format string, a ...any) {
+		code, err := worker.Run(ctx, o, q, srv.URL(), getenv, func(format string, a ...any) {
 			fmt.Fprintf(stderr, "agentty serve: worker: "+format+"\n", a...)
 		})
 		if err != nil {

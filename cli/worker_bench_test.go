@@ -16,6 +16,7 @@ import (
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/bus/bustest"
 	"github.com/agentty/agentty/sessions"
+	"github.com/agentty/agentty/worker"
 )
 
 // BenchmarkServeRuns is runs per second through the work queue: an
@@ -53,8 +54,8 @@ func BenchmarkServeRuns(b *testing.B) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				q := app.QueueConfig{Pool: bus.DefaultPool, Concurrency: n, MaxDeliver: 5, AckWait: 30 * time.Second}
-				if _, err := app.RunWorker(ctx, o, q, srv.URL(), getenv, func(string, ...any) {}); err != nil {
+				q := worker.QueueConfig{Pool: bus.DefaultPool, Concurrency: n, MaxDeliver: 5, AckWait: 30 * time.Second}
+				if _, err := worker.Run(ctx, o, q, srv.URL(), getenv, func(string, ...any) {}); err != nil {
 					b.Error(err)
 				}
 			}()

@@ -10,12 +10,13 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/worker"
 )
 
 // workerOptions are the flags and arguments of agentty worker.
 type workerOptions struct {
 	*factory
-	Queue app.QueueConfig
+	Queue worker.QueueConfig
 
 	Args []string
 }
@@ -59,7 +60,7 @@ func workerRun(ctx context.Context, opts *workerOptions) int {
 	if url == "" {
 		return fail(app.ExitUsage, "no NATS server: pass --nats URL or set AGENTTY_NATS_URL (agentty serve runs one, with workers)")
 	}
-	code, err := app.RunWorker(ctx, o, q, url, getenv, func(format string, a ...any) {
+	code, err := worker.Run(ctx, o, q, url, getenv, func(format string, a ...any) {
 		fmt.Fprintf(stderr, "agentty worker: "+format+"\n", a...)
 	})
 	if err != nil {
@@ -68,7 +69,7 @@ func workerRun(ctx context.Context, opts *workerOptions) int {
 	return 0
 }
 
-func registerQueue(q *app.QueueConfig, fs interface {
+func registerQueue(q *worker.QueueConfig, fs interface {
 	StringVar(*string, string, string, string)
 	IntVar(*int, string, int, string)
 	DurationVar(*time.Duration, string, time.Duration, string)

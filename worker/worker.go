@@ -1,4 +1,4 @@
-package app
+package worker
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -25,7 +26,7 @@ import (
 // their next step boundary, unfinished, and their requests go back on the
 // queue at once.
 type worker struct {
-	o      Options
+	o      app.Options
 	getenv func(string) string
 	log    func(format string, a ...any)
 	store  *sessions.Store
@@ -40,7 +41,7 @@ type worker struct {
 	gateTimeout time.Duration
 
 	mu     sync.Mutex
-	setups map[setupKey]*Setup
+	setups map[setupKey]*app.Setup
 	runs   sync.Map // session id → *workerRun, for the gate
 	// slots are serve's: one taken for each request it holds (await).
 	slots chan struct{}
@@ -232,7 +233,7 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 		w.giveUp(ctx, d, journal, s, req, d.GiveUp)
 		return
 	}
-	wr.tools = st.registry
+	wr.tools = st.Registry()
 	wr.beat.b = bus.RunBeat{Session: req.Session, Request: req.ID, Task: engine.OneLine(req.Task, 120), Agent: req.Agent, State: "starting", Since: time.Now().UTC()}
 	wr.started.Store(true)
 	w.beatSoon()
@@ -241,7 +242,7 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 	ended := sync.OnceFunc(func() { wr.started.Store(false); w.beatSoon(); free() })
 	defer ended()
 	if len(req.Breaks) > 0 {
-		bs, err := ParseBreaks(req.Breaks)
+		bs, err := app.ParseBreaks(req.Breaks)
 		if err != nil {
 			w.giveUp(ctx, d, journal, s, req, err.Error())
 			return
@@ -315,7 +316,7 @@ func (w *worker) openWaiting(d *bus.Delivery, wait time.Time) (*sessions.Journal
 // up), or when another run of the session is unfinished (handed back).
 func (w *worker) resumable(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, past []engine.Event) (string, bool) {
 	req := d.Req
-	run, finished := RequestRun(past, req.ID)
+	run, finished := app.RequestRun(past, req.ID)
 	switch {
 	case finished:
 		w.log("session %s: request %s was done already, in %s (by a worker that stopped before it said so)", req.Session, req.ID, run)
@@ -368,27 +369,6 @@ func (w *worker) finish(d *bus.Delivery, journal *sessions.Journal, s *engine.Se
 	}
 }
 
-// RequestRun finds the top-level run that carries out request in a
-// session's events: its id ("" when none), and whether it finished.
-func RequestRun(events []engine.Event, request string) (run string, finished bool) {
-	for _, ev := range events {
-		if ev.ParentRun != "" {
-			continue
-		}
-		switch d := ev.Data.(type) {
-		case *engine.RunStarted:
-			if d.Request == request {
-				run, finished = ev.Run, false
-			}
-		case *engine.RunFinished:
-			if run != "" && ev.Run == run {
-				finished = true
-			}
-		}
-	}
-	return run, finished
-}
-
 // requeue puts d's request at the back of the queue as a new message,
 // saying why; if that fails, it hands it back (a delivery).
 func (w *worker) requeue(d *bus.Delivery, why string) {
@@ -418,7 +398,7 @@ func (w *worker) ack(d *bus.Delivery, journal *sessions.Journal) {
 // request off the queue.
 func (w *worker) giveUp(ctx context.Context, d *bus.Delivery, journal *sessions.Journal, s *engine.Session, req bus.RunRequest, reason string) {
 	w.log("session %s: %s", req.Session, reason)
-	eng := newGiveUpEngine()
+	eng := app.NewGiveUpEngine()
 	var sink engine.Sink = journal
 	if w.pub != nil { // published as every run's events are
 		defer w.pub.Close(2 * time.Second)
@@ -448,7 +428,7 @@ func (w *worker) open(req bus.RunRequest) (*sessions.Journal, *engine.Session, [
 
 // setupFor returns the setup for the request's model and agent, made on
 // first use and kept for the worker's life.
-func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*Setup, error) {
+func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*app.Setup, error) {
 	if strings.HasPrefix(req.Model, "script:") && req.Model != w.o.Model {
 		// A file on this machine, named by whoever can submit: not theirs to read.
 		return nil, fmt.Errorf("a submitted run may not name a script model (%q); the worker's own --model may", req.Model)
@@ -461,7 +441,7 @@ func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*Setup, erro
 	}
 	o := w.o
 	o.Model, o.Agent = key.model, key.agent
-	st, err := Build(ctx, o, workerGate{w}, w.getenv)
+	st, err := app.Build(ctx, o, workerGate{w}, w.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +449,7 @@ func (w *worker) setupFor(ctx context.Context, req bus.RunRequest) (*Setup, erro
 		w.log("warning: %s", n)
 	}
 	if w.setups == nil {
-		w.setups = map[setupKey]*Setup{}
+		w.setups = map[setupKey]*app.Setup{}
 	}
 	w.setups[key] = st
 	return st, nil

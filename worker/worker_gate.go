@@ -1,8 +1,7 @@
-package app
+package worker
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
@@ -108,16 +107,6 @@ func (d detachable) Release() ([]engine.Event, error) {
 		return nil, nil
 	}
 	return d.next.Release()
-}
-
-// newGiveUpEngine is an engine that only ends runs: nothing is asked.
-func newGiveUpEngine() *engine.Engine { return engine.New(engine.Config{Model: noModel{}}) }
-
-// noModel is the model of an engine that only ends runs.
-type noModel struct{}
-
-func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
-	return engine.Decision{}, errors.New("no model")
 }
 
 // steerKey is the key whose answers the run of req takes: for a run the

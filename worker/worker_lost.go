@@ -1,4 +1,4 @@
-package app
+package worker
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -52,7 +53,7 @@ func (w *worker) endLost(seq uint64, deliveries int) {
 		w.log("session %s: request %s was given up by the server, and its session cannot be opened to say why: %v", req.Session, req.ID, err)
 		return
 	}
-	if _, finished := RequestRun(past, req.ID); !finished {
+	if _, finished := app.RequestRun(past, req.ID); !finished {
 		reason := fmt.Sprintf("the request was handed to workers %d times and the last one died with it; given up", deliveries)
 		w.log("session %s: %s", req.Session, reason)
 		var sink engine.Sink = journal
@@ -60,7 +61,7 @@ func (w *worker) endLost(seq uint64, deliveries int) {
 			defer w.pub.Close(2 * time.Second)
 			sink = engine.Sinks{journal, w.pub}
 		}
-		if res := newGiveUpEngine().GiveUp(ctx, s, req.Task, req.ID, reason, sink); res.Err != nil && res.Err.Error() != reason {
+		if res := app.NewGiveUpEngine().GiveUp(ctx, s, req.Task, req.ID, reason, sink); res.Err != nil && res.Err.Error() != reason {
 			w.log("session %s: journaling why: %v", req.Session, res.Err)
 		}
 	}

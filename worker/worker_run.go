@@ -1,4 +1,4 @@
-package app
+package worker
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/nats-io/nats.go"
@@ -21,13 +22,13 @@ type QueueConfig struct {
 	GateTimeout time.Duration
 }
 
-// RunWorker connects, takes requests until ctx ends, and drains.
-func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
+// Run connects, takes requests until ctx ends, and drains.
+func Run(ctx context.Context, o app.Options, q QueueConfig, url string, getenv func(string) string, log func(string, ...any)) (int, error) {
 	if q.Concurrency < 1 || q.MaxDeliver < 1 || q.AckWait < time.Second {
-		return ExitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
+		return app.ExitUsage, fmt.Errorf("--concurrency and --max-deliver must be at least 1 and --ack-wait at least 1s")
 	}
 	if strings.TrimSpace(q.Pool) == "" {
-		return ExitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
+		return app.ExitUsage, fmt.Errorf("--pool is empty (the default pool is %q)", bus.DefaultPool)
 	}
 	o.NATS = url
 	reconnected := make(chan struct{}, 1)
@@ -47,15 +48,15 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 			}
 		}))
 	if errors.As(err, new(bus.UsageError)) {
-		return ExitUsage, err
+		return app.ExitUsage, err
 	}
 	if err != nil {
-		return ExitError, err
+		return app.ExitError, err
 	}
 	defer nc.Close()
 	store, err := o.Store(getenv)
 	if err != nil {
-		return ExitError, err
+		return app.ExitError, err
 	}
 	defer store.Close()
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -69,12 +70,12 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 		return 0, nil // stopped while starting: nothing was taken
 	}
 	if err != nil {
-		return ExitError, err
+		return app.ExitError, err
 	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
 	if err := w.startChecks(octx); err != nil {
-		return ExitUsage, err
+		return app.ExitUsage, err
 	}
 	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
 	stopCancel, err := w.cancelling()
@@ -96,7 +97,7 @@ func RunWorker(ctx context.Context, o Options, q QueueConfig, url string, getenv
 	n, back := int(w.done.Load()), int(w.requeued.Load())
 	log("stopped: %d %s done, %d put back on the queue", n, engine.Plural(n, "request"), back)
 	if w.lost != nil {
-		return ExitError, w.lost
+		return app.ExitError, w.lost
 	}
 	return 0, nil
 }
