@@ -163,7 +163,7 @@ func (s *Store) planGit(ctx context.Context, session string, st *sessionState, p
 	if err != nil {
 		return err
 	}
-	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.host+":"+s.ws, p.To.Tree
+	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.Where(), p.To.Tree
 	p.Now = now
 	if ref, ok := last(points); ok && ref.Tree != "" {
 		if p.HandChanged, err = s.changed(ctx, ref.Tree, now.Tree); err != nil {
@@ -200,7 +200,7 @@ func (s *Store) planFiles(points []Point, p *Plan) error {
 	}
 	defer root.Close()
 	ref, _ := last(points)
-	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.host + ":" + s.ws}
+	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.Where()}
 	for _, path := range slices.Sorted(mapKeys(p.To.Files)) {
 		cur, err := s.keepFile(root, path)
 		if errors.Is(err, errNotRegular) { // a FIFO in its place: never opened, never written through
