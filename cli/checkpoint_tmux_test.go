@@ -80,7 +80,9 @@ func TestRewindUndoInTheConsole(t *testing.T) {
 	notes := filepath.Join(ws, "notes.txt")
 	tm.start(home, "--workspace", ws, "--model", "offline")
 	tm.keys("/rewind undo", "Enter")
-	tm.wait("the failed undo said", func(s string) bool { return strings.Contains(flatChat(s), "/rewind:") && strings.Contains(s, "· idle ·") })
+	tm.wait("the failed undo said", func(s string) bool {
+		return strings.Contains(flatChat(s), "/rewind:") && strings.Contains(s, "· idle ·")
+	})
 	tm.keys("write hello to notes.txt", "Enter")
 	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
 	tm.keys("y")
@@ -88,7 +90,9 @@ func TestRewindUndoInTheConsole(t *testing.T) {
 		return strings.Contains(s, "· idle ·") && strings.Contains(timelinePane(s), "±1 file")
 	})
 	tm.keys("/rewind 1", "Enter")
-	tm.wait("the plan", func(s string) bool { return strings.Contains(s, "f: files only") && strings.Contains(s, "remove notes.txt") })
+	tm.wait("the plan", func(s string) bool {
+		return strings.Contains(s, "f: files only") && strings.Contains(s, "remove notes.txt")
+	})
 	tm.keys("f")
 	tm.wait("the rewind said, with its undo", func(s string) bool {
 		c := flatChat(s)
@@ -153,7 +157,9 @@ func TestRewindAsksForOtherSessionsFiles(t *testing.T) {
 		t.Fatalf("f alone took the other session's file: %v", err)
 	}
 	tm.keys("y")
-	tm.wait("the rewind said", func(s string) bool { return strings.Contains(flatChat(s), "Rewound the files to before step 1: 0 written, 2 removed") })
+	tm.wait("the rewind said", func(s string) bool {
+		return strings.Contains(flatChat(s), "Rewound the files to before step 1: 0 written, 2 removed")
+	})
 	if _, err := os.Stat(theirs); err == nil {
 		t.Error("y left theirs.txt")
 	}

@@ -35,7 +35,7 @@ type sessionsOptions struct {
 	// diff, rewind and fork's files (checkpoint_cmd.go)
 	Yes, Undo, Others bool
 	Worktree          string
-	Args      []string
+	Args              []string
 }
 
 // newSessionsCmd is `agentty sessions ls|show|rm|rename|export|fork|trace`.
