@@ -187,11 +187,16 @@ func rewindConsent(ctx context.Context, opts *sessionsOptions, st *checkpoint.St
 	return true, nil
 }
 
-// rewindHeld is the rewind of a session another agentty holds: a console
-// on this machine is asked to do it (rewindThroughConsole); with none to
-// ask, the error says where to do it.
+// rewindHeld is the rewind of a session another agentty holds: nothing is
+// changed behind it (its next checkpoint and its own rewinds count from
+// what it last saw), and the error says where to do it. There is no
+// channel from the command line to a console on the same machine.
 func rewindHeld(opts *sessionsOptions, locked error) error {
-	return fmt.Errorf("%w: in the console that holds it, /rewind undo (or /rewind STEP) does this", locked)
+	what := "/rewind STEP"
+	if opts.Undo {
+		what = "/rewind undo"
+	}
+	return fmt.Errorf("%w; nothing was changed: if a console holds it, type %s there", locked, what)
 }
 
 // askYes asks question on the terminal, when stdin is one.

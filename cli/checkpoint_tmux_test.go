@@ -31,6 +31,8 @@ func TestRewindInTheConsole(t *testing.T) {
 	tm.keys("/diff", "Enter")
 	tm.wait("the diff", func(s string) bool { return strings.Contains(s, "+++ b/notes.txt") && strings.Contains(s, "+hello") })
 	tm.keys("Escape")
+	// An Escape and the next key in one read are alt+that key: wait.
+	tm.wait("the diff closed", func(s string) bool { return !strings.Contains(s, "+++ b/notes.txt") })
 	tm.keys("/rewind 1", "Enter")
 	tm.wait("the plan, with what it undoes", func(s string) bool {
 		return strings.Contains(s, "f: files only") && strings.Contains(s, "remove notes.txt") && strings.Contains(s, "-hello")
