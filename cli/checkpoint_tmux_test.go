@@ -149,7 +149,7 @@ func TestRewindAsksForOtherSessionsFiles(t *testing.T) {
 	}
 	tm.keys("/rewind 1", "Enter")
 	tm.wait("the plan, naming the other session's file", func(s string) bool {
-		return strings.Contains(s, "Made or changed by other sessions") && strings.Contains(s, "theirs.txt (session "+other+", step 1)")
+		return strings.Contains(s, "Other sessions' work since") && strings.Contains(s, "theirs.txt (session "+other+", step 1)")
 	})
 	tm.keys("f")
 	tm.wait("the second question", func(s string) bool {

@@ -45,7 +45,7 @@ func othersLines(p *RewindPlan) []string {
 	if len(p.Others) == 0 {
 		return nil
 	}
-	lines := []string{"", styleErr.Render("Made or changed by other sessions since (their work, which " + p.keys() + " takes away; you are asked again):")}
+	lines := []string{"", styleErr.Render("Other sessions' work since (" + p.keys() + " asks again before taking it):")}
 	for _, f := range p.Others {
 		lines = append(lines, "  "+flatten(Sanitize(f)))
 	}
@@ -59,7 +59,7 @@ func othersDetails(p *RewindPlan) *details {
 	for _, f := range p.Others {
 		lines = append(lines, "  "+flatten(Sanitize(f)))
 	}
-	lines = append(lines, "", "Their work in these files goes with the rewind (/rewind undo here brings it back).",
+	lines = append(lines, "", "Their changes go with the rewind; /rewind undo here brings them back.",
 		"y rewinds them too; esc leaves everything as it is.")
 	return &details{lines: lines, title: "Other sessions' files — y: rewind them too · esc: nothing"}
 }

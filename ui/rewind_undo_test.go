@@ -123,7 +123,7 @@ func TestRewindAsksTwiceForOthersWork(t *testing.T) {
 	undo := &RewindPlan{Undo: true, Write: []string{"theirs.txt"}, Others: []string{theirs}}
 	m := newUndoModel(plan, undo, &undoErr, &did)
 	sendLine(m, "/rewind 1")
-	if v := m.View(); !strings.Contains(v, "Made or changed by other sessions") || !strings.Contains(v, theirs) {
+	if v := m.View(); !strings.Contains(v, "Other sessions' work since") || !strings.Contains(v, theirs) {
 		t.Fatalf("the plan does not name the other session's file:\n%s", v)
 	}
 	keysRun(m, "f")
