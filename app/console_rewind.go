@@ -83,10 +83,35 @@ func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, err
 	if err != nil {
 		return nil, err
 	}
+	return b.plan(ctx, st, points, to)
+}
+
+// PlanUndo implements ui.Rewinder: the plan that restores the workspace
+// as the session's last rewind found it.
+func (b *backend) PlanUndo(ctx context.Context) (*ui.RewindPlan, error) {
+	st, points, _, err := b.checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	to, err := checkpoint.Undo(points)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.plan(ctx, st, points, to)
+	if p != nil {
+		p.Undo = true
+	}
+	return p, err
+}
+
+// plan is what restoring to does, as the console shows it: the files, the
+// other sessions' work among them, and the diff.
+func (b *backend) plan(ctx context.Context, st *checkpoint.Store, points []checkpoint.Point, to checkpoint.State) (*ui.RewindPlan, error) {
 	plan, err := st.Plan(ctx, b.journal.ID, points, to)
 	if err != nil {
 		return nil, err
 	}
+	plan.Theirs(b.journal.ID, OthersMade(b.con.Store, b.journal.ID, st.Where(), to.Time))
 	now := checkpoint.State{Tree: plan.Now.Tree, Files: map[string]engine.CheckpointFile{}}
 	for _, f := range plan.Now.Files {
 		now.Files[f.Path] = f
@@ -102,19 +127,26 @@ func (b *backend) PlanRewind(ctx context.Context, step int) (*ui.RewindPlan, err
 		}
 		return out
 	}
-	return &ui.RewindPlan{Step: step, Diff: diff.String(), Write: shown(plan.Write), Remove: shown(plan.Remove), HandChanged: shown(plan.HandChanged),
-		Notes: shown(plan.Notes), Backend: plan}, nil
+	others := make([]string, len(plan.Others))
+	for i, c := range plan.Others {
+		others[i] = st.Shown(c.String())
+	}
+	return &ui.RewindPlan{Step: to.Step, Diff: diff.String(), Write: shown(plan.Write), Remove: shown(plan.Remove), HandChanged: shown(plan.HandChanged),
+		Others: others, Notes: shown(plan.Notes), Backend: plan}, nil
 }
 
 // RewindFiles implements ui.Rewinder: the workspace as it is is journaled
 // first (the rewind's undo), then the files are restored.
-func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool) (string, error) {
+func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force, others bool) (string, error) {
 	plan, ok := p.Backend.(*checkpoint.Plan)
 	st := b.con.Setup.Checkpoints
 	if !ok || st == nil {
 		return "", errors.New("not a plan of this session")
 	}
 	if plan.Empty() { // nothing journaled: an undo still undoes the last rewind that did something
+		if p.Undo {
+			return "The files are as the last rewind found them already: nothing to take back.", nil
+		}
 		return fmt.Sprintf("The files are as they were before step %d already: nothing to rewind.", p.Step), nil
 	}
 	// What is applied is what was shown: files changed since the plan was
@@ -130,12 +162,21 @@ func (b *backend) RewindFiles(ctx context.Context, p *ui.RewindPlan, force bool)
 	if !checkpoint.SamePlan(plan, again) {
 		return "", errors.New("the files changed since the rewind was shown: nothing was changed; /rewind again to see them")
 	}
+	if len(plan.Others) > 0 && !others { // refused before anything is journaled
+		return "", errors.New(st.Shown((&checkpoint.OthersError{Files: plan.Others}).Error()))
+	}
+	if len(plan.HandChanged) > 0 && !force {
+		return "", errors.New(st.Shown((&checkpoint.HandChangedError{Files: plan.HandChanged}).Error()))
+	}
 	if _, err := b.session.Record(engine.KindCheckpoint, plan.Now, b.sink); err != nil {
 		return "", err
 	}
-	if err := st.Apply(ctx, b.journal.ID, plan, force); err != nil {
+	if err := st.ApplyOver(ctx, b.journal.ID, plan, force, others); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Rewound the files to before step %d: %d written, %d removed (agentty sessions rewind %s --undo takes it back).",
-		p.Step, len(plan.Write), len(plan.Remove), b.journal.ID), nil
+	if p.Undo {
+		return fmt.Sprintf("Took the last rewind back: %d written, %d removed (/rewind undo again rewinds them once more).", len(plan.Write), len(plan.Remove)), nil
+	}
+	return fmt.Sprintf("Rewound the files to before step %d: %d written, %d removed (/rewind undo takes it back).",
+		p.Step, len(plan.Write), len(plan.Remove)), nil
 }

@@ -53,7 +53,7 @@ func TestConsoleDiffHidesTheKey(t *testing.T) {
 	if err != nil || strings.Contains(plan.Diff, key) || !strings.Contains(plan.Diff, "[redacted OPENAI_API_KEY]") {
 		t.Fatalf("/rewind's plan: %v\n%+v", err, plan)
 	}
-	if _, err := b.RewindFiles(context.Background(), plan, true); err != nil {
+	if _, err := b.RewindFiles(context.Background(), plan, true, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".env")); err == nil {

@@ -105,6 +105,10 @@ func (s *Store) Mode() string {
 // Workspace is the folder the store keeps.
 func (s *Store) Workspace() string { return s.ws }
 
+// Where is the host and folder its checkpoints name (engine.Checkpointed's
+// Where).
+func (s *Store) Where() string { return s.host + ":" + s.ws }
+
 // inGitRepo reports whether dir is in a git repository: a .git (folder or
 // file) in it or a folder above. Nothing of the repository is read.
 func inGitRepo(dir string) bool {
@@ -148,7 +152,7 @@ func (s *Store) Checkpoint(ctx context.Context, session, reason string, calls []
 	if err != nil {
 		return nil, err
 	}
-	cp.Reason, cp.Where = reason, s.host+":"+s.ws
+	cp.Reason, cp.Where = reason, s.Where()
 	return cp, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentty/agentty/engine"
 )
@@ -16,6 +17,7 @@ import (
 // Point is a checkpoint in a session's journal, at its step.
 type Point struct {
 	Step int
+	Time time.Time // when it was journaled
 	*engine.Checkpointed
 }
 
@@ -24,7 +26,7 @@ func Points(events []engine.Event) []Point {
 	var out []Point
 	for _, ev := range events {
 		if c, ok := ev.Data.(*engine.Checkpointed); ok {
-			out = append(out, Point{Step: ev.Step, Checkpointed: c})
+			out = append(out, Point{Step: ev.Step, Time: ev.Time, Checkpointed: c})
 		}
 	}
 	return out
@@ -35,7 +37,8 @@ func Points(events []engine.Event) []Point {
 type State struct {
 	Tree  string
 	Files map[string]engine.CheckpointFile
-	Step  int // the step it is the workspace before (0: not a step's)
+	Step  int       // the step it is the workspace before (0: not a step's)
+	Time  time.Time // when it was kept (the earliest of its checkpoints)
 }
 
 // At is the state of the workspace before step at's tools ran: the first
@@ -48,7 +51,10 @@ func At(points []Point, at int) (State, error) {
 			continue
 		}
 		if p.Mode == "git" {
-			return State{Tree: p.Tree, Step: p.Step}, nil
+			return State{Tree: p.Tree, Step: p.Step, Time: p.Time}, nil
+		}
+		if st.Time.IsZero() {
+			st.Time = p.Time
 		}
 		for _, f := range p.Files {
 			if _, ok := st.Files[f.Path]; !ok {
@@ -79,7 +85,7 @@ func Undo(points []Point) (State, error) {
 
 // stateOf is the state a checkpoint holds.
 func stateOf(p Point) State {
-	st := State{Tree: p.Tree, Files: map[string]engine.CheckpointFile{}}
+	st := State{Tree: p.Tree, Files: map[string]engine.CheckpointFile{}, Time: p.Time}
 	for _, f := range p.Files {
 		st.Files[f.Path] = f
 	}
@@ -119,6 +125,10 @@ type Plan struct {
 	// (its last checkpoint): changed by someone else since, or by a step
 	// that did not end. A rewind overwrites them only when told to.
 	HandChanged []string
+	// Others are the files it writes or removes that other sessions'
+	// steps changed after To was kept (Theirs): it takes their work back
+	// only when told to (ApplyOver).
+	Others []Change
 	// Now is the checkpoint of the workspace as it is: journaled as the
 	// rewind's, it is what undoes it.
 	Now *engine.Checkpointed
@@ -153,7 +163,7 @@ func (s *Store) planGit(ctx context.Context, session string, st *sessionState, p
 	if err != nil {
 		return err
 	}
-	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.host+":"+s.ws, p.To.Tree
+	now.Reason, now.Where, now.RewoundTo = engine.CheckpointRewind, s.Where(), p.To.Tree
 	p.Now = now
 	if ref, ok := last(points); ok && ref.Tree != "" {
 		if p.HandChanged, err = s.changed(ctx, ref.Tree, now.Tree); err != nil {
@@ -190,7 +200,7 @@ func (s *Store) planFiles(points []Point, p *Plan) error {
 	}
 	defer root.Close()
 	ref, _ := last(points)
-	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.host + ":" + s.ws}
+	now := &engine.Checkpointed{Mode: "files", Reason: engine.CheckpointRewind, Where: s.Where()}
 	for _, path := range slices.Sorted(mapKeys(p.To.Files)) {
 		cur, err := s.keepFile(root, path)
 		if errors.Is(err, errNotRegular) { // a FIFO in its place: never opened, never written through
@@ -230,8 +240,18 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // Apply restores the workspace as p says. It refuses when files were
-// changed by hand and force is not set (ErrHandChanged).
+// changed by hand and force is not set (HandChangedError), and when other
+// sessions' files would be removed or overwritten (OthersError: see
+// ApplyOver).
 func (s *Store) Apply(ctx context.Context, session string, p *Plan, force bool) error {
+	return s.ApplyOver(ctx, session, p, force, false)
+}
+
+// ApplyOver is Apply, over other sessions' files too when others is set.
+func (s *Store) ApplyOver(ctx context.Context, session string, p *Plan, force, others bool) error {
+	if len(p.Others) > 0 && !others {
+		return &OthersError{Files: p.Others}
+	}
 	if len(p.HandChanged) > 0 && !force {
 		return &HandChangedError{Files: p.HandChanged}
 	}

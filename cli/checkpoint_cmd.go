@@ -88,9 +88,14 @@ func sessionsDiff(opts *sessionsOptions, store *sessions.Store) error {
 // step's tools ran (--at), or as the last rewind found them (--undo). The
 // workspace as it is is checkpointed first and journaled, so that the
 // rewind can be undone; files changed since the session's last checkpoint
-// are overwritten only when the person says so.
+// are overwritten only when the person says so, and other sessions' work
+// since only with --others. A session a console holds is the console's to
+// rewind (rewindHeld).
 func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	j, l, err := store.OpenWriter(opts.Args[0])
+	if errors.Is(err, sessions.ErrLocked) {
+		return rewindHeld(opts, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -109,7 +114,7 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 		return err
 	}
 	ctx := context.Background()
-	plan, err := st.Plan(ctx, l.Meta.ID, points, to)
+	plan, err := rewindPlan(ctx, st, store, l.Meta.ID, points, to)
 	if err != nil {
 		return err
 	}
@@ -120,28 +125,15 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 		fmt.Fprintf(opts.Out, "the files of %s are as they were already: nothing to rewind\n", st.Workspace())
 		return nil
 	}
-	force := opts.Yes
-	if len(plan.HandChanged) > 0 && !force {
-		fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", st.Shown(strings.Join(plan.HandChanged, ", ")))
-		if force = askYes(opts, "overwrite them? [y/N] "); !force {
-			fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
-			return exit(1)
-		}
-		// The files may have changed while the question waited: what is
-		// applied is what was shown, or nothing.
-		again, err := st.Plan(ctx, l.Meta.ID, points, to)
-		if err != nil {
-			return err
-		}
-		if !checkpoint.SamePlan(plan, again) {
-			return errors.New("the files changed while you were asked: nothing was changed; rewind again to see them")
-		}
+	force, err := rewindConsent(ctx, opts, st, store, l.Meta.ID, points, plan)
+	if err != nil {
+		return err
 	}
 	// Write-ahead: the workspace as it is, journaled before it changes.
 	if _, err := l.Session.Record(engine.KindCheckpoint, plan.Now, j); err != nil {
 		return err
 	}
-	if err := st.Apply(ctx, l.Meta.ID, plan, force); err != nil {
+	if err := st.ApplyOver(ctx, l.Meta.ID, plan, force, opts.Others); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("to before step %d", to.Step)
@@ -151,6 +143,60 @@ func sessionsRewind(opts *sessionsOptions, store *sessions.Store) error {
 	fmt.Fprintf(opts.Out, "rewound the files of %s %s: %d written, %d removed; agentty sessions rewind %s --undo takes it back\n",
 		st.Workspace(), what, len(plan.Write), len(plan.Remove), l.Meta.ID)
 	return nil
+}
+
+// rewindPlan is the plan of restoring to, with the other sessions' work
+// it would take away (Plan.Others).
+func rewindPlan(ctx context.Context, st *checkpoint.Store, store *sessions.Store, id string, points []checkpoint.Point, to checkpoint.State) (*checkpoint.Plan, error) {
+	plan, err := st.Plan(ctx, id, points, to)
+	if err != nil {
+		return nil, err
+	}
+	plan.Theirs(id, app.OthersMade(store, id, st.Where(), to.Time))
+	return plan, nil
+}
+
+// rewindConsent says whether the person lets the plan overwrite files
+// changed since the session's last checkpoint (--yes, or asked on a
+// terminal), and refuses other sessions' work without --others, naming
+// the files. Asked, the plan must still be what the workspace holds.
+func rewindConsent(ctx context.Context, opts *sessionsOptions, st *checkpoint.Store, store *sessions.Store, id string, points []checkpoint.Point, plan *checkpoint.Plan) (bool, error) {
+	if len(plan.Others) > 0 && !opts.Others {
+		fmt.Fprintf(opts.Err, "agentty sessions rewind: %s\n", st.Shown((&checkpoint.OthersError{Files: plan.Others}).Error()))
+		fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--others takes their work back too)")
+		return false, exit(1)
+	}
+	force := opts.Yes
+	if len(plan.HandChanged) == 0 || force {
+		return force, nil
+	}
+	fmt.Fprintf(opts.Err, "agentty sessions rewind: changed since the session's last checkpoint (by hand, or by a step that did not end): %s\n", st.Shown(strings.Join(plan.HandChanged, ", ")))
+	if !askYes(opts, "overwrite them? [y/N] ") {
+		fmt.Fprintln(opts.Err, "agentty sessions rewind: nothing was changed (--yes overwrites them)")
+		return false, exit(1)
+	}
+	// The files may have changed while the question waited: what is
+	// applied is what was shown, or nothing.
+	again, err := rewindPlan(ctx, st, store, id, points, plan.To)
+	if err != nil {
+		return false, err
+	}
+	if !checkpoint.SamePlan(plan, again) || len(again.Others) > len(plan.Others) {
+		return false, errors.New("the files changed while you were asked: nothing was changed; rewind again to see them")
+	}
+	return true, nil
+}
+
+// rewindHeld is the rewind of a session another agentty holds: nothing is
+// changed behind it (its next checkpoint and its own rewinds count from
+// what it last saw), and the error says where to do it. There is no
+// channel from the command line to a console on the same machine.
+func rewindHeld(opts *sessionsOptions, locked error) error {
+	what := "/rewind STEP"
+	if opts.Undo {
+		what = "/rewind undo"
+	}
+	return fmt.Errorf("%w; nothing was changed: if a console holds it, type %s there", locked, what)
 }
 
 // askYes asks question on the terminal, when stdin is one.

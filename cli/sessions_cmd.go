@@ -33,9 +33,9 @@ type sessionsOptions struct {
 	At     int
 	Run    string
 	// diff, rewind and fork's files (checkpoint_cmd.go)
-	Yes, Undo bool
-	Worktree  string
-	Args      []string
+	Yes, Undo, Others bool
+	Worktree          string
+	Args              []string
 }
 
 // newSessionsCmd is `agentty sessions ls|show|rm|rename|export|fork|trace`.
@@ -73,6 +73,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
 		c.Flags().BoolVar(&opts.Yes, "yes", false, "rewind: overwrite files changed since the session's last checkpoint")
 		c.Flags().BoolVar(&opts.Undo, "undo", false, "rewind: undo the session's last rewind")
+		c.Flags().BoolVar(&opts.Others, "others", false, "rewind: remove or overwrite files other sessions made or changed since, too")
 		c.Flags().StringVar(&opts.Worktree, "worktree", "", "fork: give the fork a git worktree DIR of its files at that step")
 		if !strings.HasPrefix(use, "ls") {
 			c.ValidArgsFunction = firstArg(completeSessions(f))
@@ -103,7 +104,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		}),
 		sub("fork ID --at STEP [--worktree DIR]", "Copy a session up to a step into a new one; prints its id", "  agentty sessions fork 0abc12 --at 4     then: agentty --resume NEWID\n  agentty sessions fork 0abc12 --at 4 --worktree ../try-b", cobra.ExactArgs(1), sessionsFork),
 		sub("diff ID [--at STEP]", "The unified diff of what a session (or one step) changed in the workspace", "  agentty sessions diff 0abc12\n  agentty sessions diff 0abc12 --at 3", cobra.ExactArgs(1), sessionsDiff),
-		sub("rewind ID --at STEP [--yes] | --undo", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo", cobra.ExactArgs(1), sessionsRewind),
+		sub("rewind ID --at STEP | --undo [--yes] [--others]", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo\n  agentty sessions rewind 0abc12 --at 1 --others   other sessions' work since goes too", cobra.ExactArgs(1), sessionsRewind),
 		newSessionsImportCmd(f),
 		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
 			return traceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)

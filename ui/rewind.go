@@ -22,11 +22,14 @@ import (
 type Rewinder interface {
 	// DiffFiles is the unified diff of the session (step < 0) or a step.
 	DiffFiles(ctx context.Context, step int) (string, error)
-	// PlanRewind says what restoring the files to before step would do;
-	// RewindFiles does it (force: over files changed since the session's
-	// last checkpoint) and says what it did.
+	// PlanRewind says what restoring the files to before step would do.
 	PlanRewind(ctx context.Context, step int) (*RewindPlan, error)
-	RewindFiles(ctx context.Context, p *RewindPlan, force bool) (string, error)
+	// PlanUndo says what taking the session's last rewind back would do.
+	PlanUndo(ctx context.Context) (*RewindPlan, error)
+	// RewindFiles does a plan (force: over files changed since the
+	// session's last checkpoint; others: over other sessions' work, its
+	// Others) and says what it did.
+	RewindFiles(ctx context.Context, p *RewindPlan, force, others bool) (string, error)
 }
 
 // RewindPlan is what a rewind of the files would do.
@@ -35,8 +38,12 @@ type RewindPlan struct {
 	Diff          string // from the workspace now to the checkpoint
 	Write, Remove []string
 	HandChanged   []string // changed since the session's last checkpoint
-	Notes         []string // what it cannot restore
-	Backend       any      // the backend's own plan
+	// Others are the files it writes or removes that other sessions'
+	// steps made or changed since, each with the session and step.
+	Others  []string
+	Notes   []string // what it cannot restore
+	Undo    bool     // it takes the last rewind back (Step is 0)
+	Backend any      // the backend's own plan
 }
 
 // diffCommand runs /diff [STEP].
@@ -66,9 +73,12 @@ func (m *Model) diffCommand(r Rewinder, arg string) tea.Cmd {
 // rewindCommand runs /rewind STEP: the plan comes back shown, and a key
 // chooses (rewindKey).
 func (m *Model) rewindCommand(r Rewinder, arg string) tea.Cmd {
+	if arg == "undo" || arg == "--undo" {
+		return m.undoCommand(r)
+	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 {
-		m.notify(fmt.Sprintf("/rewind STEP restores the files (or the conversation) as they were before step STEP (1 to %d): say which step.", m.sess.Steps))
+		m.notify(fmt.Sprintf("/rewind STEP restores the files (or the conversation) as they were before step STEP (1 to %d): say which step; /rewind undo takes the last rewind back.", m.sess.Steps))
 		return nil
 	}
 	return m.runCommand("rewind", func() commandDoneMsg {
@@ -97,13 +107,18 @@ func rewindDetails(p *RewindPlan) *details {
 		lines = append(lines, "  remove "+flatten(Sanitize(f)))
 	}
 	if len(p.HandChanged) > 0 {
-		lines = append(lines, "", styleErr.Render("Changed since the session's last checkpoint (by hand, or by a step that did not end); f or b overwrites them:"))
+		lines = append(lines, "", styleErr.Render("Changed since the session's last checkpoint (by hand, or by a step that did not end); "+p.keys()+" overwrites them:"))
 		for _, f := range p.HandChanged {
 			lines = append(lines, "  "+flatten(Sanitize(f)))
 		}
 	}
+	lines = append(lines, othersLines(p)...)
 	lines = append(lines, "", "The change it makes:")
 	lines = append(lines, diffLines(p.Diff)...)
+	if p.Undo {
+		lines[0] = fmt.Sprintf("Taking the last rewind back writes %d and removes %d:", len(p.Write), len(p.Remove))
+		return &details{lines: lines, title: "Undo the last rewind — u: take the files back · esc: nothing"}
+	}
 	return &details{lines: lines, title: fmt.Sprintf("Rewind to before step %d — f: files only · c: conversation only · b: both · esc: nothing", p.Step)}
 }
 
@@ -116,25 +131,38 @@ func diffLines(text string) []string {
 	return out
 }
 
-// rewindKey takes a key while a rewind's plan is shown: f, c or b does it,
-// any key that closes the details drops it.
+// rewindKey takes a key while a rewind's plan is shown: f, c or b does it
+// (u an undo), any key that closes the details drops it. A plan that takes
+// other sessions' work asks again (othersKey).
 func (m *Model) rewindKey(msg tea.KeyMsg) tea.Cmd {
 	p := m.rewind
+	if m.rewindAsk != nil {
+		return m.othersKey(msg)
+	}
 	files, convo := false, false
-	switch msg.String() {
-	case "f":
+	switch k := msg.String(); {
+	case k == "f" || k == "u" && p.Undo:
 		files = true
-	case "c":
-		convo = true
-	case "b":
-		files, convo = true, true
+	case (k == "c" || k == "b") && !p.Undo:
+		files, convo = k == "b", true
 	default:
 		if m.detail.update(msg, m.keys) {
 			m.detail, m.rewind = nil, nil
 		}
 		return nil
 	}
-	m.detail, m.rewind = nil, nil
+	if files && len(p.Others) > 0 {
+		m.rewindAsk = &rewindChoice{files: files, convo: convo}
+		m.detail = othersDetails(p)
+		return nil
+	}
+	return m.doRewind(p, files, convo, false)
+}
+
+// doRewind does a plan's files and/or conversation, as the person chose
+// (others: over other sessions' work, which they confirmed).
+func (m *Model) doRewind(p *RewindPlan, files, convo, others bool) tea.Cmd {
+	m.detail, m.rewind, m.rewindAsk = nil, nil, nil
 	r, _ := m.backend.(Rewinder)
 	c, _ := m.backend.(Commander)
 	if why := m.busy(); why != "" || r == nil {
@@ -152,7 +180,7 @@ func (m *Model) rewindKey(msg tea.KeyMsg) tea.Cmd {
 		return m.forkCommand(c, strconv.Itoa(p.Step-1))
 	}
 	return m.runCommand("rewind", func() commandDoneMsg {
-		said, err := r.RewindFiles(context.Background(), p, true) // the person saw what it overwrites
+		said, err := r.RewindFiles(context.Background(), p, true, others) // the person saw what it overwrites
 		if err != nil || !convo || c == nil {
 			return commandDoneMsg{err: err, note: said}
 		}

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,10 @@ func (b rewindBackend) DiffFiles(context.Context, int) (string, error) { return 
 func (b rewindBackend) PlanRewind(_ context.Context, step int) (*RewindPlan, error) {
 	return &RewindPlan{Step: step, Diff: "-hello", Remove: []string{"notes.txt"}}, nil
 }
-func (b rewindBackend) RewindFiles(_ context.Context, p *RewindPlan, _ bool) (string, error) {
+func (b rewindBackend) PlanUndo(context.Context) (*RewindPlan, error) {
+	return nil, errors.New("the session was never rewound")
+}
+func (b rewindBackend) RewindFiles(_ context.Context, p *RewindPlan, _, _ bool) (string, error) {
 	*b.rewound = append(*b.rewound, p.Step)
 	return "Rewound.", nil
 }

@@ -62,7 +62,7 @@ var commands = []command{
 	{name: "agent", args: "NAME", help: "the agent of the next runs", needsArg: true},
 	{name: "fork", args: "[STEP]", help: "a new session up to STEP (the last)"},
 	{name: "diff", args: "[STEP]", help: "what the session (or a step) changed in the files"},
-	{name: "rewind", args: "STEP", help: "the files and/or the conversation as before STEP"},
+	{name: "rewind", args: "STEP|undo", help: "files and/or conversation as before STEP, or undo"},
 	{name: "workflow", args: "[NAME K=V…]", help: "carry out a workflow (none: list them)"},
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
 	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
@@ -407,7 +407,7 @@ func (m *Model) commandDone(msg commandDoneMsg) tea.Cmd {
 	case msg.ev != nil && msg.on == m.backend:
 		m.applyEvent(*msg.ev)
 	case msg.show != nil && msg.on == m.backend:
-		m.detail, m.rewind = msg.show, msg.plan
+		m.detail, m.rewind, m.rewindAsk = msg.show, msg.plan, nil
 	case msg.run != nil:
 		if why := m.busy(); why != "" || msg.on != m.backend {
 			if why == "" {

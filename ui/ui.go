@@ -143,9 +143,10 @@ type Model struct {
 	inspector *inspector
 	reqs      map[string]reqPair
 	memForm   *factForm
-	detail    *details    // a step's details, over the rest
-	rewind    *RewindPlan // the rewind whose plan detail shows, waiting for a choice
-	cpNoted   bool        // what checkpoints do not cover was said
+	detail    *details      // a step's details, over the rest
+	rewind    *RewindPlan   // the rewind whose plan detail shows, waiting for a choice
+	rewindAsk *rewindChoice // the choice made on it, waiting for a second yes (other sessions' files)
+	cpNoted   bool          // what checkpoints do not cover was said
 	picker    *picker
 	search    *searchView // the search (ctrl+f), over the panes
 	jump      *searchJump // the step of the session being opened from the search
