@@ -58,7 +58,7 @@ func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/
 
 // frontEnds are the rooms between cli and app: each is built from app's
 // kit, and none imports another (issue 53's third house).
-var frontEnds = []string{"worker"}
+var frontEnds = []string{"worker", "acp"}
 
 // TestImportsRunOneWay: the rooms of ARCHITECTURE.md import one way. The
 // engine's subtree imports nothing of ours outside it; ui imports the

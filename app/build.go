@@ -465,3 +465,7 @@ func compaction(o Options, cfg *config.Settings, budget int, getenv func(string)
 // Registry is the setup's tools, as the engine has them (a worker's
 // heartbeat names them).
 func (st *Setup) Registry() *engine.Registry { return st.registry }
+
+// Workspace is the setup's workspace (nil when it has none): the folder
+// the file tools are confined to.
+func (st *Setup) Workspace() *tools.Workspace { return st.ws }

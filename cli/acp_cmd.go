@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentty/agentty/acp"
 	"github.com/agentty/agentty/app"
 )
 
@@ -25,7 +26,7 @@ judged as everywhere (agentty trust DIR). See docs/editors.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			withRunFlags(cmd, f.App)
-			if err := app.ServeACP(cmd.Context(), *f.App, f.In, app.RawOf(f.Out), f.Err, f.Getenv); err != nil {
+			if err := acp.Serve(cmd.Context(), *f.App, f.In, app.RawOf(f.Out), f.Err, f.Getenv); err != nil {
 				fmt.Fprintln(f.Err, "agentty acp:", err)
 				return exit(codeOf(err))
 			}

@@ -1,4 +1,4 @@
-package app
+package acp
 
 // agentty as an editor's agent over the Agent Client Protocol (JSON-RPC on
 // stdio; Zed, JetBrains IDEs, Neovim and Emacs speak it): a session/new is
@@ -20,15 +20,16 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
 
-// ServeACP answers an ACP client on in and out until it hangs up or ctx
+// Serve answers an ACP client on in and out until it hangs up or ctx
 // ends. o is the setup of every session (its workspace is each session's
 // cwd); what goes wrong outside a request is said on errw.
-func ServeACP(ctx context.Context, o Options, in io.Reader, out io.Writer, errw io.Writer, getenv func(string) string) error {
+func Serve(ctx context.Context, o app.Options, in io.Reader, out io.Writer, errw io.Writer, getenv func(string) string) error {
 	store, err := o.Store(getenv)
 	if err != nil {
 		return err
@@ -47,7 +48,7 @@ func ServeACP(ctx context.Context, o Options, in io.Reader, out io.Writer, errw 
 // acpAgent is the ACP agent: the sessions the client opened.
 type acpAgent struct {
 	conn   *acp.AgentSideConnection
-	o      Options
+	o      app.Options
 	getenv func(string) string
 	errw   io.Writer
 	store  *sessions.Store
@@ -59,7 +60,7 @@ type acpAgent struct {
 // acpSession is a session the client opened: its setup (for its cwd),
 // journal and state, and the prompt going on.
 type acpSession struct {
-	st      *Setup
+	st      *app.Setup
 	journal *sessions.Journal
 	sess    *engine.Session
 	mu      sync.Mutex
@@ -132,7 +133,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 // setup builds what a session in cwd (absolute, as the protocol says)
 // runs on, with the MCP servers the editor passes: the client's approvals
 // are its gate.
-func (a *acpAgent) setup(ctx context.Context, cwd string, servers []acp.McpServer) (*Setup, error) {
+func (a *acpAgent) setup(ctx context.Context, cwd string, servers []acp.McpServer) (*app.Setup, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, acp.NewInvalidParams(fmt.Sprintf("cwd %q is not an absolute path", cwd))
 	}
@@ -142,7 +143,7 @@ func (a *acpAgent) setup(ctx context.Context, cwd string, servers []acp.McpServe
 	o := a.o
 	o.Workspace = cwd
 	o.MCP = editorServers(servers)
-	st, err := Build(ctx, o, acpGate{a}, a.getenv)
+	st, err := app.Build(ctx, o, acpGate{a}, a.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (a *acpAgent) session(id acp.SessionId) (*acpSession, error) {
 }
 
 // advertise tells the client the slash commands.
-func (a *acpAgent) advertise(ctx context.Context, id acp.SessionId, st *Setup) {
+func (a *acpAgent) advertise(ctx context.Context, id acp.SessionId, st *app.Setup) {
 	cmds := []acp.AvailableCommand{
 		{Name: "compact", Description: "summarise the oldest history now (optional: what to keep)"},
 		{Name: "memory", Description: "the session's memory facts"},
@@ -184,7 +185,7 @@ func (a *acpAgent) advertise(ctx context.Context, id acp.SessionId, st *Setup) {
 }
 
 // update sends one session/update; a client that went away ends the
-// connection, which ServeACP sees.
+// connection, which Serve sees.
 func (a *acpAgent) update(ctx context.Context, id acp.SessionId, u acp.SessionUpdate) {
 	if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: u}); err != nil {
 		fmt.Fprintln(a.errw, "agentty acp: session/update:", err)

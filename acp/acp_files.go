@@ -1,4 +1,4 @@
-package app
+package acp
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 // files are the locations a call touches and, for a write, its diff, as
 // ACP shows them: nil for a call that touches no file of the workspace.
 func (s *acpSession) files(c *engine.ToolCall) ([]acp.ToolCallLocation, []acp.ToolCallContent) {
-	if s == nil || s.st == nil || s.st.ws == nil {
+	if s == nil || s.st == nil || s.st.Workspace() == nil {
 		return nil, nil
 	}
-	if path, old, cur, ok := s.st.ws.Change(c); ok {
+	if path, old, cur, ok := s.st.Workspace().Change(c); ok {
 		return []acp.ToolCallLocation{{Path: path}}, []acp.ToolCallContent{acp.ToolDiffContent(path, cur, old)}
 	}
 	var in struct {
@@ -31,7 +31,7 @@ func (s *acpSession) files(c *engine.ToolCall) ([]acp.ToolCallLocation, []acp.To
 		if json.Unmarshal(c.Args, &in) != nil {
 			return nil, nil
 		}
-		path, ok := s.st.ws.Abs(in.Path)
+		path, ok := s.st.Workspace().Abs(in.Path)
 		if !ok {
 			return nil, nil
 		}
