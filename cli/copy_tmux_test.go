@@ -45,8 +45,13 @@ func TestCopyInTmux(t *testing.T) {
 	home := t.TempDir()
 	answer := "Your key " + copyKey + " works.\n\n```sh\nprintf 'a\\tb'\tdone\n```"
 	startCopy(tm, home, 160, 45, "", "--model", "script:"+answerScript(t, answer))
+	// The console's output goes through a writer of its own (OSC 52 between
+	// frames): Bubble Tea must still see the terminal, and its size.
+	tm.wait("the console at the window's width", func(s string) bool { return strings.Contains(memoryPane(s), "Memory") })
 	tm.keys("check my setup", "Enter")
-	tm.wait("the answer", func(s string) bool { return strings.Contains(chatPane(s), "works.") && strings.Contains(s, "· idle ·") })
+	tm.wait("the answer", func(s string) bool {
+		return strings.Contains(chatPane(s), "works.") && strings.Contains(s, "· idle ·")
+	})
 	tm.run("send-keys", "-t", tm.name, "-l", "/copy")
 	tm.keys("Enter")
 	tm.wait("the note", func(s string) bool { return strings.Contains(chatPane(s), "Copied the agent's last answer") })
@@ -60,7 +65,9 @@ func TestCopyInTmux(t *testing.T) {
 		t.Errorf("tmux's buffer after /copy code: %q", got)
 	}
 
-	mouse := func() string { return strings.TrimSpace(tm.run("display-message", "-p", "-t", tm.name, "#{mouse_button_flag}")) }
+	mouse := func() string {
+		return strings.TrimSpace(tm.run("display-message", "-p", "-t", tm.name, "#{mouse_button_flag}"))
+	}
 	if mouse() != "1" {
 		t.Fatalf("the console does not take the mouse: mouse_button_flag %q", mouse())
 	}
@@ -105,7 +112,9 @@ func TestLastAnswerStaysInTheScrollback(t *testing.T) {
 		"once more on the other machine.\x1b]2;pwned\a\n\n```\n" + code + "\n```"
 	startCopy(tm, home, 80, 24, "echo agentty-exited; sleep 600", "--model", "script:"+answerScript(t, answer))
 	tm.keys("run the tests", "Enter")
-	tm.wait("the answer", func(s string) bool { return strings.Contains(s, "pass and the key") && strings.Contains(s, "· idle ·") })
+	tm.wait("the answer", func(s string) bool {
+		return strings.Contains(s, "pass and the key") && strings.Contains(s, "· idle ·")
+	})
 	tm.keys("C-d")
 	tm.wait("the console gone", func(s string) bool { return strings.Contains(s, "agentty-exited") })
 	pane := tm.run("capture-pane", "-t", tm.name, "-p", "-J", "-S", "-")

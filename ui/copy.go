@@ -204,7 +204,7 @@ func (m *Model) clipDone(msg clipDoneMsg) {
 func (m *Model) toggleMouse() tea.Cmd {
 	m.out.mouseOff = !m.out.mouseOff
 	if m.out.mouseOff {
-		m.note = "mouse released: select with the terminal (pgup/pgdn scroll)"
+		m.note = "select text with the mouse now; pgup/pgdn scroll the chat"
 		return tea.DisableMouse
 	}
 	m.note = "mouse back: the wheel scrolls the chat"
