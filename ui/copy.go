@@ -28,6 +28,7 @@ import (
 type copyOut struct {
 	clip     io.Writer
 	mouseOff bool
+	hinted   bool // what to do when nothing arrives was said
 }
 
 // maxCopy is the most /copy puts on the clipboard: tmux takes an escape
@@ -184,7 +185,12 @@ func (m *Model) copyOut(what, text string) tea.Cmd {
 		m.notify(fmt.Sprintf("/copy: %s is %s, more than a terminal takes at once (%d KiB): /export writes the session to a file.", what, size, maxCopy>>10))
 		return nil
 	}
-	m.notify(fmt.Sprintf("Copied %s to the clipboard (%s), through the terminal (OSC 52). Nothing there? The terminal does not take OSC 52 (in tmux: set -s set-clipboard on): ctrl+g releases the mouse to select with it.", what, size))
+	note := fmt.Sprintf("Copied %s to the clipboard (%s), through the terminal (OSC 52).", what, size)
+	if !m.out.hinted { // once: the console cannot know whether the terminal took it
+		m.out.hinted = true
+		note += " Nothing there? The terminal does not take OSC 52 (in tmux: set -s set-clipboard on): ctrl+g releases the mouse to select with it."
+	}
+	m.notify(note)
 	w, seq := m.out.clip, osc52(text)
 	return func() tea.Msg {
 		_, err := io.WriteString(w, seq)
@@ -203,8 +209,7 @@ func (m *Model) clipDone(msg clipDoneMsg) {
 // wheel no longer scrolls the Chat), or takes it back (ctrl+g, /mouse).
 func (m *Model) toggleMouse() tea.Cmd {
 	m.out.mouseOff = !m.out.mouseOff
-	if m.out.mouseOff {
-		m.note = "select text with the mouse now; pgup/pgdn scroll the chat"
+	if m.out.mouseOff { // the status line says so until it is taken back
 		return tea.DisableMouse
 	}
 	m.note = "mouse back: the wheel scrolls the chat"

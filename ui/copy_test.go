@@ -81,8 +81,15 @@ func TestCopyWritesOSC52(t *testing.T) {
 	if n := lastNote(m); !strings.Contains(n, "Copied the agent's last answer to the clipboard (2 lines, 38 bytes)") {
 		t.Errorf("the note: %q", n)
 	}
+	if !strings.Contains(lastNote(m), "Nothing there? The terminal does not take OSC 52") {
+		t.Errorf("the first copy does not say what to do when nothing arrives: %q", lastNote(m))
+	}
 	if m.input.Value() != "" {
 		t.Errorf("the command stays in the input: %q", m.input.Value())
+	}
+	sendLine(m, "/copy 2")
+	if n := lastNote(m); n != "Copied the agent's answer 2 back from the last (/copy 2) to the clipboard (1 line, 13 bytes), through the terminal (OSC 52)." {
+		t.Errorf("the second copy's note: %q", n)
 	}
 }
 
@@ -180,9 +187,10 @@ func TestMouseIsReleasedAndTakenBack(t *testing.T) {
 	if !m.out.mouseOff || !containsCmd(cmd, tea.DisableMouse, is) || !strings.Contains(m.statusLine(), "mouse released (ctrl+g)") {
 		t.Fatalf("ctrl+g: released %v, status %q", m.out.mouseOff, m.statusLine())
 	}
-	m.note = "" // notes go after a while; the status line keeps saying it
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.note = strings.Repeat("a long note ", 10)
 	if !strings.Contains(m.statusLine(), "mouse released (ctrl+g)") {
-		t.Errorf("the status line forgot the mouse is released: %q", m.statusLine())
+		t.Errorf("at 80 columns, under a long note, the status line does not say the mouse is released: %q", m.statusLine())
 	}
 	typeLine(m, "/mouse")
 	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
