@@ -28,8 +28,9 @@ type ConsoleStart struct {
 }
 
 // RunConsole runs the console until the person quits and returns the exit
-// code.
-func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Reader, stderr io.Writer, getenv func(string) string) int {
+// code. The console draws on the terminal; on quit, its last answer is
+// left on stdout when that is the terminal.
+func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "agentty:", err)
 		return code
@@ -93,7 +94,23 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 		}
 	}
 	st.Flush(stderr, "agentty")
+	if err == nil {
+		leaveLastAnswer(stdout, m)
+	}
 	return consoleEnded(err, store, stderr, cfg.Backend, m.Backend())
+}
+
+// leaveLastAnswer prints the console's last answer on stdout, after the
+// console has left the alternate screen, so that it stays in the
+// terminal's scrollback: only on a terminal (a script's stdout stays
+// empty), as plain text wrapped to it.
+func leaveLastAnswer(stdout io.Writer, m *ui.Model) {
+	if !OnTerminal(stdout) {
+		return
+	}
+	if answer := m.LastAnswer(termWidth(RawOf(stdout))); answer != "" {
+		fmt.Fprintf(stdout, "agentty's last answer:\n\n%s\n\n", answer)
+	}
 }
 
 // configure sets up cfg for the session c of con's setup: its backend

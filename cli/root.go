@@ -149,7 +149,7 @@ func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 		}
 		start.Resume, start.ID = id != "", id
 	}
-	return app.RunConsole(cmd.Context(), o, start, opts.In, opts.Err, opts.Getenv)
+	return app.RunConsole(cmd.Context(), o, start, opts.In, opts.Out, opts.Err, opts.Getenv)
 }
 
 // unknownCommand is the error for a word agentty does not know, with the

@@ -18,11 +18,13 @@ func (m *Model) applyEvent(ev engine.Event) {
 		m.applySubEvent(ev)
 		return
 	}
+	raw := ev.Data         // an answer's text as written, for /copy
 	ev = m.clean.event(ev) // foreign text is made safe here, before anything measures it
 	// The engine's fold, the one place state is derived: a bad sequence
 	// (a tool result for no call) leaves the session as it was.
 	_ = m.sess.Apply(ev)
 	m.chat.apply(ev)
+	m.chat.keepRaw(raw)
 	m.tl.apply(ev)
 	m.mem.apply(ev)
 	m.wf.apply(ev)

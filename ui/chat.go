@@ -45,6 +45,7 @@ type chatItem struct {
 	buf       strings.Builder
 	stream    streamWrap
 	reasoning string // the tail of the model's reasoning, shown until text comes
+	raw       string // an answer's text as the model wrote it, redacted, not sanitized (/copy)
 
 	lines []string
 	width int

@@ -32,6 +32,7 @@ var instantCmds = []string{
 	".listWorkflows.func",
 	".updateIndex.func",
 	".searchFor.func",
+	".copyOut.func",
 }
 
 func cmdName(c tea.Cmd) string { return runtime.FuncForPC(reflect.ValueOf(c).Pointer()).Name() }

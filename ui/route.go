@@ -174,6 +174,8 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		return m.listSessions(), true
 	case key.Matches(msg, k.Search):
 		return m.openSearch(""), true
+	case key.Matches(msg, k.Mouse):
+		return m.toggleMouse(), true
 	case key.Matches(msg, k.Continue):
 		return m.continueRun(), true
 	case key.Matches(msg, k.Expand):

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -15,7 +16,9 @@ import (
 // been cancelled with engine.ErrCrashed and drained (for up to 5s), so that
 // its run_finished (stop reason error) is journaled.
 func Run(m *Model, opts ...tea.ProgramOption) error {
-	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion()}, opts...)
+	out := &termOut{f: os.Stdout}
+	m.out.clip = out // /copy's OSC 52 goes where the frames go, between them
+	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithOutput(out)}, opts...)
 	g := &guard{m: m}
 	p := tea.NewProgram(g, opts...)
 	g.kill = p.Kill

@@ -65,8 +65,10 @@ var commands = []command{
 	{name: "rewind", args: "STEP|undo", help: "files and/or conversation as before STEP, or undo"},
 	{name: "workflow", args: "[NAME K=V…]", help: "carry out a workflow (none: list them)"},
 	{name: "export", args: "[md|json] [FILE]", help: "write the session to a file"},
+	{name: "copy", args: "[N|code]", help: "copy the last answer (N back, or its last code block)"},
 	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
 	{name: "memory", help: "the Memory pane"},
+	{name: "mouse", help: "release the mouse to select text, or take it back (ctrl+g)"},
 	{name: "skills", help: "the Agent Skills the model may read"},
 	{name: "trust", help: "trust this workspace's config"},
 	{name: "break", args: "[COND|clear|list]", help: "pause at COND: tool=, agent=, step=, error, text=, tokens>"},
@@ -472,6 +474,10 @@ func (m *Model) instantCommand(name, arg string) (tea.Cmd, bool) {
 		return nil, true
 	case "search":
 		return m.openSearch(arg), true
+	case "copy":
+		return m.copyCommand(arg), true
+	case "mouse":
+		return m.toggleMouse(), true
 	case "break":
 		m.breakCommand(arg)
 		return nil, true

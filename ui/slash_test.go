@@ -142,8 +142,8 @@ func TestSlashList(t *testing.T) {
 	}
 	typeLine(m, "m")
 	list, _ = m.completions()
-	if names := commandList(list); !slices.Equal(names, []string{"model", "memory"}) {
-		t.Fatalf("after /m the list has %v, want model and memory", names)
+	if names := commandList(list); !slices.Equal(names, []string{"model", "memory", "mouse"}) {
+		t.Fatalf("after /m the list has %v, want model, memory and mouse", names)
 	}
 	pressKey(m, tea.KeyDown)
 	pressKey(m, tea.KeyTab)

@@ -48,6 +48,9 @@ func (m *Model) statusLine() string {
 	if m.cfg.Status != "" {
 		segs = append(segs, seg{styleErr.Render(m.cfg.Status), 2, false})
 	}
+	if m.out.mouseOff { // until it is taken back: the wheel does not scroll
+		segs = append(segs, seg{styleNote.Render("mouse released (ctrl+g)"), 1, false})
+	}
 	if m.note != "" {
 		segs = append(segs, seg{styleNote.Render(flatten(Sanitize(m.note))), 1, false})
 	}

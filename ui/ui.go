@@ -173,6 +173,7 @@ type Model struct {
 	// a decide) of each run's last gate_paused not yet resumed: its
 	// gate_resumed names the pause it ends by run, step and phase only.
 	remote map[string]string
+	out    copyOut // the clipboard (OSC 52) and the mouse (copy.go)
 
 	now func() time.Time // a test's clock (grace.go); nil: time.Now
 
@@ -399,6 +400,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.indexed(msg)
 	case commandDoneMsg:
 		return m, m.commandDone(msg)
+	case clipDoneMsg:
+		m.clipDone(msg)
+		return m, nil
 	case closedMsg:
 		if msg.err != nil {
 			m.note = msg.err.Error()
