@@ -28,7 +28,7 @@ func gracePaused(t *testing.T, pending engine.Pending) (m *Model, reply chan eng
 	return m, reply, clock
 }
 
-func answered(reply chan engine.Verdict) (engine.Verdict, bool) {
+func verdictOf(reply chan engine.Verdict) (engine.Verdict, bool) {
 	select {
 	case v := <-reply:
 		return v, true
@@ -64,7 +64,7 @@ func TestTypingThroughAnApprovalRunsNothing(t *testing.T) {
 				*clock = clock.Add(100 * time.Millisecond)
 				m.Update(k)
 			}
-			if v, ok := answered(reply); ok {
+			if v, ok := verdictOf(reply); ok {
 				t.Fatalf("a key typed in the grace answered the pause: %+v", v)
 			}
 			if m.argsEditor != nil || m.pause == nil {
@@ -83,7 +83,7 @@ func TestTypingThroughAnApprovalRunsNothing(t *testing.T) {
 				key = tea.KeyMsg{Type: tea.KeyEnter}
 			}
 			m.Update(key)
-			if v, ok := answered(reply); !ok || v.Action != engine.Proceed {
+			if v, ok := verdictOf(reply); !ok || v.Action != engine.Proceed {
 				t.Fatalf("armed, %s answered %+v, %v", key, v, ok)
 			}
 			if got := m.input.Value(); got != "deploy the app y" {
@@ -104,10 +104,10 @@ func TestTheNextPauseWaitsToo(t *testing.T) {
 	y := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")}
 	m.Update(y)
 	m.Update(y)
-	if _, ok := answered(first); !ok {
+	if _, ok := verdictOf(first); !ok {
 		t.Fatal("armed, y did not approve the first")
 	}
-	if v, ok := answered(second); ok {
+	if v, ok := verdictOf(second); ok {
 		t.Fatalf("the second y approved the next pause as it was drawn: %+v", v)
 	}
 	if got := m.input.Value(); got != "deploy thy" {

@@ -61,7 +61,7 @@ func keysRun(m *Model, keys ...string) {
 }
 
 // sendLine types line and sends it, running what it starts.
-func sendLine(m *Model, line string) {
+func sendSettled(m *Model, line string) {
 	m.input.SetValue(line)
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	settle(m, cmd)
@@ -78,11 +78,11 @@ func TestRewindUndo(t *testing.T) {
 	plan := &RewindPlan{Remove: []string{"notes.txt"}}
 	undo := &RewindPlan{Undo: true, Write: []string{"notes.txt"}}
 	m := newUndoModel(plan, undo, &undoErr, &did)
-	sendLine(m, "/rewind undo")
+	sendSettled(m, "/rewind undo")
 	if len(did) != 0 || !strings.Contains(lastNote(m), "never rewound") {
 		t.Fatalf("an undo with nothing to undo: did %v, said %q", did, lastNote(m))
 	}
-	sendLine(m, "/rewind 1")
+	sendSettled(m, "/rewind 1")
 	keysRun(m, "f")
 	if strings.Join(did, ",") != "rewind 1" || !strings.Contains(lastNote(m), "Did rewind 1") {
 		t.Fatalf("the rewind after a failed undo: did %v, said %q", did, lastNote(m))
@@ -90,14 +90,14 @@ func TestRewindUndo(t *testing.T) {
 	undoErr = nil
 	for _, line := range []string{"/rewind undo", "/rewind --undo"} {
 		did = nil
-		sendLine(m, line)
+		sendSettled(m, line)
 		if strings.Join(did, ",") != "undo" || m.rewind != nil || !strings.Contains(lastNote(m), "Did undo") {
 			t.Fatalf("%s: did %v, plan shown %v, said %q", line, did, m.rewind != nil, lastNote(m))
 		}
 	}
 	did = nil
 	undo.HandChanged = []string{"notes.txt"}
-	sendLine(m, "/rewind undo")
+	sendSettled(m, "/rewind undo")
 	if len(did) != 0 || m.rewind == nil || !strings.Contains(m.View(), "u: take the files back") || !strings.Contains(m.View(), "u overwrites them") {
 		t.Fatalf("an undo over a hand's change: did %v, shown:\n%s", did, m.View())
 	}
@@ -122,7 +122,7 @@ func TestRewindAsksTwiceForOthersWork(t *testing.T) {
 	plan := &RewindPlan{Remove: []string{"mine.txt", "theirs.txt"}, Others: []string{theirs}}
 	undo := &RewindPlan{Undo: true, Write: []string{"theirs.txt"}, Others: []string{theirs}}
 	m := newUndoModel(plan, undo, &undoErr, &did)
-	sendLine(m, "/rewind 1")
+	sendSettled(m, "/rewind 1")
 	if v := m.View(); !strings.Contains(v, "Other sessions' work since") || !strings.Contains(v, theirs) {
 		t.Fatalf("the plan does not name the other session's file:\n%s", v)
 	}
@@ -138,7 +138,7 @@ func TestRewindAsksTwiceForOthersWork(t *testing.T) {
 	if len(did) != 0 || m.rewind != nil || m.detail != nil {
 		t.Fatalf("esc at the second question: did %v", did)
 	}
-	sendLine(m, "/rewind 1")
+	sendSettled(m, "/rewind 1")
 	keysRun(m, "y") // y before the first choice is no choice
 	if len(did) != 0 || m.rewind == nil {
 		t.Fatalf("y on the plan: did %v", did)
@@ -148,7 +148,7 @@ func TestRewindAsksTwiceForOthersWork(t *testing.T) {
 		t.Fatalf("f, y: did %v", did)
 	}
 	did = nil
-	sendLine(m, "/rewind undo")
+	sendSettled(m, "/rewind undo")
 	if len(did) != 0 || !strings.Contains(m.View(), theirs) {
 		t.Fatalf("an undo over another session's file went at once: did %v\n%s", did, m.View())
 	}
