@@ -20,6 +20,7 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/search"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
 	"github.com/nats-io/nats.go"
@@ -199,7 +200,7 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 		}
 		return cfg, ws, notes, err
 	}
-	trusted, notice, err := decideTrust(o, ws, getenv)
+	trusted, notice, err := DecideTrust(o, ws, getenv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -275,7 +276,7 @@ func (st *Setup) engineConfig(o Options, cfg *config.Settings, wsDir string, get
 	if n := config.BudgetNotice(st.ModelName, budget, st.limits); n != "" {
 		st.Notices = append(st.Notices, n)
 	}
-	compact, err := compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
+	compact, err := Compaction(o, cfg, cmp.Or(budget, engine.DefaultBudget), getenv)
 	if err != nil {
 		return engine.Config{}, err
 	}
@@ -440,7 +441,7 @@ func Usage(err error) error { return UsageError{err} }
 // compaction is the engine's compaction setup from c, for a run whose
 // budget is budget (the trigger's percentage is of it). The model, when
 // compact.model names one, is picked as the session's is.
-func compaction(o Options, cfg *config.Settings, budget int, getenv func(string) string) (engine.Compaction, error) {
+func Compaction(o Options, cfg *config.Settings, budget int, getenv func(string) string) (engine.Compaction, error) {
 	c := cfg.Compact
 	var out engine.Compaction
 	if c.Auto != nil && !*c.Auto {
@@ -469,3 +470,19 @@ func (st *Setup) Registry() *engine.Registry { return st.registry }
 // Workspace is the setup's workspace (nil when it has none): the folder
 // the file tools are confined to.
 func (st *Setup) Workspace() *tools.Workspace { return st.ws }
+
+// Redact takes the secrets agentty holds out of text that is kept (a
+// draft, the input history).
+func (st *Setup) Redact(s string) string { return st.redact.Redact(s) }
+
+// MCP is the setup's MCP servers (nil when none is configured).
+func (st *Setup) MCP() *tools.MCP { return st.mcp }
+
+// SearchIndex is the setup's search index, opened the first time it is
+// asked for; an error when the setup has none.
+func (st *Setup) SearchIndex() (*search.Index, error) {
+	if st.knowledge == nil {
+		return nil, errors.New("search: no index in this setup")
+	}
+	return st.knowledge.index()
+}

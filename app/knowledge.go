@@ -78,7 +78,7 @@ func searchConfig(o Options, stderr io.Writer, getenv func(string) string) (*con
 		return nil, err
 	}
 	if ws != nil {
-		trusted, notice, err := decideTrust(o, ws, getenv)
+		trusted, notice, err := DecideTrust(o, ws, getenv)
 		if err != nil {
 			return nil, err
 		}

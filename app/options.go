@@ -59,9 +59,9 @@ type Options struct {
 	// credentials file for it.
 	NATS      string
 	NATSCreds string
-	// askTrust, when set, asks the person about a workspace config with
+	// AskTrust, when set, asks the person about a workspace config with
 	// risky keys and no trust (the console); nil never asks (run, tools).
-	askTrust func(w *config.Workspace, changed []string) (trustChoice, error)
+	AskTrust func(w *config.Workspace, changed []string) (trustChoice, error)
 }
 
 // NATSURL is --nats, else $AGENTTY_NATS_URL; "" when neither is set.

@@ -18,12 +18,12 @@ const (
 	trustQuit                      // start nothing
 )
 
-// errQuit is the person's choice not to start in an untrusted folder.
-var errQuit = errors.New("not started: the folder is not trusted")
+// ErrQuit is the person's choice not to start in an untrusted folder.
+var ErrQuit = errors.New("not started: the folder is not trusted")
 
-// decideTrust says whether w's risky keys take effect, and when they do not,
-// the notice that says so. It asks through o.askTrust when that is set.
-func decideTrust(o Options, w *config.Workspace, getenv func(string) string) (bool, string, error) {
+// DecideTrust says whether w's risky keys take effect, and when they do not,
+// the notice that says so. It asks through o.AskTrust when that is set.
+func DecideTrust(o Options, w *config.Workspace, getenv func(string) string) (bool, string, error) {
 	if len(w.Risky) == 0 {
 		return false, "", nil // its safe part is all of it
 	}
@@ -38,8 +38,8 @@ func decideTrust(o Options, w *config.Workspace, getenv func(string) string) (bo
 		return true, "", nil
 	}
 	changed := store.Changes(w)
-	if o.askTrust != nil {
-		choice, err := o.askTrust(w, changed)
+	if o.AskTrust != nil {
+		choice, err := o.AskTrust(w, changed)
 		if err != nil {
 			return false, "", err
 		}
@@ -50,7 +50,7 @@ func decideTrust(o Options, w *config.Workspace, getenv func(string) string) (bo
 			}
 			return true, "", nil
 		case trustQuit:
-			return false, "", errQuit
+			return false, "", ErrQuit
 		}
 	}
 	return false, config.IgnoredNotice(w, changed), nil

@@ -18,7 +18,7 @@ func PromptTrust(in io.Reader, out io.Writer) func(w *config.Workspace, changed 
 		if changed != nil {
 			fmt.Fprintf(out, "%s (%s) changed since you trusted this folder (%s).\n", w.Dir, w.Names(), strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w, termWidth(out)))
+		fmt.Fprintf(out, "%s asks for settings that can run programs, reach hosts or loosen approvals:\n%s", w.File, config.DescribeRisky(w, TermWidth(out)))
 		r := byteReader{in} // no read-ahead: the console reads what follows
 		for {
 			fmt.Fprint(out, "Trust this folder? t = trust it, c = continue without these settings (the default), q = quit; then Enter: ")
@@ -66,9 +66,9 @@ func readLine(r io.ByteReader) (string, error) {
 	}
 }
 
-// termWidth is the width of the terminal w writes to, or 100 when it is
+// TermWidth is the width of the terminal w writes to, or 100 when it is
 // none (a pipe, a file, a test).
-func termWidth(w any) int {
+func TermWidth(w any) int {
 	if s, ok := w.(*safeWriter); ok {
 		w = s.w
 	}
@@ -125,7 +125,7 @@ func TrustFolder(store *config.TrustStore, arg string, stdout io.Writer, getenv 
 		if changed := store.Changes(w); changed != nil && !store.Holds(w) {
 			fmt.Fprintf(stdout, "%s (%s) changed since you trusted it: %s.\n", w.Dir, w.Names(), strings.Join(changed, ", "))
 		}
-		fmt.Fprintf(stdout, "Trusting %s: its %s may now\n%s", dir, w.Names(), config.DescribeRisky(w, termWidth(stdout)))
+		fmt.Fprintf(stdout, "Trusting %s: its %s may now\n%s", dir, w.Names(), config.DescribeRisky(w, TermWidth(stdout)))
 	}
 	if err := store.Trust(dir, w); err != nil {
 		return err

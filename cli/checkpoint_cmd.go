@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/checkpoint"
+	"github.com/agentty/agentty/console"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
@@ -152,7 +153,7 @@ func rewindPlan(ctx context.Context, st *checkpoint.Store, store *sessions.Store
 	if err != nil {
 		return nil, err
 	}
-	plan.Theirs(id, app.OthersMade(store, id, st.Where(), to.Time))
+	plan.Theirs(id, console.OthersMade(store, id, st.Where(), to.Time))
 	return plan, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
+	"github.com/agentty/agentty/console"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/openai"
 )
@@ -127,7 +128,7 @@ func addCommands(cmd *cobra.Command, f *factory) {
 // --resume (or --session) names.
 func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 	o := *opts.App
-	start := app.ConsoleStart{Step: opts.Step}
+	start := console.Start{Step: opts.Step}
 	switch {
 	case o.Session != "":
 		start.Resume, start.ID = true, o.Session
@@ -139,7 +140,7 @@ func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 			start.ID = opts.Resume // --resume=ID
 		}
 	case opts.Continue:
-		id, err := app.LatestHere(o, opts.Getenv)
+		id, err := console.LatestHere(o, opts.Getenv)
 		if err != nil {
 			fmt.Fprintln(opts.Err, "agentty:", err)
 			return app.ExitError
@@ -149,7 +150,7 @@ func consoleRun(cmd *cobra.Command, opts *consoleOptions) int {
 		}
 		start.Resume, start.ID = id != "", id
 	}
-	return app.RunConsole(cmd.Context(), o, start, opts.In, opts.Out, opts.Err, opts.Getenv)
+	return console.Run(cmd.Context(), o, start, opts.In, opts.Out, opts.Err, opts.Getenv)
 }
 
 // unknownCommand is the error for a word agentty does not know, with the

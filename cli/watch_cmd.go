@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/console"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 	"github.com/nats-io/nats.go"
@@ -181,7 +182,7 @@ func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id
 		"Nothing can be started here; the pauses of its runs that were submitted from this data folder (agentty submit --step, tools that ask) are answered here "+
 		"with the usual keys (enter, c, e, m, s, n, i to inspect a request, esc); another's runs are only watched. ctrl+t turns step mode off: its runs then go on without pausing.",
 		id, bus.Redact(url), len(past))}, notes...)
-	err = app.Follow(ctx, app.Followed{
+	err = console.Follow(ctx, console.Followed{
 		ID: id, Past: past, Live: watchLive(ctx, sub, id, past, warn), Notice: strings.Join(notes, "\n\n"),
 		Answer: func(g engine.Gate) (func(), error) { return bus.AnswerGate(nc, id, g, signer) },
 		Hold:   errw.hold, Release: errw.release,

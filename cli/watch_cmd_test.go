@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/console"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/sessions"
@@ -557,7 +558,7 @@ func TestConsoleAndWorkflowPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &app.Console{Store: store, Setup: st, Opts: o, Getenv: getenv}
+	con := &console.Console{Store: store, Setup: st, Opts: o, Getenv: getenv}
 	j, err := store.Create()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
@@ -18,30 +19,30 @@ import (
 	"github.com/agentty/agentty/ui"
 )
 
-// ConsoleStart is how the console starts: a new session, the picker
+// Start is how the console starts: a new session, the picker
 // (resume with no id) or the session id; in step mode or not.
-type ConsoleStart struct {
+type Start struct {
 	Resume bool
 	ID     string
 	Step   bool
 	Notice string // said in the chat first (--continue found no session)
 }
 
-// RunConsole runs the console until the person quits and returns the exit
+// Run runs the console until the person quits and returns the exit
 // code. The console draws on the terminal; on quit, its last answer is
 // left on stdout when that is the terminal.
-func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func Run(ctx context.Context, o app.Options, start Start, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "agentty:", err)
 		return code
 	}
 	store, err := o.Store(getenv)
 	if err != nil {
-		return fail(ExitError, err)
+		return fail(app.ExitError, err)
 	}
-	bs, err := ParseBreaks(o.Breaks)
+	bs, err := app.ParseBreaks(o.Breaks)
 	if err != nil {
-		return fail(ExitUsage, fmt.Errorf("--break: %v", err))
+		return fail(app.ExitUsage, fmt.Errorf("--break: %v", err))
 	}
 	cfg := ui.Config{Gate: ui.NewGate(start.Step), Style: "dark", Grace: ui.PauseGrace}
 	cfg.Gate.SetBreaks(bs.List)
@@ -51,28 +52,28 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	flags := restoreFlags{step: start.Step, breaks: len(o.Breaks) > 0, model: o.Model}
 	opened, err := openSession(store, start, &o, getenv)
 	if err != nil {
-		return fail(ExitError, err)
+		return fail(app.ExitError, err)
 	}
 	journal := opened.journal
-	if IsTerminal(stdin) {
-		o.askTrust = PromptTrust(stdin, stderr)
+	if app.IsTerminal(stdin) {
+		o.AskTrust = app.PromptTrust(stdin, stderr)
 	}
-	st, err := Build(ctx, o, cfg.Gate, getenv)
+	st, err := app.Build(ctx, o, cfg.Gate, getenv)
 	if err != nil {
 		if journal != nil {
 			journal.Close()
 		}
-		if errors.Is(err, errQuit) {
-			return fail(ExitError, err) // nothing was done: a script sees it
+		if errors.Is(err, app.ErrQuit) {
+			return fail(app.ExitError, err) // nothing was done: a script sees it
 		}
-		if errors.As(err, new(UsageError)) {
-			return fail(ExitUsage, err)
+		if errors.As(err, new(app.UsageError)) {
+			return fail(app.ExitUsage, err)
 		}
-		return fail(ExitError, err)
+		return fail(app.ExitError, err)
 	}
 	defer st.Close()
-	if st.ws != nil {
-		cfg.Gate.SetPreview(st.ws.Preview)
+	if st.Workspace() != nil {
+		cfg.Gate.SetPreview(st.Workspace().Preview)
 	}
 	con := &Console{Store: store, Setup: st, Opts: o, Getenv: getenv, gate: cfg.Gate}
 	home := o.DataHome(getenv)
@@ -86,7 +87,7 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 	m := ui.New(cfg)
 	err = ui.Run(m)
 	if b := m.Backend(); b != nil && home != "" {
-		saveDraft(home, b.SessionID(), m.Draft(), st.redact.Redact) // back when the session is opened again
+		saveDraft(home, b.SessionID(), m.Draft(), st.Redact) // back when the session is opened again
 	}
 	for _, b := range []ui.Backend{cfg.Backend, m.Backend()} {
 		if b != nil {
@@ -105,10 +106,10 @@ func RunConsole(ctx context.Context, o Options, start ConsoleStart, stdin io.Rea
 // terminal's scrollback: only on a terminal (a script's stdout stays
 // empty), as plain text wrapped to it.
 func leaveLastAnswer(stdout io.Writer, m *ui.Model) {
-	if !OnTerminal(stdout) {
+	if !app.OnTerminal(stdout) {
 		return
 	}
-	if answer := m.LastAnswer(termWidth(RawOf(stdout))); answer != "" {
+	if answer := m.LastAnswer(app.TermWidth(app.RawOf(stdout))); answer != "" {
 		fmt.Fprintf(stdout, "agentty's last answer:\n\n%s\n\n", answer)
 	}
 }
@@ -146,7 +147,7 @@ func (con *Console) configure(cfg *ui.Config, c opened, home string) {
 	}
 	cfg.Notice = strings.Join(append(notices, c.notes...), "\n\n")
 	if home != "" {
-		hist, lines := openHistory(home, cmp.Or(o.Workspace, "."), st.redact.Redact)
+		hist, lines := openHistory(home, cmp.Or(o.Workspace, "."), st.Redact)
 		cfg.History, cfg.Remember = lines, hist.Add
 	}
 }
@@ -165,7 +166,7 @@ type opened struct {
 // openSession opens the session start names, or a new one; none when start
 // asks for the picker. A resumed session keeps its model unless o names
 // one.
-func openSession(store *sessions.Store, start ConsoleStart, o *Options, getenv func(string) string) (opened, error) {
+func openSession(store *sessions.Store, start Start, o *app.Options, getenv func(string) string) (opened, error) {
 	var c opened
 	var err error
 	switch {
@@ -191,7 +192,7 @@ func openSession(store *sessions.Store, start ConsoleStart, o *Options, getenv f
 			if user == nil {
 				user = &config.Settings{}
 			}
-			if _, _, err := PickModel(*o, user, getenv); err != nil {
+			if _, _, err := app.PickModel(*o, user, getenv); err != nil {
 				c.notes = append(c.notes, fmt.Sprintf("This session's model %s cannot be used here (%v): it is open on the default model; /model or --model picks another.", o.Model, err))
 				o.Model = ""
 			}
@@ -212,10 +213,10 @@ func openSession(store *sessions.Store, start ConsoleStart, o *Options, getenv f
 
 // mcpDown is the status line's word on the MCP servers that did not start
 // ("" when all did).
-func mcpDown(st *Setup) string {
-	if st.mcp != nil {
+func mcpDown(st *app.Setup) string {
+	if st.MCP() != nil {
 		var down []string
-		for _, s := range st.mcp.Status() {
+		for _, s := range st.MCP().Status() {
 			if !s.OK {
 				down = append(down, s.Server)
 			}
@@ -245,11 +246,11 @@ func consoleEnded(err error, store *sessions.Store, stderr io.Writer, backends .
 		} else {
 			fmt.Fprintf(stderr, "agentty: the console crashed (%v); the session is saved, and the report is in %s\n", pe.Value, path)
 		}
-		return ExitError
+		return app.ExitError
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agentty:", err)
-		return ExitError
+		return app.ExitError
 	}
 	sayWhereToGoOn(store, stderr, backends[len(backends)-1])
 	return 0

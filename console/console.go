@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/engine"
@@ -80,7 +81,7 @@ func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
 // Workflows lists the workflows of the workspace and the person's config
 // (/workflow).
 func (b *backend) Workflows() ([]ui.WorkflowInfo, error) {
-	files, errs := LoadWorkflows(cmp.Or(b.con.Opts.Workspace, "."), b.con.Getenv)
+	files, errs := app.LoadWorkflows(cmp.Or(b.con.Opts.Workspace, "."), b.con.Getenv)
 	out := make([]ui.WorkflowInfo, 0, len(files))
 	for _, f := range files {
 		wi := ui.WorkflowInfo{Name: f.W.Name, Description: f.W.Description}
@@ -105,7 +106,7 @@ func (b *backend) Workflows() ([]ui.WorkflowInfo, error) {
 // it starts is framed by a workflow.Sink around the journal.
 func (b *backend) PrepareWorkflow(name string, inputs map[string]string) (func(context.Context) <-chan engine.Event, string, error) {
 	ws := cmp.Or(b.con.Opts.Workspace, ".")
-	w, err := FindWorkflow(name, ws, b.con.Getenv)
+	w, err := app.FindWorkflow(name, ws, b.con.Getenv)
 	if err != nil {
 		return nil, "", err
 	}
@@ -117,7 +118,7 @@ func (b *backend) PrepareWorkflow(name string, inputs map[string]string) (func(c
 	if err != nil {
 		return nil, "", err
 	}
-	task := WorkflowTask(w, in)
+	task := app.WorkflowTask(w, in)
 	return func(ctx context.Context) <-chan engine.Event {
 		return run.eng.Start(ctx, b.session, task, run.sink)
 	}, strings.Join(notices, "\n"), nil
@@ -129,8 +130,8 @@ func (b *backend) PrepareWorkflow(name string, inputs map[string]string) (func(c
 func (c *Console) workflowRun(session *engine.Engine, w *workflow.Workflow, in map[string]string, j *sessions.Journal) (*workflowRun, []string, error) {
 	// workflowEngine reads the setup's engine and adds to its notices: a
 	// setup of the session's engine, with notices of its own.
-	st := &Setup{ModelName: c.Setup.ModelName, Engine: session}
-	eng, err := WorkflowEngine(st, c.Opts, w, in, c.Getenv)
+	st := &app.Setup{ModelName: c.Setup.ModelName, Engine: session}
+	eng, err := app.WorkflowEngine(st, c.Opts, w, in, c.Getenv)
 	if err != nil {
 		return nil, st.Notices, err
 	}
@@ -148,7 +149,7 @@ func (b *backend) SessionID() string { return b.journal.ID }
 // schema, as the engine will before it runs them. A tool the registry does
 // not hold (the engine's own agent tool) is left to the engine.
 func (b *backend) ValidateArgs(tool string, args json.RawMessage) error {
-	reg := b.con.Setup.registry
+	reg := b.con.Setup.Registry()
 	if _, ok := reg.Lookup(tool); !ok {
 		return nil
 	}
@@ -158,7 +159,7 @@ func (b *backend) ValidateArgs(tool string, args json.RawMessage) error {
 // ArgOrder gives a tool's arguments in its schema's order, for the chat's
 // line of a call (nil for a tool the registry does not hold).
 func (b *backend) ArgOrder(tool string) []string {
-	t, ok := b.con.Setup.registry.Lookup(tool)
+	t, ok := b.con.Setup.Registry().Lookup(tool)
 	if !ok {
 		return nil
 	}
@@ -168,7 +169,7 @@ func (b *backend) ArgOrder(tool string) []string {
 // Attach reads what "@path" attaches, through the workspace (read_file's
 // confinement and bounds).
 func (b *backend) Attach(ctx context.Context, path string) (string, error) {
-	ws := b.con.Setup.ws
+	ws := b.con.Setup.Workspace()
 	if ws == nil {
 		return "", errors.New("no workspace is open")
 	}
@@ -177,7 +178,7 @@ func (b *backend) Attach(ctx context.Context, path string) (string, error) {
 
 // Files lists the workspace's files for "@"'s completion.
 func (b *backend) Files(ctx context.Context) []string {
-	if ws := b.con.Setup.ws; ws != nil {
+	if ws := b.con.Setup.Workspace(); ws != nil {
 		return ws.Files(ctx, 20000)
 	}
 	return nil
@@ -193,8 +194,8 @@ func (b *backend) Close() error {
 // the store, the setup, and the options and environment it started with.
 type Console struct {
 	Store  *sessions.Store
-	Setup  *Setup
-	Opts   Options
+	Setup  *app.Setup
+	Opts   app.Options
 	Getenv func(string) string
 	gate   *ui.Gate // the console's: its step mode and breakpoints are journaled
 }
@@ -227,7 +228,7 @@ func (c *Console) openWith(j *sessions.Journal, s *engine.Session, events []engi
 // interrupted last run carries out: nil when it carries out none.
 func (c *Console) resumeWorkflow(b *backend, events []engine.Event) (*workflowRun, error) {
 	last := b.session.LastRun().ID
-	w, in, err := WorkflowOf(events, last, cmp.Or(c.Opts.Workspace, "."), c.Getenv)
+	w, in, err := app.WorkflowOf(events, last, cmp.Or(c.Opts.Workspace, "."), c.Getenv)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -259,8 +260,8 @@ func (c *Console) engineFor(name string) (*engine.Engine, error) {
 	}
 	if ws != nil {
 		o := c.Opts
-		o.askTrust = nil
-		trusted, _, err := decideTrust(o, ws, c.Getenv)
+		o.AskTrust = nil
+		trusted, _, err := app.DecideTrust(o, ws, c.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +273,7 @@ func (c *Console) engineFor(name string) (*engine.Engine, error) {
 	}
 	o := c.Opts
 	o.Model = name
-	m, name, err := PickModel(o, cfg, c.Getenv)
+	m, name, err := app.PickModel(o, cfg, c.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +283,7 @@ func (c *Console) engineFor(name string) (*engine.Engine, error) {
 	// makes them (models.go).
 	limits := config.LookupLimits(name, cfg.Models)
 	ec.Window, ec.Budget = limits.Window, cmp.Or(config.ContextBudgetFor(cmp.Or(o.Budget, cfg.ContextBudget), limits), engine.DefaultBudget)
-	if ec.Compact, err = compaction(o, cfg, ec.Budget, c.Getenv); err != nil {
+	if ec.Compact, err = app.Compaction(o, cfg, ec.Budget, c.Getenv); err != nil {
 		return nil, err
 	}
 	e := engine.New(ec)

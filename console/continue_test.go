@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
@@ -49,16 +50,16 @@ func TestContinueFindsTheProjectsSession(t *testing.T) {
 		{repo, atRoot},
 		{t.TempDir(), ""}, // outside: nothing of another folder
 	} {
-		if id, err := LatestHere(Options{DataDir: data, Workspace: tc.ws}, getenv); err != nil || id != tc.want {
+		if id, err := LatestHere(app.Options{DataDir: data, Workspace: tc.ws}, getenv); err != nil || id != tc.want {
 			t.Errorf("--continue in %s: %q %v, want %q", tc.ws, id, err, tc.want)
 		}
 	}
 	inSub := session(sub)
-	if id, _ := LatestHere(Options{DataDir: data, Workspace: sub}, getenv); id != inSub {
+	if id, _ := LatestHere(app.Options{DataDir: data, Workspace: sub}, getenv); id != inSub {
 		t.Errorf("--continue in a subfolder with a session of its own: %q, want %q", id, inSub)
 	}
 	elsewhere := session(t.TempDir()) // the newest, of another folder
-	list, err := picker{store: store, con: &Console{Opts: Options{Workspace: sub}}}.List()
+	list, err := picker{store: store, con: &Console{Opts: app.Options{Workspace: sub}}}.List()
 	if err != nil {
 		t.Fatal(err)
 	}

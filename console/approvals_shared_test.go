@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -21,9 +22,9 @@ import (
 func TestApprovalsNotRestoredFromASharedJournal(t *testing.T) {
 	env := consoleEnv(t)
 	getenv := func(k string) string { return env[k] }
-	o := Options{Model: "offline", MaxSteps: 5, Workspace: t.TempDir()}
+	o := app.Options{Model: "offline", MaxSteps: 5, Workspace: t.TempDir()}
 	ctx := context.Background()
-	st, err := Build(ctx, o, nil, getenv)
+	st, err := app.Build(ctx, o, nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestApprovalsNotRestoredFromASharedJournal(t *testing.T) {
 		name  string
 		store *sessions.Store
 		want  bool
-	}{{"the local files", local, true}, {"NATS", sessions.OpenWith(t.TempDir(), natsJournals{js, nc}), false}} {
+	}{{"the local files", local, true}, {"NATS", sessions.OpenWith(t.TempDir(), natsJournals{js}), false}} {
 		con := &Console{Store: c.store, Setup: st, Opts: o, Getenv: getenv, gate: ui.NewGate(false)}
 		notes := strings.Join(con.restore(s, restoreFlags{}), "\n")
 		if got := slices.Contains(con.gate.Permissions(s.ID), "write_file"); got != c.want {
@@ -65,3 +66,9 @@ func TestApprovalsNotRestoredFromASharedJournal(t *testing.T) {
 		}
 	}
 }
+
+// natsJournals are the sessions in JetStream, as app's store has them:
+// the test closes the connection itself.
+type natsJournals struct{ *bus.Journals }
+
+func (natsJournals) Close() error { return nil }

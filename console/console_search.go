@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -21,10 +21,10 @@ var (
 
 // index returns the setup's search index, opening it the first time.
 func (p picker) index() (*search.Index, error) {
-	if p.setup == nil || p.setup.knowledge == nil {
+	if p.setup == nil {
 		return nil, errors.New("search: no index in this setup")
 	}
-	return p.setup.knowledge.index()
+	return p.setup.SearchIndex()
 }
 
 // UpdateIndex brings the index up to date (builds it the first time): the

@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 )
@@ -23,8 +24,8 @@ func TestConsoleDiffHidesTheKey(t *testing.T) {
 	ws := t.TempDir()
 	script := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(script, []byte(`{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":".env","content":"OPENAI_API_KEY=`+key+`\n"}}]},{"answer":"done"}]}`), 0o600)
-	o := Options{Model: "script:" + script, MaxSteps: 5, Workspace: ws, Yes: true}
-	st, err := Build(context.Background(), o, nil, getenv)
+	o := app.Options{Model: "script:" + script, MaxSteps: 5, Workspace: ws, Yes: true}
+	st, err := app.Build(context.Background(), o, nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package console
 
 // A console's settings in the session's journal: the first run a console
 // starts on a session (and each run after a setting changed) carries them
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 )
 
@@ -23,7 +24,7 @@ func (b *backend) settings() engine.Settings {
 	if err != nil {
 		ws = cmp.Or(c.Opts.Workspace, ".")
 	}
-	_, shell := c.Setup.registry.Lookup("run_shell")
+	_, shell := c.Setup.Registry().Lookup("run_shell")
 	st := engine.Settings{Workspace: ws, Model: cmp.Or(b.session.Model, b.model, c.Setup.ModelName), AllowShell: shell,
 		Agent: b.session.Agent, Origin: "console"}
 	if g := c.gate; g != nil {
@@ -63,7 +64,7 @@ func (c *Console) restore(s *engine.Session, flags restoreFlags) []string {
 			notes = append(notes, "Breakpoints restored: "+strings.Join(restored, ", ")+" (/break lists them).")
 		}
 	}
-	if _, shell := c.Setup.registry.Lookup("run_shell"); set.AllowShell && !shell {
+	if _, shell := c.Setup.Registry().Lookup("run_shell"); set.AllowShell && !shell {
 		// The person's own journal (not a bus's, which others write to).
 		if c.Store.Local() && c.Setup.EnableShell() == nil {
 			notes = append(notes, "run_shell is offered, as when this session was last worked on (--allow-shell).")
@@ -98,7 +99,7 @@ type restoreFlags struct {
 
 // LatestHere returns the most recent session last worked on in o's
 // workspace ("" when there is none), for agentty --continue.
-func LatestHere(o Options, getenv func(string) string) (string, error) {
+func LatestHere(o app.Options, getenv func(string) string) (string, error) {
 	store, err := o.Store(getenv)
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package app
+package console
 
 // "!command" in the console: the person runs a shell command in the
 // workspace as the session's own run_shell call (the approval it always
@@ -53,7 +53,7 @@ func (b *backend) Shell(ctx context.Context, command string) <-chan engine.Event
 		close(ch)
 		return ch
 	}
-	if _, ok := b.con.Setup.registry.Lookup("run_shell"); !ok {
+	if _, ok := b.con.Setup.Registry().Lookup("run_shell"); !ok {
 		return refuse(errors.New("! runs a shell command only when the shell is allowed: start agentty with --allow-shell"))
 	}
 	ec := b.con.Setup.Engine.Config()

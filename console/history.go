@@ -1,4 +1,4 @@
-package app
+package console
 
 // What the console's input keeps across restarts, in the data folder: the
 // messages sent in each workspace (history/<hash of its path>.jsonl, one

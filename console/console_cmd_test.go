@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/ui"
@@ -20,8 +21,8 @@ func TestConsoleCommands(t *testing.T) {
 	env := consoleEnv(t)
 	getenv := func(k string) string { return env[k] }
 	ws := t.TempDir()
-	o := Options{Model: "offline", MaxSteps: 5, Workspace: ws}
-	st, err := Build(context.Background(), o, nil, getenv)
+	o := app.Options{Model: "offline", MaxSteps: 5, Workspace: ws}
+	st, err := app.Build(context.Background(), o, nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +122,8 @@ func TestConsoleWorkflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := Options{Model: "offline", MaxSteps: 5, Workspace: t.TempDir()}
-	st, err := Build(context.Background(), o, nil, getenv)
+	o := app.Options{Model: "offline", MaxSteps: 5, Workspace: t.TempDir()}
+	st, err := app.Build(context.Background(), o, nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +215,8 @@ func TestConsoleSearch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Client\n\nthe retry policy of the client: five attempts\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Model: "offline", MaxSteps: 5, Workspace: ws}
-	st, err := Build(context.Background(), o, nil, getenv)
+	o := app.Options{Model: "offline", MaxSteps: 5, Workspace: ws}
+	st, err := app.Build(context.Background(), o, nil, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

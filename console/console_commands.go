@@ -1,4 +1,4 @@
-package app
+package console
 
 // What the console's slash commands ask of the session (ui.Commander):
 // compact, model, agent, fork, clear, export, trust.
@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/ui"
@@ -148,7 +149,7 @@ func (b *backend) Trust() (string, error) {
 		return "", err
 	}
 	var out strings.Builder
-	if err := TrustFolder(store, cmp.Or(b.con.Opts.Workspace, "."), &out, b.con.Getenv); err != nil {
+	if err := app.TrustFolder(store, cmp.Or(b.con.Opts.Workspace, "."), &out, b.con.Getenv); err != nil {
 		return "", err
 	}
 	return out.String(), nil

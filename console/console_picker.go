@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/ui"
@@ -15,7 +16,7 @@ import (
 // picker opens sessions of a store for the console.
 type picker struct {
 	store *sessions.Store
-	setup *Setup
+	setup *app.Setup
 	con   *Console
 }
 
