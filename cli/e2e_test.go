@@ -86,7 +86,7 @@ func (tm *tmux) wait(what string, cond func(screen string) bool) string {
 func (tm *tmux) waitArmed(what, text string) string {
 	tm.t.Helper()
 	return tm.wait(what+", its keys armed", func(s string) bool {
-		return strings.Contains(s, text) && !strings.Contains(s, "keys are armed in a moment")
+		return strings.Contains(s, text) && !strings.Contains(s, "keys are armed once you stop typing")
 	})
 }
 

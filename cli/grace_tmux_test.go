@@ -9,10 +9,11 @@ import (
 )
 
 // TestTypingAcrossAnApproval types a message one key at a time while an
-// answer is awaited; the approval of a command comes mid-word. The keys
-// typed as it is drawn, y and enter among them, go on into the draft:
-// nothing runs until a deliberate key once the bar says its keys are
-// armed, and the draft is back whole after (issue 50, 3).
+// answer is awaited; the approval of a command comes mid-word, and the
+// typing goes on past it. The keys typed as it is drawn and after, y, n,
+// s, e and enter among them, go on into the draft: nothing runs until a
+// deliberate key once the bar says its keys are armed, and the draft is
+// back whole after (issue 50, 3).
 func TestTypingAcrossAnApproval(t *testing.T) {
 	ws := t.TempDir()
 	sc := writeScript(t, `{"turns":[
@@ -21,22 +22,22 @@ func TestTypingAcrossAnApproval(t *testing.T) {
 	tm := newTmux(t)
 	tm.start(t.TempDir(), "--workspace", ws, "--model", "script:"+sc, "--allow-shell")
 	tm.keys("tidy up", "Enter")
-	typed := ""
-	for _, r := range "the next thing is the release notes" {
+	// A key every 30 ms or so, on through the approval's arrival and for
+	// a second after it: the letters of "yes", "a", "e", "n", "s" and the
+	// spaces and enter would each answer it or open something.
+	typed, arrived := "", -1
+	for i, r := range "the next thing is the release notes, and then a new tag: yes" {
 		tm.run("send-keys", "-t", tm.name, "-l", string(r))
 		typed += string(r)
-		if strings.Contains(tm.screen(), "Approve calling run_shell") {
-			break
+		if arrived < 0 && strings.Contains(tm.screen(), "Approve calling run_shell") {
+			arrived = i
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(30 * time.Millisecond)
 	}
-	if !strings.Contains(tm.screen(), "Approve calling run_shell") {
-		t.Fatalf("the approval did not come while typing %q:\n%s", typed, tm.screen())
-	}
-	// As it is drawn: what would approve, allow, edit or answer it.
-	tm.run("send-keys", "-t", tm.name, "-l", " yae")
 	tm.keys("Enter")
-	typed += " yae"
+	if arrived < 0 || arrived > len(typed)-15 {
+		t.Fatalf("the approval did not come while typing (at %d of %q):\n%s", arrived, typed, tm.screen())
+	}
 	s := tm.waitArmed("the approval", "Approve calling run_shell")
 	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
 		t.Fatalf("a key typed as the approval came ran the command:\n%s", s)

@@ -124,3 +124,32 @@ func TestCtrlCInTheGrace(t *testing.T) {
 		t.Error("the grace took ctrl+c")
 	}
 }
+
+// TestTheGraceLastsWhileTyping: someone who goes on typing after the bar
+// came, a key every 0.6 s of a 1 s grace, for 3 s in all, arms nothing:
+// each key starts the grace again. A second after the last key, y
+// approves.
+func TestTheGraceLastsWhileTyping(t *testing.T) {
+	call := &engine.ToolCall{ID: "c1", Name: "run_shell", Args: []byte(`{"command":"make"}`)}
+	m, reply, clock := gracePaused(t, engine.Pending{Run: "r1", Step: 1, At: engine.Act, ToolCall: call, Approval: true})
+	for _, r := range "e notes" {
+		*clock = clock.Add(600 * time.Millisecond)
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		if r == 'n' || r == 's' {
+			if v, ok := verdictOf(reply); ok {
+				t.Fatalf("%q typed 0.6 s after the last key answered the pause: %+v", r, v)
+			}
+		}
+	}
+	if m.argsEditor != nil {
+		t.Fatal("a key typed while typing went on opened the editor")
+	}
+	if got := m.input.Value(); got != "deploy the notes" {
+		t.Errorf("the draft is %q", got)
+	}
+	*clock = clock.Add(time.Second)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if v, ok := verdictOf(reply); !ok || v.Action != engine.Proceed {
+		t.Fatalf("a second after the last key, y answered %+v, %v", v, ok)
+	}
+}
