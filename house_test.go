@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,12 +58,12 @@ func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/
 
 // frontEnds are the rooms between cli and app: each is built from app's
 // kit, and none imports another (issue 53's third house).
-var frontEnds = []string{"worker", "acp", "console"}
+var frontEnds = []string{"worker", "acp", "console", "fleet"}
 
 // TestImportsRunOneWay: the rooms of ARCHITECTURE.md import one way. The
 // engine's subtree imports nothing of ours outside it; ui imports the
-// engine alone, and only app and the console import ui; only main imports
-// cli; only cli imports a front end (worker, acp, console), and only cli
+// engine alone, and only app, the console and fleet import ui; only main imports
+// cli; only cli imports a front end (worker, acp, console, fleet), and only cli
 // and the front ends import
 // app, which imports none of them; config stands on the engine alone,
 // agents on config and the engine.
@@ -91,7 +91,7 @@ func TestImportsRunOneWay(t *testing.T) {
 		case dep == "app":
 			return pkg == "cli" || slices.Contains(frontEnds, pkg)
 		case dep == "ui":
-			return pkg == "app" || pkg == "console"
+			return pkg == "app" || pkg == "console" || pkg == "fleet"
 		}
 		return pkg != "."
 	}

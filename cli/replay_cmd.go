@@ -14,6 +14,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/replay"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -79,7 +80,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 		return fail(app.ExitError, "session %s has no recorded decisions to replay", id)
 	}
 	replayDefaults(&o, opts.Until, l)
-	gate := app.ReplayGate{HeadlessGate: app.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
+	gate := gates.ReplayGate{HeadlessGate: gates.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
 	st, err := app.Build(ctx, o, gate, getenv)
 	if err != nil {
 		return fail(codeOf(err), "%v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -147,7 +148,7 @@ func runRun(ctx context.Context, opts *runOptions) int {
 		}
 	}
 	defer st.Close()
-	if dg, ok := gate.(*app.DebugGate); ok {
+	if dg, ok := gate.(*gates.DebugGate); ok {
 		dg.Validate = st.ValidateArgs
 	}
 	for _, n := range st.Notices {
@@ -270,7 +271,7 @@ func primeTrace(sink engine.Sink, past []engine.Event, run string) {
 // or --break, every pause answered by a JSON line on stdin. It sets o's
 // output schema from --output-schema. Its errors are of usage.
 func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
-	gate := app.HeadlessGate{Yes: o.Yes, Stderr: opts.Err, Person: app.NewAsker(opts.In, opts.Err, app.IsTerminal(opts.In) && !o.JSON)}
+	gate := gates.HeadlessGate{Yes: o.Yes, Stderr: opts.Err, Person: gates.NewAsker(opts.In, opts.Err, app.IsTerminal(opts.In) && !o.JSON)}
 	var err error
 	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
 		return gate, fmt.Errorf("--answers: %v", err)
@@ -286,14 +287,14 @@ func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
 // debugGate is gate, or with --step or --break a gate that reads each
 // pause's answer as a JSON line on stdin (it then shares f.Out, a line at
 // a time, with the events --json prints). Its errors are of usage.
-func debugGate(gate app.HeadlessGate, step bool, f *factory, o *app.Options) (engine.Gate, error) {
+func debugGate(gate gates.HeadlessGate, step bool, f *factory, o *app.Options) (engine.Gate, error) {
 	if !step && len(o.Breaks) == 0 {
 		return gate, nil
 	}
 	if !o.JSON {
 		return gate, errors.New("--step and --break need --json: each pause is printed as a gate_paused event and answered by a JSON line on stdin (see docs/debugging.md), or use the console: agentty --step")
 	}
-	bs, err := app.ParseBreaks(o.Breaks)
+	bs, err := gates.ParseBreaks(o.Breaks)
 	if err != nil {
 		return gate, fmt.Errorf("--break: %v", err)
 	}
@@ -305,7 +306,7 @@ func debugGate(gate app.HeadlessGate, step bool, f *factory, o *app.Options) (en
 			Data: &engine.Notice{Level: "error", Message: msg}})
 	}
 	if gate.Person == nil {
-		gate.Person = app.NewAsker(f.In, f.Err, false)
+		gate.Person = gates.NewAsker(f.In, f.Err, false)
 	}
 	show := func(p engine.Pending) { // bounded as a remote pause's is
 		data := map[string]any{"at": p.At, "request": p.Request}
@@ -323,7 +324,7 @@ func debugGate(gate app.HeadlessGate, step bool, f *factory, o *app.Options) (en
 			Data    map[string]any `json:"data"`
 		}{engine.SchemaVersion, p.Session, p.Run, p.Step, "pause_request", time.Now(), data})
 	}
-	return &app.DebugGate{HeadlessGate: gate, Step: step, Breaks: bs, In: gate.Person, Tell: tell, Show: show}, nil
+	return &gates.DebugGate{HeadlessGate: gate, Step: step, Breaks: bs, In: gate.Person, Tell: tell, Show: show}, nil
 }
 
 // lockedWriter writes one Write at a time: the run's events and a debug

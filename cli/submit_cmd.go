@@ -14,6 +14,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
 	"github.com/nats-io/nats.go"
 )
@@ -153,7 +154,7 @@ func submitCheck(opts *submitOptions, task string) error {
 		// submit); said here, before anything is queued.
 		return fmt.Errorf("--model %s: a submitted run may not name a script model (a worker's own --model may)", o.Model)
 	}
-	if _, err := app.ParseBreaks(o.Breaks); err != nil {
+	if _, err := gates.ParseBreaks(o.Breaks); err != nil {
 		return fmt.Errorf("--break: %v", err)
 	}
 	if o.Session != "" {

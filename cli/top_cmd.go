@@ -15,6 +15,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/fleet"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -71,7 +72,7 @@ func topRun(ctx context.Context, opts *topOptions) int {
 	defer nc.Close()
 	if opts.AsJSON || !app.OnTerminal(opts.Out) {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		snap, err := app.TakeSnapshot(sctx, nc, opts.Pool)
+		snap, err := fleet.TakeSnapshot(sctx, nc, opts.Pool)
 		cancel()
 		if err != nil {
 			return fail(err)
@@ -87,7 +88,7 @@ func topRun(ctx context.Context, opts *topOptions) int {
 		return fail(err)
 	}
 	defer store.Close()
-	watch, err := app.RunTop(ctx, nc, store, opts.Pool, max(opts.Every, 200*time.Millisecond))
+	watch, err := fleet.RunTop(ctx, nc, store, opts.Pool, max(opts.Every, 200*time.Millisecond))
 	if err != nil {
 		return fail(err)
 	}
@@ -132,8 +133,8 @@ func topLocal(opts *topOptions) int {
 
 // printSnapshot writes a snapshot as text: the runs, the queues, the
 // workers.
-func printSnapshot(w io.Writer, s app.Snapshot) {
-	v := app.TopView(s)
+func printSnapshot(w io.Writer, s fleet.Snapshot) {
+	v := fleet.TopView(s)
 	fmt.Fprintf(w, "%s\n\n%s\n", v.Title, v.Head)
 	for _, r := range v.Rows {
 		fmt.Fprintln(w, r.Line)
@@ -157,7 +158,7 @@ func newQueueCmd(f *factory) *cobra.Command {
 				return exit(codeOf(err))
 			}
 			defer nc.Close()
-			snap, err := app.TakeSnapshot(cmd.Context(), nc, opts.Pool)
+			snap, err := fleet.TakeSnapshot(cmd.Context(), nc, opts.Pool)
 			if err != nil {
 				fmt.Fprintln(opts.Err, "agentty queue:", err)
 				return exit(app.ExitError)
@@ -209,7 +210,7 @@ func newCancelCmd(f *factory) *cobra.Command {
 			defer store.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
 			defer cancel()
-			said, err := app.Cancel(ctx, nc, store, args[0])
+			said, err := fleet.Cancel(ctx, nc, store, args[0])
 			if err != nil {
 				return fail(err)
 			}

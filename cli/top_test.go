@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/fleet"
 )
 
 // agentty top --json lists a run going on with its worker and a request
@@ -30,14 +30,14 @@ func TestTopAndCancel(t *testing.T) {
 	}
 	running := submit("think for a minute")
 	waiting := submit("--pool", "nobody", "wait for a worker")
-	var snap app.Snapshot
+	var snap fleet.Snapshot
 	deadline := time.Now().Add(time.Minute)
 	for {
 		code, out, errs := runCLI(t, context.Background(), env, "top", "--json", "--nats", url)
 		if code != 0 {
 			t.Fatalf("top --json: %d %s", code, errs)
 		}
-		snap = app.Snapshot{}
+		snap = fleet.Snapshot{}
 		json.Unmarshal([]byte(out), &snap)
 		if len(snap.Running) == 1 && snap.Running[0].State == "deciding" && len(snap.Queued) == 1 {
 			break
@@ -77,7 +77,7 @@ func TestTopAndCancel(t *testing.T) {
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		code, out, _ = runCLI(t, context.Background(), env, "top", "--json", "--nats", url)
-		snap = app.Snapshot{}
+		snap = fleet.Snapshot{}
 		json.Unmarshal([]byte(out), &snap)
 		if code == 0 && len(snap.Running) == 0 && len(snap.Queued) == 0 {
 			break

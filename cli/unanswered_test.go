@@ -9,9 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/fleet"
 )
 
 // heldBreaks is a console that shows each break and answers it for the
@@ -99,7 +99,7 @@ func waitUnanswered(t *testing.T, env map[string]string, url, id string) {
 		if code != 0 {
 			t.Fatalf("top --json: %d %s", code, errs)
 		}
-		var snap app.Snapshot
+		var snap fleet.Snapshot
 		json.Unmarshal([]byte(out), &snap)
 		if len(snap.Running) == 1 && snap.Running[0].State == "paused" && !snap.Running[0].Paused.IsZero() {
 			break

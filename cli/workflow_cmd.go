@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/workflow"
 )
 
@@ -88,7 +89,7 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	if err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
-	gate, err := debugGate(app.HeadlessGate{Yes: o.Yes, Stderr: stderr}, false, opts.factory, &o)
+	gate, err := debugGate(gates.HeadlessGate{Yes: o.Yes, Stderr: stderr}, false, opts.factory, &o)
 	if err != nil {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -98,7 +99,7 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 		return fail(codeOf(err), "%v", err)
 	}
 	defer st.Close()
-	if dg, ok := gate.(*app.DebugGate); ok {
+	if dg, ok := gate.(*gates.DebugGate); ok {
 		dg.Validate = st.ValidateArgs
 	}
 	eng, err := app.WorkflowEngine(st, o, w, in, getenv)

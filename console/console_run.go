@@ -15,6 +15,7 @@ import (
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/ui"
 )
@@ -40,7 +41,7 @@ func Run(ctx context.Context, o app.Options, start Start, stdin io.Reader, stdou
 	if err != nil {
 		return fail(app.ExitError, err)
 	}
-	bs, err := app.ParseBreaks(o.Breaks)
+	bs, err := gates.ParseBreaks(o.Breaks)
 	if err != nil {
 		return fail(app.ExitUsage, fmt.Errorf("--break: %v", err))
 	}

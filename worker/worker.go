@@ -13,6 +13,7 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
 	"github.com/nats-io/nats.go"
 )
@@ -242,7 +243,7 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 	ended := sync.OnceFunc(func() { wr.started.Store(false); w.beatSoon(); free() })
 	defer ended()
 	if len(req.Breaks) > 0 {
-		bs, err := app.ParseBreaks(req.Breaks)
+		bs, err := gates.ParseBreaks(req.Breaks)
 		if err != nil {
 			w.giveUp(ctx, d, journal, s, req, err.Error())
 			return

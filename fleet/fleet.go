@@ -1,4 +1,4 @@
-package app
+package fleet
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -178,39 +179,7 @@ func journalCancelled(ctx context.Context, store *sessions.Store, req bus.RunReq
 		s = l.Session
 	}
 	defer j.Close()
-	eng := NewGiveUpEngine()
+	eng := app.NewGiveUpEngine()
 	eng.EndRequest(ctx, s, req.Task, req.ID, engine.StopCancelled, "cancelled by agentty cancel before it ran: it was taken off the queue", j)
 	return j.Close()
-}
-
-// NewGiveUpEngine is an engine that only ends runs (a cancelled one, a
-// worker's lost one): nothing is asked.
-func NewGiveUpEngine() *engine.Engine { return engine.New(engine.Config{Model: noModel{}}) }
-
-// noModel is the model of an engine that only ends runs.
-type noModel struct{}
-
-func (noModel) Decide(context.Context, *engine.Request) (engine.Decision, error) {
-	return engine.Decision{}, errors.New("no model")
-}
-
-// RequestRun finds the top-level run that carries out request in a
-// session's events: its id ("" when none), and whether it finished.
-func RequestRun(events []engine.Event, request string) (run string, finished bool) {
-	for _, ev := range events {
-		if ev.ParentRun != "" {
-			continue
-		}
-		switch d := ev.Data.(type) {
-		case *engine.RunStarted:
-			if d.Request == request {
-				run, finished = ev.Run, false
-			}
-		case *engine.RunFinished:
-			if run != "" && ev.Run == run {
-				finished = true
-			}
-		}
-	}
-	return run, finished
 }
