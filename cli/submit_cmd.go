@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/bus"
+	"github.com/agentty/agentty/console"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/gates"
 	"github.com/agentty/agentty/sessions"
@@ -197,7 +198,7 @@ func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, c
 	enc := json.NewEncoder(stdout)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
-	seen := map[watchKey]bool{}
+	seen := map[console.Key]bool{}
 	for {
 		var fin *engine.RunFinished
 		select {
@@ -212,8 +213,8 @@ func followRun(ctx context.Context, store *sessions.Store, req bus.RunRequest, c
 			if d, ok := ev.Data.(*engine.RunStarted); ok && d.Request == req.ID && ev.ParentRun == "" {
 				run = ev.Run
 			}
-			if asJSON && !seen[keyOf(ev)] {
-				seen[keyOf(ev)] = true
+			if asJSON && !seen[console.KeyOf(ev)] {
+				seen[console.KeyOf(ev)] = true
 				enc.Encode(json.RawMessage(m.Data))
 			}
 			if d, ok := ev.Data.(*engine.RunFinished); ok && run != "" && ev.Run == run && ev.ParentRun == "" {

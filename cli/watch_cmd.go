@@ -97,7 +97,7 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 	if id != "" && !o.JSON && app.OnTerminal(stdout) {
 		return watchConsole(ctx, nc, sub, id, url, o, getenv, errw, warn)
 	}
-	p := &watchPrinter{w: stdout, json: o.JSON, all: id == ""}
+	p := &console.Printer{W: stdout, JSON: o.JSON, All: id == ""}
 	var past []engine.Event
 	if id == "" {
 		fmt.Fprintf(stderr, "agentty watch: following every session live on %s; Ctrl+C ends it\n", bus.Redact(url))
@@ -106,9 +106,9 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 		fmt.Fprintf(stderr, "agentty watch: session %s: %d events from its journal, then live on %s; Ctrl+C ends it\n", id, len(past), bus.Redact(url))
 	}
 	for _, ev := range past {
-		p.print(ev, nil)
+		p.Print(ev, nil)
 	}
-	merge := newWatchMerge(past)
+	merge := console.NewMerge(past)
 	for {
 		msg, err := sub.NextMsgWithContext(ctx)
 		if err != nil {
@@ -122,8 +122,8 @@ func watchRun(ctx context.Context, opts *watchOptions) int {
 			warn("%s: not an event (%v)", msg.Subject, err)
 			continue
 		}
-		for _, it := range merge.add(ev, msg.Data) {
-			p.print(it.ev, it.raw)
+		for _, it := range merge.Add(ev, msg.Data) {
+			p.Print(it.Ev, it.Raw)
 		}
 	}
 }
@@ -207,7 +207,7 @@ func watchConsole(ctx context.Context, nc *nats.Conn, sub *nats.Subscription, id
 // session (whose subject token is the same) are dropped.
 func watchLive(ctx context.Context, sub *nats.Subscription, id string, past []engine.Event, warn func(string, ...any)) <-chan engine.Event {
 	ch := make(chan engine.Event, 64)
-	merge := newWatchMerge(past)
+	merge := console.NewMerge(past)
 	go func() {
 		defer close(ch)
 		for {
@@ -226,9 +226,9 @@ func watchLive(ctx context.Context, sub *nats.Subscription, id string, past []en
 			if ev.Session != id {
 				continue
 			}
-			for _, it := range merge.add(ev, msg.Data) {
+			for _, it := range merge.Add(ev, msg.Data) {
 				select {
-				case ch <- it.ev:
+				case ch <- it.Ev:
 				case <-ctx.Done():
 					return
 				}
@@ -296,193 +296,4 @@ func watchJournal(id string, o app.Options, getenv func(string) string, warn fun
 		warn("%s", w)
 	}
 	return l.Events
-}
-
-// watchKey is what tells one event from another across the journal and
-// the bus: its run, step, kind and time (and session, for watch of all).
-type watchKey struct {
-	session, run string
-	step         int
-	kind         engine.Kind
-	time         int64
-}
-
-func keyOf(ev engine.Event) watchKey {
-	return watchKey{ev.Session, ev.Run, ev.Step, ev.Kind, ev.Time.UnixNano()}
-}
-
-// watchItem is an event to print; raw is its JSON as it came, nil when it
-// came from the journal.
-type watchItem struct {
-	ev  engine.Event
-	raw []byte
-}
-
-// watchMerge drops the live events that the journal read at start already
-// held. Events are published in the journal's order, after they are
-// written, so the live stream's journaled events (all but text deltas) are
-// the journal from some point on, then what is newer: a live event is old
-// while it is one of the journal's, and from the first that is not, or
-// once the journal's last has come by, everything is new. Text deltas are
-// never journaled: those that come before a journaled event belong to a
-// decision the journal has, and are dropped with it; while that is not yet
-// known they are held.
-type watchMerge struct {
-	left    map[watchKey]int // the journal's events not yet seen live
-	last    watchKey         // the journal's last event
-	overlap bool             // live events may still be the journal's
-	held    []watchItem      // text deltas waiting to learn which they are
-}
-
-func newWatchMerge(past []engine.Event) *watchMerge {
-	m := &watchMerge{left: map[watchKey]int{}}
-	for _, ev := range past {
-		if ev.Kind == engine.KindTextDelta {
-			continue
-		}
-		k := keyOf(ev)
-		m.left[k]++
-		m.last, m.overlap = k, true
-	}
-	return m
-}
-
-// add takes the next live event and returns what to print now.
-func (m *watchMerge) add(ev engine.Event, raw []byte) []watchItem {
-	it := watchItem{ev, raw}
-	if !m.overlap {
-		return []watchItem{it}
-	}
-	if ev.Kind == engine.KindTextDelta {
-		m.held = append(m.held, it)
-		return nil
-	}
-	k := keyOf(ev)
-	if m.left[k] > 0 { // the journal had it
-		m.left[k]--
-		m.held = m.held[:0]
-		if k == m.last && m.left[k] == 0 {
-			m.overlap, m.left = false, nil
-		}
-		return nil
-	}
-	m.overlap, m.left = false, nil
-	out := append(m.held, it)
-	m.held = nil
-	return out
-}
-
-// watchPrinter writes events as JSON lines, or one readable line each.
-type watchPrinter struct {
-	w    io.Writer
-	json bool
-	all  bool // every session: each line names its session
-	buf  []byte
-}
-
-func (p *watchPrinter) print(ev engine.Event, raw []byte) {
-	if p.json {
-		// Written again from the decoded event, never as received: anyone
-		// on the bus can publish, and a payload with a raw newline would
-		// break one event per line.
-		out, err := ev.AppendJSON(p.buf[:0])
-		if err != nil {
-			return
-		}
-		p.buf = out
-		p.w.Write(append(out, '\n'))
-		return
-	}
-	if ev.Kind == engine.KindTextDelta {
-		return // its decision says it all, on one line
-	}
-	var b strings.Builder
-	b.WriteString(ev.Time.Local().Format("15:04:05.000"))
-	if p.all {
-		b.WriteString(" " + ev.Session)
-	}
-	fmt.Fprintf(&b, " %s #%d %s", ev.Run, ev.Step, ev.Kind)
-	if s := summary(ev); s != "" {
-		b.WriteString(" " + s)
-	}
-	b.WriteByte('\n')
-	io.WriteString(p.w, b.String())
-}
-
-// summary is a short account of an event's payload, on one line.
-func summary(ev engine.Event) string {
-	one := func(s string) string { return engine.OneLine(s, 100) }
-	switch d := ev.Data.(type) {
-	case *engine.RunStarted:
-		s := one(d.Task)
-		if ev.Agent != "" {
-			s = "as " + ev.Agent + ": " + s
-		}
-		return s
-	case *engine.StepStarted:
-		return fmt.Sprintf("turn %d", d.Turn)
-	case *engine.ModelRequest:
-		return fmt.Sprintf("%d %s, %d tokens", d.Messages, engine.Plural(d.Messages, "message"), d.Tokens)
-	case *engine.Decided:
-		if len(d.ToolCalls) > 0 {
-			names := make([]string, len(d.ToolCalls))
-			for i, c := range d.ToolCalls {
-				names[i] = c.Name
-			}
-			return "calls " + one(strings.Join(names, ", "))
-		}
-		return "answer: " + one(d.Text)
-	case *engine.ToolStarted:
-		return one(d.Name + " " + string(d.Args))
-	case *engine.ToolFinished:
-		s := d.Name + " " + string(d.Status)
-		if d.Error != "" {
-			return one(s + ": " + d.Error)
-		}
-		return one(s + ": " + d.Result)
-	case *engine.RetryScheduled:
-		return one(fmt.Sprintf("%s attempt %d in %v: %s", d.Op, d.Attempt, time.Duration(d.DelayMS)*time.Millisecond, d.Cause))
-	case *engine.MemoryChanged:
-		if d.Op == engine.MemoryDelete {
-			return one("delete " + d.Key)
-		}
-		return one("set " + d.Key + " = " + d.Value)
-	case *engine.ContextTrimmed:
-		return fmt.Sprintf("dropped %d %s (%d tokens)", d.Dropped, engine.Plural(d.Dropped, "message"), d.DroppedTokens)
-	case *engine.ContextCompacted:
-		return fmt.Sprintf("summarised %d %s (%d → %d tokens)", d.Messages, engine.Plural(d.Messages, "message"), d.TokensBefore, d.TokensAfter)
-	case *engine.GatePaused:
-		s := "at " + string(d.At)
-		if d.ToolCall != nil {
-			s += " " + d.ToolCall.Name
-		}
-		return one(s)
-	case *engine.GateResumed:
-		return string(d.Action)
-	case *engine.UsageRecorded:
-		return fmt.Sprintf("%d prompt + %d completion tokens", d.PromptTokens, d.CompletionTokens)
-	case *engine.StepFinished:
-		return fmt.Sprintf("%d tool %s", d.ToolCalls, engine.Plural(d.ToolCalls, "call"))
-	case *engine.RunFinished:
-		switch {
-		case d.Error != "":
-			return one(string(d.StopReason) + ": " + d.Error)
-		case d.Answer != "":
-			return one(string(d.StopReason) + ": " + d.Answer)
-		}
-		return string(d.StopReason)
-	case *engine.Handoff:
-		return one(d.From + " → " + d.To)
-	case *engine.ModelChanged:
-		return one(d.Model)
-	case *engine.WorkflowStarted:
-		return one(d.Name)
-	case *engine.WorkflowStepFinished:
-		return one(d.Step + " " + d.Status + ": " + d.Output)
-	case *engine.WorkflowFinished:
-		return one(d.Name + " " + d.Status + ": " + d.Output + d.Error)
-	case *engine.Notice:
-		return one(d.Level + ": " + d.Message)
-	}
-	return ""
 }

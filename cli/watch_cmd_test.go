@@ -344,14 +344,14 @@ func TestWatchMerge(t *testing.T) {
 			if missed > j {
 				continue
 			}
-			m := newWatchMerge(past)
+			m := console.NewMerge(past)
 			var got []string
 			for _, e := range past {
 				got = append(got, name(e))
 			}
 			for _, e := range stream[from:] {
-				for _, it := range m.add(e, nil) {
-					got = append(got, name(it.ev))
+				for _, it := range m.Add(e, nil) {
+					got = append(got, name(it.Ev))
 				}
 			}
 			// Want: every journaled event once, in order, and the deltas
