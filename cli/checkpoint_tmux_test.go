@@ -86,7 +86,7 @@ func TestRewindUndoInTheConsole(t *testing.T) {
 		return strings.Contains(flatChat(s), "/rewind:") && strings.Contains(s, "· idle ·")
 	})
 	tm.keys("write hello to notes.txt", "Enter")
-	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
+	tm.waitArmed("the approval", "Approve calling write_file")
 	tm.keys("y")
 	tm.wait("the run's end", func(s string) bool {
 		return strings.Contains(s, "· idle ·") && strings.Contains(timelinePane(s), "±1 file")
@@ -133,7 +133,7 @@ func TestRewindAsksForOtherSessionsFiles(t *testing.T) {
 	theirs := filepath.Join(ws, "theirs.txt")
 	tm.start(home, "--workspace", ws, "--model", "offline")
 	tm.keys("write hello to notes.txt", "Enter")
-	tm.wait("the approval", func(s string) bool { return strings.Contains(s, "Approve calling write_file") })
+	tm.waitArmed("the approval", "Approve calling write_file")
 	tm.keys("y")
 	tm.wait("the run's end", func(s string) bool {
 		return strings.Contains(s, "· idle ·") && strings.Contains(timelinePane(s), "±1 file")

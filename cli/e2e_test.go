@@ -526,7 +526,7 @@ func TestConsoleAsksThePerson(t *testing.T) {
 	home := t.TempDir()
 	tm.start(home, "--model", "offline")
 	tm.keys("ask me for my name and remember it", "Enter")
-	tm.wait("the question in the pause bar", func(s string) bool { return strings.Contains(s, "? What is your name?") })
+	tm.waitArmed("the question in the pause bar", "? What is your name?")
 	tm.keys("Ada Lovelace")
 	tm.wait("the answer typed", func(s string) bool { return strings.Contains(s, "> Ada Lovelace") })
 	tm.keys("Enter")

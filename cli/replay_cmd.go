@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,7 +79,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 		return fail(app.ExitError, "session %s has no recorded decisions to replay", id)
 	}
 	replayDefaults(&o, opts.Until, l)
-	gate := gates.ReplayGate{HeadlessGate: gates.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: recordedAnswers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
+	gate := gates.ReplayGate{HeadlessGate: gates.HeadlessGate{Yes: o.Yes, Stderr: stderr, Answers: replay.Answers(l.Events)}, Recorded: replay.Verdicts(l.Events)}
 	st, err := app.Build(ctx, o, gate, getenv)
 	if err != nil {
 		return fail(codeOf(err), "%v", err)
@@ -96,14 +95,14 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	}
 	defer journal.Close()
 	s := engine.NewSession(journal.ID)
-	cmp := &resultCompare{rec: rec, until: opts.Until}
+	cmp := &replay.Compare{Recording: rec, Until: opts.Until}
 	defer st.Flush(stderr, "agentty replay")
 	var first engine.Sink = journal
 	if frame != nil {
 		frame.Next = journal
 		first = frame
 	}
-	sinks := engine.Sinks{st.WithTrace(first), engine.SinkFunc(cmp.emit)} // traced and published as any run
+	sinks := engine.Sinks{st.WithTrace(first), engine.SinkFunc(cmp.Emit)} // traced and published as any run
 	var runErr error
 	for _, task := range rec.Tasks {
 		res := eng.Run(ctx, s, task, sinks)
@@ -125,7 +124,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if runErr != nil {
 		return fail(app.ExitError, "%v", runErr)
 	}
-	if len(cmp.diffs) > 0 {
+	if len(cmp.Diffs) > 0 {
 		return app.ExitError
 	}
 	return 0
@@ -163,22 +162,22 @@ func replayEngine(st *app.Setup, o app.Options, events []engine.Event, rec *repl
 
 // replayReport prints what differed between the replay, session, and the
 // recording of id.
-func replayReport(opts *replayOptions, id, session, model string, cmp *resultCompare, runErr error) {
+func replayReport(opts *replayOptions, id, session, model string, cmp *replay.Compare, runErr error) {
 	stdout := opts.Out
 	if opts.AsJSON {
 		out := struct {
-			Session     string       `json:"session"`
-			Replayed    string       `json:"replayed"`
-			ToolCalls   int          `json:"tool_calls"`
-			Differences []difference `json:"differences"`
-			Error       string       `json:"error,omitempty"`
-		}{session, id, cmp.calls, cmp.diffs, errString(runErr)}
+			Session     string              `json:"session"`
+			Replayed    string              `json:"replayed"`
+			ToolCalls   int                 `json:"tool_calls"`
+			Differences []replay.Difference `json:"differences"`
+			Error       string              `json:"error,omitempty"`
+		}{session, id, cmp.Calls, cmp.Diffs, errString(runErr)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 	} else {
-		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, session, cmp.calls, engine.Plural(cmp.calls, "tool call"), len(cmp.diffs))
-		for _, d := range cmp.diffs {
+		fmt.Fprintf(stdout, "replayed %s as %s: %d %s compared, %d differ\n", id, session, cmp.Calls, engine.Plural(cmp.Calls, "tool call"), len(cmp.Diffs))
+		for _, d := range cmp.Diffs {
 			fmt.Fprintf(stdout, "\nstep %d, %s (%s, %s): %s\n", d.Step, d.Tool, d.Run, d.Call, d.What)
 			for _, l := range d.Diff {
 				fmt.Fprintf(stdout, "  %s\n", l)
@@ -195,86 +194,6 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// difference is a tool result that differs from its recording.
-type difference struct {
-	Run  string   `json:"run"`
-	Step int      `json:"step"`
-	Call string   `json:"call"`
-	Tool string   `json:"tool"`
-	What string   `json:"what"`
-	Diff []string `json:"diff,omitempty"`
-}
-
-// resultCompare compares each tool result of the replay with the
-// recording's (up to step until, when set).
-type resultCompare struct {
-	rec   *replay.Recording
-	until int
-	calls int
-	diffs []difference
-}
-
-func (c *resultCompare) emit(ev engine.Event) error {
-	d, ok := ev.Data.(*engine.ToolFinished)
-	if !ok || (c.until >= 0 && ev.Step > c.until) {
-		return nil
-	}
-	c.calls++
-	was, found := c.rec.Results[replay.Call{Run: ev.Run, ID: d.ID}]
-	diff := difference{Run: ev.Run, Step: ev.Step, Call: d.ID, Tool: d.Name}
-	switch {
-	case !found:
-		diff.What = "the recording has no such call"
-	case was.Status != d.Status:
-		diff.What = fmt.Sprintf("it ended %s, recorded %s", d.Status, was.Status)
-		diff.Diff = lineDiff(was.Text, d.Result)
-	case was.Text != d.Result:
-		diff.What = "the result differs from the recording"
-		diff.Diff = lineDiff(was.Text, d.Result)
-	default:
-		return nil
-	}
-	c.diffs = append(c.diffs, diff)
-	return nil
-}
-
-// lineDiff shows how b differs from a, line by line ("-" recorded, "+"
-// now), around a longest common subsequence; long texts are cut.
-func lineDiff(a, b string) []string {
-	const most = 400
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	x, y = x[:min(len(x), most)], y[:min(len(y), most)]
-	// lcs[i][j]: the longest common subsequence of x[i:] and y[j:].
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] > lcs[i+1][j]):
-			out = append(out, "+ "+y[j])
-			j++
-		default:
-			out = append(out, "- "+x[i])
-			i++
-		}
-	}
-	return out
 }
 
 // replayConfig is the engine configuration a recorded session was run
@@ -314,23 +233,6 @@ func replayConfig(st *app.Setup, o app.Options, events []engine.Event, live bool
 	return eng.Config(), &workflow.Sink{W: w, Inputs: started.Inputs}, nil
 }
 
-// recordedAnswers are the answers a session's questions (ask_user) got, by
-// the question's text.
-func recordedAnswers(events []engine.Event) map[string]string {
-	asked, out := map[string]string{}, map[string]string{}
-	for _, ev := range events {
-		switch d := ev.Data.(type) {
-		case *engine.QuestionAsked:
-			asked[ev.Run+"/"+d.ID] = d.Question.Question
-		case *engine.QuestionAnswered:
-			if q, ok := asked[ev.Run+"/"+d.ID]; ok && d.Refused == "" && !d.TimedOut {
-				out[q] = d.Answer
-			}
-		}
-	}
-	return out
-}
-
 // replayDefaults are the model and agent of a replay not given as flags:
 // the session's model for the live part after --until (else offline,
 // never called: no key or server is needed), and the agent it ran as
@@ -344,17 +246,6 @@ func replayDefaults(o *app.Options, until int, l *sessions.Loaded) {
 		o.Model = "offline"
 	}
 	if o.Agent == "" {
-		o.Agent = recordedAgent(l.Events)
+		o.Agent = replay.Agent(l.Events)
 	}
-}
-
-// recordedAgent is the agent the session's first top-level run ran as
-// ("" for none).
-func recordedAgent(events []engine.Event) string {
-	for _, ev := range events {
-		if _, ok := ev.Data.(*engine.RunStarted); ok && ev.ParentRun == "" {
-			return ev.Agent
-		}
-	}
-	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/replay"
 	"github.com/agentty/agentty/engine/enginetest"
 	"github.com/agentty/agentty/sessions"
 )
@@ -66,7 +67,7 @@ func TestReplay(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nBETA\ngamma\n"), 0o600)
 	code, out, _ = runCLI(t, context.Background(), env, "replay", id, "--workspace", ws, "--json")
 	var rep struct {
-		Differences []difference `json:"differences"`
+		Differences []replay.Difference `json:"differences"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)

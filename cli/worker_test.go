@@ -669,7 +669,7 @@ func TestWatchConsoleAnswersAQuestion(t *testing.T) {
 	tm := newTmux(t)
 	tm.run("new-session", "-d", "-s", tm.name, "-x", "160", "-y", "45",
 		"AGENTTY_HOME="+home+" AGENTTY_CONFIG="+home+"/none.json TERM=xterm-256color "+binary+" watch "+id+" --nats "+srv.URL())
-	tm.wait("the question in the pause bar", func(s string) bool { return strings.Contains(s, "? What is your name?") })
+	tm.waitArmed("the question in the pause bar", "? What is your name?")
 	tm.keys("Grace")
 	tm.keys("Enter")
 	tm.wait("the answer remembered", func(s string) bool { return strings.Contains(memoryPane(s), "name = Grace") })
