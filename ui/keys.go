@@ -13,6 +13,7 @@ type keyMap struct {
 	LeaveUnrun, RunAgain                                   key.Binding // at the pause of a call an earlier process left interrupted
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Search, SearchScope                                    key.Binding // the search and its scope
+	Zoom                                                   key.Binding // the focused pane, the whole width (and back)
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
 	Commands, Complete, Choose, RunCommand, CloseList      key.Binding // the slash commands and their list
@@ -73,6 +74,7 @@ func newKeyMap() keyMap {
 		StepMode:   b([]string{"ctrl+t"}, "ctrl+t", "step mode"),
 		Sessions:   b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
 		Search:     b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
+		Zoom:       b([]string{"ctrl+z"}, "ctrl+z", "zoom pane"),
 		Continue:   b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
 		Cancel:     b([]string{"ctrl+c"}, "ctrl+c", "cancel run / quit"),
 		Quit:       b([]string{"ctrl+d"}, "ctrl+d", "quit"),
@@ -181,11 +183,11 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	}
 	switch h.focus {
 	case focusTimeline:
-		return []key.Binding{h.k.Detail, h.k.Fork, h.k.BreakHere, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
+		return []key.Binding{h.k.Detail, h.k.Fork, h.k.BreakHere, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Zoom, h.k.Help}
 	case focusMemory:
-		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Help}
+		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Zoom, h.k.Help}
 	}
-	return []key.Binding{h.k.Send, h.k.Newline, h.k.Focus, h.k.StepMode, h.k.Cancel, h.k.Help}
+	return []key.Binding{h.k.Send, h.k.Newline, h.k.Focus, h.k.StepMode, h.k.Cancel, h.k.Zoom, h.k.Help}
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
@@ -199,7 +201,9 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.BreakHere, h.k.Sessions, h.k.Search, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Respond, h.k.Allow, h.k.Inspect, h.k.Skip, h.k.Deny, h.k.Abort},
-		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help},
+		// Zoom's key is the last the fuzzer's list of keys takes from here:
+		// the committed seeds keep the keys they pressed.
+		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Zoom, h.k.Cancel, h.k.Quit, h.k.Help},
 	}
 	if h.narrow {
 		return [][]key.Binding{append(cols[0], cols[1]...), append(cols[2], cols[3]...)}
@@ -216,7 +220,7 @@ func (h helpKeys) followFullHelp() [][]key.Binding {
 		look = append(look, h.k.Search)
 	}
 	cols := [][]key.Binding{
-		{h.k.FollowCommands, h.k.Focus, h.k.Back, h.k.Scroll, h.k.Expand},
+		{h.k.FollowCommands, h.k.Focus, h.k.Back, h.k.Scroll, h.k.Zoom, h.k.Expand},
 		append(look, h.k.StepMode),
 		{h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.FollowQuit, h.k.Help},
