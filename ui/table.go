@@ -162,29 +162,35 @@ func (t table) fitsGlamour(width int) bool {
 // the columns: each its whole width when all fit; else each at least its
 // longest word, the longest words cut to one length where they do not all
 // fit (they are broken), and what is left in proportion to what each
-// lacks. ok is false when columns of 6 cells do not fit.
+// lacks. ok is false when that length would be under 6 cells.
 func (t table) columns(room int) (widths []int, ok bool) {
 	natural, word := t.naturalWidths()
-	n := len(natural)
-	widths = make([]int, n)
-	cut := 0 // the length the longest words are cut to (0: none)
-	for {
-		need, lack := 0, 0
+	need := func(cut int) (int, int) { // the columns' width and what they lack, longest words cut to cut
+		sum, lack := 0, 0
 		for i := range natural {
-			widths[i] = max(min(word[i], natural[i]), 1)
-			if cut > 0 {
-				widths[i] = min(widths[i], cut)
-			}
-			need += widths[i]
-			lack += natural[i] - widths[i]
+			w := max(min(word[i], natural[i], cut), 1)
+			sum, lack = sum+w, lack+natural[i]-w
 		}
-		if need <= room {
-			return share(widths, natural, room-need, lack), true
-		}
-		if cut = slices.Max(widths) - 1; cut < 6 {
-			return nil, false
+		return sum, lack
+	}
+	lo, hi := 6, max(slices.Max(word), 6) // the longest cut that fits, by halves: a hostile table has thousands of columns
+	if sum, _ := need(lo); sum > room {
+		return nil, false
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if sum, _ := need(mid); sum <= room {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
 	}
+	widths = make([]int, len(natural))
+	for i := range natural {
+		widths[i] = max(min(word[i], natural[i], lo), 1)
+	}
+	sum, lack := need(lo)
+	return share(widths, natural, room-sum, lack), true
 }
 
 // share gives left cells to the columns in proportion to what each lacks

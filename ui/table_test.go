@@ -155,3 +155,30 @@ func TestTableCellsAsText(t *testing.T) {
 		t.Errorf("cells %q, want %q", tb.rows, want)
 	}
 }
+
+// TestHostileTables: what a model may write to make the Chat slow or lose
+// text: thousands of columns (shown a row at a time), a word longer than
+// the pane (broken, every letter kept), thousands of rows.
+func TestHostileTables(t *testing.T) {
+	c := newChat("notty")
+	var head, delim, row []string
+	for i := range 3000 {
+		head, delim, row = append(head, fmt.Sprint("h", i)), append(delim, "-"), append(row, fmt.Sprint("v", i))
+	}
+	many := strings.Join(c.markdown("|"+strings.Join(head, "|")+"|\n|"+strings.Join(delim, "|")+"|\n|"+strings.Join(row, "|")+"|", 76), "\n")
+	if !strings.Contains(many, "h0: v0") || !strings.Contains(many, "h2999: v2999") {
+		t.Errorf("a table of 3,000 columns is not shown a row at a time")
+	}
+	long := strings.Repeat("x", 5000)
+	md := "| a | b |\n|---|---|\n| " + long + " | short |\n" + strings.Repeat("| 1 | 2 |\n", 3000)
+	lines := c.markdown(md, 76)
+	got := tableCells(lines, 2)
+	if len(got) != 3002 || !sameText(got[1][0], long) || got[1][1] != "short" {
+		t.Errorf("a 5,000-letter cell or 3,000 rows lost text: %d rows", len(got))
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 76 {
+			t.Fatalf("a line is wider than the pane: %d cells", ansi.StringWidth(l))
+		}
+	}
+}
