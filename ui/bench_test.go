@@ -186,3 +186,40 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// longMarkdown is an answer of about n tokens (words) of Markdown:
+// headings, paragraphs, lists, a table wider than the Chat and code,
+// again and again.
+func longMarkdown(n int) string {
+	var b strings.Builder
+	for part := 1; len(strings.Fields(b.String())) < n; part++ {
+		fmt.Fprintf(&b, "## Part %d\n\n%s\n\n", part, longAnswer)
+	}
+	return b.String()
+}
+
+// BenchmarkStreamMarkdown streams an answer of 5,000 tokens of Markdown
+// through Update and View at 160×45, a word a frame, then its decision and
+// the frame that draws the finished answer. It reports tokens per second
+// over the whole stream and the CPU time of that last frame (end-ms).
+func BenchmarkStreamMarkdown(b *testing.B) {
+	answer := longMarkdown(5000)
+	toks := strings.SplitAfter(answer, " ")
+	var end time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		m := longConsole(b, 40)
+		for _, tok := range toks {
+			m.Update(engineEventMsg{engine.Event{Kind: engine.KindTextDelta, Data: &engine.TextDelta{Text: tok}}})
+			_ = m.View()
+		}
+		start := cpuTime()
+		m.Update(engineEventMsg{engine.Event{Kind: engine.KindDecision, Data: &engine.Decided{Text: answer}}})
+		if !strings.Contains(m.View(), "race detector") {
+			b.Fatal("the finished answer is not on screen")
+		}
+		end += cpuTime() - start
+	}
+	b.ReportMetric(float64(b.N*len(toks))/b.Elapsed().Seconds(), "tokens/s")
+	b.ReportMetric(float64(end.Microseconds())/1000/float64(b.N), "end-ms")
+}

@@ -46,61 +46,13 @@ type chatItem struct {
 	stream    streamWrap
 	reasoning string // the tail of the model's reasoning, shown until text comes
 	raw       string // an answer's text as the model wrote it, redacted, not sanitized (/copy)
+	// pre is what the streaming of a finished answer rendered, for its
+	// first drawing (nil: none, or drawn)
+	pre *streamed
 
 	lines []string
 	width int
 	at    stepRef // the step that made it
-}
-
-// streamWrap word-wraps text as it arrives: rows that are full never change,
-// so each delta re-wraps only the unfinished last row, and the finished rows
-// are fitted to the pane once and kept in lines (after a header). Rows are
-// indented by glamour's margin, so that the text stays where it is when the
-// finished message is rendered as Markdown.
-type streamWrap struct {
-	width int // wrapping width
-	fitW  int // the pane's width
-	lines []string
-	cur   string
-}
-
-func newStreamWrap(width, fitW int, header string) streamWrap {
-	return streamWrap{width: width, fitW: fitW, lines: []string{fit(header, fitW)}}
-}
-
-func (w *streamWrap) add(s string) {
-	for {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			w.cur += s
-			break
-		}
-		w.cur += s[:i]
-		w.finish(wrapRows(w.cur, w.width))
-		w.cur = ""
-		s = s[i+1:]
-	}
-	if rows := wrapRows(w.cur, w.width); len(rows) > 1 {
-		w.finish(rows[:len(rows)-1])
-		w.cur = rows[len(rows)-1]
-	}
-}
-
-func (w *streamWrap) finish(rows []string) {
-	for _, r := range rows {
-		w.lines = append(w.lines, fit(markdownMargin+r, w.fitW))
-	}
-}
-
-// view returns the header, the finished rows and the unfinished one. It
-// shares the finished rows rather than copying them: it is valid until the
-// next add.
-func (w *streamWrap) view() []string {
-	out := w.lines[:len(w.lines):cap(w.lines)]
-	for _, r := range wrapRows(w.cur, w.width) {
-		out = append(out, fit(markdownMargin+r, w.fitW))
-	}
-	return append(out, strings.Repeat(" ", w.fitW))
 }
 
 // subChat is what the Chat keeps of a sub-run, for its delegation line:
@@ -382,7 +334,7 @@ func (c *chat) apply(ev engine.Event) {
 		it := c.streamingItem()
 		it.buf.WriteString(d.Text)
 		if it.stream.width == c.streamWidth() && it.stream.fitW == c.width {
-			it.stream.add(d.Text)
+			c.feed(it, d.Text)
 		}
 		it.lines = nil
 	case *engine.RetryScheduled:
@@ -420,9 +372,13 @@ func (c *chat) apply(ev engine.Event) {
 // decided drops the streamed text for the decision: its text, and a line
 // per call (a workflow step's in the step's line).
 func (c *chat) decided(ev engine.Event, d *engine.Decided) {
+	var pre *streamed
+	if n := len(c.items); n > 0 && c.items[n-1].streaming {
+		pre = c.handOver(c.items[n-1], d.Text)
+	}
 	c.dropStreaming()
 	if d.Text != "" {
-		c.add(&chatItem{kind: itemAssistant, text: d.Text, yours: ev.Run == c.shellRun && ev.Run != ""})
+		c.add(&chatItem{kind: itemAssistant, text: d.Text, yours: ev.Run == c.shellRun && ev.Run != "", pre: pre})
 	}
 	for _, tc := range d.ToolCalls {
 		call := c.newCall(ev, tc)

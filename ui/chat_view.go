@@ -34,9 +34,8 @@ func (c *chat) linesOf(it *chatItem) []string {
 		}
 	case itemAssistant:
 		if it.streaming {
-			if sw := c.streamWidth(); it.stream.width != sw || it.stream.fitW != c.width {
-				it.stream = newStreamWrap(sw, c.width, streamHeader)
-				it.stream.add(it.buf.String())
+			if it.stream.width != c.streamWidth() || it.stream.fitW != c.width {
+				c.restream(it)
 			}
 			it.lines = it.stream.view()
 			if it.buf.Len() == 0 && it.reasoning != "" {
@@ -50,7 +49,7 @@ func (c *chat) linesOf(it *chatItem) []string {
 		if it.yours {
 			head = styleUser.Render("▍You") + styleDim.Render(" · your command's output")
 		}
-		lines = append([]string{head}, c.markdown(it.text, w)...)
+		lines = append([]string{head}, c.answerLines(it, w)...)
 	case itemTool:
 		if it.name == agentTool {
 			lines = delegationLines(it, w, c.expanded)

@@ -14,6 +14,7 @@ type keyMap struct {
 	StepMode, Sessions, Continue, Cancel, Quit, Help, Back key.Binding
 	Search, SearchScope                                    key.Binding // the search and its scope
 	Mouse                                                  key.Binding // the mouse to the terminal and back
+	Zoom                                                   key.Binding // the focused pane, the whole width (and back)
 	Step, RunCall, Approve, Run, Edit, Skip, Deny, Abort   key.Binding
 	MemAdd, MemEdit, MemDelete                             key.Binding
 	Commands, Complete, Choose, RunCommand, CloseList      key.Binding // the slash commands and their list
@@ -75,6 +76,7 @@ func newKeyMap() keyMap {
 		Sessions:   b([]string{"ctrl+o"}, "ctrl+o", "sessions"),
 		Search:     b([]string{"ctrl+f"}, "ctrl+f", "search sessions and files"),
 		Mouse:      b([]string{"ctrl+g"}, "ctrl+g", "release the mouse (select)"),
+		Zoom:       b([]string{"ctrl+z"}, "ctrl+z", "zoom pane"),
 		Continue:   b([]string{"ctrl+r"}, "ctrl+r", "continue interrupted run"),
 		Cancel:     b([]string{"ctrl+c"}, "ctrl+c", "cancel run / quit"),
 		Quit:       b([]string{"ctrl+d"}, "ctrl+d", "quit"),
@@ -183,11 +185,11 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	}
 	switch h.focus {
 	case focusTimeline:
-		return []key.Binding{h.k.Detail, h.k.Fork, h.k.BreakHere, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Help}
+		return []key.Binding{h.k.Detail, h.k.Fork, h.k.BreakHere, h.k.Fold, h.k.Focus, h.k.Back, h.k.StepMode, h.k.Zoom, h.k.Help}
 	case focusMemory:
-		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Help}
+		return []key.Binding{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Focus, h.k.Back, h.k.Zoom, h.k.Help}
 	}
-	return []key.Binding{h.k.Send, h.k.Newline, h.k.Focus, h.k.StepMode, h.k.Cancel, h.k.Help}
+	return []key.Binding{h.k.Send, h.k.Newline, h.k.Focus, h.k.StepMode, h.k.Cancel, h.k.Zoom, h.k.Help}
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
@@ -201,10 +203,14 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 		{h.k.Send, h.k.Newline, h.k.History, h.k.Commands, h.k.Focus, h.k.Back},
 		{h.k.Scroll, h.k.Expand, h.k.Detail, h.k.Fold, h.k.Fork, h.k.BreakHere, h.k.Sessions, h.k.Search, h.k.Continue},
 		{h.k.StepMode, h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Respond, h.k.Allow, h.k.Inspect, h.k.Skip, h.k.Deny, h.k.Abort},
-		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Mouse, h.k.Cancel, h.k.Quit, h.k.Help},
+		// Their keys are the last the fuzzer's list of keys takes from
+		// here: the committed seeds keep the keys they pressed.
+		{h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Mouse, h.k.Zoom, h.k.Cancel, h.k.Quit, h.k.Help},
 	}
-	if h.narrow {
-		return [][]key.Binding{append(cols[0], cols[1]...), append(cols[2], cols[3]...)}
+	if h.narrow { // two columns of about the same height: the screen's keys on the left
+		left := append(append(cols[0], cols[1]...), h.k.Mouse, h.k.Zoom)
+		right := append(cols[2], h.k.MemAdd, h.k.MemEdit, h.k.MemDelete, h.k.Cancel, h.k.Quit, h.k.Help)
+		return [][]key.Binding{left, right}
 	}
 	return cols
 }
@@ -218,7 +224,7 @@ func (h helpKeys) followFullHelp() [][]key.Binding {
 		look = append(look, h.k.Search)
 	}
 	cols := [][]key.Binding{
-		{h.k.FollowCommands, h.k.Focus, h.k.Back, h.k.Scroll, h.k.Expand, h.k.Mouse},
+		{h.k.FollowCommands, h.k.Focus, h.k.Back, h.k.Scroll, h.k.Zoom, h.k.Expand, h.k.Mouse},
 		append(look, h.k.StepMode),
 		{h.k.Step, h.k.Approve, h.k.Run, h.k.Edit, h.k.Skip, h.k.Deny, h.k.Abort},
 		{h.k.FollowQuit, h.k.Help},

@@ -23,9 +23,58 @@ func (c *chat) renderer(width int) *glamour.TermRenderer {
 	return r
 }
 
-// markdown renders text as Markdown at width, falling back to plain
-// wrapping.
+// markdown renders text as Markdown at width, a block at a time (see
+// blocks.go): the blocks' lines, a blank line between blocks.
 func (c *chat) markdown(text string, width int) []string {
+	var lines []string
+	n := 0
+	for _, b := range splitBlocks(text) {
+		lines, n = addBlock(lines, n, c.block(b, width))
+	}
+	return lines
+}
+
+// addBlock appends a block's lines to lines, after a blank line when n
+// blocks come before it, and returns them and the number of blocks. A
+// block with no lines (a link's definition) adds nothing.
+func addBlock(lines []string, n int, block []string) ([]string, int) {
+	if len(block) == 0 {
+		return lines, n
+	}
+	if n > 0 {
+		lines = append(lines, "")
+	}
+	return append(lines, block...), n + 1
+}
+
+// block renders one block of Markdown at width, with no blank line at
+// either end. Glamour renders it, but for a table wider than width, which
+// is drawn with its cells wrapped (table.go).
+func (c *chat) block(text string, width int) []string {
+	lines := strings.Split(text, "\n")
+	if from, to, ok := tableAt(lines); ok {
+		if t, ok := parseTable(strings.Join(lines[from:to], "\n")); ok && !t.fitsGlamour(width) {
+			var out []string
+			n := 0
+			out, n = addBlock(out, n, c.block(strings.Join(lines[:from], "\n"), width))
+			out, n = addBlock(out, n, t.draw(width, c.asciiRules()))
+			out, _ = addBlock(out, n, c.block(strings.Join(lines[to:], "\n"), width))
+			return out
+		}
+	}
+	lines = c.glamourLines(text, width)
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// glamourLines renders text as Markdown through glamour at width, falling
+// back to plain wrapping.
+func (c *chat) glamourLines(text string, width int) []string {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
 	if r := c.renderer(width); r != nil {
 		md, held := holdHyphens(hangCode(escapeHTML(text), width-codeMargins))
 		if out, err := r.Render(md); err == nil {
@@ -239,3 +288,6 @@ func hangRows(l string, width int) []string {
 	}
 	return rows
 }
+
+// asciiRules reports whether the style draws tables with ASCII rules.
+func (c *chat) asciiRules() bool { return c.style == "notty" || c.style == "ascii" }

@@ -178,6 +178,8 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		return m.toggleMouse(), true
 	case key.Matches(msg, k.Continue):
 		return m.continueRun(), true
+	case key.Matches(msg, k.Zoom):
+		m.toggleZoom()
 	case key.Matches(msg, k.Expand):
 		m.chat.expanded = !m.chat.expanded
 		m.chat.invalidate()

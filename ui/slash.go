@@ -69,6 +69,7 @@ var commands = []command{
 	{name: "search", args: "[QUERY]", help: "search the sessions and files (ctrl+f)"},
 	{name: "memory", help: "the Memory pane"},
 	{name: "mouse", help: "release the mouse to select text, or take it back (ctrl+g)"},
+	{name: "zoom", help: "the focused pane at full width, or back (ctrl+z)"},
 	{name: "skills", help: "the Agent Skills the model may read"},
 	{name: "trust", help: "trust this workspace's config"},
 	{name: "break", args: "[COND|clear|list]", help: "pause at COND: tool=, agent=, step=, error, text=, tokens>"},
@@ -467,6 +468,9 @@ func (m *Model) instantCommand(name, arg string) (tea.Cmd, bool) {
 		return tea.Quit, true
 	case "memory":
 		m.setFocus(focusMemory)
+		return nil, true
+	case "zoom":
+		m.toggleZoom()
 		return nil, true
 	case "help":
 		m.help.open = true

@@ -45,6 +45,9 @@ func (m *Model) statusLine() string {
 	case m.gate.Stepping():
 		segs = append(segs, seg{"step mode", 4, false})
 	}
+	if m.zoomed {
+		segs = append(segs, seg{"zoom " + paneNames[m.shown], 4, false})
+	}
 	if m.cfg.Status != "" {
 		segs = append(segs, seg{styleErr.Render(m.cfg.Status), 2, false})
 	}

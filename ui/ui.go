@@ -111,7 +111,8 @@ type Model struct {
 
 	width, height int
 	focus         focus
-	shown         focus // the pane shown when the terminal is narrow
+	shown         focus // the pane shown when the terminal is narrow, or zoomed
+	zoomed        bool  // one pane has the whole width (ctrl+z, /zoom)
 
 	chat  chat
 	tl    timeline

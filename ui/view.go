@@ -8,11 +8,36 @@ import (
 )
 
 // Layout: the panes side by side on a wide terminal, one at a time (with a
-// tab bar) on a narrow one; the input box, the status line and the help
-// below them.
+// tab bar) on a narrow one or zoomed; the input box, the status line and
+// the help below them.
 const wideWidth = 120
 
-func (m *Model) wide() bool { return m.width >= wideWidth }
+// wide reports whether the panes are side by side.
+func (m *Model) wide() bool { return m.width >= wideWidth && !m.zoomed }
+
+// toggleZoom gives the pane that has the focus (the Chat when the input
+// has it) the whole width, as a narrow terminal shows it, or puts the
+// panes side by side again. Zoomed, tab goes from pane to pane, each with
+// the whole width; a resize keeps the zoom.
+func (m *Model) toggleZoom() {
+	wasWide := m.wide()
+	m.zoomed = !m.zoomed
+	switch {
+	case !m.zoomed:
+		m.note = "zoom off: the panes side by side"
+		if m.width < wideWidth {
+			m.note = "zoom off (the terminal is too narrow for the panes side by side)"
+		}
+	case m.focus != focusInput:
+		m.shown = m.focus
+	case wasWide:
+		m.shown = focusChat
+	}
+	if m.zoomed {
+		m.note = "zoom: the " + paneNames[m.shown] + " has the whole width (ctrl+z or /zoom: side by side)"
+	}
+	m.layout()
+}
 
 func (m *Model) widths() (chatW, tlW, memW int) {
 	if !m.wide() {
