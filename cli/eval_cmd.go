@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -21,7 +20,6 @@ import (
 	"github.com/agentty/agentty/config"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/eval"
 )
 
@@ -164,7 +162,7 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 	results := r.Run(ctx)
 	took := time.Since(began)
 	eval.WriteSummary(stdout, results, took)
-	if err := evalWriteReports(opts, suite, model, results, began, took); err != nil {
+	if err := eval.WriteReports(eval.ReportFiles{JUnit: opts.JUnitFile, JSON: opts.JSONFile}, suite, model, results, began, took); err != nil {
 		return fail(err)
 	}
 	if ctx.Err() != nil {
@@ -314,7 +312,7 @@ func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
 		return o, app.Usage(errors.New("a comparison runs the cases live: name the model with --model (the suite names none)"))
 	}
 	if o.Model == "" && live {
-		if err := judgeSuiteModel(o, suite, opts.Getenv); err != nil {
+		if err := app.JudgeSuiteModel(o, suite, opts.Getenv); err != nil {
 			return o, app.Usage(err)
 		}
 	}
@@ -327,55 +325,6 @@ func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
 		o.MaxSteps, o.MaxStepsSet = suite.MaxSteps, true
 	}
 	return o, nil
-}
-
-// evalWriteReports writes the --junit and --json reports.
-func evalWriteReports(opts *evalOptions, suite *eval.Suite, model string, results []*eval.CaseResult, began time.Time, took time.Duration) error {
-	if opts.JUnitFile != "" {
-		var b bytes.Buffer
-		if err := eval.WriteJUnit(&b, suite, results, took, began); err != nil {
-			return fmt.Errorf("--junit: %v", err)
-		}
-		if err := os.WriteFile(opts.JUnitFile, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--junit: %v", err)
-		}
-	}
-	if opts.JSONFile != "" {
-		rep := eval.Tally(results)
-		rep.Suite, rep.File, rep.Description, rep.Model, rep.DurationS, rep.Cases = suite.Name, suite.File, suite.Description, model, took.Seconds(), results
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return fmt.Errorf("--json: %v", err)
-		}
-		if err := os.WriteFile(opts.JSONFile, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("--json: %v", err)
-		}
-	}
-	return nil
-}
-
-// judgeSuiteModel refuses the model a suite names when the suite is a file
-// of an untrusted workspace, as workflow files' models are refused: a
-// script: model's calls would run under the person's own policies, and any
-// other would spend their key. Named on the command line, it is theirs.
-func judgeSuiteModel(o app.Options, suite *eval.Suite, getenv func(string) string) error {
-	if suite.Model == "" || suite.Model == offline.Name {
-		return nil
-	}
-	wsDir := cmp.Or(o.Workspace, ".")
-	if !app.Inside(suite.File, wsDir) {
-		return nil
-	}
-	_, ws, err := config.Load(getenv, wsDir)
-	if err != nil {
-		return err
-	}
-	trusted, err := app.WorkspaceTrusted(o, app.AbsDir(wsDir), ws, getenv)
-	if err != nil || trusted {
-		return err
-	}
-	return fmt.Errorf("%s: model %q: refused: the suite is in a workspace you have not trusted (%s); pass --model %s to run it with that model yourself, or trust the folder (agentty trust %s)",
-		suite.File, suite.Model, app.AbsDir(wsDir), config.ShellQuote(suite.Model), config.ShellQuote(app.AbsDir(wsDir)))
 }
 
 // suiteAgentError is err of a setup whose agent came from the suite's

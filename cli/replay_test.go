@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/engine/replay"
 	"github.com/agentty/agentty/engine/enginetest"
+	"github.com/agentty/agentty/engine/replay"
 	"github.com/agentty/agentty/sessions"
 )
 

@@ -273,11 +273,11 @@ func primeTrace(sink engine.Sink, past []engine.Event, run string) {
 func runGate(opts *runOptions, o *app.Options) (engine.Gate, error) {
 	gate := gates.HeadlessGate{Yes: o.Yes, Stderr: opts.Err, Person: gates.NewAsker(opts.In, opts.Err, app.IsTerminal(opts.In) && !o.JSON)}
 	var err error
-	if gate.Answers, err = readAnswers(opts.Answers); err != nil {
+	if gate.Answers, err = gates.ReadAnswers(opts.Answers); err != nil {
 		return gate, fmt.Errorf("--answers: %v", err)
 	}
 	if opts.OutputSchema != "" {
-		if o.OutputSchema, err = readSchema(opts.OutputSchema); err != nil {
+		if o.OutputSchema, err = config.ReadOutputSchema(opts.OutputSchema); err != nil {
 			return gate, fmt.Errorf("--output-schema: %v", err)
 		}
 	}
@@ -338,33 +338,4 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
-}
-
-// readSchema reads a JSON Schema file.
-func readSchema(path string) (json.RawMessage, error) {
-	b, err := config.ReadSmall(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := engine.CheckOutputSchema(b); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
-}
-
-// readAnswers reads --answers FILE: a JSON object of questions and their
-// answers ("" reads nothing).
-func readAnswers(path string) (map[string]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := config.ReadSmall(path)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: want a JSON object of questions and answers: %v", path, err)
-	}
-	return m, nil
 }

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,7 +16,6 @@ import (
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
-	"github.com/agentty/agentty/traces"
 )
 
 const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo, import [FILE…] [--from claude|codex] or trace ID [--run RUN] [--otlp URL]"
@@ -107,7 +103,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		sub("rewind ID --at STEP | --undo [--yes] [--others]", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo\n  agentty sessions rewind 0abc12 --at 1 --others   other sessions' work since goes too", cobra.ExactArgs(1), sessionsRewind),
 		newSessionsImportCmd(f),
 		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
-			return traceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
+			return app.TraceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
 		}),
 	)
 	return cmd
@@ -273,7 +269,7 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 	}
 	fmt.Fprintf(stdout, "%s  %s  (%s, %d %s, %d %s, %d tokens in, %d out, %s)\n", l.Meta.ID, l.Meta.Title, l.Meta.Model, l.Meta.Runs, engine.Plural(l.Meta.Runs, "run"),
 		l.Meta.LastStep, engine.Plural(l.Meta.LastStep, "step"), u.PromptTokens, u.CompletionTokens, cost)
-	printSteps(stdout, steps)
+	sessions.PrintSteps(stdout, steps)
 	if ev := sessions.Unanswered(l.Events); ev != nil {
 		fmt.Fprintf(stdout, "unanswered: %s since %s (%s ago); a console of whoever submitted the run answers it (agentty watch %s)\n",
 			waitingFor(ev), ev.Time.Local().Format(time.DateTime), time.Since(ev.Time).Round(time.Second), l.Meta.ID)
@@ -350,100 +346,3 @@ func printJSON(w io.Writer, v any) int {
 }
 
 func ago(t time.Time) string { return sessions.Age(t, time.Now()) }
-
-// traceSession sends a stored session's runs (or one) to the OTLP collector
-// as spans with their recorded times and ids.
-func traceSession(store *sessions.Store, id, run string, o app.Options, getenv func(string) string, stdout io.Writer) error {
-	tc := traces.Config{Endpoint: o.OTLP, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
-	if !tc.Enabled() {
-		return app.Usage(errors.New("no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT"))
-	}
-	l, err := store.Load(id)
-	if err != nil {
-		return err
-	}
-	t, err := traces.Start(context.Background(), tc)
-	if err != nil {
-		return app.Usage(err)
-	}
-	sink := t.Sink(traces.Options{Model: l.Meta.Model, Replay: true})
-	var runs []string
-	seen := map[string]bool{}
-	for _, ev := range l.Events {
-		if ev.Run == "" || (run != "" && ev.Run != run) {
-			continue
-		}
-		if !seen[ev.Run] {
-			seen[ev.Run] = true
-			runs = append(runs, ev.Run)
-		}
-		sink.Emit(ev)
-	}
-	sink.Close()
-	if err := t.Close(); err != nil {
-		return err
-	}
-	if len(runs) == 0 {
-		if run != "" {
-			return fmt.Errorf("session %s has no run %q", id, run)
-		}
-		return fmt.Errorf("session %s has no runs", id)
-	}
-	for _, r := range runs {
-		fmt.Fprintf(stdout, "%s %s trace %s\n", id, r, traces.TraceID(l.Session.ID, r))
-	}
-	return nil
-}
-
-// printSteps prints a session's timeline as a tree: each top-level run and
-// its steps, and under the step whose call delegated to it, each sub-run
-// (indented) with its own steps.
-func printSteps(w io.Writer, steps []sessions.Step) {
-	byRun := map[string][]sessions.Step{}
-	subs := map[string][]string{} // "run#step" → the sub-runs its calls started
-	var tops []string
-	for _, s := range steps {
-		if _, seen := byRun[s.Run]; !seen {
-			if s.ParentRun == "" {
-				tops = append(tops, s.Run)
-			} else {
-				k := s.ParentRun + "#" + strconv.Itoa(s.ParentStep)
-				subs[k] = append(subs[k], s.Run)
-			}
-		}
-		byRun[s.Run] = append(byRun[s.Run], s)
-	}
-	var print func(run string, depth int)
-	print = func(run string, depth int) {
-		pad := strings.Repeat("    ", depth)
-		for _, s := range byRun[run] {
-			retries := ""
-			if s.Retries > 0 {
-				retries = fmt.Sprintf(" (%d retries)", s.Retries)
-			}
-			fmt.Fprintf(w, "%s  step %-3d %-11s %s%s\n", pad, s.Step, s.Status, s.Decision, retries)
-			for _, t := range s.Tools {
-				fmt.Fprintf(w, "%s           %-8s %s %dms: %s\n", pad, t.Status, t.Name, t.DurationMS, t.Result)
-			}
-			for _, r := range s.Refused {
-				fmt.Fprintf(w, "%s           refused  %s\n", pad, engine.OneLine(r, 120))
-			}
-			started := subs[run+"#"+strconv.Itoa(s.Step)]
-			slices.SortStableFunc(started, func(a, b string) int { // in the decision's order
-				return cmp.Compare(slices.Index(s.Calls, byRun[a][0].ParentCall), slices.Index(s.Calls, byRun[b][0].ParentCall))
-			})
-			for _, sub := range started {
-				fmt.Fprintf(w, "%s    ↳ agent %s (%s):\n", pad, byRun[sub][0].Agent, sub)
-				print(sub, depth+1)
-			}
-		}
-	}
-	for _, run := range tops {
-		name := run
-		if a := byRun[run][0].Agent; a != "" {
-			name += " (agent " + a + ")"
-		}
-		fmt.Fprintf(w, "%s:\n", name)
-		print(run, 0)
-	}
-}
