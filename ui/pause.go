@@ -145,7 +145,7 @@ func (p *gateRequest) draw(w int, stepping bool, body int, armed bool) []string 
 		to := min(from+body, len(args))
 		lines = append(lines, args[from:to]...)
 		if len(args) > body {
-			keys = fmt.Sprintf("↑/↓ pgup/pgdn: scroll (lines %d–%d of %d) · %s", from+1, to, len(args), keys)
+			keys = fmt.Sprintf(scrollKeys, from+1, to, len(args)) + keys
 		}
 	}
 	for _, l := range keyLines(keys, w-4, body) {
@@ -276,13 +276,35 @@ func showLine(l string) string {
 // third of the terminal, within what is left when the panes keep a line,
 // the status line its own and the bar its frame; 0 on a terminal too
 // small for any, where the bar says so.
+//
+// The bar's keys take the lines they wrap to, and when the arguments are
+// more than the bar shows, the keys say how to scroll them first, which
+// may take a line more: the lines are counted with the keys drawn.
 func (m *Model) barLines() int {
-	room := m.height - 3 /* panes: borders and a line */ - 1 /* status */ - 4 /* the bar: borders, title, keys */
-	if m.pause != nil {
-		room -= len(keyLines(pauseKeys[kindOf(m.pause, m.gate.Stepping())], m.width-4, room)) - 1
+	base := m.height - 3 /* panes: borders and a line */ - 1 /* status */ - 4 /* the bar: borders, title, keys */
+	fit := func(keys string) int {
+		room := base - (len(keyLines(keys, m.width-4, base)) - 1)
+		return max(0, min(max(3, m.height/3), room))
 	}
-	return max(0, min(max(3, m.height/3), room))
+	if m.pause == nil {
+		return fit("")
+	}
+	keys := pauseKeys[kindOf(m.pause, m.gate.Stepping())]
+	if !m.keysArmed() {
+		keys = graceNote
+	}
+	body := fit(keys)
+	if m.pause.pending.ToolCall != nil && body >= 1 {
+		if n := len(m.pause.argLines(m.width - 4)); n > body {
+			body = fit(fmt.Sprintf(scrollKeys, n, n, n) + keys)
+		}
+	}
+	return body
 }
+
+// scrollKeys goes before the keys of a pause whose arguments are more than
+// the bar shows: the lines shown, of how many.
+const scrollKeys = "↑/↓ pgup/pgdn: scroll (lines %d–%d of %d) · "
 
 // pauseKeys says what each key does in each kind of pause.
 var pauseKeys = map[pauseKind]string{
