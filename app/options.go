@@ -54,6 +54,9 @@ type Options struct {
 	// traceContent (--trace-content) puts what was said in them.
 	OTLP         string
 	TraceContent bool
+	// TraceFile (--trace-file FILE) writes the traces to FILE as OTLP
+	// JSON lines instead (traces.Config.File).
+	TraceFile string
 	// NATS (--NATS URL, default $AGENTTY_NATS_URL) publishes every event
 	// of the runs on NATS; natsCreds (--NATS-creds FILE) is the
 	// credentials file for it.

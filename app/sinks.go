@@ -65,7 +65,7 @@ func (s *Setup) CloseBus() string {
 
 // startTraces sets up the OTLP pipeline when it is asked for.
 func (s *Setup) startTraces(ctx context.Context, o Options, getenv func(string) string) error {
-	tc := traces.Config{Endpoint: o.OTLP, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
+	tc := traces.Config{Endpoint: o.OTLP, File: o.TraceFile, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
 	if !tc.Enabled() {
 		return nil
 	}

@@ -13,9 +13,9 @@ import (
 // TraceSession sends a stored session's runs (or one) to the OTLP collector
 // as spans with their recorded times and ids.
 func TraceSession(store *sessions.Store, id, run string, o Options, getenv func(string) string, stdout io.Writer) error {
-	tc := traces.Config{Endpoint: o.OTLP, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
+	tc := traces.Config{Endpoint: o.OTLP, File: o.TraceFile, Content: o.TraceContent || traces.ContentFromEnv(getenv), Getenv: getenv}
 	if !tc.Enabled() {
-		return Usage(errors.New("no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT"))
+		return Usage(errors.New("no collector: give --otlp URL (or set OTEL_EXPORTER_OTLP_ENDPOINT), or --out FILE for OTLP JSON"))
 	}
 	l, err := store.Load(id)
 	if err != nil {

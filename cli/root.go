@@ -188,6 +188,7 @@ func addGlobalFlags(fs *pflag.FlagSet, o *app.Options) {
 	fs.StringVar(&o.Agent, "agent", "", "run as this agent (see agentty agents)")
 	fs.BoolVar(&o.TrustWorkspace, "trust-workspace", false, "let the workspace's .agentty.json and .mcp.json run programs, reach hosts and loosen approvals, this once")
 	fs.StringVar(&o.OTLP, "otlp", "", "send traces to this OTLP collector, e.g. http://localhost:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.StringVar(&o.TraceFile, "trace-file", "", "write the traces to FILE as OTLP JSON, one export request a line, instead of to a collector")
 	fs.BoolVar(&o.TraceContent, "trace-content", false, "put tasks, answers, tool arguments and results in the traces (or AGENTTY_TRACE_CONTENT=1)")
 	fs.StringVar(&o.NATS, "nats", "", "keep the sessions in this NATS server's JetStream and publish every event there, e.g. nats://127.0.0.1:4222 (default $AGENTTY_NATS_URL)")
 	fs.StringVar(&o.NATSCreds, "nats-creds", "", "a NATS credentials file (a user JWT and its seed) for --nats")

@@ -18,7 +18,7 @@ import (
 	"github.com/agentty/agentty/sessions"
 )
 
-const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo, import [FILE…] [--from claude|codex] or trace ID [--run RUN] [--otlp URL]"
+const sessionsSay = "agentty sessions: say ls, show ID, rm ID, rename ID TITLE, export ID [--format md|json], fork ID --at STEP [--worktree DIR], diff ID [--at STEP], rewind ID --at STEP|--undo, import [FILE…] [--from claude|codex] or trace ID [--run RUN] [--otlp URL | --out FILE]"
 
 // sessionsOptions are the flags and arguments of agentty sessions' commands.
 type sessionsOptions struct {
@@ -28,6 +28,8 @@ type sessionsOptions struct {
 	Format string
 	At     int
 	Run    string
+	// trace: --out FILE, OTLP JSON instead of a collector
+	TraceOut string
 	// diff, rewind and fork's files (checkpoint_cmd.go)
 	Yes, Undo, Others bool
 	Worktree          string
@@ -67,6 +69,7 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		}
 		c.Flags().IntVar(&opts.At, "at", -1, atHelp)
 		c.Flags().StringVar(&opts.Run, "run", "", "trace: only this run (run-N)")
+		c.Flags().StringVar(&opts.TraceOut, "out", "", "trace: write OTLP JSON to this file (a line an export) instead of sending it")
 		c.Flags().BoolVar(&opts.Yes, "yes", false, "rewind: overwrite files changed since the session's last checkpoint")
 		c.Flags().BoolVar(&opts.Undo, "undo", false, "rewind: undo the session's last rewind")
 		c.Flags().BoolVar(&opts.Others, "others", false, "rewind: remove or overwrite files other sessions made or changed since, too")
@@ -102,8 +105,10 @@ func newSessionsCmd(f *factory) *cobra.Command {
 		sub("diff ID [--at STEP]", "The unified diff of what a session (or one step) changed in the workspace", "  agentty sessions diff 0abc12\n  agentty sessions diff 0abc12 --at 3", cobra.ExactArgs(1), sessionsDiff),
 		sub("rewind ID --at STEP | --undo [--yes] [--others]", "Restore the workspace's files as they were before a step's tools ran", "  agentty sessions rewind 0abc12 --at 1     the workspace before the session's first run\n  agentty sessions rewind 0abc12 --undo\n  agentty sessions rewind 0abc12 --at 1 --others   other sessions' work since goes too", cobra.ExactArgs(1), sessionsRewind),
 		newSessionsImportCmd(f),
-		sub("trace ID [--run RUN] [--otlp URL]", "Send a session's runs as OpenTelemetry spans", "  agentty sessions trace 0abc12 --otlp http://localhost:4318", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
-			return app.TraceSession(st, o.Args[0], o.Run, *o.App, o.Getenv, o.Out)
+		sub("trace ID [--run RUN] [--otlp URL | --out FILE]", "Send a session's runs as OpenTelemetry spans (or write them as OTLP JSON)", "  agentty sessions trace 0abc12 --otlp http://localhost:4318\n  agentty sessions trace 0abc12 --out trace.jsonl", cobra.ExactArgs(1), func(o *sessionsOptions, st *sessions.Store) error {
+			a := *o.App
+			a.TraceFile = cmp.Or(o.TraceOut, a.TraceFile)
+			return app.TraceSession(st, o.Args[0], o.Run, a, o.Getenv, o.Out)
 		}),
 	)
 	return cmd

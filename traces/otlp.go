@@ -28,6 +28,9 @@ type Config struct {
 	// Endpoint is --otlp: the collector's base URL (http://host:4318);
 	// empty means the OTEL_EXPORTER_OTLP_* variables.
 	Endpoint string
+	// File is --trace-file: the spans are written there as OTLP JSON, a
+	// line an export (file.go), instead of being sent to a collector.
+	File string
 	// Content is --trace-content (or AGENTTY_TRACE_CONTENT=1).
 	Content bool
 	// Getenv reads the environment (os.Getenv).
@@ -39,7 +42,7 @@ type Config struct {
 // Enabled reports whether tracing is asked for: --otlp, or an OTLP endpoint
 // in the environment.
 func (c Config) Enabled() bool {
-	return c.Endpoint != "" || c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || c.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return c.File != "" || c.Endpoint != "" || c.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || c.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
 // metricsEndpoint is where metrics go: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
@@ -144,6 +147,9 @@ func Start(ctx context.Context, c Config) (*Tracing, error) {
 }
 
 func exporter(ctx context.Context, c Config) (sdktrace.SpanExporter, error) {
+	if c.File != "" {
+		return fileExporter(ctx, c.File)
+	}
 	proto := c.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if proto == "" {
 		proto = c.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
