@@ -277,7 +277,7 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 	sessions.PrintSteps(stdout, steps)
 	if ev := sessions.Unanswered(l.Events); ev != nil {
 		fmt.Fprintf(stdout, "unanswered: %s since %s (%s ago); a console of whoever submitted the run answers it (agentty watch %s)\n",
-			waitingFor(ev), ev.Time.Local().Format(time.DateTime), time.Since(ev.Time).Round(time.Second), l.Meta.ID)
+			sessions.WaitingFor(ev), ev.Time.Local().Format(time.DateTime), time.Since(ev.Time).Round(time.Second), l.Meta.ID)
 	}
 	for _, f := range l.Session.Memory() {
 		by := ""
@@ -294,21 +294,6 @@ func sessionsShow(opts *sessionsOptions, store *sessions.Store) error {
 		fmt.Fprintln(opts.Err, "warning:", w)
 	}
 	return err
-}
-
-// waitingFor says what ev, a gate_paused or question_asked, waits for.
-func waitingFor(ev *engine.Event) string {
-	switch d := ev.Data.(type) {
-	case *engine.GatePaused:
-		what := fmt.Sprintf("the pause at step %d (%s", ev.Step, d.Reason)
-		if d.ToolCall != nil {
-			what += ", " + d.ToolCall.Name
-		}
-		return what + ")"
-	case *engine.QuestionAsked:
-		return fmt.Sprintf("the question at step %d", ev.Step)
-	}
-	return fmt.Sprintf("the pause at step %d", ev.Step)
 }
 
 // humanBytes says n bytes as people read them: 12.3 MB.

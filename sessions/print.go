@@ -63,3 +63,18 @@ func PrintSteps(w io.Writer, steps []Step) {
 		print(run, 0)
 	}
 }
+
+// WaitingFor says what ev, a gate_paused or question_asked, waits for.
+func WaitingFor(ev *engine.Event) string {
+	switch d := ev.Data.(type) {
+	case *engine.GatePaused:
+		what := fmt.Sprintf("the pause at step %d (%s", ev.Step, d.Reason)
+		if d.ToolCall != nil {
+			what += ", " + d.ToolCall.Name
+		}
+		return what + ")"
+	case *engine.QuestionAsked:
+		return fmt.Sprintf("the question at step %d", ev.Step)
+	}
+	return fmt.Sprintf("the pause at step %d", ev.Step)
+}
