@@ -52,8 +52,8 @@ func Markdown(l *Loaded) string {
 		switch d := ev.Data.(type) {
 		case *engine.RunStarted:
 			fmt.Fprintf(&b, "## You\n\n%s\n\n", d.Task)
-		case *engine.Handoff:
-			fmt.Fprintf(&b, "- handed off to **%s**\n", d.To)
+		case *engine.Handoff: // a paragraph of its own: the new agent's heading follows
+			fmt.Fprintf(&b, "- handed off to **%s**\n\n", d.To)
 		case *engine.ContextCompacted:
 			fmt.Fprintf(&b, "- context compacted: the first %d messages are summarised for the model (%d → %d tokens); they stay here in full\n", d.Upto, d.TokensBefore, d.TokensAfter)
 		case *engine.ModelChanged:
