@@ -118,7 +118,7 @@ func replayRun(ctx context.Context, opts *replayOptions) int {
 	if errors.Is(runErr, replay.ErrChanged) {
 		// Refused before anything was compared: no session of it is kept.
 		store.Remove(journal.ID)
-		return fail(app.ExitError, "%v\n(record the session again: the recording no longer matches the task, prompt or tools)", runErr)
+		return fail(app.ExitError, "%v\n(%s)", runErr, changedHint(l, o))
 	}
 	replayReport(opts, id, journal.ID, st.ModelName, cmp, runErr)
 	if runErr != nil {
@@ -248,4 +248,15 @@ func replayDefaults(o *app.Options, until int, l *sessions.Loaded) {
 	if o.Agent == "" {
 		o.Agent = replay.Agent(l.Events)
 	}
+}
+
+// changedHint says what to do about a replay refused because its requests
+// are not those recorded: a session that ran with the shell allowed
+// offered run_shell, which a replay without --allow-shell does not (the
+// tools differ, and nothing else may have); else the recording is stale.
+func changedHint(l *sessions.Loaded, o app.Options) string {
+	if l.Session.Settings().AllowShell && !o.AllowShell {
+		return "the session ran with the shell allowed, so its requests offered run_shell: replay it with --allow-shell --yes (or record it again)"
+	}
+	return "record the session again: the recording no longer matches the task, prompt or tools"
 }

@@ -179,3 +179,25 @@ func TestReplayUsesTheJournaledAgent(t *testing.T) {
 		t.Errorf("replay of an --agent session with no flags: exit %d: %s %s", code, out, errs)
 	}
 }
+
+// TestReplayOfAShellSessionSaysHow: a session that ran with the shell
+// allowed, replayed without it, is refused saying that --allow-shell --yes
+// replays it (not that it must be recorded again); with them it replays
+// (issue 54's smaller items).
+func TestReplayOfAShellSessionSaysHow(t *testing.T) {
+	env := agentEnv(t)
+	ws := t.TempDir()
+	sc := writeScript(t, `{"turns":[{"tool_calls":[{"name":"run_shell","arguments":{"command":"echo hi"}}]},{"answer":"said hi"}]}`)
+	code, _, errs := runCLI(t, context.Background(), env, "run", "--workspace", ws, "--model", "script:"+sc, "--allow-shell", "--yes", "say hi")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lastLine(errs)), "session:"))
+	code, _, errs = runCLI(t, context.Background(), env, "replay", id, "--workspace", ws)
+	if code != 1 || !strings.Contains(errs, "replay it with --allow-shell --yes") || strings.Contains(errs, "record the session again:") {
+		t.Errorf("replay without the shell: exit %d, %s", code, errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "replay", id, "--workspace", ws, "--allow-shell", "--yes"); code != 0 || !strings.Contains(out, "0 differ") {
+		t.Errorf("replay with --allow-shell --yes: exit %d, %q %s", code, out, errs)
+	}
+}
