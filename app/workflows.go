@@ -120,6 +120,9 @@ func WorkflowEngine(st *Setup, o Options, w *workflow.Workflow, inputs map[strin
 	session, sessionName := cfg.Model, cfg.ModelName
 	// The run is named for the session's model, which its steps use (and
 	// which a continued run picks again): the workflow is in its events.
+	if errs := w.Check(WorkflowNames(cfg)); len(errs) > 0 {
+		return nil, errors.Join(errs...) // before a step runs and spends
+	}
 	cfg.Model = workflow.Planner{W: w, Inputs: inputs}
 	cfg.Agents = slices.Clone(cfg.Agents)
 	for i := range cfg.Agents { // the planner is the run's model, not theirs
@@ -208,4 +211,16 @@ func WorkflowOf(past []engine.Event, run string, wsDir string, getenv func(strin
 		}
 	}
 	return nil, nil, nil
+}
+
+// WorkflowNames are the agents and the tools an engine configured so
+// offers a workflow's agent and tool steps (Workflow.Check).
+func WorkflowNames(cfg engine.Config) (agents, tools []string) {
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+	}
+	if cfg.Tools != nil {
+		tools = cfg.Tools.Names()
+	}
+	return agents, tools
 }

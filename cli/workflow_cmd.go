@@ -176,6 +176,7 @@ func workflowsRun(opts *workflowsOptions) int {
 	o := *opts.App
 	stdout, getenv := opts.Out, opts.Getenv
 	files, errs := app.LoadWorkflows(cmp.Or(o.Workspace, "."), getenv)
+	files, errs = checkWorkflows(o, files, errs, getenv)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].W.Name < files[j].W.Name })
 	type row struct {
 		Name        string   `json:"name"`
@@ -242,4 +243,29 @@ func newWorkflowCmd(f *factory) *cobra.Command {
 	}
 	cmd.AddCommand(newWorkflowRunCmd(f))
 	return cmd
+}
+
+// checkWorkflows refuses the workflows whose steps name an agent or a tool
+// that is not here (Workflow.Check against the setup a run would have),
+// as a file that fails to load is: they are listed as errors, not as
+// workflows.
+func checkWorkflows(o app.Options, files []app.WorkflowFile, errs []error, getenv func(string) string) ([]app.WorkflowFile, []error) {
+	if len(files) == 0 {
+		return files, errs
+	}
+	st, err := app.Build(context.Background(), o, nil, getenv)
+	if err != nil {
+		return files, append(errs, err)
+	}
+	defer st.Close()
+	agents, tools := app.WorkflowNames(st.Engine.Config())
+	var ok []app.WorkflowFile
+	for _, f := range files {
+		if bad := f.W.Check(agents, tools); len(bad) > 0 {
+			errs = append(errs, bad...)
+			continue
+		}
+		ok = append(ok, f)
+	}
+	return ok, errs
 }

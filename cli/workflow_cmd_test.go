@@ -249,3 +249,38 @@ steps:
 		t.Errorf("%d requests:\n%s", len(reqs), strings.Join(bodies, "\n---\n"))
 	}
 }
+
+// TestWorkflowWithAnUnknownAgentIsRefused: a step naming an agent (or a
+// tool) that is not here is refused when the workflow is read: agentty
+// workflows lists it as an error with its file, line and the name meant,
+// and workflow run refuses it before its first step runs; the next good
+// workflow runs (issue 54, 3).
+func TestWorkflowWithAnUnknownAgentIsRefused(t *testing.T) {
+	env := agentEnv(t)
+	ws := t.TempDir()
+	writeAgent(t, filepath.Join(ws, ".agentty", "agents"), "mathematician.md", agentFile("mathematician", "tools: [calculator]\n", "You do sums."))
+	dir := filepath.Join(ws, ".agentty", "workflows")
+	writeAgent(t, dir, "w.yaml", "name: w\nsteps:\n  - id: first\n    tool: calculator\n    args: {expression: \"1+1\"}\n  - id: sums\n    agent: mathematican\n    task: what is 6*7?\n    needs: [first]\n  - id: late\n    tool: clok\n    needs: [sums]\n")
+	writeAgent(t, dir, "ok.yaml", "name: ok\nsteps:\n  - id: s\n    agent: mathematician\n    task: what is 6*7?\n")
+	code, out, errs := runCLI(t, context.Background(), env, "workflows", "--workspace", ws)
+	all := out + errs
+	if code != 1 || !strings.Contains(all, `w.yaml:6: steps.sums.agent: no agent "mathematican" here (did you mean "mathematician"?)`) ||
+		!strings.Contains(all, `w.yaml:10: steps.late.tool: no tool "clok" here (did you mean "clock"?)`) || !strings.Contains(out, "ok ") {
+		t.Errorf("workflows: exit %d\n%s", code, all)
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "workflow", "run", "w", "--workspace", ws, "--model", "offline")
+	if code == 0 || !strings.Contains(errs, `steps.sums.agent: no agent "mathematican"`) || strings.Contains(out+errs, "1+1 = 2") {
+		t.Errorf("workflow run w: exit %d\n%s%s", code, out, errs)
+	}
+	store, _ := sessions.Open(env["AGENTTY_HOME"])
+	list, _ := store.List()
+	for _, l := range list {
+		if s, _ := store.Load(l.ID); s != nil && len(s.Events) > 0 {
+			t.Errorf("the refused workflow left session %s with %d events", l.ID, len(s.Events))
+		}
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "workflow", "run", "ok", "--workspace", ws, "--model", "offline")
+	if code != 0 || !strings.Contains(out, "42") {
+		t.Errorf("the next good workflow: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -1,0 +1,48 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/agentty/agentty/config"
+)
+
+// Check says which steps of w name an agent or a tool not among those
+// given, before any step runs (and spends): each an error naming the file,
+// the step's line and field, and the nearest known name when one is
+// within two edits. A task step's agent is the workflow's own, not
+// checked here.
+func (w *Workflow) Check(agents, tools []string) []error {
+	var errs []error
+	for _, s := range w.Steps {
+		field, name, known, what := "", "", []string(nil), ""
+		switch s.Kind {
+		case "agent":
+			field, name, known, what = "agent", s.Agent, agents, "agent"
+		case "tool":
+			field, name, known, what = "tool", s.Tool, tools, "tool"
+		default:
+			continue
+		}
+		if slices.Contains(known, name) {
+			continue
+		}
+		msg := fmt.Sprintf("%s:%d: steps.%s.%s: no %s %q here", w.File, s.Line, s.ID, field, what, name)
+		if near := nearest(name, known); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		errs = append(errs, fmt.Errorf("%s", msg))
+	}
+	return errs
+}
+
+// nearest is the name of names within two edits of s ("" for none).
+func nearest(s string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := config.EditDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
