@@ -19,6 +19,7 @@ import (
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
+	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/search"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
@@ -66,6 +67,9 @@ type Setup struct {
 	guardCycles map[string]string
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
+	// hooks are the hooks of the person's files and a trusted
+	// workspace's (hooks_setup.go).
+	hooks *hooks.Runner
 	// knowledge is the search index search_knowledge asks, opened on
 	// its first search (search_cmd.go).
 	knowledge *knowledge
@@ -135,7 +139,7 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	if o.Agent != "" {
 		o.Agent = agents.NormalName(o.Agent) // the name as its file wrote it (a dot) works too
 	}
-	cfg, ws, notices, err := settings(o, wsDir, getenv)
+	cfg, ws, trusted, notices, err := settings(o, wsDir, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +171,13 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 		return nil, err
 	}
 	ecfg.Model, ecfg.ModelName, ecfg.Gate, ecfg.Agents = m, name, gate, agents
+	if err := st.setupHooks(o, cfg, ws, trusted, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if st.hooks.Runs() {
+		ecfg.Hooks = st.hooks
+	}
 	st.redact.EngineConfig(&ecfg)
 	st.Engine = engine.New(ecfg)
 	if err := st.Engine.Err(); err != nil {
@@ -187,7 +198,7 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 // settings are the user's settings with the workspace's over them: all of
 // them in a trusted folder, else its safe part, with a notice of what was
 // ignored.
-func settings(o Options, wsDir string, getenv func(string) string) (*config.Settings, *config.Workspace, []string, error) {
+func settings(o Options, wsDir string, getenv func(string) string) (*config.Settings, *config.Workspace, bool, []string, error) {
 	cfg, ws, err := config.Load(getenv, wsDir)
 	if err == nil && len(o.MCP) > 0 {
 		cfg.Merge(&config.Settings{MCPServers: o.MCP})
@@ -197,22 +208,22 @@ func settings(o Options, wsDir string, getenv func(string) string) (*config.Sett
 		if cfg != nil {
 			notes = cfg.Notes
 		}
-		return cfg, ws, notes, err
+		return cfg, ws, false, notes, err
 	}
 	trusted, notice, err := DecideTrust(o, ws, getenv)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, false, nil, err
 	}
 	notices := append(slices.Clone(cfg.Notes), ws.Notes...)
 	if trusted {
 		cfg.Merge(ws.Cfg)
-		return cfg, ws, notices, nil
+		return cfg, ws, true, notices, nil
 	}
 	cfg.Merge(ws.Safe())
 	if notice != "" {
 		notices = append([]string{notice}, notices...)
 	}
-	return cfg, ws, notices, nil
+	return cfg, ws, false, notices, nil
 }
 
 // startMCP starts the settings' MCP servers; all is every tool of the

@@ -14,6 +14,7 @@ import (
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/replay"
 	"github.com/agentty/agentty/gates"
+	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -146,6 +147,9 @@ func replayEngine(st *app.Setup, o app.Options, events []engine.Event, rec *repl
 		return replay.Until{Replay: player, Step: until, Live: live}
 	}
 	cfg.Model, cfg.ModelName = wrap(cfg.Model), "replay of "+id
+	if cfg.Hooks != nil || hasHooks(events) {
+		cfg.Hooks = hooks.Recorded(events) // what they decided, not the hooks run again
+	}
 	for i := range cfg.Agents {
 		live := cfg.Agents[i].Model
 		if live == nil {
@@ -158,6 +162,11 @@ func replayEngine(st *app.Setup, o app.Options, events []engine.Event, rec *repl
 	}
 	eng := engine.New(cfg)
 	return eng, frame, eng.Err()
+}
+
+// hasHooks reports whether events hold a hook's run.
+func hasHooks(events []engine.Event) bool {
+	return slices.ContainsFunc(events, func(ev engine.Event) bool { return ev.Kind == engine.KindHook })
 }
 
 // replayReport prints what differed between the replay, session, and the

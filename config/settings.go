@@ -72,6 +72,10 @@ type Settings struct {
 	// EmbeddingModel, when set, gives the search index vectors from this
 	// model on the same OpenAI-compatible server (search_cmd.go).
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// Hooks are programs run at points of a run, in Claude Code's shape
+	// (package hooks reads them; docs/hooks.md). A workspace's are
+	// risky: they run only in a trusted folder.
+	Hooks json.RawMessage `json:"hooks,omitempty"`
 	// Notes say what of the file agentty does not use as written: keys of
 	// an mcpServers entry it does not read (entries are pasted from other
 	// MCP clients, whose keys are theirs), each naming its line.

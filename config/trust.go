@@ -51,6 +51,10 @@ type Workspace struct {
 	Notes []string
 	Sum   string // hex SHA-256 of the files' bytes
 	Cfg   *Settings
+	// Hooks are the hooks of the folder's files, each with its file
+	// (.agentty.json, .claude/settings.json, .claude/settings.local.json):
+	// they run only once the folder is trusted.
+	Hooks []HookFile
 	// Risky maps each risky key ("mcpServers.web", "base_url",
 	// "tools.write_file.policy") to its value as compact JSON.
 	Risky map[string]string
@@ -79,9 +83,13 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	claudePath := filepath.Join(abs, ".claude", "settings.json")
+	claudePath, localPath := filepath.Join(abs, ".claude", "settings.json"), filepath.Join(abs, ".claude", "settings.local.json")
 	cb, err := readInside(abs, claudePath)
-	if err != nil || (b == nil && mb == nil && cb == nil) {
+	if err != nil {
+		return nil, err
+	}
+	lb, err := readInside(abs, localPath)
+	if err != nil || (b == nil && mb == nil && cb == nil && lb == nil) {
 		return nil, err
 	}
 	w := &Workspace{Dir: abs, File: path, Cfg: &Settings{}}
@@ -118,10 +126,14 @@ func ReadWorkspace(dir string, user *Settings) (*Workspace, error) {
 			w.File = claudePath
 		}
 	}
+	if err := w.readClaudeHooks(sum, claudePath, cb, localPath, lb); err != nil {
+		return nil, err
+	}
 	if b != nil {
 		w.Files = append([]string{path}, w.Files...)
 	}
 	w.Sum, w.Risky = hex.EncodeToString(sum.Sum(nil)), riskyKeys(w.Cfg, user)
+	w.addHooks(path)
 	return w, nil
 }
 

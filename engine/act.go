@@ -133,50 +133,68 @@ func (r *run) admit(ctx context.Context, jobs []toolJob, i int, c *ToolCall, abo
 	case t.Policy == PolicyDeny:
 		fin.Status, fin.Result = ToolDenied, fmt.Sprintf("error: tool %q is denied by policy and was not run", c.Name)
 	default:
-		v := Verdict{Action: Proceed}
-		if cfg.Gate != nil {
-			pending := *c // on the heap only when there is a gate to show it to
-			var err error
-			// A sub-run is continued, not re-run: its own calls ask.
-			rerun := r.rerun[c.ID] && t.builtin != toolDelegate
-			if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: t.Policy == PolicyAsk || rerun, Rerun: rerun}); err != nil {
-				return jobs, false, stopFor(ctx, err), err
-			}
-		}
-		switch v.Action {
-		case Abort:
-			jobs, err := r.abortCalls(jobs, fin)
-			return jobs, true, stopOn(err), err
-		case Skip:
-			fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
-		case Respond:
-			fin.Status, fin.Result, fin.By = ToolOK, v.Result, "person"
-		case Deny:
-			fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
-			if r.rerun[c.ID] {
-				fin.Status, fin.Result = ToolError, interruptedCall
-			}
-		default:
-			call := *c
-			if v.Args != nil {
-				call.Args = v.Args
-			}
-			if err := tools.Validate(call.Name, call.Args); err != nil {
-				fin.Status, fin.Result = ToolError, "error: "+err.Error()
-				break
-			}
-			if t.builtin == toolTransfer || t.builtin == toolAsk {
-				aborted, stop, err := r.answerOwn(ctx, i, t.builtin, call)
-				return jobs, aborted, stop, err
-			}
-			timeout := t.Timeout
-			if timeout <= 0 {
-				timeout = cfg.ToolTimeout
-			}
-			return append(jobs, toolJob{idx: i, tool: t, timeout: timeout, call: call, attempt: 1}), false, "", nil
-		}
+		return r.admitCall(ctx, jobs, i, c, t, fin)
 	}
 	err := r.emitFinished(fin)
+	return jobs, false, stopOn(err), err
+}
+
+// admitCall decides what becomes of a call to a tool the run has: its
+// PreToolUse hooks, then the gate, may refuse it, skip it, answer it or
+// change its arguments; else it is a job to run.
+func (r *run) admitCall(ctx context.Context, jobs []toolJob, i int, c *ToolCall, t *Tool, fin ToolFinished) ([]toolJob, bool, StopReason, error) {
+	cfg := &r.e.cfg
+	c, hook, err := r.preToolHooks(ctx, c, &fin)
+	if err != nil {
+		return jobs, false, StopError, err
+	}
+	v := Verdict{Action: Proceed}
+	if hook == HookDeny || hook == HookBlock {
+		v.Action = Skip // fin holds the refusal
+	} else if cfg.Gate != nil {
+		pending := *c // on the heap only when there is a gate to show it to
+		// A sub-run is continued, not re-run: its own calls ask.
+		rerun := r.rerun[c.ID] && t.builtin != toolDelegate
+		ask := (t.Policy == PolicyAsk && hook != HookAllow) || hook == HookAsk || rerun
+		if v, err = r.pause(ctx, Pending{At: Act, ToolCall: &pending, Approval: ask, Rerun: rerun}); err != nil {
+			return jobs, false, stopFor(ctx, err), err
+		}
+	}
+	switch v.Action {
+	case Abort:
+		jobs, err := r.abortCalls(jobs, fin)
+		return jobs, true, stopOn(err), err
+	case Skip:
+		if fin.Status == "" {
+			fin.Status, fin.Result = ToolSkipped, "skipped: the person chose not to run this tool call"
+		}
+	case Respond:
+		fin.Status, fin.Result, fin.By = ToolOK, v.Result, "person"
+	case Deny:
+		fin.Status, fin.Result = ToolDenied, "error: the person denied this tool call; it was not run"
+		if r.rerun[c.ID] {
+			fin.Status, fin.Result = ToolError, interruptedCall
+		}
+	default:
+		call := *c
+		if v.Args != nil {
+			call.Args = v.Args
+		}
+		if err := r.prof.tools.Validate(call.Name, call.Args); err != nil {
+			fin.Status, fin.Result = ToolError, "error: "+err.Error()
+			break
+		}
+		if t.builtin == toolTransfer || t.builtin == toolAsk {
+			aborted, stop, err := r.answerOwn(ctx, i, t.builtin, call)
+			return jobs, aborted, stop, err
+		}
+		timeout := t.Timeout
+		if timeout <= 0 {
+			timeout = cfg.ToolTimeout
+		}
+		return append(jobs, toolJob{idx: i, tool: t, timeout: timeout, call: call, attempt: 1}), false, "", nil
+	}
+	err = r.emitFinished(fin)
 	return jobs, false, stopOn(err), err
 }
 

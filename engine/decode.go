@@ -125,6 +125,8 @@ func newPayload(k Kind) any {
 		return &RunFinished{}
 	case KindNotice:
 		return &Notice{}
+	case KindHook:
+		return &HookRun{}
 	case KindHandoff:
 		return &Handoff{}
 	case KindContextCompacted:

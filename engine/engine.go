@@ -119,6 +119,9 @@ type Config struct {
 	// Checkpoint, when set, keeps the workspace before a step's tools
 	// that may change it (checkpoint.go).
 	Checkpoint Checkpointer
+	// Hooks, when set, are run at the points of each run (hooks.go):
+	// before and after each tool call, at the task, before the answer.
+	Hooks Hooks
 }
 
 // Compaction configures compaction: before a decision whose request would
@@ -301,8 +304,16 @@ func (r *run) start(ctx context.Context, task string) Result {
 	if r.parent == "" {
 		rs.Settings = r.s.nextSettings
 	}
+	hv, blocked := r.startHooks(ctx, task)
+	rs.Context, rs.Withheld = hv.context, blocked != ""
 	if err := r.emit("", KindRunStarted, rs); err != nil {
 		return r.finish(ctx, StopError, "", err)
+	}
+	if err := r.emitHooks(Perceive, &hv); err != nil {
+		return r.finish(ctx, StopError, "", err)
+	}
+	if blocked != "" {
+		return r.finish(ctx, StopGuardrail, "", errors.New("a hook stopped the prompt: "+blocked))
 	}
 	return r.loop(ctx)
 }

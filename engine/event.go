@@ -121,6 +121,12 @@ type RunStarted struct {
 	// Settings are what the session is worked on with from this run on,
 	// when they changed (Session.UseSettings).
 	Settings *Settings `json:"settings,omitempty"`
+	// Context is what hooks added to the task (SessionStart's and
+	// UserPromptSubmit's): the model reads it after the task.
+	Context string `json:"context,omitempty"`
+	// Withheld is set when a UserPromptSubmit hook blocked the task: it
+	// is journaled, not sent to the model (the run ends at once).
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // StepStarted is the payload of step_started. Turn counts the decisions of

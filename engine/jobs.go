@@ -263,8 +263,15 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 		changes = jb.view.changes
 	}
 	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
+	var post hookVerdict
+	if cfg.Hooks != nil {
+		post = r.postToolHooks(ctx, &jb.call, fin)
+	}
 	r.redactFinished(fin)
 	if err := r.emitAt(now, Act, KindToolFinished, fin); err != nil {
+		return true, err
+	}
+	if err := r.emitHooks(Observe, &post); err != nil {
 		return true, err
 	}
 	for i := range changes {

@@ -127,6 +127,10 @@ type run struct {
 	brkSeen          bool
 	// own is what the run's own model calls spent, for its agent's budget.
 	ownUsage Usage
+	// hookStop is why a hook ended the run ("continue": false);
+	// stopHookActive is set once a Stop hook kept the run going.
+	hookStop       string
+	stopHookActive bool
 }
 
 // newRun makes the top-level run id on s, running as the session's agent;
@@ -219,6 +223,9 @@ func (r *run) loop(ctx context.Context) Result {
 		if err := r.overBudget(); err != nil {
 			return r.finish(ctx, StopBudget, "", err)
 		}
+		if r.hookStop != "" {
+			return r.finish(ctx, StopGuardrail, "", errors.New("a hook stopped the run: "+r.hookStop))
+		}
 		r.step = r.s.Steps + 1
 		p := r.stepPayloads()
 		// What perceive emits shares the step's start time.
@@ -265,6 +272,15 @@ func (r *run) loop(ctx context.Context) Result {
 				}
 			}
 			answer, stop, err := r.accept(ctx, dec.Text)
+			if stop == StopAnswered && r.e.cfg.Hooks != nil {
+				again, err := r.stopHooks(ctx, answer)
+				if err != nil {
+					return r.finish(ctx, StopError, "", err)
+				}
+				if again {
+					continue // a Stop hook sent the run on
+				}
+			}
 			if stop == "" {
 				continue // the answer went back to the model
 			}

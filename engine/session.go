@@ -91,6 +91,9 @@ type Session struct {
 	// run is the state of the last run; Open reports whether it finished.
 	run  RunState
 	busy atomic.Bool
+	// hookStarted is set once the session's SessionStart hooks ran in
+	// this process.
+	hookStarted atomic.Bool
 }
 
 // RunState describes the last run of a session, as far as its events tell.
@@ -253,7 +256,13 @@ func (s *Session) applyOther(ev *Event) error {
 			s.settings, s.nextSettings = *d.Settings, nil
 		}
 		s.Agent = ev.Agent
-		s.appendMessage(RoleUser, d.Task, nil)
+		if !d.Withheld {
+			s.appendMessage(RoleUser, d.Task+hookContext(d.Context), nil)
+		}
+	case *HookRun:
+		if d.Feedback != "" {
+			s.appendMessage(RoleUser, d.Feedback, nil)
+		}
 	case *Settings:
 		s.settings, s.nextSettings = *d, nil
 	case *Handoff:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/replay"
+	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -390,6 +391,7 @@ func (r *Runner) engineFor(j evalJob) (*engine.Engine, string, error) {
 	}
 	cfg := r.Config
 	cfg.Model = recordingModel{replay.NewModel(replay.FromEvents(l))}
+	cfg.Hooks = hooks.Recorded(l) // what the hooks decided when recorded, not the hooks run again
 	cfg.ModelName = "replay of " + filepath.Base(path)
 	cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
 	for i := range cfg.Agents {
