@@ -80,7 +80,7 @@ func TestImportsRunOneWay(t *testing.T) {
 			return within(dep, "engine")
 		case pkg == "config":
 			return within(dep, "engine") || within(dep, "internal")
-		case pkg == "agents":
+		case pkg == "agents" || pkg == "hooks":
 			return dep == "config" || dep == "tools" || within(dep, "engine") || within(dep, "internal")
 		}
 		switch {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/gates"
+	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -230,6 +231,9 @@ func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Se
 		set := engine.Settings{Workspace: ws, Model: st.ModelName, AllowShell: o.AllowShell, Agent: cmp.Or(o.Agent, s.Agent), Origin: cmp.Or(s.Settings().Origin, "run")}
 		s.UseSettings(set) // what a console that resumes it restores
 		res = st.Engine.Run(ctx, s, task, sinks)
+	}
+	if err := hooks.EndSession(ctx, st.Hooks(), s, "other", sinks); err != nil {
+		fmt.Fprintln(stderr, "agentty run: warning: SessionEnd hooks:", err)
 	}
 	return runResult(res, o, st, s, stdout, fail)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
+	"github.com/agentty/agentty/hooks"
 
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/sessions"
@@ -187,7 +188,8 @@ func (b *backend) Files(ctx context.Context) []string {
 // Close journals the session's settings if they changed since its last
 // run started, and closes its journal.
 func (b *backend) Close() error {
-	return errors.Join(b.saveSettings(), b.journal.Close())
+	end := hooks.EndSession(context.Background(), b.con.Setup.Hooks(), b.session, "prompt_input_exit", b.sink)
+	return errors.Join(end, b.saveSettings(), b.journal.Close())
 }
 
 // Console is what the Console's backends share for their slash commands:

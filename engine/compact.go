@@ -50,6 +50,9 @@ func (r *run) autoCompact(ctx context.Context, fixed int) error {
 	if r.compactedTurn >= 0 && r.compactedTurn == s.run.Turn-1 {
 		why = "the history was compacted at the step before and needs it again"
 	} else {
+		if _, err := r.hooks(ctx, Perceive, &HookInput{Event: HookPreCompact, Source: "auto"}); err != nil {
+			return err
+		}
 		c, err := r.compact(ctx, "", false, before)
 		if err == nil && c.TokensAfter > r.trigger() {
 			// The kept turns are large: keep only the newest half of the

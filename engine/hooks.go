@@ -291,3 +291,27 @@ func (r *run) stopHooks(ctx context.Context, answer string) (bool, error) {
 	}
 	return again, r.emitHooks(Observe, &v)
 }
+
+// notify runs Notification's hooks when a run waits for the person: to
+// approve a call (permission_prompt) or answer a question (idle_prompt,
+// as Claude Code names what waits on the person's input).
+func (r *run) notify(ctx context.Context, p *Pending, reason PauseReason) error {
+	if r.e.cfg.Hooks == nil {
+		return nil
+	}
+	in := &HookInput{Event: HookNotification}
+	switch {
+	case p.Question != nil:
+		in.Source, in.Message = "idle_prompt", "agentty needs your answer: "+OneLine(p.Question.Question, 200)
+	case reason == ReasonApproval && p.ToolCall != nil:
+		in.Source, in.Message = "permission_prompt", "agentty needs your permission to use "+p.ToolCall.Name
+	default:
+		return nil
+	}
+	_, err := r.hooks(ctx, p.At, in)
+	return err
+}
+
+// HooksStarted reports whether the session's SessionStart hooks ran in
+// this process: its SessionEnd hooks are due when it is let go.
+func (s *Session) HooksStarted() bool { return s.hookStarted.Load() }

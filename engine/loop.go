@@ -261,30 +261,10 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, StopError, "", err)
 		}
 		if len(dec.ToolCalls) == 0 {
-			if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
-				return r.finish(ctx, StopError, "", err)
+			if res, done := r.answered(ctx, p, now, dec.Text); done {
+				return res
 			}
-			if r.brkHit != "" { // a breakpoint the answer met: before it is given
-				if v, err := r.pause(ctx, Pending{At: Observe, Answer: dec.Text}); err != nil {
-					return r.finish(ctx, stopFor(ctx, err), "", err)
-				} else if v.Action == Abort {
-					return r.finish(ctx, StopCancelled, "", errAborted)
-				}
-			}
-			answer, stop, err := r.accept(ctx, dec.Text)
-			if stop == StopAnswered && r.e.cfg.Hooks != nil {
-				again, err := r.stopHooks(ctx, answer)
-				if err != nil {
-					return r.finish(ctx, StopError, "", err)
-				}
-				if again {
-					continue // a Stop hook sent the run on
-				}
-			}
-			if stop == "" {
-				continue // the answer went back to the model
-			}
-			return r.finish(ctx, stop, answer, err)
+			continue // the answer went back to the model, or a Stop hook sent the run on
 		}
 		r.stepTool = &p.tool
 		if r.w != nil {
@@ -298,6 +278,38 @@ func (r *run) loop(ctx context.Context) Result {
 			return r.finish(ctx, stop, "", err)
 		}
 	}
+}
+
+// answered ends a step whose decision answered: a breakpoint the answer
+// met pauses before it is given, then the output checks and the Stop
+// hooks. It returns the run's result when the run ends here (done); not
+// done when the answer went back to the model or a Stop hook sent the run
+// on.
+func (r *run) answered(ctx context.Context, p *stepPayloads, now time.Time, text string) (Result, bool) {
+	if err := r.emitAt(now, Observe, KindStepFinished, &p.finished); err != nil {
+		return r.finish(ctx, StopError, "", err), true
+	}
+	if r.brkHit != "" { // a breakpoint the answer met: before it is given
+		if v, err := r.pause(ctx, Pending{At: Observe, Answer: text}); err != nil {
+			return r.finish(ctx, stopFor(ctx, err), "", err), true
+		} else if v.Action == Abort {
+			return r.finish(ctx, StopCancelled, "", errAborted), true
+		}
+	}
+	answer, stop, err := r.accept(ctx, text)
+	if stop == StopAnswered && r.e.cfg.Hooks != nil {
+		again, err := r.stopHooks(ctx, answer)
+		if err != nil {
+			return r.finish(ctx, StopError, "", err), true
+		}
+		if again {
+			return Result{}, false
+		}
+	}
+	if stop == "" {
+		return Result{}, false
+	}
+	return r.finish(ctx, stop, answer, err), true
 }
 
 // recordUsage emits a decision's usage, priced, with the session's

@@ -106,6 +106,9 @@ func (r *run) pause(ctx context.Context, p Pending) (Verdict, error) {
 	if err := r.emit(p.At, KindGatePaused, &GatePaused{At: p.At, Reason: reason, ToolCall: p.ToolCall, Break: p.Break}); err != nil {
 		return Verdict{}, err
 	}
+	if err := r.notify(ctx, &p, reason); err != nil {
+		return Verdict{}, err
+	}
 	if err := r.flush(); err != nil {
 		return Verdict{}, err
 	}

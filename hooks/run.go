@@ -32,6 +32,9 @@ type Env struct {
 	// Transcript is a session's journal file, given as transcript_path
 	// (nil: none).
 	Transcript func(session string) string
+	// Redact, when set, takes secrets out of what a hook said and of its
+	// command before they are kept.
+	Redact func(string) string
 	// MaxOutput bounds what is kept of each of a hook's stdout and stderr
 	// (default 64 KiB): the rest is read and dropped.
 	MaxOutput int
@@ -149,6 +152,10 @@ func (r *Runner) run(ctx context.Context, d *Def, in *engine.HookInput, stdin []
 		blocked(&hr, stderr)
 	default:
 		hr.Error, hr.Output = fmt.Sprintf("exited with %d (not 0 or 2): a warning, the run goes on", res.exit), stderr
+	}
+	if red := r.env.Redact; red != nil {
+		hr.Command, hr.Output, hr.Reason, hr.Context = red(hr.Command), red(hr.Output), red(hr.Reason), red(hr.Context)
+		hr.Error, hr.Stop = red(hr.Error), red(hr.Stop)
 	}
 	return hr
 }

@@ -76,6 +76,11 @@ const (
 	KeyAnsweredBy      = attribute.Key(agenttyKeyPrefix + "tool.answered_by")
 	KeyWorkflowName    = attribute.Key(agenttyKeyPrefix + "workflow.name")
 	KeyWorkflowStep    = attribute.Key(agenttyKeyPrefix + "workflow.step")
+	KeyHookEvent       = attribute.Key(agenttyKeyPrefix + "hook.event")
+	KeyHookCommand     = attribute.Key(agenttyKeyPrefix + "hook.command")
+	KeyHookDecision    = attribute.Key(agenttyKeyPrefix + "hook.decision")
+	KeyHookExit        = attribute.Key(agenttyKeyPrefix + "hook.exit")
+	KeyHookDurationMS  = attribute.Key(agenttyKeyPrefix + "hook.duration_ms")
 
 	EventRetry          = "retry"
 	EventGatePaused     = "gate_paused"
@@ -84,4 +89,5 @@ const (
 	EventContextTrimmed = "context_trimmed"
 	EventGuardrail      = "guardrail"
 	EventAnswerRejected = "answer_rejected"
+	EventHook           = "hook"
 )

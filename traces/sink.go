@@ -222,6 +222,16 @@ func (s *Sink) runEvent(r *runState, ev engine.Event) {
 	case *engine.ContextTrimmed:
 		r.run.event(EventContextTrimmed, ev.Time, []attribute.KeyValue{
 			KeyTrimmedMessages.Int(d.Dropped), KeyTrimmedTokens.Int(d.DroppedTokens)})
+	case *engine.HookRun:
+		attrs := []attribute.KeyValue{KeyHookEvent.String(string(d.Event)), KeyHookCommand.String(d.Command),
+			KeyHookExit.Int(d.Exit), KeyHookDurationMS.Int64(d.DurationMS)}
+		if d.Decision != "" {
+			attrs = append(attrs, KeyHookDecision.String(d.Decision))
+		}
+		if d.Tool != "" {
+			attrs = append(attrs, KeyToolName.String(d.Tool), KeyToolCallID.String(d.Call))
+		}
+		r.run.event(EventHook, ev.Time, attrs)
 	}
 }
 

@@ -512,3 +512,36 @@ func TestSubRunsNestUnderTheirCall(t *testing.T) {
 		want(t, sub, traces.KeyAgentName.String("calc"), traces.KeyParentRunID.String("run-1"))
 	}
 }
+
+// hookOnce is hooks that deny every call, said by a hook named guard.
+type hookOnce struct{}
+
+func (hookOnce) RunHooks(_ context.Context, in *engine.HookInput) []engine.HookRun {
+	if in.Event != engine.HookPreToolUse {
+		return nil
+	}
+	return []engine.HookRun{{Event: in.Event, Command: "guard", Call: in.Call.ID, Tool: in.Call.Name, Exit: 2, Decision: engine.HookDeny, Reason: "no"}}
+}
+
+// TestHooksAreSpanEvents: each hook's run is an event of the run's span,
+// with what it decided.
+func TestHooksAreSpanEvents(t *testing.T) {
+	cfg := offlineConfig(t)
+	cfg.Hooks = hookOnce{}
+	r := runTask(t, context.Background(), cfg, "what is 17*23?", traces.Options{})
+	root := named(t, r.spans, "invoke_agent agentty")[0]
+	for _, e := range root.Events() {
+		if e.Name != traces.EventHook {
+			continue
+		}
+		got := map[attribute.Key]string{}
+		for _, kv := range e.Attributes {
+			got[kv.Key] = kv.Value.Emit()
+		}
+		if got[traces.KeyHookEvent] != "PreToolUse" || got[traces.KeyHookDecision] != "deny" || got[traces.KeyHookExit] != "2" || got[traces.KeyToolName] != "calculator" {
+			t.Errorf("hook event: %v", got)
+		}
+		return
+	}
+	t.Error("no hook event on the run's span")
+}

@@ -317,6 +317,10 @@ func (c *chat) apply(ev engine.Event) {
 		c.add(&chatItem{kind: itemNote, text: "⇄ handed off to " + d.To})
 	case *engine.Notice: // a warning from inside a run (compaction fell back to trimming)
 		c.add(&chatItem{kind: itemNote, text: d.Message})
+	case *engine.HookRun:
+		if n := hookNote(d); n != "" {
+			c.add(&chatItem{kind: itemNote, text: n})
+		}
 	case *engine.ModelChanged:
 		c.add(&chatItem{kind: itemNote, text: "Model " + flatten(d.Model) + " from the next run."})
 	case *engine.ContextCompacted:
@@ -430,3 +434,24 @@ func (c *chat) textWidth() int { return max(c.width-2, 10) }
 // streamWidth is the width streamed text is wrapped at: glamour's, inside
 // its margins.
 func (c *chat) streamWidth() int { return c.textWidth() - 2*len(markdownMargin) }
+
+// hookNote is what the Chat says of a hook's run: what it blocked, what
+// it told the person, how it failed ("" for a hook that only let things
+// be: the Timeline has those).
+func hookNote(d *engine.HookRun) string {
+	what := string(d.Event) + " hook"
+	if d.Tool != "" {
+		what += " on " + d.Tool
+	}
+	switch {
+	case d.Error != "":
+		return "⚓ " + what + ": " + engine.OneLine(d.Error, 160)
+	case d.Decision == engine.HookDeny || d.Decision == engine.HookBlock:
+		return "⚓ " + what + " " + map[string]string{engine.HookDeny: "denied", engine.HookBlock: "blocked"}[d.Decision] + ": " + engine.OneLine(d.Reason, 160)
+	case d.Stop != "":
+		return "⚓ " + what + " stopped the run: " + engine.OneLine(d.Stop, 160)
+	case d.Output != "":
+		return "⚓ " + what + ": " + engine.OneLine(d.Output, 160)
+	}
+	return ""
+}

@@ -22,9 +22,9 @@ var (
 
 func statusStyle(s string) lipgloss.Style {
 	switch s {
-	case "ok", "answered", "proceed":
+	case "ok", "answered", "proceed", "allow":
 		return styleOK
-	case "error", "denied", "cancelled", "step_limit", "abort", "deny":
+	case "error", "denied", "cancelled", "step_limit", "abort", "deny", "block":
 		return styleErr
 	case "paused":
 		return stylePause

@@ -93,6 +93,7 @@ type stepDetail struct {
 	args     map[string]string
 	retries  []*engine.RetryScheduled
 	gates    []string // each pause of the step and the person's answer
+	hooks    []string // each hook that ran at the step and what it did
 	errors   []string
 	edited   bool     // the person edited the request of the step's decision
 	files    []string // the files the step changed (its checkpoints say)

@@ -75,6 +75,15 @@ func (t *timeline) apply(ev engine.Event) {
 		t.gatePaused(ev, d)
 	case *engine.GateResumed:
 		t.gateResumed(ev, d)
+	default:
+		t.applyEnd(ev)
+	}
+}
+
+// applyEnd applies what comes at a step's end and after: its observe row,
+// the run's end, checkpoints, notices, hooks.
+func (t *timeline) applyEnd(ev engine.Event) {
+	switch d := ev.Data.(type) {
 	case *engine.StepFinished:
 		if d.ToolCalls > 0 { // a step that only answered has nothing to observe
 			t.add(ev, row{step: ev.Step, phase: engine.Observe, text: count(d.ToolCalls, "result"), status: "ok"})
@@ -85,7 +94,42 @@ func (t *timeline) apply(ev engine.Event) {
 		t.checkpointed(ev, d)
 	case *engine.Notice:
 		t.notice(ev, d)
+	case *engine.HookRun:
+		t.hook(ev, d)
 	}
+}
+
+// hook applies a hook's run: a row of its step (what it decided, how
+// long it took), and in the step's details the whole of it.
+func (t *timeline) hook(ev engine.Event, d *engine.HookRun) {
+	text, status := "⚓ "+string(d.Event)+" "+engine.OneLine(d.Command, 40), "ok"
+	if d.Tool != "" {
+		text = "⚓ " + string(d.Event) + " " + flatten(d.Tool) + ": " + engine.OneLine(d.Command, 30)
+	}
+	switch {
+	case d.Error != "":
+		status = "error"
+	case d.Decision != "":
+		status = d.Decision
+	}
+	t.add(ev, row{step: ev.Step, text: text, status: status, dur: time.Duration(d.DurationMS) * time.Millisecond})
+	t.detail(ev).hooks = append(t.detail(ev).hooks, hookLine(d))
+}
+
+// hookLine says what a hook did, on one line: its event, command and
+// where it is from, its exit, its decision and why, and its error.
+func hookLine(d *engine.HookRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (%s): exit %d in %dms", d.Event, flatten(engine.OneLine(d.Command, 80)), d.Source, d.Exit, d.DurationMS)
+	if d.Decision != "" {
+		fmt.Fprintf(&b, ", %s", d.Decision)
+	}
+	for _, part := range []struct{ label, text string }{{"why", d.Reason}, {"context", d.Context}, {"said", d.Output}, {"error", d.Error}, {"stop", d.Stop}} {
+		if part.text != "" {
+			fmt.Fprintf(&b, "; %s: %s", part.label, flatten(engine.OneLine(part.text, 200)))
+		}
+	}
+	return b.String()
 }
 
 // notice applies a notice: a checkpoint that failed is a row of its step

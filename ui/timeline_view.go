@@ -262,6 +262,9 @@ func (t *timeline) detailLines(width int) []string {
 	for _, g := range d.gates {
 		fmt.Fprintf(&b, "Gate: %s\n", g)
 	}
+	for _, h := range d.hooks {
+		fmt.Fprintf(&b, "Hook: %s\n", h)
+	}
 	if len(d.files) > 0 {
 		fmt.Fprintf(&b, "Files changed (/diff %d shows how; /rewind %d undoes it): %s\n", d.step, d.step, strings.Join(d.files, ", "))
 	}
