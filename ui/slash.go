@@ -83,6 +83,16 @@ type SkillLister interface {
 	Skills() string
 }
 
+// BuiltinCommands are the names of the console's own slash commands: a
+// custom command of one of these names is left out (the built-in wins).
+func BuiltinCommands() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return names
+}
+
 // commandNames lists the commands, for the line an unknown one gets.
 func commandNames() string {
 	names := make([]string, len(commands))
