@@ -228,7 +228,7 @@ func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Se
 		}
 		ws, _ := filepath.Abs(cmp.Or(o.Workspace, "."))
 		set := engine.Settings{Workspace: ws, Model: st.ModelName, AllowShell: o.AllowShell, Agent: cmp.Or(o.Agent, s.Agent), Origin: cmp.Or(s.Settings().Origin, "run")}
-		s.UseSettings(set) // what a console that resumes it restores
+		s.UseSettings(set)                                        // what a console that resumes it restores
 		eng, task, notes, err := st.Command(ctx, st.Engine, task) // a custom /command: its prompt
 		for _, n := range notes {
 			fmt.Fprintln(stderr, "agentty run: note:", n)
