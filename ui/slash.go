@@ -50,6 +50,7 @@ type Commander interface {
 type command struct {
 	name, args, help string
 	needsArg         bool // it does nothing useful without its argument
+	custom           bool // a custom command (slash_custom.go)
 }
 
 // commands are the slash commands, in the order the list shows them.
@@ -114,6 +115,9 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		}
 	}
 	if cmd == nil {
+		if run, ok := m.customCommand(name, arg); ok {
+			return run
+		}
 		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /).", name, commandNames()))
 		return nil
 	}
