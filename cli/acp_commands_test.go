@@ -42,3 +42,24 @@ func TestACPCustomCommand(t *testing.T) {
 		t.Errorf("the expanded prompt was not what ran: %q", text)
 	}
 }
+
+// TestEvalCustomCommand: a case whose task is "/sum 17 23" runs the
+// workspace's command's prompt (the offline model computes what it asks).
+func TestEvalCustomCommand(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".agentty", "commands")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "sum.md"), []byte("what is $1*$2?\n"), 0o644)
+	suite := writeSuite(t, `
+model: offline
+cases:
+  - name: command
+    task: /sum 17 23
+    assert:
+      - answer_contains: "391"
+`)
+	code, out, errs := runCLI(t, context.Background(), agentEnv(t), "eval", "--workspace", ws, suite)
+	if code != 0 || !strings.Contains(out, "PASS   command") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

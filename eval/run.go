@@ -46,7 +46,12 @@ type Runner struct {
 	ReplayDir string
 	// ToolsFrom: the cases run live (Config's model) with the tool results
 	// of their recordings in this folder where the calls match (tools.go).
-	ToolsFrom   string
+	ToolsFrom string
+	// Expand makes a turn that names a custom command ("/review x") its
+	// prompt, and the engine of its run on base (app.Setup.Command); nil:
+	// turns are sent as written. Replaying, only the prompt is used: the
+	// recording's model answers.
+	Expand      func(ctx context.Context, base *engine.Engine, task string) (*engine.Engine, string, []string, error)
 	Concurrency int
 	FailFast    bool
 	Report      Reporter
@@ -328,7 +333,18 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	}
 	var last engine.Result
 	for _, task := range j.c.Turns {
-		last = eng.Run(ctx, s, task, sinks)
+		run := eng
+		if r.Expand != nil {
+			e, t, _, err := r.Expand(ctx, eng, task)
+			if err != nil {
+				journal.Close()
+				return failed(Failed, "%v", err)
+			}
+			if task = t; r.ReplayDir == "" {
+				run = e
+			}
+		}
+		last = run.Run(ctx, s, task, sinks)
 		if last.StopReason != engine.StopAnswered {
 			break // the next turns would build on a run that did not answer
 		}
