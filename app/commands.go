@@ -7,10 +7,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"path"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/agentty/agentty/commands"
 	"github.com/agentty/agentty/config"
@@ -72,32 +68,34 @@ func (st *Setup) Command(ctx context.Context, base *engine.Engine, task string) 
 		return base, task, nil, nil
 	}
 	x := c.Expand(args)
-	notes := x.Notes
-	var b strings.Builder
-	b.WriteString(x.Prompt)
-	for _, p := range x.Attach {
-		text, err := st.attach(ctx, p)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("/%s: @%s not attached: %v", c.Name, p, err))
-			continue
-		}
-		fmt.Fprintf(&b, "%s%s\">\n%s\n</attached>", engine.AttachedMarker, strings.ReplaceAll(p, `"`, "'"), strings.TrimRight(text, "\n"))
-	}
+	task, more := c.Attached(x.Prompt, x.Attach, func(p string) (string, error) { return st.attach(ctx, p) })
+	notes := append(x.Notes, more...)
 	ec := base.Config()
-	changed, more := st.commands.model(c, &ec)
-	notes = append(notes, more...)
+	changed := false
+	if m, note := c.ModelFor(ec.ModelName); note != "" {
+		notes = append(notes, note)
+	} else if m != "" {
+		o := st.commands.o
+		o.Model = m
+		model, name, err := PickModel(o, st.commands.cfg, st.commands.getenv)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("/%s: model %s cannot be used here (%v): the run uses the session's model", c.Name, m, err))
+		} else {
+			ec.Model, ec.ModelName, changed = model, name, true
+		}
+	}
 	if len(c.AllowedTools) > 0 {
-		reg, more, err := commandTools(c, ec.Tools)
+		reg, more, err := c.Tools(ec.Tools)
 		if err != nil {
 			return nil, "", notes, err
 		}
 		ec.Tools, changed, notes = reg, true, append(notes, more...)
 	}
 	if !changed {
-		return base, b.String(), notes, nil
+		return base, task, notes, nil
 	}
 	e := engine.New(ec)
-	return e, b.String(), notes, e.Err()
+	return e, task, notes, e.Err()
 }
 
 // attach reads what @p attaches (read_file's confinement and bounds).
@@ -106,73 +104,4 @@ func (st *Setup) attach(ctx context.Context, p string) (string, error) {
 		return "", fmt.Errorf("no workspace is open")
 	}
 	return st.ws.Attach(ctx, p)
-}
-
-// model sets ec's model to the command's, when it names one that may be
-// used here: Claude Code's aliases and model ids inherit the session's
-// (noted), an untrusted workspace's command picks none (noted), a model
-// that cannot be made here is noted and inherits. changed says whether
-// ec changed.
-func (k *commandKit) model(c *commands.Command, ec *engine.Config) (bool, []string) {
-	m := c.Model
-	switch {
-	case m == "" || m == "inherit" || m == ec.ModelName:
-		return false, nil
-	case m == "sonnet" || m == "opus" || m == "haiku" || strings.HasPrefix(m, "claude-"):
-		return false, []string{fmt.Sprintf("/%s: model %s is Claude Code's: the run uses the session's model (%s)", c.Name, m, ec.ModelName)}
-	case !c.Trusted:
-		return false, []string{fmt.Sprintf("/%s: model %s refused: the workspace is not trusted, so its commands use the session's model (agentty trust)", c.Name, m)}
-	}
-	o := k.o
-	o.Model = m
-	if strings.HasPrefix(m, "script:") && !filepath.IsAbs(strings.TrimPrefix(m, "script:")) {
-		o.Model = "script:" + filepath.Join(filepath.Dir(c.File), strings.TrimPrefix(m, "script:"))
-	}
-	model, name, err := PickModel(o, k.cfg, k.getenv)
-	if err != nil {
-		return false, []string{fmt.Sprintf("/%s: model %s cannot be used here (%v): the run uses the session's model", c.Name, m, err)}
-	}
-	ec.Model, ec.ModelName = model, name
-	return true, nil
-}
-
-// commandTools is the registry of the tools of reg that the command's
-// allowed-tools name (Claude Code's words, mapped as agent files' are; a
-// specifier such as Bash(git add:*) stands for the whole tool, with its
-// approvals as they are). It only narrows: no approval is loosened. The
-// words that match nothing are noted.
-func commandTools(c *commands.Command, reg *engine.Registry) (*engine.Registry, []string, error) {
-	var notes []string
-	var names []string
-	var all []engine.Tool
-	if reg != nil {
-		names, all = reg.Names(), reg.Tools()
-	}
-	keep := map[string]bool{}
-	for _, w := range c.AllowedTools {
-		word, _, _ := strings.Cut(w, "(")
-		g := config.ClaudeToolGlob(strings.TrimSpace(word))
-		n := 0
-		for _, name := range names {
-			if ok, _ := path.Match(g, name); ok || g == "skill" && name == "read_skill_file" {
-				keep[name] = true
-				n++
-			}
-		}
-		if n == 0 {
-			notes = append(notes, fmt.Sprintf("/%s: allowed-tools %s: no such tool in this session; left out", c.Name, w))
-		}
-	}
-	var tools []engine.Tool
-	for _, t := range all {
-		if keep[t.Name] {
-			tools = append(tools, t)
-		}
-	}
-	out, err := engine.NewRegistry(tools...)
-	if err != nil {
-		return nil, notes, fmt.Errorf("/%s: allowed-tools: %w", c.Name, err)
-	}
-	slices.Sort(notes)
-	return out, slices.Compact(notes), nil
 }

@@ -299,6 +299,29 @@ func (c *evalCollector) Emit(ev engine.Event) error {
 	return nil
 }
 
+// turns runs a case's turns in s, each a custom command's prompt where
+// it names one (Expand), until one does not answer: the next would build
+// on it.
+func (r *Runner) turns(ctx context.Context, eng *engine.Engine, s *engine.Session, turns []string, sinks engine.Sink) (engine.Result, error) {
+	var last engine.Result
+	for _, task := range turns {
+		run := eng
+		if r.Expand != nil {
+			e, t, _, err := r.Expand(ctx, eng, task)
+			if err != nil {
+				return last, err
+			}
+			if task = t; r.ReplayDir == "" {
+				run = e
+			}
+		}
+		if last = run.Run(ctx, s, task, sinks); last.StopReason != engine.StopAnswered {
+			break
+		}
+	}
+	return last, nil
+}
+
 // runOne runs one job in a new session and judges it.
 func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	res := &runResult{Repeat: j.rep}
@@ -331,23 +354,10 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 			return failed(Failed, "memory %s: %v", f.Key, err)
 		}
 	}
-	var last engine.Result
-	for _, task := range j.c.Turns {
-		run := eng
-		if r.Expand != nil {
-			e, t, _, err := r.Expand(ctx, eng, task)
-			if err != nil {
-				journal.Close()
-				return failed(Failed, "%v", err)
-			}
-			if task = t; r.ReplayDir == "" {
-				run = e
-			}
-		}
-		last = run.Run(ctx, s, task, sinks)
-		if last.StopReason != engine.StopAnswered {
-			break // the next turns would build on a run that did not answer
-		}
+	last, err := r.turns(ctx, eng, s, j.c.Turns, sinks)
+	if err != nil {
+		journal.Close()
+		return failed(Failed, "%v", err)
 	}
 	closeErr := journal.Close()
 	o := &outcome{
