@@ -181,6 +181,13 @@ func (a *acpAgent) advertise(ctx context.Context, id acp.SessionId, st *app.Setu
 	if len(st.Skills.Skills) > 0 {
 		cmds = append(cmds, acp.AvailableCommand{Name: "skills", Description: "the Agent Skills the model may read"})
 	}
+	for _, c := range st.Commands() { // the custom commands: their prompts expanded when one is sent
+		ac := acp.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.ArgumentHint != "" {
+			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.ArgumentHint}}
+		}
+		cmds = append(cmds, ac)
+	}
 	a.update(ctx, id, acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
 }
 

@@ -14,7 +14,8 @@ import (
 
 // Prompt runs the prompt in the session: its text, thoughts and tool calls
 // stream to the client as they happen; the answer is the stop reason.
-// /compact, /memory and /skills are commands.
+// /compact, /memory and /skills are commands; a custom command's prompt
+// is expanded (Setup.Command).
 func (a *acpAgent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
@@ -44,7 +45,14 @@ func (a *acpAgent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		a.update(ctx, p.SessionId, acp.UpdateAgentMessageText(reply))
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
-	res := s.st.Engine.Run(ctx, s.sess, text, sinks)
+	eng, text, notes, err := s.st.Command(ctx, s.st.Engine, text) // a custom /command: its prompt
+	for _, n := range notes {
+		a.update(ctx, p.SessionId, acp.UpdateAgentThoughtText("note: "+n+"\n"))
+	}
+	if err != nil {
+		return acp.PromptResponse{}, err
+	}
+	res := eng.Run(ctx, s.sess, text, sinks)
 	switch res.StopReason {
 	case engine.StopAnswered:
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil

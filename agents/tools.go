@@ -22,7 +22,12 @@ import (
 var optionalTools = map[string]string{
 	"run_shell": "needs --allow-shell (or allow_shell in the config)",
 	"http_get":  "needs http.allow_hosts in the config",
+	"skill":     "is offered only when there are skills (none were found here)",
 }
+
+// companions are the tools a tool word brings with it: Claude Code's
+// Skill is agentty's skill, whose files read_skill_file reads.
+var companions = map[string]string{"skill": "read_skill_file"}
 
 // ResolveTools resolves def's tool patterns against names, the session's
 // tools in order: the names of the tools the agent may use (nil: all of
@@ -51,7 +56,7 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 		p := config.ClaudeToolGlob(word)
 		n := 0
 		for _, name := range names {
-			if ok, _ := path.Match(p, name); ok {
+			if ok, _ := path.Match(p, name); ok || name == companions[p] && companions[p] != "" {
 				want[name] = true
 				n++
 			}
@@ -87,9 +92,13 @@ func (def *Def) ResolveTools(names []string, mcp map[string]bool) ([]string, []P
 
 // patterns are the globs of an agent file's tool words (toolGlob).
 func (def *Def) patterns(ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = config.ClaudeToolGlob(p)
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		g := config.ClaudeToolGlob(p)
+		out = append(out, g)
+		if c := companions[g]; c != "" {
+			out = append(out, c)
+		}
 	}
 	return out
 }

@@ -73,6 +73,8 @@ type Setup struct {
 	// knowledge is the search index search_knowledge asks, opened on
 	// its first search (search_cmd.go).
 	knowledge *knowledge
+	// commands are the custom slash commands (commands.go).
+	commands *commandKit
 }
 
 func (s *Setup) Close() {
@@ -153,6 +155,10 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	}
 	st.redact = config.NewRedactor(getenv, cfg)
 	if err := st.loadSkills(o, wsDir, ws, getenv); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := st.loadCommands(o, cfg, wsDir, ws, getenv); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,104 +12,6 @@ import (
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/workflow"
 )
-
-// WorkflowFile is a workflow found in a workflows folder.
-type WorkflowFile struct {
-	W     *workflow.Workflow
-	Scope string // workspace or user
-}
-
-// workflowPlaces are the folders workflows are read from, strongest first:
-// the workspace's .agentty/workflows, then workflows beside the person's
-// config.
-func workflowPlaces(wsDir string, getenv func(string) string) []struct{ dir, scope string } {
-	return []struct{ dir, scope string }{
-		{filepath.Join(wsDir, ".agentty", "workflows"), "workspace"},
-		{filepath.Join(filepath.Dir(config.Path(getenv)), "workflows"), "user"},
-	}
-}
-
-// LoadWorkflows reads every *.yaml (and *.yml) file of the workflow
-// folders; the workspace's wins a name clash. A bad file is an error in
-// the list and the others still load.
-func LoadWorkflows(wsDir string, getenv func(string) string) ([]WorkflowFile, []error) {
-	var out []WorkflowFile
-	var errs []error
-	seen := map[string]bool{}
-	for _, pl := range workflowPlaces(wsDir, getenv) {
-		entries, err := os.ReadDir(pl.dir)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		for _, e := range entries {
-			if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-				continue
-			}
-			w, err := readWorkflow(filepath.Join(pl.dir, e.Name()), pl.scope == "workspace", wsDir)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if seen[w.Name] {
-				continue
-			}
-			seen[w.Name] = true
-			out = append(out, WorkflowFile{W: w, Scope: pl.scope})
-		}
-	}
-	return out, errs
-}
-
-// readWorkflow reads a workflow file: a regular file of at most 1 MiB
-// (a FIFO cannot hang it), and, in the workspace, read through
-// config.ReadIn: nothing (no symlink, the file's own included) leads out
-// of it.
-func readWorkflow(path string, inWorkspace bool, wsDir string) (*workflow.Workflow, error) {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs // named absolutely in the workflow_started event, for --continue from anywhere
-	}
-	read := config.ReadSmall
-	if inWorkspace {
-		read = func(p string) ([]byte, error) { return config.ReadIn(AbsDir(wsDir), p, config.MaxFile) }
-	}
-	b, err := read(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return workflow.Parse(path, b)
-}
-
-// FindWorkflow is the workflow named (or the file given).
-func FindWorkflow(target, wsDir string, getenv func(string) string) (*workflow.Workflow, error) {
-	if strings.HasSuffix(target, ".yaml") || strings.HasSuffix(target, ".yml") || strings.ContainsRune(target, os.PathSeparator) {
-		return readWorkflow(target, false, wsDir)
-	}
-	files, errs := LoadWorkflows(wsDir, getenv)
-	for _, f := range files {
-		if f.W.Name == target {
-			return f.W, nil
-		}
-	}
-	var names []string
-	for _, f := range files {
-		names = append(names, f.W.Name)
-	}
-	msg := fmt.Sprintf("no workflow is called %q", target)
-	if len(names) > 0 {
-		msg += "; the workflows are: " + strings.Join(names, ", ")
-	} else {
-		msg += " (put one in .agentty/workflows/NAME.yaml)"
-	}
-	for _, e := range errs {
-		if strings.Contains(e.Error(), string(os.PathSeparator)+target+".y") {
-			msg += "; its file did not load: " + e.Error()
-		}
-	}
-	return nil, errors.New(msg)
-}
 
 // WorkflowEngine is the setup's engine made to carry out w: the planner as
 // its model, an agent for each task step (its model the step's, or the
@@ -203,7 +104,7 @@ func WorkflowTask(w *workflow.Workflow, in map[string]string) string {
 func WorkflowOf(past []engine.Event, run string, wsDir string, getenv func(string) string) (*workflow.Workflow, map[string]string, error) {
 	for _, ev := range past {
 		if d, ok := ev.Data.(*engine.WorkflowStarted); ok && ev.Run == run {
-			w, err := readWorkflow(d.File, false, wsDir)
+			w, err := workflow.Find(d.File, wsDir, getenv) // a path: that file
 			if err != nil {
 				return nil, nil, fmt.Errorf("the session's workflow %s: %w", d.Name, err)
 			}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/workflow"
 )
 
 // completeSessions completes a session id: the sessions of the store the
@@ -47,7 +47,7 @@ func completeWorkflows(f *factory) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		files, _ := app.LoadWorkflows(cmp.Or(f.App.Workspace, "."), f.Getenv)
+		files, _ := workflow.LoadFiles(cmp.Or(f.App.Workspace, "."), f.Getenv)
 		var out []cobra.Completion
 		for _, w := range files {
 			if strings.HasPrefix(w.W.Name, toComplete) {

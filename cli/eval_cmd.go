@@ -154,7 +154,7 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 	}
 	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, opts.Concurrency)
 	r := &eval.Runner{Around: st.WithTrace, Suite: suite, Cases: cases, Engine: st.Engine, Config: st.Engine.Config(), Store: store, Judge: judge,
-		RecordDir: opts.RecordDir, ReplayDir: opts.ReplayDir, Concurrency: opts.Concurrency, FailFast: opts.FailFast, Report: report}
+		RecordDir: opts.RecordDir, ReplayDir: opts.ReplayDir, Concurrency: opts.Concurrency, FailFast: opts.FailFast, Report: report, Expand: st.Command}
 	if opts.comparing() {
 		return evalCompare(ctx, opts, r, st.Engine.Config())
 	}

@@ -223,7 +223,7 @@ func replayConfig(st *app.Setup, o app.Options, events []engine.Event, live bool
 	if started == nil {
 		return st.Engine.Config(), nil, nil
 	}
-	w, err := app.FindWorkflow(cmp.Or(started.File, started.Name), cmp.Or(o.Workspace, "."), getenv)
+	w, err := workflow.Find(cmp.Or(started.File, started.Name), cmp.Or(o.Workspace, "."), getenv)
 	if err != nil {
 		return engine.Config{}, nil, fmt.Errorf("the session ran workflow %s: %w", started.Name, err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/gates"
-	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/sessions"
 	"github.com/agentty/agentty/workflow"
 )
@@ -229,34 +228,17 @@ func runSession(ctx context.Context, opts *runOptions, o app.Options, st *app.Se
 		}
 		ws, _ := filepath.Abs(cmp.Or(o.Workspace, "."))
 		set := engine.Settings{Workspace: ws, Model: st.ModelName, AllowShell: o.AllowShell, Agent: cmp.Or(o.Agent, s.Agent), Origin: cmp.Or(s.Settings().Origin, "run")}
-		s.UseSettings(set) // what a console that resumes it restores
-		res = st.Engine.Run(ctx, s, task, sinks)
-	}
-	if err := hooks.EndSession(ctx, st.Hooks(), s, "other", sinks); err != nil {
-		fmt.Fprintln(stderr, "agentty run: warning: SessionEnd hooks:", err)
-	}
-	return runResult(res, o, st, s, stdout, fail)
-}
-
-// runResult prints the answer of a run and returns its exit code.
-func runResult(res engine.Result, o app.Options, st *app.Setup, s *engine.Session, stdout io.Writer, fail func(int, string, ...any) int) int {
-	switch res.StopReason {
-	case engine.StopAnswered:
-		if !o.JSON {
-			fmt.Fprintln(stdout, res.Answer)
+		s.UseSettings(set)                                        // what a console that resumes it restores
+		eng, task, notes, err := st.Command(ctx, st.Engine, task) // a custom /command: its prompt
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "agentty run: note:", n)
 		}
-		return app.ExitAnswered
-	case engine.StopStepLimit:
-		return fail(app.ExitStepLimit, "stopped: step limit of %d reached without an answer", st.Engine.Config().MaxSteps)
-	case engine.StopBudget:
-		return fail(app.ExitBudget, "stopped: %v (the session is saved; go on with: agentty run --session %s TASK)", res.Err, s.ID)
-	case engine.StopCancelled:
-		if res.Partial != "" && !o.JSON {
-			fmt.Fprintln(stdout, res.Partial) // what the model had said when it was cut off
+		if err != nil {
+			return fail(app.ExitError, "%v", err)
 		}
-		return fail(app.ExitCancelled, "cancelled (the session is saved; go on with: agentty run --session %s TASK)", s.ID)
+		res = eng.Run(ctx, s, task, sinks)
 	}
-	return fail(app.ExitError, "%v", res.Err)
+	return runEnd(ctx, res, o, st, s, sinks, stdout, stderr, fail)
 }
 
 // primeTrace tells the trace sink of the run_started of the run about to be

@@ -77,7 +77,7 @@ func workflowRunRun(ctx context.Context, opts *workflowRunOptions) int {
 	if len(opts.Args) != 1 {
 		return fail(app.ExitUsage, "usage: agentty workflow run NAME|FILE [--input NAME=VALUE]… [--json]")
 	}
-	w, err := app.FindWorkflow(arg(opts.Args, 0), cmp.Or(o.Workspace, "."), getenv)
+	w, err := workflow.Find(arg(opts.Args, 0), cmp.Or(o.Workspace, "."), getenv)
 	if err != nil {
 		return fail(app.ExitUsage, "%v", err)
 	}
@@ -175,7 +175,7 @@ func newWorkflowsCmd(f *factory) *cobra.Command {
 func workflowsRun(opts *workflowsOptions) int {
 	o := *opts.App
 	stdout, getenv := opts.Out, opts.Getenv
-	files, errs := app.LoadWorkflows(cmp.Or(o.Workspace, "."), getenv)
+	files, errs := workflow.LoadFiles(cmp.Or(o.Workspace, "."), getenv)
 	files, errs = checkWorkflows(o, files, errs, getenv)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].W.Name < files[j].W.Name })
 	type row struct {
@@ -249,7 +249,7 @@ func newWorkflowCmd(f *factory) *cobra.Command {
 // that is not here (Workflow.Check against the setup a run would have),
 // as a file that fails to load is: they are listed as errors, not as
 // workflows.
-func checkWorkflows(o app.Options, files []app.WorkflowFile, errs []error, getenv func(string) string) ([]app.WorkflowFile, []error) {
+func checkWorkflows(o app.Options, files []workflow.File, errs []error, getenv func(string) string) ([]workflow.File, []error) {
 	if len(files) == 0 {
 		return files, errs
 	}
@@ -259,7 +259,7 @@ func checkWorkflows(o app.Options, files []app.WorkflowFile, errs []error, geten
 	}
 	defer st.Close()
 	agents, tools := app.WorkflowNames(st.Engine.Config())
-	var ok []app.WorkflowFile
+	var ok []workflow.File
 	for _, f := range files {
 		if bad := f.W.Check(agents, tools); len(bad) > 0 {
 			errs = append(errs, bad...)

@@ -24,6 +24,7 @@ var claudeTools = map[string]string{
 	"LS":        "list_dir",
 	"Bash":      "run_shell",
 	"WebFetch":  "http_get",
+	"Skill":     "skill",
 }
 
 // ClaudeToolGlob is the pattern of agentty's tool names a tool word of

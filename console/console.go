@@ -82,7 +82,7 @@ func (b *backend) Continue(ctx context.Context) <-chan engine.Event {
 // Workflows lists the workflows of the workspace and the person's config
 // (/workflow).
 func (b *backend) Workflows() ([]ui.WorkflowInfo, error) {
-	files, errs := app.LoadWorkflows(cmp.Or(b.con.Opts.Workspace, "."), b.con.Getenv)
+	files, errs := workflow.LoadFiles(cmp.Or(b.con.Opts.Workspace, "."), b.con.Getenv)
 	out := make([]ui.WorkflowInfo, 0, len(files))
 	for _, f := range files {
 		wi := ui.WorkflowInfo{Name: f.W.Name, Description: f.W.Description}
@@ -107,7 +107,7 @@ func (b *backend) Workflows() ([]ui.WorkflowInfo, error) {
 // it starts is framed by a workflow.Sink around the journal.
 func (b *backend) PrepareWorkflow(name string, inputs map[string]string) (func(context.Context) <-chan engine.Event, string, error) {
 	ws := cmp.Or(b.con.Opts.Workspace, ".")
-	w, err := app.FindWorkflow(name, ws, b.con.Getenv)
+	w, err := workflow.Find(name, ws, b.con.Getenv)
 	if err != nil {
 		return nil, "", err
 	}

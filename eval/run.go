@@ -47,7 +47,12 @@ type Runner struct {
 	ReplayDir string
 	// ToolsFrom: the cases run live (Config's model) with the tool results
 	// of their recordings in this folder where the calls match (tools.go).
-	ToolsFrom   string
+	ToolsFrom string
+	// Expand makes a turn that names a custom command ("/review x") its
+	// prompt, and the engine of its run on base (app.Setup.Command); nil:
+	// turns are sent as written. Replaying, only the prompt is used: the
+	// recording's model answers.
+	Expand      func(ctx context.Context, base *engine.Engine, task string) (*engine.Engine, string, []string, error)
 	Concurrency int
 	FailFast    bool
 	Report      Reporter
@@ -295,6 +300,29 @@ func (c *evalCollector) Emit(ev engine.Event) error {
 	return nil
 }
 
+// turns runs a case's turns in s, each a custom command's prompt where
+// it names one (Expand), until one does not answer: the next would build
+// on it.
+func (r *Runner) turns(ctx context.Context, eng *engine.Engine, s *engine.Session, turns []string, sinks engine.Sink) (engine.Result, error) {
+	var last engine.Result
+	for _, task := range turns {
+		run := eng
+		if r.Expand != nil {
+			e, t, _, err := r.Expand(ctx, eng, task)
+			if err != nil {
+				return last, err
+			}
+			if task = t; r.ReplayDir == "" {
+				run = e
+			}
+		}
+		if last = run.Run(ctx, s, task, sinks); last.StopReason != engine.StopAnswered {
+			break
+		}
+	}
+	return last, nil
+}
+
 // runOne runs one job in a new session and judges it.
 func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	res := &runResult{Repeat: j.rep}
@@ -327,12 +355,10 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 			return failed(Failed, "memory %s: %v", f.Key, err)
 		}
 	}
-	var last engine.Result
-	for _, task := range j.c.Turns {
-		last = eng.Run(ctx, s, task, sinks)
-		if last.StopReason != engine.StopAnswered {
-			break // the next turns would build on a run that did not answer
-		}
+	last, err := r.turns(ctx, eng, s, j.c.Turns, sinks)
+	if err != nil {
+		journal.Close()
+		return failed(Failed, "%v", err)
 	}
 	closeErr := journal.Close()
 	o := &outcome{

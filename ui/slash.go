@@ -50,6 +50,7 @@ type Commander interface {
 type command struct {
 	name, args, help string
 	needsArg         bool // it does nothing useful without its argument
+	custom           bool // a custom command (slash_custom.go)
 }
 
 // commands are the slash commands, in the order the list shows them.
@@ -83,6 +84,16 @@ type SkillLister interface {
 	Skills() string
 }
 
+// BuiltinCommands are the names of the console's own slash commands: a
+// custom command of one of these names is left out (the built-in wins).
+func BuiltinCommands() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return names
+}
+
 // commandNames lists the commands, for the line an unknown one gets.
 func commandNames() string {
 	names := make([]string, len(commands))
@@ -104,6 +115,9 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		}
 	}
 	if cmd == nil {
+		if run, ok := m.customCommand(name, arg); ok {
+			return run
+		}
 		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /).", name, commandNames()))
 		return nil
 	}

@@ -43,7 +43,7 @@ func (m *Model) completions() ([]command, bool) {
 		return nil, false
 	}
 	var out []command
-	for _, c := range commands {
+	for _, c := range m.allCommands() {
 		if strings.HasPrefix(c.name, word) {
 			out = append(out, c)
 		}

@@ -1,4 +1,4 @@
-package app
+package workflow
 
 import (
 	"os"
@@ -34,17 +34,17 @@ func TestWorkflowFilesStayInTheWorkspace(t *testing.T) {
 		}
 		return ""
 	}
-	var files []WorkflowFile
+	var files []File
 	var errs []error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		files, errs = LoadWorkflows(ws, getenv)
+		files, errs = LoadFiles(ws, getenv)
 	}()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		t.Fatal("LoadWorkflows is still waiting (on the FIFO?)")
+		t.Fatal("LoadFiles is still waiting (on the FIFO?)")
 	}
 	if len(files) != 1 || files[0].W.Name != "good" {
 		t.Errorf("workflows %+v, want good alone", files)
@@ -54,7 +54,7 @@ func TestWorkflowFilesStayInTheWorkspace(t *testing.T) {
 		all = append(all, e.Error())
 	}
 	got := strings.Join(all, "\n")
-	for _, want := range []string{"out.yaml: leads to " + outside + ", outside " + AbsDir(ws) + "; refusing to read it", "pipe.yaml is a named pipe (FIFO), not a regular file"} {
+	for _, want := range []string{"out.yaml: leads to " + outside + ", outside " + realDir(ws) + "; refusing to read it", "pipe.yaml is a named pipe (FIFO), not a regular file"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors:\n%s\nwant %q", got, want)
 		}
