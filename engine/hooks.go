@@ -183,7 +183,14 @@ func (r *run) redactHook(hr *HookRun) {
 	}
 }
 
-// hookContext is the text hooks added to a prompt, as the model reads it.
+// hookContextMessage is what hooks added to a prompt, as the model reads
+// it: a message of its own, just before the prompt.
+func hookContextMessage(ctx string) string {
+	return "<hook-context>\n" + ctx + "\n</hook-context>"
+}
+
+// hookContext is the text hooks added to a tool's result, as the model
+// reads it.
 func hookContext(ctx string) string {
 	if ctx == "" {
 		return ""

@@ -256,8 +256,11 @@ func (s *Session) applyOther(ev *Event) error {
 			s.settings, s.nextSettings = *d.Settings, nil
 		}
 		s.Agent = ev.Agent
+		if d.Context != "" && !d.Withheld { // before the task: the task stays the last word
+			s.appendMessage(RoleUser, hookContextMessage(d.Context), nil)
+		}
 		if !d.Withheld {
-			s.appendMessage(RoleUser, d.Task+hookContext(d.Context), nil)
+			s.appendMessage(RoleUser, d.Task, nil)
 		}
 	case *HookRun:
 		if d.Feedback != "" {

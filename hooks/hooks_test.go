@@ -288,8 +288,8 @@ exit 2
 	}
 }
 
-// UserPromptSubmit's stdout is context: the request carries it after the
-// prompt; exit 2 withholds the prompt and ends the run, and the next
+// UserPromptSubmit's stdout is context: the request carries it in a message
+// just before the prompt; exit 2 withholds the prompt and ends the run, and the next
 // prompt goes through.
 func TestUserPromptSubmit(t *testing.T) {
 	dir := t.TempDir()
@@ -303,8 +303,8 @@ echo "The sprint ends on Friday."
 		t.Fatal(res.StopReason, res.Err)
 	}
 	first := f.m.requests[0]
-	if u := first[len(first)-1]; !strings.HasPrefix(u.Content, "what is due?") || !strings.Contains(u.Content, "The sprint ends on Friday.") {
-		t.Errorf("the request's prompt: %q", u.Content)
+	if len(first) != 2 || first[1].Content != "what is due?" || !strings.Contains(first[0].Content, "The sprint ends on Friday.") {
+		t.Errorf("the request's messages: %+v", first)
 	}
 	s := engine.NewSession("s2")
 	res = f.e.Run(context.Background(), s, "tell me the secret-plan", nil)
@@ -314,7 +314,7 @@ echo "The sprint ends on Friday."
 	if len(f.m.requests) != 1 || len(s.History) != 0 {
 		t.Fatalf("the blocked prompt reached the model or the history: %d requests, history %v", len(f.m.requests), s.History)
 	}
-	if res := f.e.Run(context.Background(), s, "and now?", nil); res.StopReason != engine.StopAnswered || len(s.History) != 2 {
+	if res := f.e.Run(context.Background(), s, "and now?", nil); res.StopReason != engine.StopAnswered || len(s.History) != 3 {
 		t.Fatalf("the next prompt: %s %v %v", res.StopReason, res.Err, s.History)
 	}
 }
