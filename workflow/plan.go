@@ -73,6 +73,8 @@ type stepState struct {
 	attempt int            // the last attempt called (0: never)
 	items   int            // calls of the last attempt
 	results map[int]string // the last attempt's results, by item (-1: no foreach)
+	// shell are a run_shell step's structured results, by item as results.
+	shell   map[int]*shellOut
 	skipped bool
 	// check is the step's output_schema (nil: none): an output that does
 	// not meet it fails the step.
@@ -128,7 +130,7 @@ func (st *stepState) itemKeys() []int {
 func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 	states := map[string]*stepState{}
 	for _, s := range p.W.Steps {
-		states[s.ID] = &stepState{results: map[int]string{}, check: s.OutputCheck}
+		states[s.ID] = &stepState{results: map[int]string{}, shell: map[int]*shellOut{}, check: s.OutputCheck}
 	}
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
@@ -138,7 +140,7 @@ func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 				continue
 			}
 			if attempt > st.attempt {
-				st.attempt, st.items, st.results = attempt, 0, map[int]string{}
+				st.attempt, st.items, st.results, st.shell = attempt, 0, map[int]string{}, map[int]*shellOut{}
 			}
 			if attempt == st.attempt {
 				st.items++
@@ -148,6 +150,9 @@ func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 			step, attempt, item, ok := ParseCallID(m.ToolCallID)
 			if st := states[step]; ok && st != nil && attempt == st.attempt {
 				st.results[item] = strings.TrimSuffix(m.Content, engine.EditedNote) // the note is for a model, not the step's output
+				if sh := parseShell(m); sh != nil {
+					st.shell[item] = sh
+				}
 			}
 		}
 	}
@@ -176,7 +181,11 @@ func (p Planner) data(states map[string]*stepState, item any) map[string]any {
 		if st.check != nil && js != nil {
 			output = js // a step with an output_schema: its fields, .steps.ID.output.FIELD
 		}
-		steps[id] = map[string]any{"output": output, "json": js, "status": status}
+		fields := map[string]any{"output": output, "json": js, "status": status}
+		if s := p.W.byID[id]; s != nil && s.IsShell() {
+			st.addShell(fields, s.Foreach != nil)
+		}
+		steps[id] = fields
 	}
 	d := map[string]any{"inputs": p.Inputs, "steps": steps}
 	if item != nil {
@@ -258,7 +267,7 @@ func (p Planner) items(s *Step, data map[string]any) ([]any, error) {
 	}
 	var list []any
 	if err := json.Unmarshal([]byte(v), &list); err != nil {
-		return nil, fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120))
+		return nil, fmt.Errorf("workflow %s, step %s: foreach: want a list (a JSON list, or lines, split or fromJSON of a text), got %s", p.W.Name, s.ID, engine.OneLine(v, 120))
 	}
 	if len(list) > MaxItems {
 		return nil, fmt.Errorf("workflow %s, step %s: foreach: %d items, more than %d", p.W.Name, s.ID, len(list), MaxItems)
@@ -299,6 +308,9 @@ func firstError(st *stepState) string {
 		if r := st.results[k]; isError(r) {
 			return fmt.Sprintf("item %d: %s", k, strings.TrimSpace(strings.TrimPrefix(r, "error:")))
 		}
+	}
+	if why := st.shellCut(); why != "" {
+		return why
 	}
 	if st.check == nil || !st.done() {
 		return ""

@@ -87,6 +87,27 @@ var Funcs = template.FuncMap{
 		}
 		return v, nil
 	},
+	"toJSON": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	// lines are a text's lines that are not blank (a trailing newline
+	// makes no empty last line; a \r before a newline is not kept): the
+	// list foreach takes from a command's output, {{ lines .steps.log.stdout }}.
+	"lines": func(s string) []string {
+		out := []string{}
+		for l := range strings.Lines(s) {
+			l = strings.TrimRight(l, "\r\n")
+			if strings.TrimSpace(l) != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	},
+	// split cuts a text at each sep, as strings.Split does (so "a,b," is
+	// three items, the last empty): {{ split "," .inputs.names }}.
+	"split": func(sep, s string) []string { return strings.Split(s, sep) },
+	"trim":  strings.TrimSpace,
 	"join": func(v any, sep string) string {
 		switch l := v.(type) {
 		case []string:
