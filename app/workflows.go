@@ -136,7 +136,7 @@ func WorkflowEngine(st *Setup, o Options, w *workflow.Workflow, inputs map[strin
 	}
 	most := 0
 	for _, s := range w.Steps {
-		most += 1 + s.Retry
+		most += s.Decisions()
 		if s.Kind != "task" {
 			continue
 		}

@@ -167,15 +167,23 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 			st.Foreach = p.foreach(v, field("foreach"))
 		case "output_schema":
 			st.OutputCheck = p.schema(v, field("output_schema"))
+		case "max_parallel":
+			if _, err := fmt.Sscan(v.Value, &st.MaxParallel); err != nil || st.MaxParallel < 1 || st.MaxParallel > MaxItems {
+				p.fail(v.Line, field("max_parallel"), "want how many items run at once, from 1 to %d, got %q", MaxItems, v.Value)
+			}
 		case "retry":
 			if _, err := fmt.Sscan(v.Value, &st.Retry); err != nil || st.Retry < 0 || st.Retry > 10 {
 				p.fail(v.Line, field("retry"), "want a number of retries from 0 to 10, got %q", v.Value)
 			}
 		default:
-			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, args, needs, if, foreach, retry, output_schema)")
+			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, tools, args, needs, if, foreach, max_parallel, retry, output_schema)")
 		}
 	}
 	if p.err != nil {
+		return st
+	}
+	if st.MaxParallel > 0 && st.Foreach == nil {
+		p.fail(n.Line, field("max_parallel"), "only a step with foreach takes max_parallel")
 		return st
 	}
 	if !idRe.MatchString(st.ID) {

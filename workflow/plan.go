@@ -47,31 +47,54 @@ func CallID(step string, attempt, item int) string {
 // ParseCallID reads a step's call id: its step, attempt and item (-1
 // when none); ok is false for a call that is not a step's.
 func ParseCallID(id string) (step string, attempt, item int, ok bool) {
+	step, attempt, item, _, ok = parseCallID(id)
+	return step, attempt, item, ok
+}
+
+// batchCallID names the call of an item of a foreach with max_parallel,
+// which also says how many items there are: the history alone says when
+// its last batch is called (wf-STEP-ATTEMPT-ITEMofTOTAL).
+func batchCallID(step string, attempt, item, total int) string {
+	return CallID(step, attempt, item) + "of" + strconv.Itoa(total)
+}
+
+// parseCallID is ParseCallID, with the items of a foreach with
+// max_parallel (-1 for another call).
+func parseCallID(id string) (step string, attempt, item, total int, ok bool) {
 	rest, found := strings.CutPrefix(id, "wf-")
 	if !found {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
 	parts := strings.Split(rest, "-")
 	if len(parts) < 2 || len(parts) > 3 {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
 	a, err := strconv.Atoi(parts[1])
 	if err != nil {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
-	item = -1
+	item, total = -1, -1
 	if len(parts) == 3 {
-		if item, err = strconv.Atoi(parts[2]); err != nil {
-			return "", 0, 0, false
+		it, of, batched := strings.Cut(parts[2], "of")
+		if item, err = strconv.Atoi(it); err != nil {
+			return "", 0, 0, 0, false
+		}
+		if batched {
+			if total, err = strconv.Atoi(of); err != nil {
+				return "", 0, 0, 0, false
+			}
 		}
 	}
-	return parts[0], a, item, true
+	return parts[0], a, item, total, true
 }
 
 // stepState is what the history says of a step.
 type stepState struct {
-	attempt int            // the last attempt called (0: never)
-	items   int            // calls of the last attempt
+	attempt int // the last attempt called (0: never)
+	items   int // calls of the last attempt
+	// total are the items of a foreach with max_parallel, which its calls
+	// are named with (-1: not such a step, or not called yet).
+	total   int
 	results map[int]string // the last attempt's results, by item (-1: no foreach)
 	// shell are a run_shell step's structured results, by item as results.
 	shell   map[int]*shellOut
@@ -81,7 +104,23 @@ type stepState struct {
 	check func(string) (bool, string)
 }
 
-func (st *stepState) done() bool { return st.attempt > 0 && len(st.results) == st.items }
+// done reports whether the last attempt's calls are finished: all of
+// them; with max_parallel, all of its items, or those called once one
+// failed (the rest are not called).
+func (st *stepState) done() bool {
+	if st.attempt == 0 || len(st.results) != st.items {
+		return false
+	}
+	if st.items >= st.total {
+		return true
+	}
+	for _, r := range st.results {
+		if isError(r) {
+			return true
+		}
+	}
+	return false
+}
 
 func (st *stepState) failed() bool { return firstError(st) != "" }
 
@@ -130,20 +169,21 @@ func (st *stepState) itemKeys() []int {
 func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 	states := map[string]*stepState{}
 	for _, s := range p.W.Steps {
-		states[s.ID] = &stepState{results: map[int]string{}, shell: map[int]*shellOut{}, check: s.OutputCheck}
+		states[s.ID] = &stepState{results: map[int]string{}, shell: map[int]*shellOut{}, total: -1, check: s.OutputCheck}
 	}
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
-			step, attempt, _, ok := ParseCallID(c.ID)
+			step, attempt, _, total, ok := parseCallID(c.ID)
 			st := states[step]
 			if !ok || st == nil {
 				continue
 			}
 			if attempt > st.attempt {
-				st.attempt, st.items, st.results, st.shell = attempt, 0, map[int]string{}, map[int]*shellOut{}
+				st.attempt, st.items, st.total, st.results, st.shell = attempt, 0, -1, map[int]string{}, map[int]*shellOut{}
 			}
 			if attempt == st.attempt {
 				st.items++
+				st.total = max(st.total, total)
 			}
 		}
 		if m.Role == engine.RoleTool {
@@ -202,22 +242,23 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 		changed = false
 		for _, s := range p.W.Steps {
 			st := states[s.ID]
+			if st.attempt > 0 && !st.done() && len(st.results) == st.items && !st.skipped {
+				// A foreach with max_parallel whose batch is done: the next.
+				more, err := p.batch(s, st, states, st.items)
+				if err != nil {
+					return engine.Decision{}, engine.Permanent(err)
+				}
+				calls = append(calls, more...)
+				continue
+			}
 			if st.skipped || (st.done() && !(st.failed() && st.attempt <= s.Retry)) || (st.attempt > 0 && !st.done()) {
 				continue // done (or retried below), skipped, or called in this decision
 			}
-			ready := true
-			for _, n := range s.Needs {
-				ns := states[n]
-				if !ns.skipped && !(ns.done() && !ns.failed()) {
-					ready = false
-				}
-			}
-			if !ready {
+			if !p.ready(s, states) {
 				continue
 			}
-			data := p.data(states, nil)
 			if st.attempt == 0 && s.If != nil {
-				v, err := execute(s.If, data)
+				v, err := execute(s.If, p.data(states, nil))
 				if err != nil {
 					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: if: %w", p.W.Name, s.ID, err))
 				}
@@ -226,26 +267,12 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 					continue
 				}
 			}
-			items, err := p.items(s, data)
+			st.attempt, st.items, st.total, st.results, st.shell = st.attempt+1, 0, -1, map[int]string{}, map[int]*shellOut{}
+			more, err := p.batch(s, st, states, 0)
 			if err != nil {
 				return engine.Decision{}, engine.Permanent(err)
 			}
-			attempt := st.attempt + 1
-			st.attempt, st.items, st.results = attempt, len(items), map[int]string{}
-			for i, it := range items {
-				idx := i
-				if s.Foreach == nil {
-					idx = -1
-				}
-				c, err := p.call(s, attempt, idx, p.data(states, it))
-				if err != nil {
-					return engine.Decision{}, engine.Permanent(err)
-				}
-				calls = append(calls, c)
-			}
-			if len(items) == 0 { // an empty foreach is done at once
-				st.items = 0
-			}
+			calls = append(calls, more...)
 			changed = true
 		}
 	}
@@ -253,6 +280,49 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 		return engine.Decision{ToolCalls: calls}, nil
 	}
 	return p.finish(states)
+}
+
+// ready reports whether the steps s needs are done (or skipped).
+func (p Planner) ready(s *Step, states map[string]*stepState) bool {
+	for _, n := range s.Needs {
+		ns := states[n]
+		if !ns.skipped && !(ns.done() && !ns.failed()) {
+			return false
+		}
+	}
+	return true
+}
+
+// batch are the calls of step s's attempt (st.attempt) from item from on:
+// all of them, or with max_parallel, the next max_parallel. st counts them
+// as called.
+func (p Planner) batch(s *Step, st *stepState, states map[string]*stepState, from int) ([]engine.ToolCall, error) {
+	items, err := p.items(s, p.data(states, nil))
+	if err != nil {
+		return nil, err
+	}
+	to := len(items)
+	if s.MaxParallel > 0 {
+		to = min(to, from+s.MaxParallel)
+		st.total = len(items)
+	}
+	var calls []engine.ToolCall
+	for i := from; i < to; i++ {
+		idx, total := i, -1
+		switch {
+		case s.Foreach == nil:
+			idx = -1
+		case s.MaxParallel > 0:
+			total = len(items)
+		}
+		c, err := p.call(s, st.attempt, idx, total, p.data(states, items[i]))
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	st.items = to // an empty foreach is done at once
+	return calls, nil
 }
 
 // items are what step s runs on: once (one nil item), or with foreach, on
@@ -338,8 +408,11 @@ func truthy(v string) bool {
 }
 
 // call is the tool call of a step's attempt (and item).
-func (p Planner) call(s *Step, attempt, item int, data map[string]any) (engine.ToolCall, error) {
+func (p Planner) call(s *Step, attempt, item, total int, data map[string]any) (engine.ToolCall, error) {
 	id := CallID(s.ID, attempt, item)
+	if total >= 0 {
+		id = batchCallID(s.ID, attempt, item, total)
+	}
 	switch s.Kind {
 	case "tool":
 		args, err := s.renderArgs(data)

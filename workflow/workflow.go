@@ -54,11 +54,25 @@ type Step struct {
 	Needs   []string
 	If      *template.Template
 	Foreach *template.Template
-	Retry   int
-	Line    int
+	// MaxParallel is how many of a foreach's items run at once, a batch
+	// after the one before (1: one at a time, in order); 0: all at once.
+	MaxParallel int
+	Retry       int
+	Line        int
 	// OutputCheck is the step's output_schema: whether an output meets it
 	// (nil: none).
 	OutputCheck func(string) (bool, string)
+}
+
+// Decisions is the most decisions of the planner the step may take: one a
+// attempt, or with max_parallel, one a batch of the most items a foreach
+// may have. (The run's step limit makes room for them.)
+func (st *Step) Decisions() int {
+	per := 1
+	if st.MaxParallel > 0 {
+		per = (MaxItems + st.MaxParallel - 1) / st.MaxParallel
+	}
+	return (1 + st.Retry) * per
 }
 
 // Funcs are the templates' functions.
