@@ -46,6 +46,9 @@ type Step struct {
 	Agent string // agent steps
 	Tool  string // tool steps
 	Model string // task steps: the model ("" inherits the session's)
+	// Tools narrow a task step's tools to these names (nil: the session's
+	// tools; empty: none).
+	Tools []string
 	// Task is the rendered task of an agent or task step; Args the
 	// rendered arguments of a tool step (each string value a template).
 	Task    *template.Template
@@ -62,6 +65,9 @@ type Step struct {
 	// OutputCheck is the step's output_schema: whether an output meets it
 	// (nil: none).
 	OutputCheck func(string) (bool, string)
+	// OutputSchema is the output_schema as JSON: a task step's model is
+	// asked for it (an OpenAI server's response_format).
+	OutputSchema json.RawMessage
 }
 
 // Decisions is the most decisions of the planner the step may take: one a
