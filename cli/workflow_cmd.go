@@ -259,6 +259,9 @@ func checkWorkflows(o app.Options, files []app.WorkflowFile, errs []error, geten
 	}
 	defer st.Close()
 	agents, tools := app.WorkflowNames(st.Engine.Config())
+	// run_shell is here, if offered only to a run with --allow-shell
+	// (which workflow run checks): a workflow of it is no bad file.
+	tools = append(tools, workflow.ShellTool)
 	var ok []app.WorkflowFile
 	for _, f := range files {
 		if bad := f.W.Check(agents, tools); len(bad) > 0 {

@@ -42,6 +42,8 @@ func (w *Workflow) Check(agents, tools []string) []error {
 		msg := fmt.Sprintf("%s:%d: steps.%s.%s: no %s %q here", w.File, s.Line, s.ID, field, what, name)
 		if near := nearest(name, known); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		} else if name == ShellTool {
+			msg += ": it is offered only with --allow-shell"
 		}
 		errs = append(errs, fmt.Errorf("%s", msg))
 	}

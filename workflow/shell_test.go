@@ -120,3 +120,42 @@ steps:
 		t.Errorf("the next good workflow: %+v", r.res)
 	}
 }
+
+// Hostile output: a command's lines that hold template actions (printed
+// from octal escapes, as the workflow's own text is a template) are data,
+// passed as .item as they are, and a command printing more lines than a
+// foreach may fan out is refused, not cut; the next good workflow runs.
+func TestHostileShellOutput(t *testing.T) {
+	w := parse(t, `
+name: hostile
+steps:
+  - id: log
+    tool: run_shell
+    args: {command: "printf '\\173\\173 .inputs \\175\\175\\n\\173\\173 range 1000000000 \\175\\175x\\173\\173 end \\175\\175\\n'"}
+  - id: each
+    foreach: '{{ lines .steps.log.stdout }}'
+    tool: echo
+    args: {text: "[{{ .item }}]"}
+`)
+	if r := run(t, w, nil, nil, shell(t)); r.res.Answer != `["echo: [{{ .inputs }}]","echo: [{{ range 1000000000 }}x{{ end }}]"]` {
+		t.Errorf("template actions in the output: %+v", r.res)
+	}
+	w = parse(t, `
+name: many
+steps:
+  - id: log
+    tool: run_shell
+    args: {command: "seq 150"}
+  - id: each
+    foreach: '{{ lines .steps.log.stdout }}'
+    tool: echo
+    args: {text: "{{ .item }}"}
+`)
+	if r := run(t, w, nil, nil, shell(t)); r.res.StopReason != engine.StopError || !strings.Contains(fmt.Sprint(r.res.Err), "150 items, more than 100") {
+		t.Errorf("150 lines: %+v", r.res)
+	}
+	w = parse(t, "name: ok\nsteps:\n  - id: log\n    tool: run_shell\n    args: {command: 'seq 3'}\n  - id: each\n    foreach: '{{ lines .steps.log.stdout }}'\n    tool: echo\n    args: {text: '{{ .item }}'}\n")
+	if r := run(t, w, nil, nil, shell(t)); r.res.Answer != `["echo: 1","echo: 2","echo: 3"]` {
+		t.Errorf("the next good workflow: %+v", r.res)
+	}
+}
