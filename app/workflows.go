@@ -37,11 +37,19 @@ func WorkflowEngine(st *Setup, o Options, w *workflow.Workflow, inputs map[strin
 	}
 	most := 0
 	for _, s := range w.Steps {
-		most += 1 + s.Retry
+		most += s.Decisions()
 		if s.Kind != "task" {
 			continue
 		}
-		a := engine.Agent{Name: workflow.TaskAgent(s.ID), Description: "the task of workflow step " + s.ID, Model: session, ModelName: sessionName}
+		// The step's output_schema is what its model is asked for (and its
+		// answer checked against, asked again when it does not meet it).
+		a := engine.Agent{Name: workflow.TaskAgent(s.ID), Description: "the task of workflow step " + s.ID, Model: session, ModelName: sessionName, OutputSchema: s.OutputSchema}
+		if s.Tools != nil { // narrowed: a call of another tool is refused as unknown
+			if a.Tools, err = narrowTools(cfg.Tools, s.Tools); err != nil {
+				return nil, fmt.Errorf("%s:%d: steps.%s.tools: %w", w.File, s.Line, s.ID, err)
+			}
+			a.NoDelegation = !slices.Contains(s.Tools, engine.AgentTool)
+		}
 		if s.Model != "" {
 			if trusted, _ := WorkspaceTrusted(o, AbsDir(cmp.Or(o.Workspace, ".")), ws, getenv); Inside(w.File, cmp.Or(o.Workspace, ".")) && !trusted && s.Model != "offline" {
 				st.Notices = append(st.Notices, fmt.Sprintf("%s:%d: steps.%s.model: refused %q: the workspace is not trusted; the step uses the session's model (agentty trust)", w.File, s.Line, s.ID, s.Model))
@@ -61,6 +69,20 @@ func WorkflowEngine(st *Setup, o Options, w *workflow.Workflow, inputs map[strin
 	cfg.MaxCalls = max(cfg.MaxCalls, engine.DefaultMaxCalls, len(w.Steps)*workflow.MaxItems)
 	e := engine.New(cfg)
 	return e, e.Err()
+}
+
+// narrowTools is a registry of the tools of all named (the tool agent is
+// the engine's, not in it).
+func narrowTools(all *engine.Registry, names []string) (*engine.Registry, error) {
+	var keep []engine.Tool
+	if all != nil {
+		for _, t := range all.Tools() {
+			if slices.Contains(names, t.Name) {
+				keep = append(keep, t)
+			}
+		}
+	}
+	return engine.NewRegistry(keep...)
 }
 
 // Inside reports whether file (symlinks resolved) is in the folder dir:

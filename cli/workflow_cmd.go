@@ -259,6 +259,9 @@ func checkWorkflows(o app.Options, files []workflow.File, errs []error, getenv f
 	}
 	defer st.Close()
 	agents, tools := app.WorkflowNames(st.Engine.Config())
+	// run_shell is here, if offered only to a run with --allow-shell
+	// (which workflow run checks): a workflow of it is no bad file.
+	tools = append(tools, workflow.ShellTool)
 	var ok []workflow.File
 	for _, f := range files {
 		if bad := f.W.Check(agents, tools); len(bad) > 0 {

@@ -32,6 +32,9 @@ type toolJob struct {
 	// is not reported as a slow tool.
 	ran  time.Time
 	view *MemoryView
+	// cur is the running attempt's Call, whose structured result (if it
+	// gave one) goes into its tool_finished.
+	cur *Call
 	// tp, when not nil, holds this call's payloads (the step's first call
 	// has them in the step's payloads); otherwise each is allocated.
 	tp *toolPayloads

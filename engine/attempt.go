@@ -156,6 +156,7 @@ func (r *run) attempt(ctx context.Context, j int, jb *toolJob, now time.Time) *a
 	a.view = MemoryView{base: r.memory()}
 	jb.view = &a.view
 	a.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view, turn: r.s.run.Turn}
+	jb.cur = &a.call
 	a.res = toolResult{job: j, attempt: jb.attempt, slot: a}
 	return a
 }

@@ -188,6 +188,9 @@ func (p *ToolFinished) appendJSON(b []byte) []byte {
 	if p.By != "" {
 		b = appendStringField(append(b, ','), "by", p.By)
 	}
+	if len(p.Structured) > 0 {
+		b = append(append(b, `,"structured":`...), p.Structured...)
+	}
 	return append(b, '}')
 }
 

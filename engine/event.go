@@ -242,6 +242,11 @@ type ToolFinished struct {
 	// By is "person" for a result the person gave in place of the tool's
 	// (Respond): the tool did not run.
 	By string `json:"by,omitempty"`
+	// Structured is the result's structured form, when the tool gave one
+	// (Call.SetStructured): JSON that a program reads beside Result (a
+	// workflow's templates read run_shell's stdout, stderr and exit). No
+	// model is sent it.
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 // RetryScheduled is the payload of retry.

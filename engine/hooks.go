@@ -55,6 +55,9 @@ type HookInput struct {
 	Call   *ToolCall
 	Result string
 	Failed bool
+	// Structured is the result's structured form, when the tool gave one
+	// (run_shell's stdout, stderr and exit apart).
+	Structured json.RawMessage
 	// Prompt is UserPromptSubmit's.
 	Prompt string
 	// Source qualifies the event: SessionStart's startup or resume,
@@ -263,7 +266,7 @@ func (r *run) postToolHooks(ctx context.Context, c *ToolCall, fin *ToolFinished)
 	if fin.Status == ToolError {
 		ev = HookPostToolUseFailure
 	}
-	v := r.callHooks(ctx, &HookInput{Event: ev, Call: c, Result: fin.Result, Failed: fin.Status == ToolError})
+	v := r.callHooks(ctx, &HookInput{Event: ev, Call: c, Result: fin.Result, Failed: fin.Status == ToolError, Structured: fin.Structured})
 	if v.decision == HookBlock && v.reason != "" {
 		fin.Result += "\n\n[" + string(ev) + " hook] " + v.reason
 	}

@@ -185,6 +185,7 @@ func (r *run) runInline(ctx context.Context, jb *toolJob) (StopReason, error) {
 		r.view = MemoryView{base: r.memory()}
 		jb.view = &r.view
 		r.call = Call{ID: jb.call.ID, Args: jb.call.Args, Step: r.step, Session: r.root.ID, Run: r.id, Memory: jb.view}
+		jb.cur = &r.call
 		out, err := inlineTool(ctx, jb.tool.Func, &r.call)
 		end := r.now()
 		if err == nil && end.Sub(start) > jb.timeout {
@@ -261,6 +262,9 @@ func (r *run) settle(ctx context.Context, jb *toolJob, out string, err error, no
 	} else {
 		fin.Status = ToolOK
 		changes = jb.view.changes
+		if jb.cur != nil {
+			fin.Structured = jb.cur.structured
+		}
 	}
 	fin.Result, fin.Truncated = truncate(out, cfg.MaxResultBytes)
 	var post hookVerdict

@@ -25,6 +25,10 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// Structured is a tool result's structured form (ToolFinished's), for
+	// a program that reads the history (a workflow's planner); no model is
+	// sent it, and it is not in the message's JSON.
+	Structured json.RawMessage `json:"-"`
 }
 
 // ToolCall is a model's request to run one tool. Args is the JSON object of

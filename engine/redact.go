@@ -111,6 +111,9 @@ func redactDecoded(args json.RawMessage, redact func(string) string) json.RawMes
 func (r *run) redactFinished(fin *ToolFinished) {
 	if redact := r.e.cfg.Redact; redact != nil {
 		fin.Result, fin.Error = redact(fin.Result), redact(fin.Error)
+		if len(fin.Structured) > 0 {
+			fin.Structured = redactJSON(fin.Structured, redact)
+		}
 	}
 }
 
@@ -121,4 +124,36 @@ func (r *run) redactMemory(c *MemoryChanged) {
 			c.Value, c.Redacted = v, true
 		}
 	}
+}
+
+// redactJSON takes the secrets out of every string of a JSON value (keys
+// and values), so that what is left is still JSON.
+func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil // not JSON: not kept
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return redact(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[redact(k)] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return nil
+	}
+	return b
 }

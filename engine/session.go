@@ -224,7 +224,7 @@ func (s *Session) apply(ev *Event) error {
 			return fmt.Errorf("engine: tool_finished for call %d (%s) that is not pending", d.Index, d.ID)
 		}
 		m := &s.pending[d.Index]
-		m.Role, m.Content, m.ToolCallID, m.Name = RoleTool, d.Result, d.ID, d.Name
+		m.Role, m.Content, m.ToolCallID, m.Name, m.Structured = RoleTool, d.Result, d.ID, d.Name, d.Structured
 		if len(s.edited) > 0 && slices.Contains(s.edited, d.ID) {
 			m.Content += EditedNote
 		}

@@ -74,6 +74,23 @@ type Call struct {
 	Memory       *MemoryView
 
 	turn int // the decisions of the run that made the call, when it did
+
+	structured json.RawMessage // SetStructured's
+}
+
+// SetStructured gives the call's result a structured form beside its
+// text, as MCP's structuredContent does: v as JSON, kept in the call's
+// tool_finished event (Structured) and in the history's message, where a
+// program reads it (a workflow's templates read run_shell's stdout, stderr
+// and exit). No model is sent it: the text stays what the model reads. It
+// is kept when the call succeeds, and dropped when it returns an error.
+func (c *Call) SetStructured(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("engine: structured result of %s: %w", c.ID, err)
+	}
+	c.structured = b
+	return nil
 }
 
 // Bind decodes the call's arguments into v.

@@ -414,3 +414,24 @@ func TestRecordedHooksRunNothing(t *testing.T) {
 		t.Errorf("replayed result: %+v", fin)
 	}
 }
+
+// A shell command's PostToolUse hook reads its stdout and stderr apart, as
+// Claude Code gives Bash's.
+func TestPostToolUseGetsTheShellsStreamsApart(t *testing.T) {
+	f := newFixture(t, hooksOf("PostToolUse", "Bash", `cat > "$CLAUDE_PROJECT_DIR/../post-bash.json"`), call("c1", "run_shell", `{"command":"echo out; echo err >&2; exit 3"}`))
+	f.run(t, "go")
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(f.dir), "post-bash.json"))
+	if err != nil {
+		t.Fatal("the hook did not run:", err)
+	}
+	var in struct {
+		Event    string `json:"hook_event_name"`
+		Response struct {
+			Stdout, Stderr string
+			Exit           int `json:"exit_code"`
+		} `json:"tool_response"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil || in.Response.Stdout != "out\n" || in.Response.Stderr != "err\n" || in.Response.Exit != 3 {
+		t.Errorf("stdin: %s (%v)", b, err)
+	}
+}

@@ -99,11 +99,19 @@ func agenttyInput(name string, in json.RawMessage, ws string) json.RawMessage {
 }
 
 // toolResponse is a finished call's result in the shape hooks read most:
-// the output, whether it worked, and a file tool's filePath.
-func toolResponse(name string, input json.RawMessage, result string, failed bool) map[string]any {
+// the output, whether it worked, a file tool's filePath, and a shell
+// command's stdout and stderr (apart, from its structured result).
+func toolResponse(name string, input json.RawMessage, result string, failed bool, structured json.RawMessage) map[string]any {
 	r := map[string]any{"output": result, "success": !failed}
 	if name == "run_shell" {
+		var sh struct {
+			Stdout, Stderr string
+			Exit           *int
+		}
 		r["stdout"], r["stderr"], r["interrupted"] = result, "", false
+		if json.Unmarshal(structured, &sh) == nil && sh.Exit != nil {
+			r["stdout"], r["stderr"], r["exit_code"] = sh.Stdout, sh.Stderr, *sh.Exit
+		}
 	}
 	var in struct {
 		FilePath string `json:"file_path"`

@@ -110,7 +110,7 @@ func (r *Runner) input(in *engine.HookInput) []byte {
 		ti := claudeInput(c.Name, c.Args, r.env.Workspace)
 		m["tool_name"], m["tool_input"], m["tool_use_id"] = ClaudeName(c.Name), ti, c.ID
 		if in.Event != engine.HookPreToolUse {
-			m["tool_response"] = toolResponse(c.Name, ti, in.Result, in.Failed)
+			m["tool_response"] = toolResponse(c.Name, ti, in.Result, in.Failed, in.Structured)
 		}
 		if in.Failed {
 			m["error"] = in.Result

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,8 +46,14 @@ func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool 
 			cmd.Dir = w.dir
 			cmd.Env = osChildEnv(pass, map[string]string{"PWD": w.dir})
 			cmd.SysProcAttr = childAttr()
-			var out capped
-			cmd.Stdout, cmd.Stderr = &out, &out
+			// out is what the model reads: both streams, as they came (each
+			// through its own pipe, so a line of one written at once with a
+			// line of the other may come first); stdout and stderr are each
+			// kept apart too, for the call's structured result.
+			var out, stdout, stderr capped
+			var mu sync.Mutex
+			cmd.Stdout = &tee{mu: &mu, all: &out, one: &stdout}
+			cmd.Stderr = &tee{mu: &mu, all: &out, one: &stderr}
 			err = cmd.Start()
 			cmd.ExtraFiles[0].Close() // the guard has its own
 			if err != nil {
@@ -64,16 +71,43 @@ func (w *Workspace) RunShell(timeout time.Duration, pass ...string) engine.Tool 
 				}
 				return "", ctx.Err()
 			}
-			status := "exit status 0"
+			status, code := "exit status 0", 0
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
-				status = ee.ProcessState.String()
+				status, code = ee.ProcessState.String(), ee.ProcessState.ExitCode()
 			} else if err != nil {
 				return "", err
 			}
+			c.SetStructured(ShellResult{Exit: code, Stdout: stdout.b.String(), Stderr: stderr.b.String(), StdoutCut: stdout.dropped, StderrCut: stderr.dropped})
 			return fmt.Sprintf("%s\n%s", status, out.String()), nil
 		},
 	}
+}
+
+// ShellResult is run_shell's structured result (engine.Call.SetStructured):
+// its exit code (-1 when a signal ended it) and its two streams apart, each
+// kept up to 32 KiB (StdoutCut and StderrCut count the bytes cut). The
+// model reads the text result; a workflow's templates read these.
+type ShellResult struct {
+	Exit      int    `json:"exit"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	StdoutCut int    `json:"stdout_cut,omitempty"`
+	StderrCut int    `json:"stderr_cut,omitempty"`
+}
+
+// tee writes one of a command's streams to its own buffer and to the
+// buffer of both; mu orders the two streams' writes to the shared one.
+type tee struct {
+	mu       *sync.Mutex
+	all, one *capped
+}
+
+func (t *tee) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.all.Write(p)
+	return t.one.Write(p)
 }
 
 // capped is a buffer that keeps the first maxShellOutput bytes.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/engine/enginetest"
 )
 
 func TestRunShell(t *testing.T) {
@@ -87,4 +88,54 @@ func TestRunShellSignalsAsUsual(t *testing.T) {
 	if err != nil || !strings.Contains(out, "trapped") || !strings.Contains(out, "after") {
 		t.Errorf("run_shell = %q, %v; want the trap to fire", out, err)
 	}
+}
+
+// run_shell's structured result keeps stdout and stderr apart with the
+// exit code (what a workflow's templates read), while the text the model
+// reads is as before: the status line, then both streams.
+func TestRunShellStructured(t *testing.T) {
+	w, _ := tree(t)
+	sh := w.RunShell(5 * time.Second)
+	c := &engine.Call{Args: json.RawMessage(`{"command":"printf 'a\\nb\\n'; echo oops >&2; exit 3"}`), Memory: &engine.MemoryView{}}
+	out, err := sh.Func(context.Background(), c)
+	if err != nil || !strings.HasPrefix(out, "exit status 3\n") || !strings.Contains(out, "a\nb\n") || !strings.Contains(out, "oops\n") {
+		t.Fatalf("run_shell = %q, %v", out, err)
+	}
+	fin := runStructured(t, sh, `{"command":"printf 'a\\nb\\n'; echo oops >&2; exit 3"}`)
+	var got ShellResult
+	if err := json.Unmarshal(fin.Structured, &got); err != nil {
+		t.Fatalf("structured %s: %v", fin.Structured, err)
+	}
+	if got != (ShellResult{Exit: 3, Stdout: "a\nb\n", Stderr: "oops\n"}) {
+		t.Errorf("structured = %+v", got)
+	}
+	fin = runStructured(t, sh, `{"command":"yes agentty | head -c 100000"}`)
+	got = ShellResult{}
+	json.Unmarshal(fin.Structured, &got)
+	if got.Exit != 0 || len(got.Stdout) != maxShellOutput || got.StdoutCut != 100000-maxShellOutput || got.Stderr != "" {
+		t.Errorf("a long stdout: exit %d, %d bytes kept, %d cut", got.Exit, len(got.Stdout), got.StdoutCut)
+	}
+}
+
+// runStructured runs one call of tool through an engine and returns its
+// tool_finished.
+func runStructured(t *testing.T, tool engine.Tool, args string) *engine.ToolFinished {
+	t.Helper()
+	tool.Policy = engine.PolicyAllow
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.Request) (engine.Decision, error) {
+		if req.Turn == 0 {
+			return engine.Decision{ToolCalls: []engine.ToolCall{{ID: "c", Name: tool.Name, Args: json.RawMessage(args)}}}, nil
+		}
+		return engine.Decision{Text: "done"}, nil
+	})
+	rec := &enginetest.Recorder{}
+	e := engine.New(engine.Config{Model: model, Tools: mustRegistry(t, tool)})
+	if res := e.Run(context.Background(), engine.NewSession("s"), "go", rec); res.StopReason != engine.StopAnswered {
+		t.Fatalf("%+v", res)
+	}
+	fins := rec.Finished()
+	if len(fins) != 1 {
+		t.Fatalf("%d calls", len(fins))
+	}
+	return fins[0]
 }

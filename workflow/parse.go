@@ -155,6 +155,8 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 			st.Tool, kinds = p.str(v, field("tool")), append(kinds, "tool")
 		case "model":
 			st.Model = p.str(v, field("model"))
+		case "tools":
+			st.Tools = p.names(v, field("tools"))
 		case "task":
 			task = v
 		case "args":
@@ -166,16 +168,24 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 		case "foreach":
 			st.Foreach = p.foreach(v, field("foreach"))
 		case "output_schema":
-			st.OutputCheck = p.schema(v, field("output_schema"))
+			st.OutputCheck, st.OutputSchema = p.schema(v, field("output_schema"))
+		case "max_parallel":
+			if _, err := fmt.Sscan(v.Value, &st.MaxParallel); err != nil || st.MaxParallel < 1 || st.MaxParallel > MaxItems {
+				p.fail(v.Line, field("max_parallel"), "want how many items run at once, from 1 to %d, got %q", MaxItems, v.Value)
+			}
 		case "retry":
 			if _, err := fmt.Sscan(v.Value, &st.Retry); err != nil || st.Retry < 0 || st.Retry > 10 {
 				p.fail(v.Line, field("retry"), "want a number of retries from 0 to 10, got %q", v.Value)
 			}
 		default:
-			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, args, needs, if, foreach, retry, output_schema)")
+			p.fail(k.Line, field(k.Value), "not a field of a step (id, agent, tool, task, model, tools, args, needs, if, foreach, max_parallel, retry, output_schema)")
 		}
 	}
 	if p.err != nil {
+		return st
+	}
+	if st.MaxParallel > 0 && st.Foreach == nil {
+		p.fail(n.Line, field("max_parallel"), "only a step with foreach takes max_parallel")
 		return st
 	}
 	if !idRe.MatchString(st.ID) {
@@ -192,8 +202,25 @@ func (p *parser) step(n *yaml.Node, i int) *Step {
 	default:
 		p.fail(n.Line, "steps."+st.ID, "an unknown kind of step: give agent (with task), tool (with args), or task (with model)")
 	}
+	if st.Tools != nil && st.Kind != "task" {
+		p.fail(n.Line, field("tools"), "only a task step (a task with no agent) takes tools: an agent's tools are in its file")
+		return st
+	}
 	p.stepBody(st, n, task, args)
 	return st
+}
+
+// names parses a list of names (a task step's tools).
+func (p *parser) names(v *yaml.Node, field string) []string {
+	if v.Kind != yaml.SequenceNode {
+		p.fail(v.Line, field, "want a list of tool names, as [read_file, list_dir]")
+		return nil
+	}
+	out := []string{}
+	for _, x := range v.Content {
+		out = append(out, p.str(x, field))
+	}
+	return out
 }
 
 // needs parses a step's needs: a step id or a list of them.
@@ -278,20 +305,21 @@ func (p *parser) argTemplates(v any, path string, st *Step, field string, line i
 	}
 }
 
-// schema reads a step's output_schema (a JSON Schema, written in YAML).
-func (p *parser) schema(v *yaml.Node, field string) func(string) (bool, string) {
+// schema reads a step's output_schema (a JSON Schema, written in YAML):
+// its check, and it as JSON.
+func (p *parser) schema(v *yaml.Node, field string) (func(string) (bool, string), json.RawMessage) {
 	var x any
 	if err := v.Decode(&x); err != nil {
 		p.fail(v.Line, field, "%v", err)
-		return nil
+		return nil, nil
 	}
 	raw, err := json.Marshal(x)
 	if err == nil {
 		var check func(string) (bool, string)
 		if check, err = engine.SchemaCheck(raw); err == nil {
-			return check
+			return check, raw
 		}
 	}
 	p.fail(v.Line, field, "%v", err)
-	return nil
+	return nil, nil
 }

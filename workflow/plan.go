@@ -47,39 +47,80 @@ func CallID(step string, attempt, item int) string {
 // ParseCallID reads a step's call id: its step, attempt and item (-1
 // when none); ok is false for a call that is not a step's.
 func ParseCallID(id string) (step string, attempt, item int, ok bool) {
+	step, attempt, item, _, ok = parseCallID(id)
+	return step, attempt, item, ok
+}
+
+// batchCallID names the call of an item of a foreach with max_parallel,
+// which also says how many items there are: the history alone says when
+// its last batch is called (wf-STEP-ATTEMPT-ITEMofTOTAL).
+func batchCallID(step string, attempt, item, total int) string {
+	return CallID(step, attempt, item) + "of" + strconv.Itoa(total)
+}
+
+// parseCallID is ParseCallID, with the items of a foreach with
+// max_parallel (-1 for another call).
+func parseCallID(id string) (step string, attempt, item, total int, ok bool) {
 	rest, found := strings.CutPrefix(id, "wf-")
 	if !found {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
 	parts := strings.Split(rest, "-")
 	if len(parts) < 2 || len(parts) > 3 {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
 	a, err := strconv.Atoi(parts[1])
 	if err != nil {
-		return "", 0, 0, false
+		return "", 0, 0, 0, false
 	}
-	item = -1
+	item, total = -1, -1
 	if len(parts) == 3 {
-		if item, err = strconv.Atoi(parts[2]); err != nil {
-			return "", 0, 0, false
+		it, of, batched := strings.Cut(parts[2], "of")
+		if item, err = strconv.Atoi(it); err != nil {
+			return "", 0, 0, 0, false
+		}
+		if batched {
+			if total, err = strconv.Atoi(of); err != nil {
+				return "", 0, 0, 0, false
+			}
 		}
 	}
-	return parts[0], a, item, true
+	return parts[0], a, item, total, true
 }
 
 // stepState is what the history says of a step.
 type stepState struct {
-	attempt int            // the last attempt called (0: never)
-	items   int            // calls of the last attempt
+	attempt int // the last attempt called (0: never)
+	items   int // calls of the last attempt
+	// total are the items of a foreach with max_parallel, which its calls
+	// are named with (-1: not such a step, or not called yet).
+	total   int
 	results map[int]string // the last attempt's results, by item (-1: no foreach)
+	// shell are a run_shell step's structured results, by item as results.
+	shell   map[int]*shellOut
 	skipped bool
 	// check is the step's output_schema (nil: none): an output that does
 	// not meet it fails the step.
 	check func(string) (bool, string)
 }
 
-func (st *stepState) done() bool { return st.attempt > 0 && len(st.results) == st.items }
+// done reports whether the last attempt's calls are finished: all of
+// them; with max_parallel, all of its items, or those called once one
+// failed (the rest are not called).
+func (st *stepState) done() bool {
+	if st.attempt == 0 || len(st.results) != st.items {
+		return false
+	}
+	if st.items >= st.total {
+		return true
+	}
+	for _, r := range st.results {
+		if isError(r) {
+			return true
+		}
+	}
+	return false
+}
 
 func (st *stepState) failed() bool { return firstError(st) != "" }
 
@@ -128,26 +169,30 @@ func (st *stepState) itemKeys() []int {
 func (p Planner) State(msgs []engine.Message) map[string]*stepState {
 	states := map[string]*stepState{}
 	for _, s := range p.W.Steps {
-		states[s.ID] = &stepState{results: map[int]string{}, check: s.OutputCheck}
+		states[s.ID] = &stepState{results: map[int]string{}, shell: map[int]*shellOut{}, total: -1, check: s.OutputCheck}
 	}
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
-			step, attempt, _, ok := ParseCallID(c.ID)
+			step, attempt, _, total, ok := parseCallID(c.ID)
 			st := states[step]
 			if !ok || st == nil {
 				continue
 			}
 			if attempt > st.attempt {
-				st.attempt, st.items, st.results = attempt, 0, map[int]string{}
+				st.attempt, st.items, st.total, st.results, st.shell = attempt, 0, -1, map[int]string{}, map[int]*shellOut{}
 			}
 			if attempt == st.attempt {
 				st.items++
+				st.total = max(st.total, total)
 			}
 		}
 		if m.Role == engine.RoleTool {
 			step, attempt, item, ok := ParseCallID(m.ToolCallID)
 			if st := states[step]; ok && st != nil && attempt == st.attempt {
 				st.results[item] = strings.TrimSuffix(m.Content, engine.EditedNote) // the note is for a model, not the step's output
+				if sh := parseShell(m); sh != nil {
+					st.shell[item] = sh
+				}
 			}
 		}
 	}
@@ -176,7 +221,11 @@ func (p Planner) data(states map[string]*stepState, item any) map[string]any {
 		if st.check != nil && js != nil {
 			output = js // a step with an output_schema: its fields, .steps.ID.output.FIELD
 		}
-		steps[id] = map[string]any{"output": output, "json": js, "status": status}
+		fields := map[string]any{"output": output, "json": js, "status": status}
+		if s := p.W.byID[id]; s != nil && s.IsShell() {
+			st.addShell(fields, s.Foreach != nil)
+		}
+		steps[id] = fields
 	}
 	d := map[string]any{"inputs": p.Inputs, "steps": steps}
 	if item != nil {
@@ -193,22 +242,23 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 		changed = false
 		for _, s := range p.W.Steps {
 			st := states[s.ID]
+			if st.attempt > 0 && !st.done() && len(st.results) == st.items && !st.skipped {
+				// A foreach with max_parallel whose batch is done: the next.
+				more, err := p.batch(s, st, states, st.items)
+				if err != nil {
+					return engine.Decision{}, engine.Permanent(err)
+				}
+				calls = append(calls, more...)
+				continue
+			}
 			if st.skipped || (st.done() && !(st.failed() && st.attempt <= s.Retry)) || (st.attempt > 0 && !st.done()) {
 				continue // done (or retried below), skipped, or called in this decision
 			}
-			ready := true
-			for _, n := range s.Needs {
-				ns := states[n]
-				if !ns.skipped && !(ns.done() && !ns.failed()) {
-					ready = false
-				}
-			}
-			if !ready {
+			if !p.ready(s, states) {
 				continue
 			}
-			data := p.data(states, nil)
 			if st.attempt == 0 && s.If != nil {
-				v, err := execute(s.If, data)
+				v, err := execute(s.If, p.data(states, nil))
 				if err != nil {
 					return engine.Decision{}, engine.Permanent(fmt.Errorf("workflow %s, step %s: if: %w", p.W.Name, s.ID, err))
 				}
@@ -217,26 +267,12 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 					continue
 				}
 			}
-			items, err := p.items(s, data)
+			st.attempt, st.items, st.total, st.results, st.shell = st.attempt+1, 0, -1, map[int]string{}, map[int]*shellOut{}
+			more, err := p.batch(s, st, states, 0)
 			if err != nil {
 				return engine.Decision{}, engine.Permanent(err)
 			}
-			attempt := st.attempt + 1
-			st.attempt, st.items, st.results = attempt, len(items), map[int]string{}
-			for i, it := range items {
-				idx := i
-				if s.Foreach == nil {
-					idx = -1
-				}
-				c, err := p.call(s, attempt, idx, p.data(states, it))
-				if err != nil {
-					return engine.Decision{}, engine.Permanent(err)
-				}
-				calls = append(calls, c)
-			}
-			if len(items) == 0 { // an empty foreach is done at once
-				st.items = 0
-			}
+			calls = append(calls, more...)
 			changed = true
 		}
 	}
@@ -244,6 +280,49 @@ func (p Planner) Decide(_ context.Context, req *engine.Request) (engine.Decision
 		return engine.Decision{ToolCalls: calls}, nil
 	}
 	return p.finish(states)
+}
+
+// ready reports whether the steps s needs are done (or skipped).
+func (p Planner) ready(s *Step, states map[string]*stepState) bool {
+	for _, n := range s.Needs {
+		ns := states[n]
+		if !ns.skipped && !(ns.done() && !ns.failed()) {
+			return false
+		}
+	}
+	return true
+}
+
+// batch are the calls of step s's attempt (st.attempt) from item from on:
+// all of them, or with max_parallel, the next max_parallel. st counts them
+// as called.
+func (p Planner) batch(s *Step, st *stepState, states map[string]*stepState, from int) ([]engine.ToolCall, error) {
+	items, err := p.items(s, p.data(states, nil))
+	if err != nil {
+		return nil, err
+	}
+	to := len(items)
+	if s.MaxParallel > 0 {
+		to = min(to, from+s.MaxParallel)
+		st.total = len(items)
+	}
+	var calls []engine.ToolCall
+	for i := from; i < to; i++ {
+		idx, total := i, -1
+		switch {
+		case s.Foreach == nil:
+			idx = -1
+		case s.MaxParallel > 0:
+			total = len(items)
+		}
+		c, err := p.call(s, st.attempt, idx, total, p.data(states, items[i]))
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	st.items = to // an empty foreach is done at once
+	return calls, nil
 }
 
 // items are what step s runs on: once (one nil item), or with foreach, on
@@ -258,7 +337,7 @@ func (p Planner) items(s *Step, data map[string]any) ([]any, error) {
 	}
 	var list []any
 	if err := json.Unmarshal([]byte(v), &list); err != nil {
-		return nil, fmt.Errorf("workflow %s, step %s: foreach: want a JSON list, got %s", p.W.Name, s.ID, engine.OneLine(v, 120))
+		return nil, fmt.Errorf("workflow %s, step %s: foreach: want a list (a JSON list, or lines, split or fromJSON of a text), got %s", p.W.Name, s.ID, engine.OneLine(v, 120))
 	}
 	if len(list) > MaxItems {
 		return nil, fmt.Errorf("workflow %s, step %s: foreach: %d items, more than %d", p.W.Name, s.ID, len(list), MaxItems)
@@ -300,6 +379,9 @@ func firstError(st *stepState) string {
 			return fmt.Sprintf("item %d: %s", k, strings.TrimSpace(strings.TrimPrefix(r, "error:")))
 		}
 	}
+	if why := st.shellCut(); why != "" {
+		return why
+	}
 	if st.check == nil || !st.done() {
 		return ""
 	}
@@ -326,8 +408,11 @@ func truthy(v string) bool {
 }
 
 // call is the tool call of a step's attempt (and item).
-func (p Planner) call(s *Step, attempt, item int, data map[string]any) (engine.ToolCall, error) {
+func (p Planner) call(s *Step, attempt, item, total int, data map[string]any) (engine.ToolCall, error) {
 	id := CallID(s.ID, attempt, item)
+	if total >= 0 {
+		id = batchCallID(s.ID, attempt, item, total)
+	}
 	switch s.Kind {
 	case "tool":
 		args, err := s.renderArgs(data)

@@ -55,8 +55,12 @@ func (w *Workflow) checkRefs(file string) error {
 	check := func(field string, line int, srcs []string) error {
 		for _, src := range srcs {
 			for _, m := range stepRef.FindAllStringSubmatch(src, -1) {
-				if m[2] != "" && !slices.Contains(stepFields, m[2]) {
-					return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf("a template reads .steps.%s.%s: a step has output, json and status", m[1], m[2])}
+				if m[2] != "" && slices.Contains(shellFields, m[2]) {
+					if s := w.byID[m[1]]; s != nil && !s.IsShell() {
+						return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf("a template reads .steps.%s.%s: only a run_shell step has stdout, stderr and exit; a step has output, json and status", m[1], m[2])}
+					}
+				} else if m[2] != "" && !slices.Contains(stepFields, m[2]) {
+					return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf("a template reads .steps.%s.%s: a step has output, json and status (and a run_shell step stdout, stderr and exit)", m[1], m[2])}
 				}
 			}
 			for _, m := range inputRef.FindAllStringSubmatch(src, -1) {

@@ -26,6 +26,7 @@ type Sink struct {
 
 type sinkStep struct {
 	attempt, items int
+	total          int // a foreach with max_parallel's items (-1: none)
 	results        map[int]string
 	failed, done   bool
 }
@@ -122,7 +123,7 @@ func (k *Sink) after(ev engine.Event) []engine.Event {
 	if k.steps == nil {
 		k.steps = map[string]*sinkStep{}
 		for _, s := range k.W.Steps {
-			k.steps[s.ID] = &sinkStep{results: map[int]string{}}
+			k.steps[s.ID] = &sinkStep{results: map[int]string{}, total: -1}
 		}
 	}
 	frame := func(step string, data any, kind engine.Kind) engine.Event {
@@ -140,15 +141,16 @@ func (k *Sink) after(ev engine.Event) []engine.Event {
 		out = append(out, frame("", &engine.WorkflowStarted{Name: k.W.Name, File: k.W.File, Inputs: k.Inputs, Steps: ids}, engine.KindWorkflowStarted))
 	case *engine.Decided:
 		for _, c := range d.ToolCalls {
-			step, attempt, _, ok := ParseCallID(c.ID)
+			step, attempt, _, total, ok := parseCallID(c.ID)
 			st := k.steps[step]
 			if !ok || st == nil {
 				continue
 			}
 			if attempt > st.attempt {
-				st.attempt, st.items, st.results, st.failed = attempt, 0, map[int]string{}, false
+				st.attempt, st.items, st.total, st.results, st.failed = attempt, 0, -1, map[int]string{}, false
 			}
 			st.items++
+			st.total = max(st.total, total)
 		}
 	case *engine.ToolFinished:
 		step, attempt, item, ok := ParseCallID(d.ID)
@@ -159,7 +161,7 @@ func (k *Sink) after(ev engine.Event) []engine.Event {
 	case *engine.StepFinished:
 		for _, s := range k.W.Steps {
 			st := k.steps[s.ID]
-			if st.done || st.attempt == 0 || len(st.results) < st.items || (st.failed && st.attempt <= s.Retry) {
+			if st.done || st.attempt == 0 || len(st.results) < st.items || (st.items < st.total && !st.failed) || (st.failed && st.attempt <= s.Retry) {
 				continue
 			}
 			st.done = true

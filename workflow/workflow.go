@@ -46,6 +46,9 @@ type Step struct {
 	Agent string // agent steps
 	Tool  string // tool steps
 	Model string // task steps: the model ("" inherits the session's)
+	// Tools narrow a task step's tools to these names (nil: the session's
+	// tools; empty: none).
+	Tools []string
 	// Task is the rendered task of an agent or task step; Args the
 	// rendered arguments of a tool step (each string value a template).
 	Task    *template.Template
@@ -54,11 +57,28 @@ type Step struct {
 	Needs   []string
 	If      *template.Template
 	Foreach *template.Template
-	Retry   int
-	Line    int
+	// MaxParallel is how many of a foreach's items run at once, a batch
+	// after the one before (1: one at a time, in order); 0: all at once.
+	MaxParallel int
+	Retry       int
+	Line        int
 	// OutputCheck is the step's output_schema: whether an output meets it
 	// (nil: none).
 	OutputCheck func(string) (bool, string)
+	// OutputSchema is the output_schema as JSON: a task step's model is
+	// asked for it (an OpenAI server's response_format).
+	OutputSchema json.RawMessage
+}
+
+// Decisions is the most decisions of the planner the step may take: one a
+// attempt, or with max_parallel, one a batch of the most items a foreach
+// may have. (The run's step limit makes room for them.)
+func (st *Step) Decisions() int {
+	per := 1
+	if st.MaxParallel > 0 {
+		per = (MaxItems + st.MaxParallel - 1) / st.MaxParallel
+	}
+	return (1 + st.Retry) * per
 }
 
 // Funcs are the templates' functions.
@@ -87,6 +107,27 @@ var Funcs = template.FuncMap{
 		}
 		return v, nil
 	},
+	"toJSON": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	// lines are a text's lines that are not blank (a trailing newline
+	// makes no empty last line; a \r before a newline is not kept): the
+	// list foreach takes from a command's output, {{ lines .steps.log.stdout }}.
+	"lines": func(s string) []string {
+		out := []string{}
+		for l := range strings.Lines(s) {
+			l = strings.TrimRight(l, "\r\n")
+			if strings.TrimSpace(l) != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	},
+	// split cuts a text at each sep, as strings.Split does (so "a,b," is
+	// three items, the last empty): {{ split "," .inputs.names }}.
+	"split": func(sep, s string) []string { return strings.Split(s, sep) },
+	"trim":  strings.TrimSpace,
 	"join": func(v any, sep string) string {
 		switch l := v.(type) {
 		case []string:

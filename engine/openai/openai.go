@@ -148,7 +148,13 @@ func (m *Model) Decide(ctx context.Context, req *engine.Request) (engine.Decisio
 	if e := info.streamError(); e != nil {
 		return engine.Decision{}, m.classify(e, info)
 	}
-	return acc.decision()
+	d, err := acc.decision()
+	if err == nil && d.Text != "" && req.OutputSchema != nil && !m.cfg.NoStructuredOutput {
+		if _, wrapped := responseSchema(req.OutputSchema); wrapped {
+			d.Text = unwrapAnswer(d.Text) // asked for inside {"answer": …}
+		}
+	}
+	return d, err
 }
 
 // request builds the chat-completions request.
@@ -182,8 +188,9 @@ func (m *Model) request(req *engine.Request) goopenai.ChatCompletionRequest {
 		r.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
 	}
 	if req.OutputSchema != nil && !m.cfg.NoStructuredOutput {
+		schema, _ := responseSchema(req.OutputSchema)
 		r.ResponseFormat = &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: "answer", Schema: req.OutputSchema}}
+			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{Name: "answer", Schema: schema}}
 	}
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, goopenai.Tool{Type: goopenai.ToolTypeFunction, Function: &goopenai.FunctionDefinition{
