@@ -140,6 +140,9 @@ func (w *worker) serve(ctx context.Context) {
 	defer func() {
 		w.draining.Store(true)
 		stopDraining()
+		for _, d := range w.cons.Held() { // came in a wait with others, never started
+			w.requeue(d, "came as the worker began to drain")
+		}
 		wg.Wait()
 		w.mu.Lock()
 		for _, st := range w.setups {
@@ -201,6 +204,10 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 	if d.Bad != "" {
 		w.log("dropped a message: %s", d.Bad)
 		d.Drop(d.Bad)
+		return
+	}
+	if d.Misplaced != "" {
+		w.refuseMisplaced(ctx, d)
 		return
 	}
 	stop := d.KeepAlive()

@@ -20,6 +20,9 @@ type QueueConfig struct {
 	MaxDeliver  int
 	AckWait     time.Duration
 	GateTimeout time.Duration
+	// Partitions limits the worker to these partitions of the queue
+	// (none: every one).
+	Partitions []int
 }
 
 // Run connects, takes requests until ctx ends, and drains.
@@ -64,10 +67,13 @@ func Run(ctx context.Context, o app.Options, q QueueConfig, url string, getenv f
 	queue, err := bus.OpenQueue(octx, nc)
 	var cons *bus.Consumer
 	if err == nil {
-		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait})
+		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait, Partitions: q.Partitions})
 	}
 	if ctx.Err() != nil {
 		return 0, nil // stopped while starting: nothing was taken
+	}
+	if errors.As(err, new(bus.UsageError)) {
+		return app.ExitUsage, err
 	}
 	if err != nil {
 		return app.ExitError, err
@@ -77,7 +83,7 @@ func Run(ctx context.Context, o app.Options, q QueueConfig, url string, getenv f
 	if err := w.startChecks(octx); err != nil {
 		return app.ExitUsage, err
 	}
-	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
+	log("taking runs from pool %q on %s, %d at once%s; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, partitionsNote(queue, cons), store.Where())
 	stopCancel, err := w.cancelling()
 	if err != nil {
 		log("agentty cancel cannot reach this worker's runs: %v", err)
@@ -124,4 +130,18 @@ func (w *worker) startChecks(ctx context.Context) error {
 		w.log("warning: the streams' replicas cannot be checked: %v", err)
 	}
 	return nil
+}
+
+// partitionsNote says which partitions of the queue the worker takes
+// from, when it has several.
+func partitionsNote(q *bus.Queue, c *bus.Consumer) string {
+	n := q.Layout().N()
+	if n == 1 {
+		return ""
+	}
+	ps := c.Partitions()
+	if len(ps) == n {
+		return fmt.Sprintf(", from each of its %d partitions in turn", n)
+	}
+	return fmt.Sprintf(", from partitions %v of its %d", ps, n)
 }
