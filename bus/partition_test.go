@@ -291,3 +291,42 @@ func TestPartitionedQueue(t *testing.T) {
 	}
 	t.Fatal("the misplaced request never came")
 }
+
+// TestPartitionedEarlier: the per-session order check looks in the
+// session's own partition: the later of a session's two requests, taken
+// while the earlier one is still on the queue, waits for it.
+func TestPartitionedEarlier(t *testing.T) {
+	_, nc := partitioned(t, 4)
+	ctx := context.Background()
+	q, err := bus.OpenQueue(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "ordered"
+	for q.Layout().Of(id) == 0 {
+		id += "x"
+	}
+	at := time.Now()
+	for i, name := range []string{"first", "second"} {
+		if _, err := q.Submit(ctx, bus.DefaultPool, bus.RunRequest{ID: name, Session: id, Task: name, Submitted: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := q.Consumer(ctx, bus.WorkerConfig{Partitions: []int{q.Layout().Of(id)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := c.Take(ctx, 2, time.Second)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("took %d (%v), want both", len(ds), err)
+	}
+	for _, d := range ds {
+		earlier, err := q.Earlier(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := d.Req.ID == "second"; earlier != want {
+			t.Errorf("request %s: an earlier one waits: %v, want %v", d.Req.ID, earlier, want)
+		}
+	}
+}
