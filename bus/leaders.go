@@ -34,7 +34,8 @@ func Leaders(ctx context.Context, nc *nats.Conn) ([]Lead, error) {
 	}
 	var out []Lead
 	for _, name := range agenttyStreams(fleetLayout(ctx, js)) {
-		st, err := js.Stream(ctx, name)
+		var st jetstream.Stream
+		err := retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err })
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
 		}
@@ -96,23 +97,26 @@ func SpreadLeaders(ctx context.Context, nc *nats.Conn) error {
 	if len(nodes) < 2 {
 		return nil
 	}
+	var errs []error
 	for i, l := range leads {
 		want := nodes[i%len(nodes)]
 		if l.Leader == want || !slices.Contains(l.Replicas, want) {
 			continue
 		}
 		if err := stepDown(ctx, nc, l.Stream, want); err != nil {
-			return fmt.Errorf("nats: stream %s: lead it from %s: %w", l.Stream, want, err)
+			errs = append(errs, fmt.Errorf("nats: stream %s: lead it from %s: %w", l.Stream, want, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // stepDown asks stream's leader to step down in favour of node, and waits
 // (a few seconds at most) for the new leader to be elected.
 func stepDown(ctx context.Context, nc *nats.Conn, stream, node string) error {
 	req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": node}})
-	resp, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, req)
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	resp, err := nc.RequestWithContext(actx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, req)
 	if err != nil {
 		return err
 	}
@@ -129,9 +133,12 @@ func stepDown(ctx context.Context, nc *nats.Conn, stream, node string) error {
 	if err != nil {
 		return err
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		st, err := js.Stream(ctx, stream)
-		if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" {
+	// Each look bounded: a stream electing its leader may not answer.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := js.Stream(lctx, stream)
+		cancel()
+		if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader == node {
 			return nil
 		}
 	}

@@ -151,7 +151,8 @@ func CheckReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 	}
 	var out []string
 	for _, name := range agenttyStreams(fleetLayout(ctx, js)) {
-		st, err := js.Stream(ctx, name)
+		var st jetstream.Stream
+		err := retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err })
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNotFound):
 			out = append(out, fmt.Sprintf("%s is missing (it will be made with %d replicas)", name, want))

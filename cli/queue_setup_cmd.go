@@ -73,7 +73,10 @@ func queueSetupRun(ctx context.Context, opts *queueSetupOptions) int {
 	if err != nil {
 		return fail(app.ExitError, err)
 	}
-	if err := bus.SpreadLeaders(ctx, nc); err != nil {
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	err = bus.SpreadLeaders(sctx, nc)
+	scancel()
+	if err != nil {
 		fmt.Fprintln(opts.Err, "agentty queue setup: warning: the leaders were not spread over the nodes:", err)
 	}
 	short, err := bus.CheckReplicas(ctx, nc)
