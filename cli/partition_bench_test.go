@@ -57,6 +57,9 @@ func benchFleet(b *testing.B, nodes, k int) string {
 		url, replicas = strings.Join(urls, ","), 3
 	}
 	nc, err := bus.Connect(bus.Config{URL: url})
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		nc, err = bus.Connect(bus.Config{URL: url}) // the nodes still starting
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
