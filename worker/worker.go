@@ -201,13 +201,7 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 	// A drain stops the run at a step, not mid-step; agentty cancel at once.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	if d.Bad != "" {
-		w.log("dropped a message: %s", d.Bad)
-		d.Drop(d.Bad)
-		return
-	}
-	if d.Misplaced != "" {
-		w.refuseMisplaced(ctx, d)
+	if w.refused(ctx, d) {
 		return
 	}
 	stop := d.KeepAlive()

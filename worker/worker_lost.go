@@ -105,3 +105,18 @@ func (w *worker) refuseMisplaced(ctx context.Context, d *bus.Delivery) {
 	defer journal.Close()
 	w.giveUp(ctx, d, journal, s, d.Req, d.Misplaced)
 }
+
+// refused ends d when it is no request to run here: not a run request
+// (dropped), or one in a partition not its session's (refuseMisplaced).
+func (w *worker) refused(ctx context.Context, d *bus.Delivery) bool {
+	switch {
+	case d.Bad != "":
+		w.log("dropped a message: %s", d.Bad)
+		d.Drop(d.Bad)
+	case d.Misplaced != "":
+		w.refuseMisplaced(ctx, d)
+	default:
+		return false
+	}
+	return true
+}

@@ -72,11 +72,8 @@ func Run(ctx context.Context, o app.Options, q QueueConfig, url string, getenv f
 	if ctx.Err() != nil {
 		return 0, nil // stopped while starting: nothing was taken
 	}
-	if errors.As(err, new(bus.UsageError)) {
-		return app.ExitUsage, err
-	}
 	if err != nil {
-		return app.ExitError, err
+		return exitOf(err), err
 	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
@@ -144,4 +141,13 @@ func partitionsNote(q *bus.Queue, c *bus.Consumer) string {
 		return fmt.Sprintf(", from each of its %d partitions in turn", n)
 	}
 	return fmt.Sprintf(", from partitions %v of its %d", ps, n)
+}
+
+// exitOf is the exit code of an error that stops a worker from starting:
+// a setting given wrong is a usage error.
+func exitOf(err error) int {
+	if errors.As(err, new(bus.UsageError)) {
+		return app.ExitUsage
+	}
+	return app.ExitError
 }
