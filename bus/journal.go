@@ -118,7 +118,9 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		}
 		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
 	}
-	j.layout = fleetLayout(ctx, js)
+	if j.layout, err = fleetLayout(ctx, nc, js); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
 	for p := range j.layout.N() {
 		part, err := j.openPart(ctx, p)
 		if err != nil {

@@ -32,8 +32,12 @@ func Leaders(ctx context.Context, nc *nats.Conn) ([]Lead, error) {
 	if err != nil {
 		return nil, err
 	}
+	l, err := fleetLayout(ctx, nc, js)
+	if err != nil {
+		return nil, err
+	}
 	var out []Lead
-	for _, name := range agenttyStreams(fleetLayout(ctx, js)) {
+	for _, name := range agenttyStreams(l) {
 		var st jetstream.Stream
 		err := retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err })
 		if errors.Is(err, jetstream.ErrStreamNotFound) {

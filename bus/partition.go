@@ -2,10 +2,12 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -135,10 +137,23 @@ func partitionNames(base string) []string {
 }
 
 // fleetLayout is the fleet's partitions as recorded in ConfigBucket; K = 1
-// when none is.
-func fleetLayout(ctx context.Context, js jetstream.JetStream) Layout {
-	k, _ := recordedPartitions(ctx, js)
-	return Layout{K: max(k, 1)}
+// when none is (no bucket, or no key in it). A bucket that cannot be read
+// now (its leader being elected) is asked again within ctx, never taken
+// for K = 1: a reader of one partition on a split fleet would look for
+// streams that are not there.
+func fleetLayout(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) (Layout, error) {
+	var k int
+	err := retryWithin(ctx, nc, func(ctx context.Context) (err error) {
+		k, err = recordedPartitions(ctx, js)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrKeyNotFound) {
+			k, err = 1, nil
+		}
+		return err
+	})
+	if err != nil {
+		return Layout{}, fmt.Errorf("nats: the fleet's partitions (%s): %w", ConfigBucket, err)
+	}
+	return Layout{K: max(k, 1)}, nil
 }
 
 // recordedPartitions is the K recorded in ConfigBucket, 0 when none is.

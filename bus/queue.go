@@ -78,7 +78,10 @@ func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	q := &Queue{nc: nc, js: js, layout: fleetLayout(ctx, js)}
+	q := &Queue{nc: nc, js: js}
+	if q.layout, err = fleetLayout(ctx, nc, js); err != nil {
+		return nil, noJetStream(nc, err)
+	}
 	for p := range q.layout.N() {
 		name := q.layout.RunsStream(p)
 		var st jetstream.Stream

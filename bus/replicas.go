@@ -150,7 +150,11 @@ func CheckReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	for _, name := range agenttyStreams(fleetLayout(ctx, js)) {
+	l, err := fleetLayout(ctx, nc, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range agenttyStreams(l) {
 		var st jetstream.Stream
 		err := retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err })
 		switch {
@@ -183,7 +187,11 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 	if err != nil {
 		return fmt.Errorf("nats: %w", err)
 	}
-	return makeStreams(ctx, nc, replicas, fleetLayout(ctx, js))
+	l, err := fleetLayout(ctx, nc, js)
+	if err != nil {
+		return err
+	}
+	return makeStreams(ctx, nc, replicas, l)
 }
 
 // makeStreams is MakeStreams in layout l.
