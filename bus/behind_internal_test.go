@@ -41,7 +41,7 @@ func TestReadJournalBehindIsNotItsEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := j.stream.Info(context.Background())
+	st, err := j.parts[0].stream.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

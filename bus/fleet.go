@@ -136,26 +136,44 @@ const CancelAll = cancelPrefix + ".*"
 // Queued is a request waiting in a pool's queue (or taken and not yet
 // finished).
 type Queued struct {
-	Seq       uint64     `json:"seq"`
+	Seq uint64 `json:"seq"`
+	// Partition is the queue's partition that holds it (Seq is its
+	// stream's).
+	Partition int        `json:"partition"`
 	Pool      string     `json:"pool"`
 	Submitted time.Time  `json:"submitted"`
 	Request   RunRequest `json:"request"`
 }
 
 // List returns the requests in the queue, oldest first: pool's, or every
-// pool's for "". It reads them without taking them.
+// pool's for "", from every partition. It reads them without taking them.
 func (q *Queue) List(ctx context.Context, pool string) ([]Queued, error) {
-	info, err := q.stream.Info(ctx)
+	var out []Queued
+	for p, st := range q.streams {
+		got, err := q.list(ctx, p, st, pool)
+		out = append(out, got...)
+		if err != nil {
+			return out, err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Queued) int { return a.Submitted.Compare(b.Submitted) })
+	return out, nil
+}
+
+// list is List of partition p, whose stream is st.
+func (q *Queue) list(ctx context.Context, p int, st jetstream.Stream, pool string) ([]Queued, error) {
+	info, err := st.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
-	subject := runsPrefix + ".>"
+	prefix := q.layout.runsPrefix(p)
+	subject := prefix + ".>"
 	if pool != "" {
-		subject = RunSubject(pool) + ".>"
+		subject = prefix + "." + Token(pool) + ".>"
 	}
 	var out []Queued
 	for seq := info.State.FirstSeq; seq > 0 && seq <= info.State.LastSeq; seq++ {
-		m, err := q.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break // none from here on
 		}
@@ -165,23 +183,25 @@ func (q *Queue) List(ctx context.Context, pool string) ([]Queued, error) {
 		seq = m.Sequence
 		var req RunRequest
 		json.Unmarshal(m.Data, &req)
-		p, _, _ := strings.Cut(m.Subject[len(runsPrefix)+1:], ".")
-		out = append(out, Queued{Seq: m.Sequence, Pool: p, Submitted: m.Time, Request: req})
+		pl, _, _ := strings.Cut(m.Subject[len(prefix)+1:], ".")
+		out = append(out, Queued{Seq: m.Sequence, Partition: p, Pool: pl, Submitted: m.Time, Request: req})
 	}
 	return out, nil
 }
 
 // Earlier reports whether a request of d's session queued before d is
 // still on the queue: being carried out by a worker, or waiting. A
-// session's requests are carried out in the order they were queued.
+// session's requests are carried out in the order they were queued; they
+// are all in its partition, on one subject.
 func (q *Queue) Earlier(ctx context.Context, d *Delivery) (bool, error) {
 	md, err := d.msg.Metadata()
 	if err != nil {
 		return false, err
 	}
+	st := q.streams[d.Partition]
 	subject := d.msg.Subject()
 	for seq := uint64(1); ; seq++ {
-		m, err := q.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return false, nil
 		}
@@ -200,10 +220,13 @@ func (q *Queue) Earlier(ctx context.Context, d *Delivery) (bool, error) {
 	}
 }
 
-// Get returns request seq of the queue.
-func (q *Queue) Get(ctx context.Context, seq uint64) (RunRequest, error) {
+// Get returns request seq of the queue's partition p.
+func (q *Queue) Get(ctx context.Context, p int, seq uint64) (RunRequest, error) {
 	var r RunRequest
-	m, err := q.stream.GetMsg(ctx, seq)
+	if p < 0 || p >= len(q.streams) {
+		return r, fmt.Errorf("the queue has no partition %d", p)
+	}
+	m, err := q.streams[p].GetMsg(ctx, seq)
 	if err != nil {
 		return r, err
 	}
@@ -213,19 +236,37 @@ func (q *Queue) Get(ctx context.Context, seq uint64) (RunRequest, error) {
 	return r, nil
 }
 
-// MaxDeliveriesSubject is where the server says that pool's consumer
-// handed a request out for the last time and it was not acknowledged: the
-// worker that had it died. Its data is a JSON advisory with stream_seq.
-func MaxDeliveriesSubject(pool string) string {
-	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".workers-" + Token(pool)
+// MaxDeliveriesSubjects are where the server says that pool's consumer of
+// each partition handed a request out for the last time and it was not
+// acknowledged: the worker that had it died. Its data is a JSON advisory
+// with stream (PartitionOf) and stream_seq.
+func (q *Queue) MaxDeliveriesSubjects(pool string) []string {
+	out := make([]string, q.layout.N())
+	for p := range out {
+		out[p] = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + q.layout.RunsStream(p) + ".workers-" + Token(pool)
+	}
+	return out
 }
 
-// Remove takes request seq off the queue. A user who may not (the submit
-// user) is told at once, a DeniedError, not after the request's timeout:
-// the server does not answer a request it refuses.
-func (q *Queue) Remove(ctx context.Context, seq uint64) error {
-	if err := MayPublish(q.nc, "$JS.API.STREAM.MSG.DELETE."+RunsStream, "take a request off the queue (cancel it)"); err != nil {
+// PartitionOf is the partition whose run queue stream is named stream.
+func (q *Queue) PartitionOf(stream string) (int, bool) {
+	for p := range q.layout.N() {
+		if q.layout.RunsStream(p) == stream {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// Remove takes request seq of partition p off the queue. A user who may
+// not (the submit user) is told at once, a DeniedError, not after the
+// request's timeout: the server does not answer a request it refuses.
+func (q *Queue) Remove(ctx context.Context, p int, seq uint64) error {
+	if p < 0 || p >= len(q.streams) {
+		return fmt.Errorf("the queue has no partition %d", p)
+	}
+	if err := MayPublish(q.nc, "$JS.API.STREAM.MSG.DELETE."+q.layout.RunsStream(p), "take a request off the queue (cancel it)"); err != nil {
 		return err
 	}
-	return q.stream.DeleteMsg(ctx, seq)
+	return q.streams[p].DeleteMsg(ctx, seq)
 }

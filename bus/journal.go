@@ -63,16 +63,12 @@ const DefaultReadIdle = 5 * time.Second
 // server stored before its acknowledgement was lost is not stored twice.
 // Safe for concurrent use; it does not close the connection it was given.
 type Journals struct {
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	kv     jetstream.KeyValue
-	// writers holds a lease per session being written (lease.go).
-	writers jetstream.KeyValue
-	atomic  bool // the stream takes atomic batches
-	// runsStream caches the queue's stream once found (queued.go): finding
-	// it asks the server for its info, a large answer.
-	runsStream atomic.Pointer[jetstream.Stream]
+	nc *nats.Conn
+	js jetstream.JetStream
+	// layout is the fleet's partitions; parts are each one's streams
+	// and buckets (partition.go).
+	layout Layout
+	parts  []*journalPart
 
 	// ReadIdle bounds how long ReadJournal waits for the next message of
 	// a journal (DefaultReadIdle when 0); nothing bounds the whole read
@@ -85,6 +81,25 @@ type Journals struct {
 	// before it, as one from a node catching up after a failover does.
 	lagging func(seq uint64) bool
 }
+
+// journalPart is one partition's journal stream and buckets.
+type journalPart struct {
+	p      int
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+	// writers holds a lease per session being written (lease.go).
+	writers jetstream.KeyValue
+	atomic  bool // the stream takes atomic batches
+	// runsStream caches the partition's queue stream once found
+	// (queued.go): finding it asks the server for its info, a large answer.
+	runsStream atomic.Pointer[jetstream.Stream]
+}
+
+// at is session id's partition.
+func (j *Journals) at(id string) *journalPart { return j.parts[j.layout.Of(id)] }
+
+// subject is the subject of session id's journal.
+func (j *Journals) subject(id string) string { return j.layout.JournalSubject(id) }
 
 var _ sessions.Backend = (*Journals)(nil)
 
@@ -103,30 +118,15 @@ func OpenJournals(ctx context.Context, nc *nats.Conn) (*Journals, error) {
 		}
 		return nil, fmt.Errorf("sessions: NATS JetStream at %s: %w", j.url(), err)
 	}
-	// Lookups are tried again while a cluster elects a leader, within ctx.
-	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.stream, err = js.Stream(ctx, JournalStream); return err })
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		j.stream, err = js.CreateStream(ctx, journalStreamConfig(fleetReplicas(ctx, js)))
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // made meanwhile by another agentty
-			j.stream, err = js.Stream(ctx, JournalStream)
+	if j.layout, err = fleetLayout(ctx, nc, js); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	for p := range j.layout.N() {
+		part, err := j.openPart(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sessions: stream %s at %s: %w", JournalStream, j.url(), err)
-	}
-	j.atomic = j.stream.CachedInfo().Config.AllowAtomicPublish
-	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.kv, err = js.KeyValue(ctx, SessionsBucket); return err })
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		j.kv, err = js.CreateKeyValue(ctx, sessionsBucketConfig(fleetReplicas(ctx, js)))
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			j.kv, err = js.KeyValue(ctx, SessionsBucket)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", SessionsBucket, j.url(), err)
-	}
-	if err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { j.writers, err = openWriters(ctx, js); return err }); err != nil {
-		return nil, fmt.Errorf("sessions: KV bucket %s at %s: %w", WritersBucket, j.url(), err)
+		j.parts = append(j.parts, part)
 	}
 	return j, nil
 }
@@ -142,11 +142,11 @@ func (j *Journals) url() string {
 
 // Where says where the sessions are, for messages.
 func (j *Journals) Where() string {
+	if j.layout.split() {
+		return fmt.Sprintf("NATS JetStream streams %s_0…%d at %s", JournalStream, j.layout.K-1, j.url())
+	}
 	return "NATS JetStream stream " + JournalStream + " at " + j.url()
 }
-
-// subject is the subject of session id's journal.
-func subject(id string) string { return JournalPrefix + "." + id }
 
 // checkToken refuses an id that is not one safe subject token and KV key.
 func checkToken(id string) error {
@@ -165,8 +165,34 @@ func checkToken(id string) error {
 // session whose meta was never written is listed all the same).
 func (j *Journals) IDs() ([]string, error) {
 	seen := map[string]bool{}
+	for _, part := range j.parts {
+		if err := j.partIDs(part, seen); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		if checkToken(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// partIDs adds to seen the sessions of one partition: those with a meta,
+// with a journal, or with a request waiting. One found in a partition not
+// its own (put there by hand) is not listed: it is read in its own.
+func (j *Journals) partIDs(part *journalPart, all map[string]bool) error {
+	seen := map[string]bool{}
+	defer func() {
+		for id := range seen {
+			if j.layout.Of(id) == part.p {
+				all[id] = true
+			}
+		}
+	}()
 	err := retry(func(ctx context.Context) error {
-		keys, err := j.kv.ListKeys(ctx)
+		keys, err := part.kv.ListKeys(ctx)
 		if err != nil {
 			return err
 		}
@@ -176,31 +202,26 @@ func (j *Journals) IDs() ([]string, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, fmt.Errorf("sessions: list %s: %w", SessionsBucket, err)
+		return fmt.Errorf("sessions: list %s: %w", j.layout.SessionsBucket(part.p), err)
 	}
+	prefix := j.layout.journalPrefix(part.p)
 	err = retry(func(ctx context.Context) error {
-		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(JournalPrefix+".>"))
+		info, err := part.stream.Info(ctx, jetstream.WithSubjectFilter(prefix+".>"))
 		if err != nil {
 			return err
 		}
 		for subj := range info.State.Subjects {
-			seen[subj[len(JournalPrefix)+1:]] = true
+			seen[subj[len(prefix)+1:]] = true
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sessions: list %s: %w", JournalStream, err)
+		return fmt.Errorf("sessions: list %s: %w", j.layout.JournalStream(part.p), err)
 	}
-	if err := j.queuedIDs(seen); err != nil {
-		return nil, fmt.Errorf("sessions: list %s: %w", RunsStream, err)
+	if err := j.queuedIDs(part, seen); err != nil {
+		return fmt.Errorf("sessions: list %s: %w", j.layout.RunsStream(part.p), err)
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		if checkToken(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+	return nil
 }
 
 // ReadMeta returns the meta stored for session id.
@@ -277,13 +298,13 @@ func (j *Journals) readAll(id string, n uint64) ([]byte, error) {
 // whole is not bounded.
 func (j *Journals) read(ctx context.Context, id string, from uint64, f func(m jetstream.Msg, seq uint64)) error {
 	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{subject(id)},
+		FilterSubjects:    []string{j.subject(id)},
 		InactiveThreshold: 30 * time.Second,
 	}
 	if from > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
-	c, err := j.stream.OrderedConsumer(ctx, cfg)
+	c, err := j.at(id).stream.OrderedConsumer(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -348,7 +369,7 @@ func (j *Journals) Lock(id string, create bool) (sessions.Writer, error) {
 // leased takes session id's writer's lease and returns its writer, which
 // continues from the journal's last message as the stream's leader has it.
 func (j *Journals) leased(id string) (*journalWriter, error) {
-	l, err := takeLease(j.nc, j.writers, id)
+	l, err := takeLease(j.nc, j.at(id).writers, id)
 	if err != nil {
 		return nil, err
 	}
@@ -357,14 +378,14 @@ func (j *Journals) leased(id string) (*journalWriter, error) {
 		l.release()
 		return nil, err
 	}
-	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, nil
+	return &journalWriter{j: j, part: j.at(id), id: id, subj: j.subject(id), last: last, next: n, lease: l}, nil
 }
 
 // tail is the sequence of session id's journal's last message as the
 // stream's leader has it (0: none) and the journal's number of messages.
 func (j *Journals) tail(id string) (last, n uint64, err error) {
 	err = retry(func(ctx context.Context) error {
-		m, err := j.lastMsg(ctx, subject(id))
+		m, err := j.lastMsg(ctx, id)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			last = 0
 			return nil
@@ -395,7 +416,7 @@ func (j *Journals) Remove(id string) error {
 	if _, err := j.exists(id); err != nil {
 		return fmt.Errorf("sessions: rm %s: %w", id, errors.Unwrap(err))
 	}
-	l, err := takeLease(j.nc, j.writers, id)
+	l, err := takeLease(j.nc, j.at(id).writers, id)
 	if err != nil {
 		return err // it is being written: ErrLocked, saying by whom
 	}
@@ -410,10 +431,10 @@ func (j *Journals) Remove(id string) error {
 		}
 	}
 	err = retry(func(ctx context.Context) error {
-		return j.stream.Purge(ctx, jetstream.WithPurgeSubject(subject(id)))
+		return j.at(id).stream.Purge(ctx, jetstream.WithPurgeSubject(j.subject(id)))
 	})
 	if err == nil {
-		err = retry(func(ctx context.Context) error { return j.kv.Purge(ctx, id) })
+		err = retry(func(ctx context.Context) error { return j.at(id).kv.Purge(ctx, id) })
 	}
 	if err != nil {
 		return fmt.Errorf("sessions: rm %s: %w", id, err)
@@ -421,16 +442,17 @@ func (j *Journals) Remove(id string) error {
 	return nil
 }
 
-// lastMsg is the last message on subj as the journal stream's leader has
-// it. A direct get (GetLastMsgForSubject on a stream that allows them) may
+// lastMsg is the last message of session id's journal as its stream's
+// leader has it. A direct get (GetLastMsgForSubject on a stream that allows them) may
 // be answered by a replica that is behind, and what a writer continues
 // from, or takes for its own line stored, must be the journal's end.
-func (j *Journals) lastMsg(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
+func (j *Journals) lastMsg(ctx context.Context, id string) (*jetstream.RawStreamMsg, error) {
+	subj := j.subject(id)
 	req, err := json.Marshal(map[string]string{"last_by_subj": subj})
 	if err != nil {
 		return nil, err
 	}
-	resp, err := j.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+JournalStream, req)
+	resp, err := j.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+j.layout.JournalStream(j.layout.Of(id)), req)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return nil, jetstream.ErrNoStreamResponse // no leader yet
 	}

@@ -14,11 +14,11 @@ import (
 func (j *Journals) count(id string) (uint64, error) {
 	var n uint64
 	err := retry(func(ctx context.Context) error {
-		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(subject(id)))
+		info, err := j.at(id).stream.Info(ctx, jetstream.WithSubjectFilter(j.subject(id)))
 		if err != nil {
 			return err
 		}
-		n = info.State.Subjects[subject(id)]
+		n = info.State.Subjects[j.subject(id)]
 		return nil
 	})
 	if err != nil {
@@ -34,7 +34,7 @@ func (j *Journals) count(id string) (uint64, error) {
 func (j *Journals) has(id string) (bool, error) {
 	found := false
 	err := retry(func(ctx context.Context) error {
-		_, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+		_, err := j.at(id).stream.GetLastMsgForSubject(ctx, j.subject(id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return nil
 		}
@@ -56,7 +56,7 @@ func (j *Journals) has(id string) (bool, error) {
 // replicated reports whether the journal's stream keeps more than one
 // copy (as its info said when it was opened).
 func (j *Journals) replicated() bool {
-	info := j.stream.CachedInfo()
+	info := j.parts[0].stream.CachedInfo()
 	return info != nil && info.Config.Replicas > 1
 }
 

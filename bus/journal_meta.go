@@ -29,7 +29,7 @@ func (j *Journals) metaOf(id string, hasJournal func() (bool, error)) (sessions.
 // storedMeta is session id's meta as stored; found is false when none is.
 func (j *Journals) storedMeta(id string) (raw []byte, found bool, err error) {
 	err = retry(func(ctx context.Context) error {
-		e, err := j.kv.Get(ctx, id)
+		e, err := j.at(id).kv.Get(ctx, id)
 		if err == nil {
 			raw = e.Value()
 		}

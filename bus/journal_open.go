@@ -20,7 +20,7 @@ func (j *Journals) Open(id string) (sessions.Writer, []byte, sessions.Meta, bool
 	if err := checkToken(id); err != nil {
 		return nil, nil, sessions.Meta{}, false, err
 	}
-	l, err := takeLease(j.nc, j.writers, id)
+	l, err := takeLease(j.nc, j.at(id).writers, id)
 	if err != nil {
 		if errors.As(err, new(*DeniedError)) { // a session that is not there is not there to anyone
 			if _, _, nerr := j.ReadMeta(id); errors.Is(nerr, sessions.ErrNotFound) {
@@ -63,5 +63,5 @@ func (j *Journals) Open(id string) (sessions.Writer, []byte, sessions.Meta, bool
 		l.release()
 		return nil, nil, sessions.Meta{}, false, err
 	}
-	return &journalWriter{j: j, id: id, subj: subject(id), last: last, next: n, lease: l}, raw, m, ok, nil
+	return &journalWriter{j: j, part: j.at(id), id: id, subj: j.subject(id), last: last, next: n, lease: l}, raw, m, ok, nil
 }

@@ -22,6 +22,7 @@ import (
 // sequence the one before it got.
 type journalWriter struct {
 	j        *Journals
+	part     *journalPart // the session's partition
 	id, subj string
 
 	mu     sync.Mutex // guards the fields below
@@ -73,7 +74,7 @@ func (w *journalWriter) Append(lines []byte, sync bool) error {
 	for len(split) > 0 {
 		n := 1
 		var err error
-		if w.j.atomic && len(split) > 1 {
+		if w.part.atomic && len(split) > 1 {
 			n, err = w.publishBatch(split[:min(len(split), maxBatch)])
 		} else {
 			// The lines of one Append (a step's events, flushed at
@@ -112,7 +113,7 @@ func (w *journalWriter) publish(line []byte) error {
 			// Our own line, stored before its acknowledgement was lost and
 			// no longer de-duplicated (a restart, the window passed)?
 			if seq, k := w.stored(ctx, []string{id}); k == 0 {
-				ack = &jetstream.PubAck{Stream: JournalStream, Sequence: seq, Duplicate: true}
+				ack = &jetstream.PubAck{Stream: w.part.stream.CachedInfo().Config.Name, Sequence: seq, Duplicate: true}
 				return nil
 			}
 		}
@@ -243,7 +244,7 @@ func (w *journalWriter) publishBatch(lines [][]byte) (int, error) {
 // (lines this writer sent, stored though no acknowledgement came back),
 // it returns its sequence and index in ids; otherwise k is -1.
 func (w *journalWriter) stored(ctx context.Context, ids []string) (seq uint64, k int) {
-	last, err := w.j.lastMsg(ctx, w.subj)
+	last, err := w.j.lastMsg(ctx, w.id)
 	if err != nil {
 		return 0, -1
 	}
@@ -306,10 +307,10 @@ func (w *journalWriter) WriteMeta(m sessions.Meta) error {
 		return fmt.Errorf("sessions: %s: meta: %w", w.id, err)
 	}
 	if err := retry(func(ctx context.Context) error {
-		_, err := w.j.kv.Put(ctx, w.id, raw)
+		_, err := w.part.kv.Put(ctx, w.id, raw)
 		return err
 	}); err != nil {
-		return fmt.Errorf("sessions: %s: write meta to %s: %w", w.id, SessionsBucket, err)
+		return fmt.Errorf("sessions: %s: write meta to %s: %w", w.id, w.j.layout.SessionsBucket(w.part.p), err)
 	}
 	return nil
 }

@@ -45,18 +45,6 @@ type leaseHolder struct {
 	At   time.Time `json:"at"`
 }
 
-// openWriters finds the writers' bucket or makes it.
-func openWriters(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, WritersBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, writersBucketConfig(fleetReplicas(ctx, js)))
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = js.KeyValue(ctx, WritersBucket)
-		}
-	}
-	return kv, err
-}
-
 // takeLease makes the caller session id's one writer, or says who is:
 // an error wrapping sessions.ErrLocked.
 func takeLease(nc *nats.Conn, kv jetstream.KeyValue, id string) (*lease, error) {
@@ -66,7 +54,7 @@ func takeLease(nc *nats.Conn, kv jetstream.KeyValue, id string) (*lease, error) 
 	err := retry(func(ctx context.Context) error {
 		var err error
 		if rev, err = kv.Create(ctx, id, val); err != nil {
-			if d := denied(nc, "$KV."+WritersBucket, "write sessions (take a session's writer's lease)"); d != nil {
+			if d := denied(nc, "$KV."+kv.Bucket(), "write sessions (take a session's writer's lease)"); d != nil {
 				return d
 			}
 		}
@@ -89,7 +77,7 @@ func takeLease(nc *nats.Conn, kv jetstream.KeyValue, id string) (*lease, error) 
 		return nil, fmt.Errorf("sessions: open %s: %w (%s is writing it)", id, sessions.ErrLocked, who)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sessions: open %s: the writer's lease in %s: %w", id, WritersBucket, err)
+		return nil, fmt.Errorf("sessions: open %s: the writer's lease in %s: %w", id, kv.Bucket(), err)
 	}
 	l := &lease{kv: kv, id: id, rev: rev, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renew(val)
@@ -158,7 +146,7 @@ func (l *lease) release() {
 func (j *Journals) Writing(id string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	_, err := j.writers.Get(ctx, id)
+	_, err := j.at(id).writers.Get(ctx, id)
 	return err == nil
 }
 
@@ -179,7 +167,7 @@ func ours(kv jetstream.KeyValue, id string, val []byte) (uint64, bool) {
 func (j *Journals) LastLine(id string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	m, err := j.stream.GetLastMsgForSubject(ctx, subject(id))
+	m, err := j.at(id).stream.GetLastMsgForSubject(ctx, j.subject(id))
 	if err != nil {
 		return nil, err
 	}

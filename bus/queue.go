@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,35 +59,51 @@ func SessionSubject(pool, session string) string { return RunSubject(pool) + "."
 // submit, or by hand).
 func poolFilters(pool string) []string { return []string{RunSubject(pool), RunSubject(pool) + ".>"} }
 
-// Queue is the work queue on a JetStream server.
+// Queue is the work queue on a JetStream server: one stream per
+// partition (partition.go).
 type Queue struct {
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	layout  Layout
+	streams []jetstream.Stream // by partition
 }
 
-// OpenQueue finds the stream RunsStream, or makes it: work-queue
-// retention (a request is removed once a worker acknowledges it), file
-// storage, one replica. A stream made beforehand (with three replicas, say)
-// is used as it is.
+// OpenQueue finds the run queue's streams, or, for one partition, makes
+// it: work-queue retention (a request is removed once a worker
+// acknowledges it), file storage, the fleet's replicas. A stream made
+// beforehand (with three replicas, say) is used as it is. A partition's
+// stream that is missing is the operator's to make (missingPartition).
 func OpenQueue(ctx context.Context, nc *nats.Conn) (*Queue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	var st jetstream.Stream
-	err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, RunsStream); return err }) // through an election
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, runsStreamConfig(fleetReplicas(ctx, js)))
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			st, err = js.Stream(ctx, RunsStream) // another process made it first
+	q := &Queue{nc: nc, js: js}
+	if q.layout, err = fleetLayout(ctx, nc, js); err != nil {
+		return nil, noJetStream(nc, err)
+	}
+	for p := range q.layout.N() {
+		name := q.layout.RunsStream(p)
+		var st jetstream.Stream
+		err = retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err }) // through an election
+		if errors.Is(err, jetstream.ErrStreamNotFound) && q.layout.split() {
+			err = missingPartition(name, q.layout)
+		} else if errors.Is(err, jetstream.ErrStreamNotFound) {
+			st, err = js.CreateStream(ctx, runsStreamConfig(fleetReplicas(ctx, js)))
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				st, err = js.Stream(ctx, RunsStream) // another process made it first
+			}
 		}
+		if err != nil {
+			return nil, noJetStream(nc, fmt.Errorf("nats: the run queue %s: %w", name, err))
+		}
+		q.streams = append(q.streams, st)
 	}
-	if err != nil {
-		return nil, noJetStream(nc, fmt.Errorf("nats: the run queue %s: %w", RunsStream, err))
-	}
-	return &Queue{nc: nc, js: js, stream: st}, nil
+	return q, nil
 }
+
+// Layout is the partitions the queue was opened with.
+func (q *Queue) Layout() Layout { return q.layout }
 
 // noJetStream says what to do when the server has no JetStream.
 func noJetStream(nc *nats.Conn, err error) error {
@@ -112,7 +127,7 @@ func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bo
 	err = retry(func(actx context.Context) error {
 		actx, cancel := context.WithCancel(actx)
 		defer context.AfterFunc(ctx, cancel)()
-		ack, err = q.js.Publish(actx, SessionSubject(pool, req.Session), b, jetstream.WithMsgID(req.ID))
+		ack, err = q.js.Publish(actx, q.layout.SessionSubject(pool, req.Session), b, jetstream.WithMsgID(req.ID))
 		if ctx.Err() != nil {
 			return fmt.Errorf("stopped trying: %v", ctx.Err()) // not transient (%v): given up
 		}
@@ -128,13 +143,15 @@ func (q *Queue) Submit(ctx context.Context, pool string, req RunRequest) (dup bo
 // taken but not yet acknowledged included).
 func (q *Queue) Pending(ctx context.Context, pool string) (uint64, error) {
 	var n uint64
-	for _, f := range poolFilters(pool) {
-		info, err := q.stream.Info(ctx, jetstream.WithSubjectFilter(f))
-		if err != nil {
-			return 0, err
-		}
-		for _, c := range info.State.Subjects {
-			n += c
+	for p, st := range q.streams {
+		for _, f := range q.layout.poolFilters(pool, p) {
+			info, err := st.Info(ctx, jetstream.WithSubjectFilter(f))
+			if err != nil {
+				return 0, err
+			}
+			for _, c := range info.State.Subjects {
+				n += c
+			}
 		}
 	}
 	return n, nil
@@ -144,190 +161,21 @@ func (q *Queue) Pending(ctx context.Context, pool string) (uint64, error) {
 // and how many runs they hold; ok is false when no worker ever served the
 // pool. A request submitted to a pool with neither waits for a worker.
 func (q *Queue) Takers(ctx context.Context, pool string) (waiting, running int, ok bool, err error) {
-	c, err := q.stream.Consumer(ctx, "workers-"+Token(pool))
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return 0, 0, false, nil
-	}
-	if err != nil {
-		return 0, 0, false, err
-	}
-	info, err := c.Info(ctx)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	return info.NumWaiting, info.NumAckPending, true, nil
-}
-
-// WorkerConfig says how a pool's workers take requests.
-type WorkerConfig struct {
-	Pool string
-	// MaxDeliver is how many times a request is handed out before it is
-	// given up (default 5); the worker that gets it once more ends its
-	// run with the reason (Delivery.GiveUp). A consumer made beforehand
-	// without a limit reads as 0: never given up.
-	MaxDeliver int
-	// AckWait is how long a worker may stay silent about a request before
-	// the server hands it to another (default 30 s; a Delivery signals
-	// progress every third of it while its run goes on).
-	AckWait time.Duration
-}
-
-// Consumer returns the pool's one durable consumer, shared by its workers:
-// each request goes to one of them at a time. The first worker makes it
-// with cfg; a consumer that exists is used with its own settings (they
-// are the server's, for every worker of the pool), and what it has is in
-// the Consumer's Config, with a note when it differs from cfg.
-func (q *Queue) Consumer(ctx context.Context, cfg WorkerConfig) (*Consumer, error) {
-	pool := cfg.Pool
-	if pool == "" {
-		pool = DefaultPool
-	}
-	if cfg.MaxDeliver <= 0 {
-		cfg.MaxDeliver = 5
-	}
-	if cfg.AckWait <= 0 {
-		cfg.AckWait = 30 * time.Second
-	}
-	name := "workers-" + Token(pool)
-	if c, err := q.stream.Consumer(ctx, name); err == nil {
-		info := c.CachedInfo()
-		if info.Config.FilterSubject == RunSubject(pool) {
-			// Made before requests had their session's subject: it
-			// takes those too from now on, its settings kept.
-			up := info.Config
-			up.FilterSubject, up.FilterSubjects = "", poolFilters(pool)
-			if c, err = q.stream.CreateOrUpdateConsumer(ctx, up); err != nil {
-				return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
-			}
-			info = c.CachedInfo()
+	for _, st := range q.streams {
+		c, err := st.Consumer(ctx, "workers-"+Token(pool))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
 		}
-		have := WorkerConfig{Pool: pool, MaxDeliver: max(info.Config.MaxDeliver-1, 0), AckWait: info.Config.AckWait}
-		out := &Consumer{c: c, cfg: have, q: q}
-		if have.MaxDeliver != cfg.MaxDeliver || have.AckWait != cfg.AckWait {
-			out.Note = fmt.Sprintf("pool %s's workers share the settings of the first: --max-deliver %d --ack-wait %s (not %d and %s)", pool, have.MaxDeliver, have.AckWait, cfg.MaxDeliver, cfg.AckWait)
+		if err != nil {
+			return 0, 0, false, err
 		}
-		return out, nil
-	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
-	}
-	c, err := q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        name,
-		Description:    "agentty workers of pool " + pool,
-		FilterSubjects: poolFilters(pool),
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        cfg.AckWait,
-		// One more than MaxDeliver: that delivery ends the run with why.
-		MaxDeliver:    cfg.MaxDeliver + 1,
-		MaxAckPending: -1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("nats: the workers of pool %s: %w", pool, err)
-	}
-	return &Consumer{c: c, cfg: cfg, q: q}, nil
-}
-
-// Consumer hands out a pool's requests.
-type Consumer struct {
-	c   jetstream.Consumer
-	cfg WorkerConfig
-	q   *Queue
-	// Note says when the pool's settings are not the ones asked for.
-	Note string
-}
-
-// Config is the pool's settings, as the server has them.
-func (c *Consumer) Config() WorkerConfig { return c.cfg }
-
-// Next waits for the next request, up to wait; nil, nil when none came.
-func (c *Consumer) Next(ctx context.Context, wait time.Duration) (*Delivery, error) {
-	m, err := c.c.Next(jetstream.FetchMaxWait(wait))
-	if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
-		if c.q != nil {
-			return nil, denied(c.q.nc, "$JS.API.CONSUMER.MSG.NEXT."+RunsStream, "take runs (it is not a worker)")
+		info, err := c.Info(ctx)
+		if err != nil {
+			return 0, 0, false, err
 		}
-		return nil, nil
+		waiting, running, ok = waiting+info.NumWaiting, running+info.NumAckPending, true
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-		if remade, rerr := c.remake(ctx); rerr == nil && remade {
-			return nil, &ConsumerRemadeError{Pool: c.cfg.Pool, Name: c.name(), Cause: err}
-		}
-		return nil, err
-	}
-	return c.delivery(m), nil
-}
-
-// Take returns up to n requests: those waiting now, without waiting, or
-// when none is, the next to come within wait (as Next). A worker with n
-// slots free takes n requests with one question to the server, not n one
-// after another.
-func (c *Consumer) Take(ctx context.Context, n int, wait time.Duration) ([]*Delivery, error) {
-	if n > 1 {
-		if batch, err := c.c.FetchNoWait(n); err == nil {
-			var out []*Delivery
-			for m := range batch.Messages() {
-				out = append(out, c.delivery(m))
-			}
-			if len(out) > 0 {
-				return out, nil
-			}
-		}
-	}
-	d, err := c.Next(ctx, wait)
-	if d == nil {
-		return nil, err
-	}
-	return []*Delivery{d}, err
-}
-
-// delivery is the request m, as a worker is handed it.
-func (c *Consumer) delivery(m jetstream.Msg) *Delivery {
-	d := &Delivery{msg: m, ackWait: c.cfg.AckWait}
-	md, err := m.Metadata()
-	if err == nil {
-		d.Attempt = int(md.NumDelivered)
-	}
-	if c.cfg.MaxDeliver > 0 && d.Attempt > c.cfg.MaxDeliver { // 0: a consumer made without a limit
-		d.GiveUp = fmt.Sprintf("the request was handed to workers %d times and never finished (workers died or were stopped mid-run); given up", c.cfg.MaxDeliver)
-	}
-	if err := json.Unmarshal(m.Data(), &d.Req); err != nil || d.Req.Session == "" {
-		d.Bad = fmt.Sprintf("not a run request (%v): %.80q", err, m.Data())
-	}
-	return d
-}
-
-// ConsumerRemadeError is Next's error when the pool's consumer was gone
-// (deleted on the server) and was made again: the worker takes requests
-// from the new one at once.
-type ConsumerRemadeError struct {
-	Pool, Name string
-	Cause      error
-}
-
-func (e *ConsumerRemadeError) Error() string {
-	return fmt.Sprintf("pool %s's consumer %s was gone from the server (%v); made it again with the pool's settings", e.Pool, e.Name, e.Cause)
-}
-
-func (c *Consumer) name() string { return "workers-" + Token(cmp.Or(c.cfg.Pool, DefaultPool)) }
-
-// remake makes the pool's consumer again when the server has none by its
-// name; remade says it did.
-func (c *Consumer) remake(ctx context.Context) (remade bool, err error) {
-	if c.q == nil {
-		return false, nil
-	}
-	_, err = c.q.stream.Consumer(ctx, c.name())
-	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return false, err
-	}
-	n, err := c.q.Consumer(ctx, c.cfg)
-	if err != nil {
-		return false, err
-	}
-	c.c = n.c
-	return true, nil
+	return waiting, running, ok, nil
 }
 
 // Delivery is a request handed to this worker.
@@ -339,9 +187,14 @@ type Delivery struct {
 	// is ended with the reason, not tried again.
 	GiveUp string
 	// Bad says why the message is no run request (it is dropped).
-	Bad     string
-	msg     jetstream.Msg
-	ackWait time.Duration
+	Bad string
+	// Misplaced says why a request published to a partition that does
+	// not hold its session is refused (its session journals it).
+	Misplaced string
+	// Partition is the queue's partition it came from.
+	Partition int
+	msg       jetstream.Msg
+	ackWait   time.Duration
 }
 
 // KeepAlive tells the server the request is being worked on, every third

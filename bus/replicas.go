@@ -16,33 +16,96 @@ import (
 const ReplicasKey = "replicas"
 
 // Setup makes every stream and bucket agentty uses with replicas copies
-// (or gives those there that many), records the setting in ConfigBucket
-// for every agentty to make what is missing with it and to warn of what
-// has fewer, and puts the operator's steering key there (when operator is
-// set). agentty serve runs it with 1; on a cluster, the operator runs
-// `agentty queue setup --replicas 3` once.
+// (or gives those there that many), in the fleet's partitions (those
+// recorded, or one), records the setting in ConfigBucket for every
+// agentty to make what is missing with it and to warn of what has fewer,
+// and puts the operator's steering key there (when operator is set).
+// agentty serve runs it with 1; on a cluster, the operator runs `agentty
+// queue setup --replicas 3` once. SetupWith sets the partitions too.
 func Setup(ctx context.Context, nc *nats.Conn, replicas int, operator *Signer) error {
-	if replicas < 1 || replicas > 5 {
-		return fmt.Errorf("replicas %d: JetStream keeps 1 to 5 copies", replicas)
+	_, err := SetupWith(ctx, nc, Settings{Replicas: replicas}, operator)
+	return err
+}
+
+// Settings are what the operator's setup decides for the fleet.
+type Settings struct {
+	// Replicas is the copies of each stream and bucket (1 to 5).
+	Replicas int
+	// Partitions is K, the partitions of the journal, the run queue and
+	// the sessions' and writers' buckets; 0 keeps the fleet's (1 for a
+	// new one). A fleet that has a K keeps it: another is refused.
+	Partitions int
+}
+
+// SetupWith is Setup with the fleet's partitions: it returns the layout
+// made (for the server's subject mappings, Layout.Mappings).
+func SetupWith(ctx context.Context, nc *nats.Conn, s Settings, operator *Signer) (Layout, error) {
+	if s.Replicas < 1 || s.Replicas > 5 {
+		return Layout{}, fmt.Errorf("replicas %d: JetStream keeps 1 to 5 copies", s.Replicas)
 	}
-	if err := MakeStreams(ctx, nc, replicas); err != nil {
-		return err
+	if s.Partitions < 0 || s.Partitions > MaxPartitions {
+		return Layout{}, fmt.Errorf("partitions %d: agentty splits its streams in 1 to %d", s.Partitions, MaxPartitions)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return err
+		return Layout{}, err
+	}
+	cur, err := livePartitions(ctx, nc, js)
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{K: s.Partitions}
+	if s.Partitions == 0 {
+		l.K = max(cur, 1)
+	}
+	if cur != 0 && cur != l.K {
+		return Layout{}, fmt.Errorf("the fleet's streams are in %d %s; changing it to %d on a live deployment would split sessions' histories over two layouts: keep --partitions %d, or set up a new server (or account) with %d and move to it",
+			cur, plural(cur, "partition", "partitions"), l.K, cur, l.K)
+	}
+	if err := makeStreams(ctx, nc, s.Replicas, l); err != nil {
+		return l, err
 	}
 	kv, err := js.KeyValue(ctx, ConfigBucket)
 	if err == nil {
-		_, err = kv.PutString(ctx, ReplicasKey, strconv.Itoa(replicas))
+		_, err = kv.PutString(ctx, ReplicasKey, strconv.Itoa(s.Replicas))
+	}
+	if err == nil {
+		_, err = kv.PutString(ctx, PartitionsKey, strconv.Itoa(l.K))
 	}
 	if err == nil && operator != nil {
 		_, err = kv.PutString(ctx, OperatorKey, operator.Public())
 	}
 	if err != nil {
-		return fmt.Errorf("nats: bucket %s: %w", ConfigBucket, err)
+		return l, fmt.Errorf("nats: bucket %s: %w", ConfigBucket, err)
 	}
-	return nil
+	return l, nil
+}
+
+// livePartitions is the partitions the fleet's streams are in: as
+// recorded, else 1 when the journal or the queue of one partition is
+// there (a deployment from before partitions), else 0 (none yet).
+func livePartitions(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) (int, error) {
+	var k int
+	err := retryWithin(ctx, nc, func(ctx context.Context) (err error) {
+		k, err = recordedPartitions(ctx, js)
+		if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || k > 0 {
+		return k, err
+	}
+	for _, name := range []string{JournalStream, RunsStream} {
+		err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.Stream(ctx, name); return err })
+		if err == nil {
+			return 1, nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return 0, noJetStream(nc, fmt.Errorf("nats: stream %s: %w", name, err))
+		}
+	}
+	return 0, nil
 }
 
 // fleetReplicas is the fleet's replicas setting, 1 when none was made: what
@@ -63,9 +126,15 @@ func fleetReplicas(ctx context.Context, js jetstream.JetStream) int {
 	return n
 }
 
-// agenttyStreams are the streams agentty uses, the buckets' by their
-// streams' names.
-var agenttyStreams = []string{JournalStream, RunsStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket), kvStream(ConfigBucket)}
+// agenttyStreams are the streams agentty uses in layout l, the buckets'
+// by their streams' names.
+func agenttyStreams(l Layout) []string {
+	var out []string
+	for p := range l.N() {
+		out = append(out, l.JournalStream(p), l.RunsStream(p), kvStream(l.SessionsBucket(p)), kvStream(l.WritersBucket(p)))
+	}
+	return append(out, kvStream(WorkersBucket), kvStream(ConfigBucket))
+}
 
 // CheckReplicas says, one line each, which of agentty's streams and
 // buckets keep fewer copies than the fleet's replicas setting (or are
@@ -81,8 +150,13 @@ func CheckReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	for _, name := range agenttyStreams {
-		st, err := js.Stream(ctx, name)
+	l, err := fleetLayout(ctx, nc, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range agenttyStreams(l) {
+		var st jetstream.Stream
+		err := retryWithin(ctx, nc, func(ctx context.Context) (err error) { st, err = js.Stream(ctx, name); return err })
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNotFound):
 			out = append(out, fmt.Sprintf("%s is missing (it will be made with %d replicas)", name, want))
@@ -104,21 +178,35 @@ func plural(n int, one, many string) string {
 }
 
 // MakeStreams makes agentty's streams and buckets with replicas copies of
-// each (3 on a three-node cluster), or gives those there that many: the
-// journal, the run queue, the sessions' meta, the writers' leases, the
-// workers' heartbeats and the fleet's config. Setup runs it and records
-// the setting.
+// each (3 on a three-node cluster), or gives those there that many, in
+// the fleet's partitions: the journal, the run queue, the sessions' meta,
+// the writers' leases, the workers' heartbeats and the fleet's config.
+// Setup runs it and records the setting.
 func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("nats: %w", err)
 	}
-	for _, cfg := range []jetstream.StreamConfig{journalStreamConfig(replicas), runsStreamConfig(replicas)} {
+	l, err := fleetLayout(ctx, nc, js)
+	if err != nil {
+		return err
+	}
+	return makeStreams(ctx, nc, replicas, l)
+}
+
+// makeStreams is MakeStreams in layout l.
+func makeStreams(ctx context.Context, nc *nats.Conn, replicas int, l Layout) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("nats: %w", err)
+	}
+	streams, buckets := l.streamConfigs(replicas)
+	for _, cfg := range streams {
 		if err := retryWithin(ctx, nc, func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
 			return noJetStream(nc, fmt.Errorf("nats: stream %s: %w", cfg.Name, err))
 		}
 	}
-	for _, cfg := range []jetstream.KeyValueConfig{sessionsBucketConfig(replicas), writersBucketConfig(replicas), workersBucketConfig(replicas), configBucketConfig(replicas)} {
+	for _, cfg := range buckets {
 		if err := retryWithin(ctx, nc, func(ctx context.Context) error {
 			if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
 				return err
@@ -129,6 +217,27 @@ func MakeStreams(ctx context.Context, nc *nats.Conn, replicas int) error {
 		}
 	}
 	return nil
+}
+
+// streamConfigs are the streams and buckets of layout l, each partition's
+// named and bound to its subjects.
+func (l Layout) streamConfigs(replicas int) ([]jetstream.StreamConfig, []jetstream.KeyValueConfig) {
+	var streams []jetstream.StreamConfig
+	var buckets []jetstream.KeyValueConfig
+	for p := range l.N() {
+		j, r := journalStreamConfig(replicas), runsStreamConfig(replicas)
+		s, w := sessionsBucketConfig(replicas), writersBucketConfig(replicas)
+		if l.split() {
+			j.Name, j.Subjects = l.JournalStream(p), []string{l.journalPrefix(p) + ".*"}
+			j.Description += fmt.Sprintf(" (partition %d of %d)", p, l.K)
+			r.Name, r.Subjects = l.RunsStream(p), []string{l.runsPrefix(p) + ".*.*"}
+			r.Description += fmt.Sprintf(" (partition %d of %d)", p, l.K)
+			s.Bucket, w.Bucket = l.SessionsBucket(p), l.WritersBucket(p)
+		}
+		streams = append(streams, j, r)
+		buckets = append(buckets, s, w)
+	}
+	return streams, append(buckets, workersBucketConfig(replicas), configBucketConfig(replicas))
 }
 
 // ReaderIdle is how long a consumer on a stream that is read (the journal,

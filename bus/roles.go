@@ -51,23 +51,47 @@ func readers(streams ...string) []string {
 // kvStream is the stream of KV bucket b.
 func kvStream(b string) string { return "KV_" + b }
 
+// every is each name of bases in every layout up to MaxPartitions, with
+// each of pre before it and each of post after it: the role table covers
+// every partition a fleet may have (partition.go).
+func every(pre []string, bases []string, post ...string) []string {
+	if len(pre) == 0 {
+		pre = []string{""}
+	}
+	if len(post) == 0 {
+		post = []string{""}
+	}
+	var out []string
+	for _, b := range bases {
+		for _, n := range partitionNames(b) {
+			for _, a := range pre {
+				for _, z := range post {
+					out = append(out, a+n+z)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // WorkerRole takes runs and carries them out: it journals them, holds the
 // sessions' leases and its heartbeat, asks on the gate, makes agentty's
-// streams when missing, takes a request the server gave up on off the
-// queue. It may not cancel, delete or purge a stream, update one, delete a
-// journal's messages, delete the pool's consumer, or write the config
+// streams of one partition when missing (a partitioned fleet's are the
+// operator's setup's), takes a request the server gave up on off the
+// queue. It may not cancel, delete or purge a stream, update one, delete
+// a journal's messages, delete the pool's consumer, or write the config
 // bucket (the operator's steering key).
 var WorkerRole = Role{
-	Publish: concat(jsReads, readers(JournalStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket), kvStream(ConfigBucket)), []string{
+	Publish: concat(jsReads, readers(concat(every(nil, []string{JournalStream}), every([]string{"KV_"}, []string{SessionsBucket, WritersBucket}), []string{kvStream(WorkersBucket), kvStream(ConfigBucket)})...), []string{
 		JournalPrefix + ".>", Prefix + ".>", GatePrefix + ".>", runsPrefix + ".>",
-		"$KV." + SessionsBucket + ".>", "$KV." + WritersBucket + ".>", "$KV." + WorkersBucket + ".>",
+		"$KV." + WorkersBucket + ".>",
 		"$JS.API.STREAM.CREATE." + JournalStream, "$JS.API.STREAM.CREATE." + RunsStream,
 		"$JS.API.STREAM.CREATE." + kvStream(SessionsBucket), "$JS.API.STREAM.CREATE." + kvStream(WritersBucket), "$JS.API.STREAM.CREATE." + kvStream(WorkersBucket),
-		"$JS.API.STREAM.MSG.DELETE." + RunsStream,
-		"$JS.API.CONSUMER.CREATE." + RunsStream + ".>", "$JS.API.CONSUMER.DURABLE.CREATE." + RunsStream + ".>",
-		"$JS.API.CONSUMER.MSG.NEXT." + RunsStream + ".>", "$JS.ACK." + RunsStream + ".>",
-	}),
-	Subscribe: []string{"_INBOX.>", AskPrefix + ".>", cancelPrefix + ".>", "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + RunsStream + ".>"},
+	}, every([]string{"$KV."}, []string{SessionsBucket, WritersBucket}, ".>"),
+		every([]string{"$JS.API.STREAM.MSG.DELETE."}, []string{RunsStream}),
+		every([]string{"$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE.", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.ACK."}, []string{RunsStream}, ".>")),
+	Subscribe: concat([]string{"_INBOX.>", AskPrefix + ".>", cancelPrefix + ".>"},
+		every([]string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."}, []string{RunsStream}, ".>")),
 }
 
 // SubmitRole queues runs, follows them (their events, the journals, the
@@ -77,7 +101,7 @@ var WorkerRole = Role{
 // runs, cancel them, hold or forge a session's lease, change or delete a
 // session's record, or change a stream.
 var SubmitRole = Role{
-	Publish: concat(jsReads, readers(JournalStream, kvStream(SessionsBucket), kvStream(WritersBucket), kvStream(WorkersBucket)), []string{
+	Publish: concat(jsReads, readers(concat(every(nil, []string{JournalStream}), every([]string{"KV_"}, []string{SessionsBucket, WritersBucket}), []string{kvStream(WorkersBucket)})...), []string{
 		runsPrefix + ".>", AskPrefix + ".>",
 	}),
 	Subscribe: []string{"_INBOX.>", Prefix + ".>", GatePrefix + ".>"},

@@ -187,3 +187,15 @@ func (l *serverLog) Fatalf(format string, v ...any) {
 	default:
 	}
 }
+
+// MapPartitions gives the server's account l's subject mappings
+// (Layout.Mappings): a client that publishes a session's documented
+// subjects lands in its partition.
+func (s *Server) MapPartitions(l Layout) error {
+	for src, dst := range l.Mappings() {
+		if err := s.ns.GlobalAccount().AddMapping(src, dst); err != nil {
+			return fmt.Errorf("nats-server: map %s to %s: %w", src, dst, err)
+		}
+	}
+	return nil
+}

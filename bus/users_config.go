@@ -2,6 +2,8 @@ package bus
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,4 +49,22 @@ func quoteAll(list []string) string {
 		q[i] = quote(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// MappingsConfig is l's subject mappings (Layout.Mappings) as a
+// nats-server configuration's mappings block, for the global account
+// (the users of UsersConfig): a client that publishes a session's
+// documented subjects lands in its partition. Empty for one partition.
+func MappingsConfig(l Layout) string {
+	m := l.Mappings()
+	if len(m) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# the documented subjects of a session mapped to its partition (of %d)\nmappings = {\n", l.K)
+	for _, src := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "  %s: %s\n", quote(src), quote(m[src]))
+	}
+	b.WriteString("}\n")
+	return b.String()
 }

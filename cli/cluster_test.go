@@ -26,7 +26,7 @@ type natsNode struct {
 	name   string
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,7 +38,7 @@ func freePort(t *testing.T) int {
 
 // startCluster builds nats-server from the module (the server agentty
 // embeds) and runs n nodes of one cluster on loopback.
-func startCluster(t *testing.T, n int) []*natsNode {
+func startCluster(t testing.TB, n int) []*natsNode {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "nats-server")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput(); err != nil {
@@ -65,7 +65,7 @@ func startCluster(t *testing.T, n int) []*natsNode {
 	return nodes
 }
 
-func (nd *natsNode) start(t *testing.T, bin string) {
+func (nd *natsNode) start(t testing.TB, bin string) {
 	t.Helper()
 	nd.cmd = exec.Command(bin, nd.args...)
 	logf, _ := os.Create(filepath.Join(t.TempDir(), nd.name+".log"))
@@ -89,11 +89,29 @@ func (nd *natsNode) kill() {
 // back and let catch up. Work goes on within an election each time (no
 // stream or bucket is held by the dead node alone); every run is answered
 // exactly once, no isolated tool call runs twice, nothing is left on the
-// queue, and top and watch keep answering.
+// queue, and top and watch keep answering. Partitioned (issue 55: K = 3,
+// setup --partitions 3), the leaders are spread (no node leads more than
+// half of the streams) and each kind's target is another partition's.
 func TestClusterLosesAnyNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a three-node cluster under load: not with -short")
 	}
+	for _, k := range []int{1, 3} {
+		t.Run(fmt.Sprintf("partitions=%d", k), func(t *testing.T) { clusterLosesAnyNode(t, k) })
+	}
+}
+
+// clusterStreams are agentty's streams and buckets in layout l.
+func clusterStreams(l bus.Layout) []string {
+	var out []string
+	for p := range l.N() {
+		out = append(out, l.RunsStream(p), l.JournalStream(p), "KV_"+l.SessionsBucket(p), "KV_"+l.WritersBucket(p))
+	}
+	return append(out, "KV_"+bus.WorkersBucket, "KV_"+bus.ConfigBucket)
+}
+
+func clusterLosesAnyNode(t *testing.T, k int) {
+	l := bus.Layout{K: k}
 	nodes := startCluster(t, 3)
 	var urls []string
 	for _, nd := range nodes {
@@ -101,7 +119,7 @@ func TestClusterLosesAnyNode(t *testing.T) {
 	}
 	url := strings.Join(urls, ",")
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		code, _, errs := runCLI(t, context.Background(), testEnv(t), "queue", "setup", "--replicas", "3", "--nats", url)
+		code, _, errs := runCLI(t, context.Background(), testEnv(t), "queue", "setup", "--replicas", "3", "--partitions", fmt.Sprint(k), "--nats", url)
 		if code == 0 {
 			break
 		}
@@ -117,6 +135,11 @@ func TestClusterLosesAnyNode(t *testing.T) {
 	if short, err := bus.CheckReplicas(context.Background(), nc); len(short) > 0 || err != nil {
 		t.Fatalf("after setup: %q %v", short, err)
 	}
+	if leads, err := bus.Leaders(context.Background(), nc); err != nil || len(leads) != len(clusterStreams(l)) {
+		t.Fatalf("leaders of %d streams (%v), want %d", len(leads), err, len(clusterStreams(l)))
+	} else if node, n := bus.Crowded(leads); node != "" {
+		t.Errorf("after setup %s leads %d of the %d streams", node, n, len(leads))
+	}
 	script := queueScript(t, 4, 300) // about 1.2 s a run: each kill comes mid-load
 	for range 3 {
 		startWorker(t, url, script)
@@ -129,11 +152,11 @@ func TestClusterLosesAnyNode(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	var ids []string
 	store := natsStoreAt(t, url)
-	for _, target := range []string{bus.RunsStream, bus.JournalStream, "KV_" + bus.SessionsBucket, "KV_" + bus.WritersBucket, "KV_" + bus.WorkersBucket} {
+	for _, target := range []string{l.RunsStream(0), l.JournalStream(1 % l.N()), "KV_" + l.SessionsBucket(2%l.N()), "KV_" + l.WritersBucket(0), "KV_" + bus.WorkersBucket} {
 		batch := submitN(t, url, 20)
 		waitFinished(t, store, js, batch, 3)
 		victim := leaderOf(t, js, target, nodes)
-		led := ledBy(js, victim)
+		led := ledBy(js, l, victim)
 		victim.kill()
 		killed, before := time.Now(), answeredOf(store, batch)
 		batch = append(batch, submitN(t, url, 5)...) // work left for after the kill, whatever was done before it
@@ -153,7 +176,7 @@ func TestClusterLosesAnyNode(t *testing.T) {
 		}
 		topAnswers(t, url)
 		victim.start(t, victim.cmd.Path)
-		waitCurrent(t, js)
+		waitCurrent(t, js, l)
 	}
 	continued := 0
 	for id, l := range waitAnswered(t, store, ids) {
@@ -233,9 +256,9 @@ func leaderOf(t *testing.T, js jetstream.JetStream, stream string, nodes []*nats
 }
 
 // ledBy says which of agentty's streams and the pool's consumer nd leads.
-func ledBy(js jetstream.JetStream, nd *natsNode) string {
+func ledBy(js jetstream.JetStream, l bus.Layout, nd *natsNode) string {
 	var led []string
-	for _, name := range []string{bus.RunsStream, bus.JournalStream, "KV_" + bus.SessionsBucket, "KV_" + bus.WritersBucket, "KV_" + bus.WorkersBucket, "KV_" + bus.ConfigBucket} {
+	for _, name := range clusterStreams(l) {
 		if st, err := js.Stream(context.Background(), name); err == nil {
 			if info, err := st.Info(context.Background()); err == nil && info.Cluster != nil && info.Cluster.Leader == nd.name {
 				led = append(led, name)
@@ -252,9 +275,9 @@ func ledBy(js jetstream.JetStream, nd *natsNode) string {
 
 // waitCurrent waits until every stream has all its replicas current: a
 // node brought back has caught up before the next one is killed.
-func waitCurrent(t *testing.T, js jetstream.JetStream) {
+func waitCurrent(t *testing.T, js jetstream.JetStream, l bus.Layout) {
 	t.Helper()
-	names := []string{bus.RunsStream, bus.JournalStream, "KV_" + bus.SessionsBucket, "KV_" + bus.WritersBucket, "KV_" + bus.WorkersBucket, "KV_" + bus.ConfigBucket}
+	names := clusterStreams(l)
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
 		current := 0
 		for _, name := range names {

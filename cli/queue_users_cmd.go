@@ -15,7 +15,8 @@ import (
 // newQueueUsersCmd is `agentty queue users`: the users agentty serve
 // requires, and their roles, as nats-server config for a cluster's nodes.
 func newQueueUsersCmd(f *factory) *cobra.Command {
-	return &cobra.Command{
+	var partitions int
+	cmd := &cobra.Command{
 		Use:   "users",
 		Short: "Print agentty's users and their roles as nats-server config, for a cluster's nodes to include",
 		Long: `Print the users agentty serve requires (this data folder's nats/users.json, made when
@@ -25,13 +26,19 @@ in every node's config: clients then need a user, and each role may do only its 
   # in each node's nats-server config:  include ./agentty-users.conf`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return exit(queueUsersRun(f))
+			return exit(queueUsersRun(f, partitions))
 		},
 	}
+	cmd.Flags().IntVar(&partitions, "partitions", 1, "add the subject mappings of K partitions (queue setup's --partitions), for clients that publish the documented subjects")
+	return cmd
 }
 
 // queueUsersRun prints the users config of the data folder's users.
-func queueUsersRun(f *factory) int {
+func queueUsersRun(f *factory, partitions int) int {
+	if partitions < 1 || partitions > bus.MaxPartitions {
+		fmt.Fprintf(f.Err, "agentty queue users: --partitions %d: want 1 to %d\n", partitions, bus.MaxPartitions)
+		return app.ExitUsage
+	}
 	home := f.App.DataDir
 	if home == "" {
 		var err error
@@ -51,6 +58,7 @@ func queueUsersRun(f *factory) int {
 		return app.ExitError
 	}
 	fmt.Fprint(f.Out, bus.UsersConfig(users))
+	fmt.Fprint(f.Out, bus.MappingsConfig(bus.Layout{K: partitions}))
 	verb := "from"
 	if made {
 		verb = "made in"

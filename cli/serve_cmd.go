@@ -24,7 +24,10 @@ type serveOptions struct {
 	Queue   worker.QueueConfig
 	Listen  string
 	Workers int
-	Args    []string
+	// Partitions is K (queue setup's --partitions); 0 keeps the data
+	// folder's.
+	Partitions int
+	Args       []string
 }
 
 // newServeCmd binds the flags of its command into its options.
@@ -46,6 +49,7 @@ func newServeCmd(f *factory) *cobra.Command {
 	fs.StringVar(&opts.Listen, "listen", bus.DefaultListen, "HOST:PORT to listen on (port 0: a free one)")
 	addRunFlags(fs, f.App)
 	registerQueue(&opts.Queue, fs, -1)
+	fs.IntVar(&opts.Partitions, "partitions", 0, "the journal and the run queue in K partitions (0: as the data folder has them, 1 for a new one); fixed once runs are there")
 	fs.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "runs at once by the server's own worker (0: none; workers elsewhere take the runs)")
 	fs.BoolVar(&f.App.Yes, "yes", false, "the workers approve tools that ask")
 	return cmd
@@ -93,7 +97,11 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 		srv.Shutdown()
 		return fail(app.ExitError, "the users: %v", err)
 	}
-	if err := serveSetup(ctx, srv.URL(), users.Operator, home); err != nil {
+	layout, err := serveSetup(ctx, srv.URL(), users.Operator, home, opts.Partitions)
+	if err == nil {
+		err = srv.MapPartitions(layout)
+	}
+	if err != nil {
 		srv.Shutdown()
 		return fail(app.ExitError, "%v", err)
 	}
@@ -128,19 +136,19 @@ func serveRun(ctx context.Context, opts *serveOptions) int {
 // started (one node: one copy each) and puts the operator's steering key,
 // the data folder's, in the config bucket: the workers take answers to any
 // run's pauses signed with it.
-func serveSetup(ctx context.Context, url string, op bus.Credential, home string) error {
+func serveSetup(ctx context.Context, url string, op bus.Credential, home string, partitions int) (bus.Layout, error) {
 	nc, err := nats.Connect(url, nats.UserInfo(op.User, op.Password), nats.Name("agentty serve"))
 	if err != nil {
-		return err
+		return bus.Layout{}, err
 	}
 	defer nc.Close()
 	signer, err := bus.LoadOrMakeSigner(home)
 	if err != nil {
-		return err
+		return bus.Layout{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return bus.Setup(ctx, nc, 1, signer)
+	return bus.SetupWith(ctx, nc, bus.Settings{Replicas: 1, Partitions: partitions}, signer)
 }
 
 // loopback reports whether host names this machine only.

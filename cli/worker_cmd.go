@@ -73,6 +73,7 @@ func registerQueue(q *worker.QueueConfig, fs interface {
 	StringVar(*string, string, string, string)
 	IntVar(*int, string, int, string)
 	DurationVar(*time.Duration, string, time.Duration, string)
+	IntSliceVar(*[]int, string, []int, string)
 }, workers int) {
 	fs.StringVar(&q.Pool, "pool", bus.DefaultPool, "the queue's pool: workers take the requests submitted to it")
 	if workers > 0 { // serve has --workers instead
@@ -81,4 +82,5 @@ func registerQueue(q *worker.QueueConfig, fs interface {
 	fs.IntVar(&q.MaxDeliver, "max-deliver", 5, "times a request is handed out before its run ends with error")
 	fs.DurationVar(&q.AckWait, "ack-wait", 30*time.Second, "silence after which a worker is taken for dead and its request handed to another")
 	fs.DurationVar(&q.GateTimeout, "gate-timeout", 0, "how long a run submitted with --step waits for a console to answer before it is cancelled (0: forever)")
+	fs.IntSliceVar(&q.Partitions, "only-partitions", nil, "take runs from these partitions of the queue only, e.g. 0,2 (default: every one, in turn)")
 }

@@ -237,9 +237,19 @@ func TestQueueThreeWorkers(t *testing.T) {
 // TestQueueWorkerKilled kills a worker with SIGKILL in the middle of its
 // runs: the server hands its requests to the others, which continue the
 // interrupted runs from the journal; every run is answered once and no
-// call of an isolated tool runs twice.
+// call of an isolated tool runs twice. So too with the queue and the
+// journal in three partitions (issue 55).
 func TestQueueWorkerKilled(t *testing.T) {
+	for _, k := range []string{"1", "3"} {
+		t.Run("partitions="+k, func(t *testing.T) { queueWorkerKilled(t, k) })
+	}
+}
+
+func queueWorkerKilled(t *testing.T, partitions string) {
 	srv := natsServer(t)
+	if code, _, errs := runCLI(t, context.Background(), testEnv(t), "queue", "setup", "--nats", srv.URL(), "--partitions", partitions); code != 0 {
+		t.Fatalf("queue setup --partitions %s: %s", partitions, errs)
+	}
 	script := queueScript(t, 10, 40)
 	victim := startWorker(t, srv.URL(), script)
 	ids := submitN(t, srv.URL(), 12)

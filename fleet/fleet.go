@@ -126,7 +126,7 @@ func Cancel(ctx context.Context, nc *nats.Conn, store *sessions.Store, target st
 		if q.Request.Session != target && q.Request.ID != target {
 			continue
 		}
-		if err := queue.Remove(ctx, q.Seq); err != nil {
+		if err := queue.Remove(ctx, q.Partition, q.Seq); err != nil {
 			return "", fmt.Errorf("taking request %s off the queue: %w", q.Request.ID, err)
 		}
 		if err := journalCancelled(ctx, store, q.Request); err != nil {

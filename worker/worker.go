@@ -140,6 +140,9 @@ func (w *worker) serve(ctx context.Context) {
 	defer func() {
 		w.draining.Store(true)
 		stopDraining()
+		for _, d := range w.cons.Held() { // came in a wait with others, never started
+			w.requeue(d, "came as the worker began to drain")
+		}
 		wg.Wait()
 		w.mu.Lock()
 		for _, st := range w.setups {
@@ -198,9 +201,7 @@ func (w *worker) handle(d *bus.Delivery, free func()) {
 	// A drain stops the run at a step, not mid-step; agentty cancel at once.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	if d.Bad != "" {
-		w.log("dropped a message: %s", d.Bad)
-		d.Drop(d.Bad)
+	if w.refused(ctx, d) {
 		return
 	}
 	stop := d.KeepAlive()

@@ -22,26 +22,41 @@ import (
 // that gets the session's lease journals why, and takes the request off
 // the queue (submit --wait then ends).
 func (w *worker) watchLost(pool string) (stop func(), err error) {
-	sub, err := w.nc.Subscribe(bus.MaxDeliveriesSubject(pool), func(m *nats.Msg) {
-		var a struct {
-			Seq        uint64 `json:"stream_seq"`
-			Deliveries int    `json:"deliveries"`
+	var subs []*nats.Subscription
+	stop = func() {
+		for _, s := range subs {
+			s.Unsubscribe()
 		}
-		if json.Unmarshal(m.Data, &a) == nil && a.Seq > 0 {
-			go w.endLost(a.Seq, a.Deliveries)
-		}
-	})
-	if err != nil {
-		return func() {}, err
 	}
-	return func() { sub.Unsubscribe() }, nil
+	for _, subj := range w.queue.MaxDeliveriesSubjects(pool) {
+		sub, err := w.nc.Subscribe(subj, func(m *nats.Msg) {
+			var a struct {
+				Stream     string `json:"stream"`
+				Seq        uint64 `json:"stream_seq"`
+				Deliveries int    `json:"deliveries"`
+			}
+			if json.Unmarshal(m.Data, &a) != nil || a.Seq == 0 {
+				return
+			}
+			if p, ok := w.queue.PartitionOf(a.Stream); ok {
+				go w.endLost(p, a.Seq, a.Deliveries)
+			}
+		})
+		if err != nil {
+			stop()
+			return func() {}, err
+		}
+		subs = append(subs, sub)
+	}
+	return stop, nil
 }
 
-// endLost journals why request seq ends and takes it off the queue.
-func (w *worker) endLost(seq uint64, deliveries int) {
+// endLost journals why request seq of partition p ends and takes it off
+// the queue.
+func (w *worker) endLost(p int, seq uint64, deliveries int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := w.queue.Get(ctx, seq)
+	req, err := w.queue.Get(ctx, p, seq)
 	if err != nil {
 		return // taken off already, or not a request (a worker drops those)
 	}
@@ -69,7 +84,39 @@ func (w *worker) endLost(seq uint64, deliveries int) {
 		w.log("session %s: %v; request %s stays on the queue", req.Session, err, req.ID)
 		return
 	}
-	if err := w.queue.Remove(ctx, seq); err != nil {
+	if err := w.queue.Remove(ctx, p, seq); err != nil {
 		w.log("session %s: taking request %s off the queue: %v", req.Session, req.ID, err)
 	}
+}
+
+// refuseMisplaced ends a request published to a partition of the queue
+// that does not hold its session (by hand, or by a client whose server
+// maps another number of partitions): run there, it could overtake an
+// earlier request of its session, queued in the right one. Its session
+// journals why, and it is taken off the queue; a session busy now has it
+// handed back for later.
+func (w *worker) refuseMisplaced(ctx context.Context, d *bus.Delivery) {
+	journal, s, _, err := w.open(d.Req)
+	if err != nil {
+		w.log("session %s: %s; its session cannot be opened to say so (%v): tried again later", d.Req.Session, d.Misplaced, err)
+		d.HandBack(handBackDelay)
+		return
+	}
+	defer journal.Close()
+	w.giveUp(ctx, d, journal, s, d.Req, d.Misplaced)
+}
+
+// refused ends d when it is no request to run here: not a run request
+// (dropped), or one in a partition not its session's (refuseMisplaced).
+func (w *worker) refused(ctx context.Context, d *bus.Delivery) bool {
+	switch {
+	case d.Bad != "":
+		w.log("dropped a message: %s", d.Bad)
+		d.Drop(d.Bad)
+	case d.Misplaced != "":
+		w.refuseMisplaced(ctx, d)
+	default:
+		return false
+	}
+	return true
 }

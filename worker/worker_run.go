@@ -20,6 +20,9 @@ type QueueConfig struct {
 	MaxDeliver  int
 	AckWait     time.Duration
 	GateTimeout time.Duration
+	// Partitions limits the worker to these partitions of the queue
+	// (none: every one).
+	Partitions []int
 }
 
 // Run connects, takes requests until ctx ends, and drains.
@@ -64,20 +67,20 @@ func Run(ctx context.Context, o app.Options, q QueueConfig, url string, getenv f
 	queue, err := bus.OpenQueue(octx, nc)
 	var cons *bus.Consumer
 	if err == nil {
-		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait})
+		cons, err = queue.Consumer(octx, bus.WorkerConfig{Pool: q.Pool, MaxDeliver: q.MaxDeliver, AckWait: q.AckWait, Partitions: q.Partitions})
 	}
 	if ctx.Err() != nil {
 		return 0, nil // stopped while starting: nothing was taken
 	}
 	if err != nil {
-		return app.ExitError, err
+		return exitOf(err), err
 	}
 	q.MaxDeliver, q.AckWait = cons.Config().MaxDeliver, cons.Config().AckWait
 	w := &worker{o: o, getenv: getenv, log: log, store: store, nc: nc, pub: bus.NewSink(nc), queue: queue, cons: cons, concurrency: q.Concurrency, gateTimeout: q.GateTimeout, reconnected: reconnected, beatNow: make(chan struct{}, 1)}
 	if err := w.startChecks(octx); err != nil {
 		return app.ExitUsage, err
 	}
-	log("taking runs from pool %q on %s, %d at once; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, store.Where())
+	log("taking runs from pool %q on %s, %d at once%s; sessions in %s; Ctrl+C drains", q.Pool, bus.Redact(url), q.Concurrency, partitionsNote(queue, cons), store.Where())
 	stopCancel, err := w.cancelling()
 	if err != nil {
 		log("agentty cancel cannot reach this worker's runs: %v", err)
@@ -124,4 +127,27 @@ func (w *worker) startChecks(ctx context.Context) error {
 		w.log("warning: the streams' replicas cannot be checked: %v", err)
 	}
 	return nil
+}
+
+// partitionsNote says which partitions of the queue the worker takes
+// from, when it has several.
+func partitionsNote(q *bus.Queue, c *bus.Consumer) string {
+	n := q.Layout().N()
+	if n == 1 {
+		return ""
+	}
+	ps := c.Partitions()
+	if len(ps) == n {
+		return fmt.Sprintf(", from each of its %d partitions in turn", n)
+	}
+	return fmt.Sprintf(", from partitions %v of its %d", ps, n)
+}
+
+// exitOf is the exit code of an error that stops a worker from starting:
+// a setting given wrong is a usage error.
+func exitOf(err error) int {
+	if errors.As(err, new(bus.UsageError)) {
+		return app.ExitUsage
+	}
+	return app.ExitError
 }
