@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,14 +41,21 @@ func (a *assertion) find(kind string) *assertion {
 }
 
 // Gate never pauses; it approves tools that ask with --yes, and denies
-// them otherwise (the denial is in the journal, for the assertions).
-type Gate struct{ Yes bool }
+// them otherwise (the denial is in the journal, for the assertions); it
+// answers the questions its case's answers: have answers to.
+type Gate struct {
+	Yes     bool
+	Answers map[string]string // a question's text to its answer
+}
 
 func (g Gate) Stop(engine.Pending) bool { return false }
 
 func (g Gate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
-	if p.Question != nil {
-		return engine.Verdict{}, errors.New("nobody answers questions in an eval")
+	if q := p.Question; q != nil {
+		if a, ok := g.Answers[q.Question]; ok {
+			return engine.Verdict{Action: engine.Proceed, Answer: a, By: "the case's answers"}, nil
+		}
+		return engine.Verdict{}, fmt.Errorf("nobody answers questions in an eval: the case has no answer to %q (answers: in the suite)", q.Question)
 	}
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil
