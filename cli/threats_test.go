@@ -161,7 +161,7 @@ func agentFileText(name, extra, body string) string {
 }
 
 func hostileRows() []hostile {
-	return append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...)
+	return append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), append(hostileEvalRows(), hostileEvalCaseRows()...)...)
 }
 
 // hostileFolderRows: what a folder nobody trusted supplies.

@@ -64,18 +64,21 @@ func (c *fixtureCopy) each(path string, d fs.DirEntry, err error) error {
 	case t.IsDir():
 		return c.out.Mkdir(path, 0o700)
 	case t.IsRegular(), t&fs.ModeSymlink != 0:
-		return c.copy(path)
+		return c.copy(path, t&fs.ModeSymlink != 0)
 	default:
-		return fmt.Errorf("workspace %s: refused: %s", c.name, (&config.NotRegularError{Path: path, Mode: t}).Error())
+		return fmt.Errorf("workspace %s: %s", c.name, (&config.NotRegularError{Path: path, Mode: t}).Error())
 	}
 }
 
 // copy copies the file path, following a symlink only within the fixture
 // folder (the root refuses one that leads out).
-func (c *fixtureCopy) copy(path string) error {
+func (c *fixtureCopy) copy(path string, link bool) error {
 	in, err := c.src.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil && link {
+		return fmt.Errorf("workspace %s: refused: %s is a link that leads out of the folder (%v)", c.name, path, err)
+	}
 	if err != nil {
-		return fmt.Errorf("workspace %s: refused: %s: %v", c.name, path, err)
+		return fmt.Errorf("workspace %s: %w", c.name, err)
 	}
 	defer in.Close()
 	st, err := in.Stat()
