@@ -17,14 +17,14 @@ import (
 // other would spend their key. Named on the command line, it is theirs.
 // A case's model is judged so too; with --model, only the cases' own.
 func JudgeSuiteModel(o Options, suite *eval.Suite, getenv func(string) string) error {
-	var model string
+	model, at, fix := "", "", ""
 	for _, c := range suite.Cases {
 		if m := c.Settings.Model; m != "" && m != offline.Name {
-			model = m
+			model, at = m, fmt.Sprintf(":%d", c.Settings.Lines["model"]) // a case's own: --model does not change it
 		}
 	}
-	if o.Model == "" && suite.Model != offline.Name {
-		model = cmp.Or(suite.Model, model)
+	if o.Model == "" && suite.Model != "" && suite.Model != offline.Name {
+		model, at, fix = suite.Model, "", fmt.Sprintf("pass --model %s to run it with that model yourself, or ", config.ShellQuote(suite.Model))
 	}
 	wsDir := cmp.Or(o.Workspace, ".")
 	if model == "" || !Inside(suite.File, wsDir) {
@@ -38,8 +38,8 @@ func JudgeSuiteModel(o Options, suite *eval.Suite, getenv func(string) string) e
 	if err != nil || trusted {
 		return err
 	}
-	return fmt.Errorf("%s: model %q: refused: the suite is in a workspace you have not trusted (%s); pass --model %s to run it with that model yourself, or trust the folder (agentty trust %s)",
-		suite.File, model, AbsDir(wsDir), config.ShellQuote(model), config.ShellQuote(AbsDir(wsDir)))
+	return fmt.Errorf("%s%s: model %q: refused: the suite is in a workspace you have not trusted (%s); %strust the folder (agentty trust %s)",
+		suite.File, at, model, AbsDir(wsDir), fix, config.ShellQuote(AbsDir(wsDir)))
 }
 
 // CaseModels picks the models the cases of a suite name as the setup's

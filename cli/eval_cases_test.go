@@ -158,3 +158,121 @@ func TestEvalRecordingKeepsTheFlags(t *testing.T) {
 		t.Errorf("an older recording without its budget: exit %d\n%s", code, out)
 	}
 }
+
+// A case's settings are checked before anything runs: an agent that is
+// not defined (with the nearest name), a model that cannot be had and an
+// unknown field are errors naming file, line and field, and nothing
+// runs; the suite put right runs.
+func TestEvalCaseSettingsRefused(t *testing.T) {
+	ws, _ := casesWorkspace(t)
+	t.Chdir(ws)
+	env := agentEnv(t)
+	suite := filepath.Join(ws, "evals", "bad.yaml")
+	body := `cases:
+  - name: typo
+    agent: triag
+    task: "what is 2+2"
+  - name: no script
+    model: script:missing.json
+    task: "what is 2+2"
+`
+	writeFile(t, suite, body)
+	if code, _, errs := runCLI(t, context.Background(), env, "trust", ws); code != 0 {
+		t.Fatalf("trust: %s", errs)
+	}
+	code, _, errs := runCLI(t, context.Background(), env, "eval", suite)
+	want := []string{`bad.yaml:3: cases[0].agent: no agent "triag" here (agents: triage, writer); did you mean "triage"?`,
+		"bad.yaml:6: cases[1].model: ", "missing.json"}
+	for _, w := range want {
+		if code != 2 || !strings.Contains(errs, w) {
+			t.Errorf("exit %d, want 2 and %q:\n%s", code, w, errs)
+		}
+	}
+	writeFile(t, suite, body+"    max_token: 5\n")
+	if code, _, errs = runCLI(t, context.Background(), env, "eval", suite); code != 2 || !strings.Contains(errs, "bad.yaml:8: cases[1].max_token: unknown field") {
+		t.Errorf("an unknown field: exit %d\n%s", code, errs)
+	}
+	store := filepath.Join(env["AGENTTY_HOME"], "sessions")
+	if ents, _ := os.ReadDir(store); len(ents) > 0 {
+		t.Errorf("%d sessions made by suites refused", len(ents))
+	}
+	writeFile(t, suite, strings.Replace(strings.Replace(body, "triag\n", "triage\n", 1), "script:missing.json", "offline", 1))
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", suite); code != 0 {
+		t.Errorf("the suite put right: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// A case may name its own script model (a file beside the suite) and
+// answer its questions, inline or from a file of --answers' shape; a
+// case with no answers has its question answered with why none came (the
+// model reads it, as any tool's failure); recorded, the cases replay
+// with no flag and without the script.
+func TestEvalCaseAnswersAndScript(t *testing.T) {
+	ws := t.TempDir()
+	t.Chdir(ws)
+	env := agentEnv(t)
+	writeFile(t, filepath.Join(ws, "evals", "ask.json"), `{"turns":[{"tool_calls":[{"name":"ask_user","arguments":{"question":"Which colour?"}}]},{"answer":"you chose the colour you were told"}]}`)
+	writeFile(t, filepath.Join(ws, "evals", "answers.json"), `{"Which colour?": "green"}`)
+	suite := filepath.Join(ws, "evals", "ask.yaml")
+	writeFile(t, suite, `cases:
+  - name: inline
+    model: script:ask.json
+    answers: {"Which colour?": blue}
+    task: "pick a colour"
+  - name: unanswered
+    model: script:ask.json
+    task: "pick a colour"
+  - name: from a file
+    model: script:ask.json
+    answers: answers.json
+    task: "pick a colour"
+`)
+	if code, _, errs := runCLI(t, context.Background(), env, "trust", ws); code != 0 {
+		t.Fatalf("trust: %s", errs) // the suite names its models: the folder is the person's
+	}
+	rec := filepath.Join(ws, "rec")
+	code, out, errs := runCLI(t, context.Background(), env, "eval", suite, "--record", rec)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	journals, _ := filepath.Glob(filepath.Join(env["AGENTTY_HOME"], "sessions", "*", "events.jsonl"))
+	var all strings.Builder
+	for _, j := range journals {
+		b, _ := os.ReadFile(j)
+		all.Write(b)
+	}
+	for _, w := range []string{`"answer":"blue","by":"the case's answers"`, `"answer":"green","by":"the case's answers"`, `the case has no answer to`} {
+		if !strings.Contains(all.String(), w) {
+			t.Errorf("no %s in the journals", w)
+		}
+	}
+	if err := os.Remove(filepath.Join(ws, "evals", "ask.json")); err != nil {
+		t.Fatal(err) // the replay needs the recordings alone
+	}
+	code, out, errs = runCLI(t, context.Background(), env, "eval", suite, "--replay", rec, "--filter", "inline|file")
+	if code != 0 {
+		t.Errorf("replay: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// A case's model in a suite of a folder nobody trusted is refused as the
+// suite's is, --model or not (it names the case's own), before anything
+// runs; trusted, the suite runs.
+func TestUntrustedSuiteCaseNamesNoModel(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "evals", "say.json"), `{"turns":[{"answer":"scripted"}]}`)
+	suite := filepath.Join(ws, "evals", "suite.yaml")
+	writeFile(t, suite, "cases:\n  - name: a\n    model: script:say.json\n    task: hi\n    assert:\n      - answer_contains: scripted\n")
+	env := trustEnv(t)
+	code, out, errs := runCLI(t, context.Background(), env, "eval", "--workspace", ws, "--model", "offline", suite)
+	if code != 2 || !strings.Contains(errs, "suite.yaml:3: model \"script:") || !strings.Contains(errs, "refused: the suite is in a workspace you have not trusted") ||
+		strings.Contains(errs, "pass --model") || strings.Contains(out, "PASS") {
+		t.Fatalf("untrusted: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, context.Background(), env, "trust", ws); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, out, errs := runCLI(t, context.Background(), env, "eval", "--workspace", ws, suite); code != 0 {
+		t.Errorf("trusted: exit %d\n%s\n%s", code, out, errs)
+	}
+}
