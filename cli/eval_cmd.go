@@ -25,12 +25,14 @@ const evalUsage = `usage: agentty eval [flags] FILE.yaml
 
   --model NAME         the model of every case (default: the suite's model:, else offline)
   --filter REGEXP      only the cases whose name matches
-  --concurrency N      runs at once (default 4)
+  --concurrency N      runs at once (default 4; a script: model plays each run from its
+                       first turn, so only the order of the lines changes)
   --repeat N           run each case N times (default: each case's repeat:)
   --fail-fast          start no more runs once a case has failed
   --junit FILE         write JUnit XML (for CI)
   --json FILE          write the results as JSON
-  --record DIR         keep each case's journal as DIR/CASE.jsonl
+  --record DIR         keep each case's journal as DIR/CASE.jsonl, and what it ran with
+                       as DIR/CASE.settings.json (a replay needs no flags)
   --replay DIR         run each case with the decisions recorded in DIR (no model call)
   --compare            with --replay: run the cases again live (--model) with the recorded
                        tool results where the calls match; show old and new side by side
