@@ -132,8 +132,7 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 		b = appendIntField(append(b, ','), "window", int64(p.Window))
 	}
 	if p.PromptHash != 0 {
-		b = append(b, `,"prompt_hash":`...)
-		b = strconv.AppendUint(b, p.PromptHash, 10)
+		b = p.PromptHash.appendJSON(append(b, `,"prompt_hash":`...))
 	}
 	if p.Local {
 		b = append(b, `,"local":true`...)

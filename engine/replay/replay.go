@@ -20,7 +20,7 @@ type Recording struct {
 	decisions map[key]recorded
 	summaries map[key]string    // compactions' summaries, by run and turn
 	tasks     map[string]string // run → its task
-	prompts   map[uint64]*engine.Prompt
+	prompts   map[engine.Hash]*engine.Prompt
 	// Results are the recorded tool results, by run and call id.
 	Results map[Call]Result
 	// Tasks are the top-level runs' tasks, in order.
@@ -56,7 +56,7 @@ type recorded struct {
 
 // FromEvents reads a recording from a session's events.
 func FromEvents(events []engine.Event) *Recording {
-	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}, prompts: map[uint64]*engine.Prompt{}}
+	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}, prompts: map[engine.Hash]*engine.Prompt{}}
 	turn := map[string]int{}                     // run → decisions so far
 	pending := map[string]*engine.ModelRequest{} // run → its last model_request
 	edits := map[string]*engine.RequestEdit{}    // run → the edit of its next decision's request
