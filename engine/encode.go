@@ -158,6 +158,9 @@ func (p *UsageRecorded) appendJSON(b []byte) []byte {
 	if p.Calls != 0 {
 		b = appendIntField(append(b, ','), "calls", int64(p.Calls))
 	}
+	if p.ReplayedCost != 0 {
+		b = strconv.AppendFloat(append(b, `,"replayed_cost_usd":`...), p.ReplayedCost, 'g', -1, 64)
+	}
 	b = appendIntField(append(b, ','), "session_prompt_tokens", int64(p.SessionPrompt))
 	b = appendIntField(append(b, ','), "session_completion_tokens", int64(p.SessionCompletion))
 	return append(b, '}')

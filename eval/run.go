@@ -87,7 +87,10 @@ type runResult struct {
 	// with CostUnknown, when a call had no price.
 	Cost        *float64 `json:"cost_usd,omitempty"`
 	CostUnknown bool     `json:"cost_unknown,omitempty"`
-	Duration    float64  `json:"duration_s"`
+	// ReplayedCost is what the recording's calls cost when it was made
+	// (a replayed run spends nothing).
+	ReplayedCost float64 `json:"replayed_cost_usd,omitempty"`
+	Duration     float64 `json:"duration_s"`
 	// Started and Finished are the times of the run's first and last
 	// journaled events (zero when it did not run).
 	Started  time.Time `json:"started,omitzero"`
@@ -346,6 +349,7 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		cost := o.Usage.Cost
 		res.Cost = &cost
 	}
+	res.ReplayedCost = o.Usage.ReplayedCost
 	res.Started, res.Finished = col.first, col.last
 	if closeErr != nil {
 		return failed(Failed, "the session's journal: %v", closeErr)

@@ -135,8 +135,9 @@ func (m Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, 
 	if err := m.rec.check(req, r); err != nil {
 		return engine.Decision{}, engine.Permanent(err)
 	}
-	d := r.dec
-	return engine.Decision{Text: d.Text, Reasoning: d.Reasoning, ToolCalls: append([]engine.ToolCall(nil), d.ToolCalls...), Usage: r.usg}, nil
+	d, u := r.dec, r.usg
+	u.ReplayedCost, u.Cost = u.Cost+u.ReplayedCost, 0 // no call is made: nothing is spent
+	return engine.Decision{Text: d.Text, Reasoning: d.Reasoning, ToolCalls: append([]engine.ToolCall(nil), d.ToolCalls...), Usage: u}, nil
 }
 
 // check compares a request with what was recorded of it.
