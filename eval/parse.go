@@ -208,17 +208,24 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *Case {
 	case task != nil && turns != nil:
 		p.fail(turns, join(at, "turns"), "a case has a task or turns, not both")
 	}
-	for _, a := range c.Asserts {
-		for x := a; x != nil; x = x.not {
-			if x.Kind == "stop_reason" || x.Kind == "guardrail" { // a guardrail asserted is a stop asserted
-				c.stopAsserted = true
-			}
-		}
-	}
+	c.stopAsserted = c.assertsStop()
 	if len(p.errs) > before {
 		return nil
 	}
 	return c
+}
+
+// assertsStop reports whether an assertion of c (or one negated) looks
+// at the stop reason: a guardrail asserted is a stop asserted.
+func (c *Case) assertsStop() bool {
+	for _, a := range c.Asserts {
+		for x := a; x != nil; x = x.not {
+			if x.Kind == "stop_reason" || x.Kind == "guardrail" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // facts reads a mapping of memory facts.

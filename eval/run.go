@@ -358,17 +358,24 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	if errors.As(last.Err, &nr) {
 		return failed(NeedsRecording, "%v", nr.err)
 	}
-	if r.RecordDir != "" {
-		if err := copyFile(r.Store.JournalPath(journal.ID), recordingPath(r.RecordDir, j)); err != nil {
-			return failed(Failed, "record: %v", err)
-		}
-		if err := writeSettings(r.RecordDir, j.c, cs.settings); err != nil {
-			return failed(Failed, "record: %v", err)
-		}
+	if err := r.record(j, journal.ID, cs.settings); err != nil {
+		return failed(Failed, "record: %v", err)
 	}
 	res.Status = Passed
 	r.check(ctx, j.c, o, failed)
 	return res
+}
+
+// record keeps the journal of job j's session and what it ran with in
+// RecordDir, when recording.
+func (r *Runner) record(j evalJob, session string, s Settings) error {
+	if r.RecordDir == "" {
+		return nil
+	}
+	if err := copyFile(r.Store.JournalPath(session), recordingPath(r.RecordDir, j)); err != nil {
+		return err
+	}
+	return writeSettings(r.RecordDir, j.c, s)
 }
 
 // check fails the case c, through failed, for each of its assertions that
