@@ -54,7 +54,7 @@ func parseSuite(file string, b []byte) (*Suite, error) {
 		return nil, SuiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", yamlx.KindName(top))}}
 	}
 	var casesNode *yaml.Node
-	p.fields(top, "", append([]string{"description", "cases"}, settingKeys...), func(k string, kn, v *yaml.Node) {
+	p.fields(top, "", append(append([]string{"description"}, settingKeys...), "cases"), func(k string, kn, v *yaml.Node) {
 		switch k {
 		case "description":
 			s.Description, _ = p.str(v, k)

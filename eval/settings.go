@@ -23,7 +23,7 @@ import (
 
 // settingKeys are the keys of a suite, and of a case, that say what the
 // runs run with.
-var settingKeys = []string{"agent", "model", "max_steps", "max_tokens", "max_cost", "answers", "workspace"}
+var settingKeys = []string{"model", "agent", "max_steps", "max_tokens", "max_cost", "answers", "workspace"}
 
 // maxAnswersFile bounds an answers file a suite names.
 const maxAnswersFile = 1 << 20
