@@ -99,7 +99,7 @@ func sessionFacts(events []engine.Event) (tasks, tools []string, memory []kv, la
 // assertions on a distinctive part of the last answer, the tools it used
 // and its steps.
 //
-// A session run as an agent says so (the suite's agent: runs its cases),
+// A session run as an agent says so (the case's agent:),
 // and when schemaOf gives that agent's output schema and the answer meets
 // it, the case asserts it with answer_json_schema.
 func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent string) json.RawMessage) (string, error) {
@@ -125,6 +125,9 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	}
 	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
 	add("name", str(cmp.Or(engine.OneLine(name, 60), id)))
+	if agent != "" {
+		add("agent", str(agent)) // the case runs as its session did, whatever the suite's agent
+	}
 	if len(tasks) == 1 {
 		add("task", str(tasks[0]))
 	} else {
@@ -161,7 +164,7 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite (or >> a suite whose cases come last)\n", id)
 	if agent != "" {
 		a := engine.OneLine(agent, 60)
-		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", a, a)
+		fmt.Fprintf(&b, "# it ran as agent %s: the case says so (agent: %s)\n", a, a)
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
