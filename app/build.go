@@ -35,6 +35,7 @@ type Setup struct {
 	Rows      []ToolRow
 	mcp       *tools.MCP
 	ws        *tools.Workspace
+	shellEnv  []string         // what the shell's children are given of the environment
 	redact    *config.Redactor // the secrets agentty holds, taken out of text kept
 	// enableShell offers run_shell from now on (nil when it is offered).
 	enableShell func() error

@@ -57,6 +57,7 @@ func (st *Setup) addTools(ctx context.Context, o Options, cfg *config.Settings, 
 	add("skill", st.Skills.Tools()...)
 	add("builtin", engine.AskUser()) // every gate answers its questions, or says why it cannot
 	shellOn := o.AllowShell || (cfg.AllowShell != nil && *cfg.AllowShell)
+	st.shellEnv = cfg.ShellEnv
 	if shellOn {
 		add("shell", st.ws.RunShell(0, cfg.ShellEnv...))
 	}

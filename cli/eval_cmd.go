@@ -1,17 +1,14 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,12 +25,14 @@ const evalUsage = `usage: agentty eval [flags] FILE.yaml
 
   --model NAME         the model of every case (default: the suite's model:, else offline)
   --filter REGEXP      only the cases whose name matches
-  --concurrency N      runs at once (default 4)
+  --concurrency N      runs at once (default 4; a script: model plays each run from its
+                       first turn, so only the order of the lines changes)
   --repeat N           run each case N times (default: each case's repeat:)
   --fail-fast          start no more runs once a case has failed
   --junit FILE         write JUnit XML (for CI)
   --json FILE          write the results as JSON
-  --record DIR         keep each case's journal as DIR/CASE.jsonl
+  --record DIR         keep each case's journal as DIR/CASE.jsonl, and what it ran with
+                       as DIR/CASE.settings.json (a replay needs no flags)
   --replay DIR         run each case with the decisions recorded in DIR (no model call)
   --compare            with --replay: run the cases again live (--model) with the recorded
                        tool results where the calls match; show old and new side by side
@@ -152,9 +151,12 @@ func evalRun(ctx context.Context, opts *evalOptions) int {
 	if opts.ReplayDir != "" && !opts.comparing() {
 		model = "replay of " + opts.ReplayDir
 	}
+	r, err := evalRunner(opts, o, suite, cases, st)
+	if err != nil {
+		return fail(err)
+	}
 	fmt.Fprintf(stdout, "%s: %d %s, model %s, %d at once\n", suite.File, len(cases), engine.Plural(len(cases), "case"), model, opts.Concurrency)
-	r := &eval.Runner{Around: st.WithTrace, Suite: suite, Cases: cases, Engine: st.Engine, Config: st.Engine.Config(), Store: store, Judge: judge,
-		RecordDir: opts.RecordDir, ReplayDir: opts.ReplayDir, Concurrency: opts.Concurrency, FailFast: opts.FailFast, Report: report, Expand: st.Command}
+	r.Store, r.Judge, r.Report = store, judge, report
 	if opts.comparing() {
 		return evalCompare(ctx, opts, r, st.Engine.Config())
 	}
@@ -301,45 +303,4 @@ func evalRecordings(opts *evalOptions, cases []*eval.Case) error {
 		}
 	}
 	return nil
-}
-
-// evalOptionsFor is the setup the suite's runs get: the flags, else the
-// suite's model, agent and step limit.
-func evalOptionsFor(opts *evalOptions, suite *eval.Suite) (app.Options, error) {
-	o := *opts.App
-	live := opts.ReplayDir == "" || opts.comparing()
-	if opts.comparing() && o.Model == "" && suite.Model == "" {
-		return o, app.Usage(errors.New("a comparison runs the cases live: name the model with --model (the suite names none)"))
-	}
-	if o.Model == "" && live {
-		if err := app.JudgeSuiteModel(o, suite, opts.Getenv); err != nil {
-			return o, app.Usage(err)
-		}
-	}
-	o.Model = cmp.Or(o.Model, suite.Model, "offline")
-	if !live {
-		o.Model = "offline" // never called: the recordings decide
-	}
-	o.Agent = cmp.Or(o.Agent, suite.Agent)
-	if !o.MaxStepsSet && suite.MaxSteps > 0 {
-		o.MaxSteps, o.MaxStepsSet = suite.MaxSteps, true
-	}
-	return o, nil
-}
-
-// suiteAgentError is err of a setup whose agent came from the suite's
-// agent: field, not --agent: said at the suite's line.
-func suiteAgentError(opts *evalOptions, suite *eval.Suite, err error) error {
-	if opts.App.Agent != "" || suite.Agent == "" || !strings.HasPrefix(err.Error(), "--agent ") {
-		return err
-	}
-	msg := fmt.Sprintf("%s:%d: agent: %s", suite.File, suite.AgentLine, strings.TrimPrefix(err.Error(), "--agent "))
-	// The suite beside its workspace's agents, run from elsewhere.
-	dir := filepath.Dir(suite.File)
-	if app.AbsDir(dir) != app.AbsDir(cmp.Or(opts.App.Workspace, ".")) {
-		if st, serr := os.Stat(filepath.Join(dir, ".agentty", "agents")); serr == nil && st.IsDir() {
-			msg += fmt.Sprintf("; the suite's folder has agents of its own: run it with --workspace %s", config.ShellQuote(dir))
-		}
-	}
-	return errors.New(msg)
 }

@@ -382,7 +382,7 @@ func TestEvalBadFiles(t *testing.T) {
 	}{
 		{"syntax", "description: x\n model: y\n", ":2: mapping values are not allowed in this context"},
 		{"not a mapping", "- a\n- b\n", ":1: want a suite"},
-		{"unknown top key", "descripton: x\ncases:\n  - {name: a, task: b}\n", ":1: descripton: unknown field (known: description, model, agent, max_steps, cases)"},
+		{"unknown top key", "descripton: x\ncases:\n  - {name: a, task: b}\n", ":1: descripton: unknown field (known: description, model, agent, max_steps, max_tokens, max_cost, answers, workspace, cases)"},
 		{"no cases", "model: offline\n", ":1: cases: missing"},
 		{"cases not a list", "cases: {name: a}\n", ":1: cases: want a list of cases"},
 		{"bad max_steps", "max_steps: lots\ncases:\n  - {name: a, task: b}\n", `:1: max_steps: want a whole number of at least 1, got "lots"`},

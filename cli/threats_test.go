@@ -161,7 +161,7 @@ func agentFileText(name, extra, body string) string {
 }
 
 func hostileRows() []hostile {
-	return append(append(append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...), hostileHookRows()...), hostileShellRows()...)
+	return append(append(append(append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...), hostileEvalCaseRows()...), hostileHookRows()...), hostileShellRows()...)
 }
 
 // hostileFolderRows: what a folder nobody trusted supplies.

@@ -206,7 +206,7 @@ func TestCaseFromAnAgentSession(t *testing.T) {
 	}
 	id := strings.TrimSpace(regexp.MustCompile(`session: (\w+)`).FindStringSubmatch(errs)[1])
 	code, out, errs := runCLI(t, context.Background(), env, "eval", "--from-session", id, "--workspace", abs)
-	if code != 0 || !strings.Contains(out, "# it ran as agent triage") || !strings.Contains(out, `answer_json_schema: '{"properties":{"category":{"enum"`) {
+	if code != 0 || !strings.Contains(out, "# it ran as agent triage") || !strings.Contains(out, "\n    agent: triage\n") || !strings.Contains(out, `answer_json_schema: '{"properties":{"category":{"enum"`) {
 		t.Fatalf("--from-session: exit %d\n%s%s", code, out, errs)
 	}
 	// Appended to the shipped suite (agentty eval --from-session ID >> evals.yaml), as eval -h shows.

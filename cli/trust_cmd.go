@@ -80,7 +80,7 @@ func trustRun(opts *trustOptions) int {
 		if len(opts.Args) != 1 {
 			return fail(app.ExitUsage, "--revoke needs the folder: agentty trust --revoke DIR")
 		}
-		dir, err := app.RealDir(arg(opts.Args, 0))
+		dir, err := config.RealDir(arg(opts.Args, 0))
 		if err != nil {
 			return fail(app.ExitError, "%v", err)
 		}
@@ -94,7 +94,7 @@ func trustRun(opts *trustOptions) int {
 		fmt.Fprintf(stdout, "%s is no longer trusted.\n", dir)
 		return 0
 	}
-	if err := app.TrustFolder(store, cmp.Or(arg(opts.Args, 0), "."), stdout, getenv); err != nil {
+	if err := config.TrustFolder(store, cmp.Or(arg(opts.Args, 0), "."), stdout, app.TermWidth(stdout), getenv); err != nil {
 		return fail(app.ExitError, "%v", err)
 	}
 	return 0

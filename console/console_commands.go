@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentty/agentty/app"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
 	"github.com/agentty/agentty/ui"
@@ -149,7 +148,7 @@ func (b *backend) Trust() (string, error) {
 		return "", err
 	}
 	var out strings.Builder
-	if err := app.TrustFolder(store, cmp.Or(b.con.Opts.Workspace, "."), &out, b.con.Getenv); err != nil {
+	if err := config.TrustFolder(store, cmp.Or(b.con.Opts.Workspace, "."), &out, 100, b.con.Getenv); err != nil {
 		return "", err
 	}
 	return out.String(), nil

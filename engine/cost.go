@@ -58,13 +58,22 @@ func FormatCost(cost float64, priced, calls int) string {
 	return s
 }
 
-// CostString says what the calls u sums cost ("-" for no call).
+// CostString says what the calls u sums cost ("-" for no call), and
+// what the replayed of them cost when they were recorded: "$0.00
+// (replayed $0.0433)".
 func (u Usage) CostString() string {
 	if u.Calls == 0 {
 		return "-"
 	}
+	if u.ReplayedCost > 0 {
+		return FormatCost(u.Cost, u.Priced, u.Calls) + " (replayed " + FormatCost(u.ReplayedCost, 1, 1) + ")"
+	}
 	return FormatCost(u.Cost, u.Priced, u.Calls)
 }
+
+// Charged is what a budget counts of u: the cost spent, and what the
+// replayed calls cost when they were recorded.
+func (u Usage) Charged() float64 { return u.Cost + u.ReplayedCost }
 
 // costDigits shows a cost to about three significant digits, at least
 // cents.
@@ -101,7 +110,7 @@ func (r *run) overBudget() error {
 func (r *run) runSpent() Usage {
 	now, from := r.spent()
 	return Usage{PromptTokens: now.PromptTokens - from.PromptTokens, CompletionTokens: now.CompletionTokens - from.CompletionTokens,
-		Cost: now.Cost - from.Cost, Priced: now.Priced - from.Priced, Calls: now.Calls - from.Calls}
+		Cost: now.Cost - from.Cost, ReplayedCost: now.ReplayedCost - from.ReplayedCost, Priced: now.Priced - from.Priced, Calls: now.Calls - from.Calls}
 }
 
 // wouldOverspend says why the decision about to be asked for must not be
@@ -134,8 +143,8 @@ func wouldPass(whose, per string, maxCost float64, maxTokens int, spent, next Us
 	switch {
 	case maxTokens > 0 && tokens+next.PromptTokens > maxTokens:
 		return fmt.Errorf("%s token budget of %d%s would be passed by the next request: %d tokens used, and its prompt is about %d more", whose, maxTokens, per, tokens, next.PromptTokens)
-	case maxCost > 0 && next.Priced == 1 && spent.Cost+next.Cost > maxCost:
-		return fmt.Errorf("%s cost budget of %s%s would be passed by the next request: %s spent, and its prompt costs about %s more", whose, FormatCost(maxCost, 1, 1), per, FormatCost(spent.Cost, 1, 1), FormatCost(next.Cost, 1, 1))
+	case maxCost > 0 && next.Priced == 1 && spent.Charged()+next.Cost > maxCost:
+		return fmt.Errorf("%s cost budget of %s%s would be passed by the next request: %s spent, and its prompt costs about %s more", whose, FormatCost(maxCost, 1, 1), per, FormatCost(spent.Charged(), 1, 1), FormatCost(next.Cost, 1, 1))
 	}
 	return nil
 }
@@ -148,8 +157,8 @@ func budgetSpent(who, whose, per string, maxCost float64, maxTokens int, u Usage
 	switch {
 	case maxTokens > 0 && tokens >= maxTokens:
 		return fmt.Errorf("%s token budget of %d%s is spent: %d tokens used", whose, maxTokens, per, tokens)
-	case maxCost > 0 && u.Cost >= maxCost:
-		return fmt.Errorf("%s cost budget of %s%s is spent: %s", whose, FormatCost(maxCost, 1, 1), per, FormatCost(u.Cost, 1, 1))
+	case maxCost > 0 && u.Charged() >= maxCost:
+		return fmt.Errorf("%s cost budget of %s%s is spent: %s", whose, FormatCost(maxCost, 1, 1), per, FormatCost(u.Charged(), 1, 1))
 	case maxCost > 0 && u.Priced < u.Calls:
 		return fmt.Errorf("%s has a cost budget of %s, and the cost of model %q is not known: give its price in the config's models key", who, FormatCost(maxCost, 1, 1), model)
 	}

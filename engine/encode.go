@@ -132,8 +132,7 @@ func (p *ModelRequest) appendJSON(b []byte) []byte {
 		b = appendIntField(append(b, ','), "window", int64(p.Window))
 	}
 	if p.PromptHash != 0 {
-		b = append(b, `,"prompt_hash":`...)
-		b = strconv.AppendUint(b, p.PromptHash, 10)
+		b = p.PromptHash.appendJSON(append(b, `,"prompt_hash":`...))
 	}
 	if p.Local {
 		b = append(b, `,"local":true`...)
@@ -158,6 +157,9 @@ func (p *UsageRecorded) appendJSON(b []byte) []byte {
 	}
 	if p.Calls != 0 {
 		b = appendIntField(append(b, ','), "calls", int64(p.Calls))
+	}
+	if p.ReplayedCost != 0 {
+		b = strconv.AppendFloat(append(b, `,"replayed_cost_usd":`...), p.ReplayedCost, 'g', -1, 64)
 	}
 	b = appendIntField(append(b, ','), "session_prompt_tokens", int64(p.SessionPrompt))
 	b = appendIntField(append(b, ','), "session_completion_tokens", int64(p.SessionCompletion))

@@ -158,7 +158,7 @@ type ModelRequest struct {
 	Window            int `json:"window,omitempty"`
 	// PromptHash is PromptHash of the request's system prompt,
 	// instructions and tools.
-	PromptHash uint64 `json:"prompt_hash,omitempty"`
+	PromptHash Hash `json:"prompt_hash,omitempty"`
 	// Local: the model sends the request nowhere (a workflow's planner):
 	// no call is made, nothing is spent, no usage follows.
 	Local bool `json:"local,omitempty"`

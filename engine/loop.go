@@ -117,7 +117,7 @@ type run struct {
 	compactedTurn int
 	noCompact     bool
 	// The prompt hash of the last request, and what it was made of.
-	hash               uint64
+	hash               Hash
 	hashSet            *toolSet
 	hashSys, hashInstr string
 	// brkHit is a breakpoint an event met: the run stops at its next

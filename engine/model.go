@@ -57,6 +57,11 @@ type Usage struct {
 	Cost   float64 `json:"cost_usd,omitempty"`
 	Priced int     `json:"priced,omitempty"`
 	Calls  int     `json:"calls,omitempty"`
+	// ReplayedCost is what a call that was not made, its decision played
+	// from a recording (engine/replay), cost when it was recorded: not
+	// spent (Cost stays 0), and counted against a cost budget so that a
+	// replay stops where the recording did.
+	ReplayedCost float64 `json:"replayed_cost_usd,omitempty"`
 }
 
 // Add adds one model call's usage u (or totals) to the totals t.
@@ -66,6 +71,7 @@ func (t *Usage) Add(u Usage) {
 	t.CompletionTokens = addSat(t.CompletionTokens, u.CompletionTokens)
 	t.CachedTokens = addSat(t.CachedTokens, u.CachedTokens)
 	t.Cost += u.Cost
+	t.ReplayedCost += u.ReplayedCost
 	t.Priced += u.Priced
 	t.Calls += max(u.Calls, 1)
 }

@@ -14,7 +14,7 @@ const KindPrompt Kind = "prompt"
 
 // Prompt is the payload of prompt. Hash is its PromptHash.
 type Prompt struct {
-	Hash         uint64       `json:"hash"`
+	Hash         Hash         `json:"hash"`
 	System       string       `json:"system,omitempty"`
 	Instructions string       `json:"instructions,omitempty"`
 	Tools        []ToolSchema `json:"tools,omitempty"`
@@ -23,7 +23,7 @@ type Prompt struct {
 // recordPrompt journals the run's prompt when its session has not yet:
 // a check of one hash a step; a sub-run's or another agent's prompt is
 // journaled as it first comes.
-func (r *run) recordPrompt(t time.Time, hash uint64, tools []ToolSchema) error {
+func (r *run) recordPrompt(t time.Time, hash Hash, tools []ToolSchema) error {
 	if r.promptSeen(hash) {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (r *run) recordPrompt(t time.Time, hash uint64, tools []ToolSchema) error {
 // promptSeen reports whether the session journaled the prompt: the root
 // session's, under the tree's lock when sub-runs share it (emitShared
 // checks again as it emits, so two sub-runs never both journal one).
-func (r *run) promptSeen(hash uint64) bool {
+func (r *run) promptSeen(hash Hash) bool {
 	if r.tree == nil {
 		return r.root.journaledPrompt(hash)
 	}
@@ -52,6 +52,6 @@ func (s *Session) notePrompt(p *Prompt) {
 }
 
 // journaledPrompt reports whether the session journaled the prompt.
-func (s *Session) journaledPrompt(hash uint64) bool {
+func (s *Session) journaledPrompt(hash Hash) bool {
 	return slices.Contains(s.prompts, hash)
 }

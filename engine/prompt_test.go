@@ -34,7 +34,7 @@ func TestPromptJournaledOncePerSession(t *testing.T) {
 			t.Fatalf("%s: %+v", task, res)
 		}
 	}
-	seen := map[uint64]int{}
+	seen := map[engine.Hash]int{}
 	for _, ev := range rec.Of(engine.KindPrompt) {
 		seen[ev.Data.(*engine.Prompt).Hash]++
 	}

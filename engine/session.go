@@ -65,7 +65,7 @@ type Session struct {
 	users   []int
 	indexed int
 	// prompts are the hashes of the prompts journaled (prompt.go).
-	prompts []uint64
+	prompts []Hash
 
 	memory []Fact // replaced, never modified in place: a Request may hold it
 	// tokens[i] is the estimated token count of History[:i].

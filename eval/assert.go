@@ -44,7 +44,7 @@ func (a *assertion) checkSpent(o *outcome) (bool, string) {
 		if o.Usage.Priced < o.Usage.Calls {
 			return false, fmt.Sprintf("want a cost below $%g, and the cost is %s (give the model's price in the config)", a.usd, o.Usage.CostString())
 		}
-		return o.Usage.Cost < a.usd, fmt.Sprintf("want a cost below $%g, cost %s", a.usd, o.Usage.CostString())
+		return o.Usage.Charged() < a.usd, fmt.Sprintf("want a cost below $%g, cost %s", a.usd, o.Usage.CostString())
 	}
 	return o.Duration <= a.dur, fmt.Sprintf("want at most %s, took %s", a.dur, o.Duration.Round(time.Millisecond))
 }

@@ -21,6 +21,7 @@ import (
 // suiteParser collects a suite's errors as it reads it.
 type suiteParser struct {
 	file string
+	dir  string // the suite's folder, absolute: what its files are read from
 	errs SuiteErrors
 }
 
@@ -34,8 +35,12 @@ func (p *suiteParser) fail(n *yaml.Node, field, format string, a ...any) {
 
 // parseSuite reads a suite from b, read from file.
 func parseSuite(file string, b []byte) (*Suite, error) {
-	p := &suiteParser{file: file}
-	s := &Suite{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, err
+	}
+	p := &suiteParser{file: file, dir: dir}
+	s := &Suite{File: file, Dir: dir, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		line, msg := yamlx.ErrorLine(err)
@@ -49,21 +54,17 @@ func parseSuite(file string, b []byte) (*Suite, error) {
 		return nil, SuiteErrors{{file, top.Line, "", fmt.Sprintf("want a suite (description, model, cases: …), got %s", yamlx.KindName(top))}}
 	}
 	var casesNode *yaml.Node
-	p.fields(top, "", []string{"description", "model", "agent", "max_steps", "cases"}, func(k string, kn, v *yaml.Node) {
+	p.fields(top, "", append(append([]string{"description"}, settingKeys...), "cases"), func(k string, kn, v *yaml.Node) {
 		switch k {
 		case "description":
 			s.Description, _ = p.str(v, k)
-		case "model":
-			s.Model, _ = p.str(v, k)
-		case "agent":
-			s.Agent, _ = p.str(v, k)
-			s.AgentLine = v.Line
-		case "max_steps":
-			s.MaxSteps, _ = p.posInt(v, k)
 		case "cases":
 			casesNode = v
+		default:
+			p.setting(&s.Defaults, k, v, k)
 		}
 	})
+	s.Model, s.Agent, s.AgentLine, s.MaxSteps = s.Defaults.Model, s.Defaults.Agent, s.Defaults.Lines["agent"], s.Defaults.MaxSteps
 	switch {
 	case casesNode == nil:
 		p.fail(top, "cases", "missing: a suite needs a list of cases")
@@ -143,11 +144,13 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *Case {
 		return nil
 	}
 	before := len(p.errs)
-	c := &Case{Line: n.Line, Repeat: 1, MinPass: 1}
+	c := &Case{Line: n.Line, at: at, Repeat: 1, MinPass: 1}
 	var task, turns, name *yaml.Node
-	p.fields(n, at, []string{"name", "task", "turns", "memory", "assert", "repeat", "min_pass"}, func(k string, kn, v *yaml.Node) {
+	p.fields(n, at, append([]string{"name", "task", "turns", "memory", "assert", "repeat", "min_pass"}, settingKeys...), func(k string, kn, v *yaml.Node) {
 		field := join(at, k)
 		switch k {
+		default:
+			p.setting(&c.Settings, k, v, field)
 		case "name":
 			name = v
 			c.Name, _ = p.str(v, field)
@@ -205,17 +208,24 @@ func (p *suiteParser) parseCase(n *yaml.Node, at string) *Case {
 	case task != nil && turns != nil:
 		p.fail(turns, join(at, "turns"), "a case has a task or turns, not both")
 	}
-	for _, a := range c.Asserts {
-		for x := a; x != nil; x = x.not {
-			if x.Kind == "stop_reason" || x.Kind == "guardrail" { // a guardrail asserted is a stop asserted
-				c.stopAsserted = true
-			}
-		}
-	}
+	c.stopAsserted = c.assertsStop()
 	if len(p.errs) > before {
 		return nil
 	}
 	return c
+}
+
+// assertsStop reports whether an assertion of c (or one negated) looks
+// at the stop reason: a guardrail asserted is a stop asserted.
+func (c *Case) assertsStop() bool {
+	for _, a := range c.Asserts {
+		for x := a; x != nil; x = x.not {
+			if x.Kind == "stop_reason" || x.Kind == "guardrail" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // facts reads a mapping of memory facts.

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/engine/replay"
-	"github.com/agentty/agentty/hooks"
 	"github.com/agentty/agentty/sessions"
 )
 
@@ -52,7 +50,16 @@ type Runner struct {
 	// prompt, and the engine of its run on base (app.Setup.Command); nil:
 	// turns are sent as written. Replaying, only the prompt is used: the
 	// recording's model answers.
-	Expand      func(ctx context.Context, base *engine.Engine, task string) (*engine.Engine, string, []string, error)
+	Expand func(ctx context.Context, base *engine.Engine, task string) (*engine.Engine, string, []string, error)
+	// Base are the settings the flags and the suite give every case: a
+	// case's own are over them; replaying, the recording's under them.
+	Base Settings
+	// Models picks the model a case names (live); Workspace makes the
+	// tools that work in the workspace (the file tools, the shell when
+	// offered) again for the folder dir, and release lets it go. Nil: a
+	// case may not name a model, or have a workspace.
+	Models      func(name string) (engine.Model, string, error)
+	Workspace   func(dir string) (ts []engine.Tool, release func(), err error)
 	Concurrency int
 	FailFast    bool
 	Report      Reporter
@@ -85,7 +92,10 @@ type runResult struct {
 	// with CostUnknown, when a call had no price.
 	Cost        *float64 `json:"cost_usd,omitempty"`
 	CostUnknown bool     `json:"cost_unknown,omitempty"`
-	Duration    float64  `json:"duration_s"`
+	// ReplayedCost is what the recording's calls cost when it was made
+	// (a replayed run spends nothing).
+	ReplayedCost float64 `json:"replayed_cost_usd,omitempty"`
+	Duration     float64 `json:"duration_s"`
 	// Started and Finished are the times of the run's first and last
 	// journaled events (zero when it did not run).
 	Started  time.Time `json:"started,omitzero"`
@@ -233,25 +243,6 @@ func (r *Runner) Run(ctx context.Context) []*CaseResult {
 	return results
 }
 
-// needsRecording marks a replayed decision that the recording cannot give:
-// the request changed, or there is no such decision.
-type needsRecording struct{ err error }
-
-func (e *needsRecording) Error() string { return e.err.Error() }
-func (e *needsRecording) Unwrap() error { return e.err }
-
-// recordingModel plays a recording and marks its failures as needing a
-// new recording.
-type recordingModel struct{ m replay.Model }
-
-func (m recordingModel) Decide(ctx context.Context, req *engine.Request) (engine.Decision, error) {
-	d, err := m.m.Decide(ctx, req)
-	if err != nil {
-		return d, engine.Permanent(&needsRecording{err})
-	}
-	return d, nil
-}
-
 // recordingPath is where a case's run is recorded: DIR/CASE.jsonl, and
 // DIR/CASE~N.jsonl for the Nth repeat after the first ('~' is in no
 // case's file name, so no repeat can take another case's recording).
@@ -331,10 +322,12 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		res.Reasons = append(res.Reasons, fmt.Sprintf(format, a...))
 		return res
 	}
-	eng, status, err := r.engineFor(j)
+	cs, status, err := r.setupFor(ctx, j)
 	if err != nil {
 		return failed(status, "%v", err)
 	}
+	defer cs.done()
+	eng := cs.eng
 	journal, err := r.Store.Create()
 	if err != nil {
 		return failed(Failed, "%v", err)
@@ -382,6 +375,7 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 		cost := o.Usage.Cost
 		res.Cost = &cost
 	}
+	res.ReplayedCost = o.Usage.ReplayedCost
 	res.Started, res.Finished = col.first, col.last
 	if closeErr != nil {
 		return failed(Failed, "the session's journal: %v", closeErr)
@@ -390,44 +384,24 @@ func (r *Runner) runOne(ctx context.Context, j evalJob) *runResult {
 	if errors.As(last.Err, &nr) {
 		return failed(NeedsRecording, "%v", nr.err)
 	}
-	if r.RecordDir != "" {
-		if err := copyFile(r.Store.JournalPath(journal.ID), recordingPath(r.RecordDir, j)); err != nil {
-			return failed(Failed, "record: %v", err)
-		}
+	if err := r.record(j, journal.ID, cs.settings); err != nil {
+		return failed(Failed, "record: %v", err)
 	}
 	res.Status = Passed
 	r.check(ctx, j.c, o, failed)
 	return res
 }
 
-// engineFor is the engine of job j: the suite's, or with ReplayDir, one
-// whose models play j's recording; when there is none, the status is
-// NeedsRecording.
-func (r *Runner) engineFor(j evalJob) (*engine.Engine, string, error) {
-	if r.ToolsFrom != "" {
-		return r.liveEngine(j)
+// record keeps the journal of job j's session and what it ran with in
+// RecordDir, when recording.
+func (r *Runner) record(j evalJob, session string, s Settings) error {
+	if r.RecordDir == "" {
+		return nil
 	}
-	if r.ReplayDir == "" {
-		return r.Engine, "", nil
+	if err := copyFile(r.Store.JournalPath(session), recordingPath(r.RecordDir, j)); err != nil {
+		return err
 	}
-	path := recordingPath(r.ReplayDir, j)
-	l, err := readRecording(path)
-	if err != nil {
-		return nil, NeedsRecording, err
-	}
-	cfg := r.Config
-	cfg.Model = recordingModel{replay.NewModel(replay.FromEvents(l))}
-	cfg.Hooks = hooks.Recorded(l) // what the hooks decided when recorded, not the hooks run again
-	cfg.ModelName = "replay of " + filepath.Base(path)
-	cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
-	for i := range cfg.Agents {
-		cfg.Agents[i].Model, cfg.Agents[i].ModelName = cfg.Model, cfg.ModelName // the agents' decisions are in the one recording too
-	}
-	if cfg.Compact.Model != nil {
-		cfg.Compact.Model = cfg.Model
-	}
-	eng := engine.New(cfg)
-	return eng, Failed, eng.Err()
+	return writeSettings(r.RecordDir, j.c, s)
 }
 
 // check fails the case c, through failed, for each of its assertions that

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,14 +41,21 @@ func (a *assertion) find(kind string) *assertion {
 }
 
 // Gate never pauses; it approves tools that ask with --yes, and denies
-// them otherwise (the denial is in the journal, for the assertions).
-type Gate struct{ Yes bool }
+// them otherwise (the denial is in the journal, for the assertions); it
+// answers the questions its case's answers: have answers to.
+type Gate struct {
+	Yes     bool
+	Answers map[string]string // a question's text to its answer
+}
 
 func (g Gate) Stop(engine.Pending) bool { return false }
 
 func (g Gate) Wait(_ context.Context, p engine.Pending) (engine.Verdict, error) {
-	if p.Question != nil {
-		return engine.Verdict{}, errors.New("nobody answers questions in an eval")
+	if q := p.Question; q != nil {
+		if a, ok := g.Answers[q.Question]; ok {
+			return engine.Verdict{Action: engine.Proceed, Answer: a, By: "the case's answers"}, nil
+		}
+		return engine.Verdict{}, fmt.Errorf("nobody answers questions in an eval: the case has no answer to %q (answers: in the suite)", q.Question)
 	}
 	if g.Yes {
 		return engine.Verdict{Action: engine.Proceed}, nil
@@ -93,7 +99,7 @@ func sessionFacts(events []engine.Event) (tasks, tools []string, memory []kv, la
 // assertions on a distinctive part of the last answer, the tools it used
 // and its steps.
 //
-// A session run as an agent says so (the suite's agent: runs its cases),
+// A session run as an agent says so (the case's agent:),
 // and when schemaOf gives that agent's output schema and the answer meets
 // it, the case asserts it with answer_json_schema.
 func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent string) json.RawMessage) (string, error) {
@@ -119,6 +125,9 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	}
 	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
 	add("name", str(cmp.Or(engine.OneLine(name, 60), id)))
+	if agent != "" {
+		add("agent", str(agent)) // the case runs as its session did, whatever the suite's agent
+	}
 	if len(tasks) == 1 {
 		add("task", str(tasks[0]))
 	} else {
@@ -155,7 +164,7 @@ func CaseFromSession(store *sessions.Store, id string, schemaOf func(agent strin
 	fmt.Fprintf(&b, "# a case from session %s: paste it under cases: in a suite (or >> a suite whose cases come last)\n", id)
 	if agent != "" {
 		a := engine.OneLine(agent, 60)
-		fmt.Fprintf(&b, "# it ran as agent %s: a suite runs its cases as one with agent: %s\n", a, a)
+		fmt.Fprintf(&b, "# it ran as agent %s: the case says so (agent: %s)\n", a, a)
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)

@@ -24,13 +24,17 @@ import (
 // Suite is one suite file.
 type Suite struct {
 	File        string
+	Dir         string // the file's folder, absolute: the folder of its fixtures
 	Name        string // the file's name without its extension
 	Description string
 	Model       string
 	Agent       string
 	AgentLine   int // where agent: is, for an error about it
 	MaxSteps    int
-	Cases       []*Case
+	// Defaults are the suite's settings (Model, Agent and MaxSteps among
+	// them): a case's own are over them.
+	Defaults Settings
+	Cases    []*Case
 }
 
 // Case is one case of a suite: one task or several turns in one
@@ -39,11 +43,15 @@ type Suite struct {
 type Case struct {
 	Name    string
 	Line    int
+	at      string // where it is in the file, for errors: cases[2]
 	Turns   []string
 	Memory  []kv // facts to start with, in file order
 	Asserts []*assertion
 	Repeat  int
 	MinPass float64
+	// Settings are the case's own: its agent, model, limits, answers and
+	// workspace (over the flags and the suite's Defaults).
+	Settings Settings
 	// stopAsserted: an assertion (or a negated one) looks at the stop
 	// reason; otherwise a run must answer to pass.
 	stopAsserted bool

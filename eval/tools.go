@@ -95,29 +95,3 @@ func (rt *recordedTools) wrap(reg *engine.Registry) (*engine.Registry, error) {
 	}
 	return engine.NewRegistry(ts...)
 }
-
-// liveEngine is the engine of job j run live with the tool results of its
-// recording in ToolsFrom; when there is none, the status is NeedsRecording.
-func (r *Runner) liveEngine(j evalJob) (*engine.Engine, string, error) {
-	path := recordingPath(r.ToolsFrom, j)
-	l, err := readRecording(path)
-	if err != nil {
-		return nil, NeedsRecording, err
-	}
-	rt := newRecordedTools(l)
-	cfg := r.Config
-	if cfg.Tools, err = rt.wrap(cfg.Tools); err != nil {
-		return nil, Failed, err
-	}
-	cfg.Agents = append([]engine.Agent(nil), cfg.Agents...)
-	for i := range cfg.Agents {
-		if cfg.Agents[i].Tools, err = rt.wrap(cfg.Agents[i].Tools); err != nil {
-			return nil, Failed, err
-		}
-	}
-	eng := engine.New(cfg)
-	if err := eng.Err(); err != nil {
-		return nil, Failed, err
-	}
-	return eng, "", nil
-}

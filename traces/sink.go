@@ -74,11 +74,11 @@ type Sink struct {
 
 	mu        sync.Mutex
 	runs      map[runKey]*runState
-	ended     map[runKey]bool   // runs whose span was sent (the latest maxEnded)
-	toolNames map[string]string // tool → "execute_tool tool"
-	systems   map[uint64]string // prompt hash → gen_ai.system_instructions (Content)
-	sent      int64             // spans handed to the processors
-	priming   bool              // Prime is feeding the journal: spans that end are not sent
+	ended     map[runKey]bool        // runs whose span was sent (the latest maxEnded)
+	toolNames map[string]string      // tool → "execute_tool tool"
+	systems   map[engine.Hash]string // prompt hash → gen_ai.system_instructions (Content)
+	sent      int64                  // spans handed to the processors
+	priming   bool                   // Prime is feeding the journal: spans that end are not sent
 }
 
 var _ engine.Sink = (*Sink)(nil)
@@ -107,7 +107,7 @@ func NewSink(opt Options, procs ...sdktrace.SpanProcessor) *Sink {
 	if opt.Resource == nil {
 		opt.Resource = resource.Empty()
 	}
-	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, ended: map[runKey]bool{}, toolNames: map[string]string{}, systems: map[uint64]string{}}
+	return &Sink{procs: procs, opt: opt, runs: map[runKey]*runState{}, ended: map[runKey]bool{}, toolNames: map[string]string{}, systems: map[engine.Hash]string{}}
 }
 
 // maxEnded bounds the runs a Sink remembers as ended.

@@ -20,7 +20,7 @@ type Recording struct {
 	decisions map[key]recorded
 	summaries map[key]string    // compactions' summaries, by run and turn
 	tasks     map[string]string // run → its task
-	prompts   map[uint64]*engine.Prompt
+	prompts   map[engine.Hash]*engine.Prompt
 	// Results are the recorded tool results, by run and call id.
 	Results map[Call]Result
 	// Tasks are the top-level runs' tasks, in order.
@@ -56,7 +56,7 @@ type recorded struct {
 
 // FromEvents reads a recording from a session's events.
 func FromEvents(events []engine.Event) *Recording {
-	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}, prompts: map[uint64]*engine.Prompt{}}
+	rec := &Recording{decisions: map[key]recorded{}, summaries: map[key]string{}, tasks: map[string]string{}, Results: map[Call]Result{}, prompts: map[engine.Hash]*engine.Prompt{}}
 	turn := map[string]int{}                     // run → decisions so far
 	pending := map[string]*engine.ModelRequest{} // run → its last model_request
 	edits := map[string]*engine.RequestEdit{}    // run → the edit of its next decision's request
@@ -135,8 +135,9 @@ func (m Model) Decide(_ context.Context, req *engine.Request) (engine.Decision, 
 	if err := m.rec.check(req, r); err != nil {
 		return engine.Decision{}, engine.Permanent(err)
 	}
-	d := r.dec
-	return engine.Decision{Text: d.Text, Reasoning: d.Reasoning, ToolCalls: append([]engine.ToolCall(nil), d.ToolCalls...), Usage: r.usg}, nil
+	d, u := r.dec, r.usg
+	u.ReplayedCost, u.Cost = u.Cost+u.ReplayedCost, 0 // no call is made: nothing is spent
+	return engine.Decision{Text: d.Text, Reasoning: d.Reasoning, ToolCalls: append([]engine.ToolCall(nil), d.ToolCalls...), Usage: u}, nil
 }
 
 // check compares a request with what was recorded of it.
