@@ -16,6 +16,7 @@ import (
 	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/plugins"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
@@ -65,6 +66,7 @@ type Setup struct {
 	// one), guardCycles those whose judges lead back to them (refused).
 	agentNames  map[string]bool
 	guardCycles map[string]string
+	plugins *plugins.Set // the plugins the person added
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
 	// hooks are the hooks of the person's files and a trusted
@@ -149,7 +151,8 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	if err != nil {
 		return nil, err
 	}
-	st := &Setup{ModelName: name, Notices: notices}
+	st := &Setup{ModelName: name, Notices: notices, plugins: plugins.Load(o.DataHome(getenv))}
+	st.Notices = append(append(st.Notices, st.plugins.Notes...), st.plugins.MergeMCP(cfg)...) // the person's own
 	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
 		return nil, err
 	}
