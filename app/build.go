@@ -16,11 +16,11 @@ import (
 	"github.com/agentty/agentty/checkpoint"
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/engine"
-	"github.com/agentty/agentty/plugins"
 	"github.com/agentty/agentty/engine/offline"
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/hooks"
+	"github.com/agentty/agentty/plugins"
 	"github.com/agentty/agentty/search"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
@@ -66,7 +66,7 @@ type Setup struct {
 	// one), guardCycles those whose judges lead back to them (refused).
 	agentNames  map[string]bool
 	guardCycles map[string]string
-	plugins *plugins.Set // the plugins the person added
+	plugins     *plugins.Set // the plugins the person added
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
 	// hooks are the hooks of the person's files and a trusted
