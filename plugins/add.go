@@ -51,14 +51,14 @@ func (s Store) Add(ctx context.Context, src, ref string) (*Added, error) {
 			return nil, err
 		}
 		rec.Source = url
-		if rec.Commit, notes, err = fetchGit(ctx, url, ref, "", stage, content); err != nil {
+		if rec.Commit, notes, err = s.fetchGit(ctx, url, ref, "", stage, content); err != nil {
 			return nil, err
 		}
 	} else {
 		if ref != "" {
 			return nil, fmt.Errorf("--ref is for a git repository; %s is a folder", src)
 		}
-		if rec.Source, notes, err = fetchDir(src, content); err != nil {
+		if rec.Source, notes, err = s.fetchDir(src, content); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +83,7 @@ func (s Store) stage() (string, error) {
 
 // fetchDir copies the folder src into content; its absolute path is the
 // source recorded.
-func fetchDir(src, content string) (string, []string, error) {
+func (s Store) fetchDir(src, content string) (string, []string, error) {
 	abs, err := filepath.Abs(src)
 	if err != nil {
 		return "", nil, err
@@ -95,7 +95,7 @@ func fetchDir(src, content string) (string, []string, error) {
 	case !fi.IsDir():
 		return "", nil, fmt.Errorf("%s is not a folder", src)
 	}
-	notes, err := copyTree(abs, content)
+	notes, err := copyTree(abs, content, s.bounds())
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", abs, err)
 	}
@@ -104,7 +104,7 @@ func fetchDir(src, content string) (string, []string, error) {
 
 // fetchGit clones url at ref into stage and copies it (its sub folder
 // sub, when given) into content; it says the commit.
-func fetchGit(ctx context.Context, url, ref, sub, stage, content string) (string, []string, error) {
+func (s Store) fetchGit(ctx context.Context, url, ref, sub, stage, content string) (string, []string, error) {
 	repo := filepath.Join(stage, "clone")
 	commit, err := clone(ctx, url, ref, repo)
 	if err != nil {
@@ -116,7 +116,7 @@ func fetchGit(ctx context.Context, url, ref, sub, stage, content string) (string
 			return "", nil, fmt.Errorf("%s: path %w", url, err)
 		}
 	}
-	notes, err := copyTree(from, content)
+	notes, err := copyTree(from, content, s.bounds())
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", url, err)
 	}

@@ -5,6 +5,8 @@ package plugins
 // a regular file or a folder copied (a FIFO, a device, a socket).
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,11 +17,20 @@ import (
 	"github.com/agentty/agentty/config"
 )
 
-// Bounds of one plugin's copy: a folder past them is refused whole.
+// Bounds of one plugin's copy by default: a folder past them is refused
+// whole (Store.MaxBytes and MaxFiles set others).
 const (
 	MaxBytes = 64 << 20
 	MaxFiles = 5000
 )
+
+// bounds is a copy's limits.
+type bounds struct{ bytes, files int64 }
+
+// bounds are s's limits of a copy.
+func (s Store) bounds() bounds {
+	return bounds{bytes: cmp.Or(s.MaxBytes, MaxBytes), files: cmp.Or(s.MaxFiles, MaxFiles)}
+}
 
 // copyTree copies the folder src into dst (made; it must not exist),
 // leaving out .git. A symbolic link is copied as the file it leads to
@@ -27,13 +38,13 @@ const (
 // one leading out of src refuses the whole copy. Anything not a regular
 // file or a folder is left out, noted. Past MaxBytes or MaxFiles the copy
 // is refused.
-func copyTree(src, dst string) ([]string, error) {
+func copyTree(src, dst string, lim bounds) ([]string, error) {
 	root, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return nil, err
 	}
 	var notes []string
-	files, bytes := 0, int64(0)
+	files, bytes := int64(0), int64(0)
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -69,15 +80,18 @@ func copyTree(src, dst string) ([]string, error) {
 			return nil
 		}
 		files++
-		if files > MaxFiles {
-			return fmt.Errorf("more than %d files: refused (a plugin is small)", MaxFiles)
+		if files > lim.files {
+			return fmt.Errorf("more than %d files: refused (a plugin is small)", lim.files)
 		}
-		n, err := copyFile(p, out, MaxBytes-bytes)
+		n, err := copyFile(p, out, lim.bytes-bytes)
 		bytes += n
 		return err
 	})
 	return notes, err
 }
+
+// errTooBig is a copy past its bound of bytes.
+var errTooBig = errors.New("too large: refused (a plugin is small)")
 
 // copyFile copies the regular file src to dst, at most max bytes (more is
 // an error), keeping whether it is executable.
@@ -104,7 +118,7 @@ func copyFile(src, dst string, max int64) (int64, error) {
 		err = cerr
 	}
 	if err == nil && n > max {
-		err = fmt.Errorf("more than %d MB in all: refused (a plugin is small)", MaxBytes>>20)
+		err = errTooBig
 	}
 	return n, err
 }

@@ -186,7 +186,7 @@ func (s Store) fetchEntry(ctx context.Context, rec *Record, dir, pluginRoot stri
 		if err != nil {
 			return nil, fmt.Errorf("source %w: a plugin's path stays inside its marketplace", err)
 		}
-		notes, err := copyTree(from, content)
+		notes, err := copyTree(from, content, s.bounds())
 		return notes, err
 	}
 	var src source
@@ -205,7 +205,7 @@ func (s Store) fetchEntry(ctx context.Context, rec *Record, dir, pluginRoot stri
 		return nil, fmt.Errorf("source: %q is not a git URL", url)
 	}
 	rec.Source, rec.Ref = url, cmp.Or(src.SHA, src.Ref)
-	commit, notes, err := fetchGit(ctx, url, rec.Ref, src.Path, stage, content)
+	commit, notes, err := s.fetchGit(ctx, url, rec.Ref, src.Path, stage, content)
 	rec.Commit = commit
 	return notes, err
 }

@@ -61,6 +61,9 @@ type index struct {
 type Store struct {
 	// Dir is DATA/plugins.
 	Dir string
+	// MaxBytes and MaxFiles bound one plugin's copy (0: the package's
+	// MaxBytes, MaxFiles).
+	MaxBytes, MaxFiles int64
 }
 
 // Open is the store of the data folder home.
