@@ -26,17 +26,17 @@ func TestManifestPaths(t *testing.T) {
   "mcpServers": "./servers.json",
   "lspServers": {"gopls": {"command": "gopls"}}
 }`,
-		"commands/ignored.md":              "Not read: commands replaces the folder.\n",
-		"cmds/first.md":                    "First.\n",
-		"one/solo.md":                      "Solo.\n",
-		"people/a.md":                      "---\nname: a\ndescription: a\n---\nA.\n",
-		"agents/ignored.md":                "---\nname: ignored\ndescription: x\n---\nX.\n",
-		"skills/base/SKILL.md":             "---\nname: base\ndescription: b\n---\nB.\n",
-		"more-skills/one/SKILL.md":         "---\nname: one\ndescription: o\n---\nO.\n",
-		"hooks/hooks.json":                 `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}`,
-		"servers.json":                     `{"http-one": {"type": "http", "url": "https://example.invalid/mcp"}, "broken": {"args": ["x"]}}`,
-		".mcp.json":                        `{"mcpServers": {"local": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server"}}}`,
-		"escape-target-placeholder/.keep":  "",
+		"commands/ignored.md":             "Not read: commands replaces the folder.\n",
+		"cmds/first.md":                   "First.\n",
+		"one/solo.md":                     "Solo.\n",
+		"people/a.md":                     "---\nname: a\ndescription: a\n---\nA.\n",
+		"agents/ignored.md":               "---\nname: ignored\ndescription: x\n---\nX.\n",
+		"skills/base/SKILL.md":            "---\nname: base\ndescription: b\n---\nB.\n",
+		"more-skills/one/SKILL.md":        "---\nname: one\ndescription: o\n---\nO.\n",
+		"hooks/hooks.json":                `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}`,
+		"servers.json":                    `{"http-one": {"type": "http", "url": "https://example.invalid/mcp"}, "broken": {"args": ["x"]}}`,
+		".mcp.json":                       `{"mcpServers": {"local": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server"}}}`,
+		"escape-target-placeholder/.keep": "",
 	})
 	outside := t.TempDir()
 	writeTree(t, outside, map[string]string{"x.md": "OUTSIDE\n"})
