@@ -161,7 +161,7 @@ func agentFileText(name, extra, body string) string {
 }
 
 func hostileRows() []hostile {
-	return append(append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...), hostileHookRows()...)
+	return append(append(append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...), hostileHookRows()...), hostilePluginRows()...)
 }
 
 // hostileFolderRows: what a folder nobody trusted supplies.

@@ -19,7 +19,7 @@ import (
 var gitURL = regexp.MustCompile(`^((https?|ssh|git|file)://|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)`)
 
 // githubShort is GitHub's owner/repo shorthand.
-var githubShort = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+var githubShort = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 // IsGit reports whether src names a git repository to clone (a URL, or
 // github's owner/repo shorthand when no such folder is here).
