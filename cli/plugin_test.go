@@ -131,3 +131,83 @@ func present(t *testing.T, env map[string]string, ws string, want bool, marker s
 		t.Errorf("the plugin's hook ran with CLAUDE_PLUGIN_ROOT=%s: %v, want %v (%q, %v)", root, got, want, b, err)
 	}
 }
+
+// TestPluginMarketplace: the official marketplace's subset
+// (plugins/testdata/real) added lists its plugins; NAME@MARKETPLACE
+// installs ralph-loop (its Stop hook listed by agentty hooks as the
+// plugin's, run) and feature-dev (its agents listed by agentty agents);
+// security-guidance's hooks with `if` and asyncRewake are listed as not
+// run.
+func TestPluginMarketplace(t *testing.T) {
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "HOME": t.TempDir()}
+	ctx := context.Background()
+	ws := t.TempDir()
+	code, out, errs := runCLI(t, ctx, env, "plugin", "add", filepath.Join("..", "plugins", "testdata", "real"))
+	if code != 0 || !strings.Contains(out, "Added marketplace claude-plugins-official") || !strings.Contains(out, "7 plugins") || !strings.Contains(out, "ralph-loop@claude-plugins-official") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, name := range []string{"ralph-loop", "feature-dev", "security-guidance"} {
+		if code, out, errs = runCLI(t, ctx, env, "plugin", "add", name+"@claude-plugins-official"); code != 0 {
+			t.Fatalf("%s: exit %d %s %s", name, code, out, errs)
+		}
+	}
+	_, out, _ = runCLI(t, ctx, env, "plugin", "ls")
+	wantIn(t, "plugin ls", out, "ralph-loop 1.0.0  from marketplace claude-plugins-official (./plugins/ralph-loop)", "brings 3 commands, 1 hook", "code-architect, code-explorer, code-reviewer", "marketplace claude-plugins-official")
+	_, out, _ = runCLI(t, ctx, env, "plugin", "ls", "claude-plugins-official")
+	wantIn(t, "plugin ls MARKETPLACE", out, "42crunch-api-security-testing@claude-plugins-official", "github@claude-plugins-official")
+	_, out, errs = runCLI(t, ctx, env, "hooks", "--json", "--workspace", ws)
+	var listed struct {
+		Hooks []struct {
+			Event, Command, Scope string
+			Why                   string `json:"why_not"`
+			Runs                  bool
+		}
+	}
+	json.Unmarshal([]byte(out), &listed)
+	ran, notRun := 0, 0
+	for _, h := range listed.Hooks {
+		switch {
+		case h.Scope == "plugin ralph-loop" && h.Event == "Stop" && h.Runs && strings.Contains(h.Command, "${CLAUDE_PLUGIN_ROOT}/hooks/stop-hook.sh"):
+			ran++
+		case h.Scope == "plugin security-guidance" && !h.Runs && strings.Contains(h.Why, "asyncRewake"):
+			notRun++
+		}
+	}
+	if ran != 1 || notRun != 6 {
+		t.Errorf("hooks: ralph-loop's Stop runs %d, security-guidance's with if not run %d (want 1, 6)\n%s\n%s", ran, notRun, out, errs)
+	}
+	_, out, _ = runCLI(t, ctx, env, "agents", "--json", "--workspace", ws)
+	wantIn(t, "agents --json", out, `"name": "code-reviewer"`, `"scope": "plugin feature-dev"`)
+}
+
+// TestPluginCustomPaths: plugin.json's commands and agents naming single
+// files load them (and not the default folders); the command is
+// /PLUGIN:name.
+func TestPluginCustomPaths(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "custom")
+	for p, text := range map[string]string{
+		".claude-plugin/plugin.json": `{"name": "custom", "commands": ["./one/solo.md"], "agents": "./people/a.md"}`,
+		"one/solo.md":                "what is 6*7?\n",
+		"commands/ignored.md":        "what is 1+1?\n",
+		"people/a.md":                "---\nname: alpha\ndescription: the alpha agent\n---\nAlpha.\n",
+		"agents/ignored.md":          "---\nname: ignored\ndescription: x\n---\nX.\n",
+	} {
+		p = filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o644)
+	}
+	env := map[string]string{"AGENTTY_HOME": t.TempDir(), "HOME": t.TempDir()}
+	ctx := context.Background()
+	ws := t.TempDir()
+	if code, out, errs := runCLI(t, ctx, env, "plugin", "add", dir); code != 0 || !strings.Contains(out, "1 command, 1 agent") {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	code, out, errs := runCLI(t, ctx, env, "run", "--model", "offline", "--workspace", ws, "/custom:solo")
+	if code != 0 || !strings.Contains(out, "42") {
+		t.Errorf("/custom:solo: exit %d %q %s", code, out, errs)
+	}
+	_, out, _ = runCLI(t, ctx, env, "agents", "--json", "--workspace", ws)
+	if !strings.Contains(out, `"name": "alpha"`) || strings.Contains(out, `"name": "ignored"`) {
+		t.Errorf("agents --json:\n%s", out)
+	}
+}
