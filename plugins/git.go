@@ -12,7 +12,12 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 )
+
+// CloneTimeout bounds a clone and its checkout: a server that never
+// answers does not hold plugin add for ever.
+const CloneTimeout = 10 * time.Minute
 
 // gitURL matches what is cloned rather than copied: a URL git speaks
 // (https, http, ssh, git, file) or scp-like user@host:path.
@@ -68,6 +73,8 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // clone clones url into the new folder dst, checks out ref (none: the
 // default branch) and says the commit it is at.
 func clone(ctx context.Context, url, ref, dst string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, CloneTimeout)
+	defer cancel()
 	if _, err := git(ctx, "", "clone", "--quiet", "--no-recurse-submodules", "--", url, dst); err != nil {
 		return "", err
 	}
