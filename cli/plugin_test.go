@@ -73,6 +73,7 @@ func TestPluginAddBringsEverything(t *testing.T) {
 			ws := t.TempDir()
 			env := map[string]string{"AGENTTY_HOME": t.TempDir(), "HOME": t.TempDir()}
 			ctx := context.Background()
+			present(t, env, ws, false, marker) // nothing of it before it is added
 			code, out, errs := runCLI(t, ctx, env, "plugin", "add", src)
 			if code != 0 || !strings.Contains(out, "Added plugin kit 0.3.0") || !strings.Contains(out, "1 command, 1 agent, 1 skill, 1 hook, 1 MCP server") {
 				t.Fatalf("plugin add: exit %d\n%s\n%s", code, out, errs)

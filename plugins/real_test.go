@@ -105,3 +105,32 @@ func TestMarketSources(t *testing.T) {
 		t.Errorf("after the marketplace is removed: %v", err)
 	}
 }
+
+// TestMarketFromGit: a marketplace in a git repository (a file:// URL)
+// is kept with the commit it was cloned at, and its plugins install from
+// the kept copy.
+func TestMarketFromGit(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "mk")
+	if err := copyDir(t, "testdata/real", repo); err != nil {
+		t.Fatal(err)
+	}
+	sha := gitRepo(t, repo, "marketplace")
+	st := Open(t.TempDir())
+	a, err := st.Add(context.Background(), "file://"+repo, "")
+	if err != nil || a.Market == nil || a.Market.Commit != sha {
+		t.Fatalf("%v %+v, want commit %s", err, a, sha)
+	}
+	if a, err := st.Add(context.Background(), "commit-commands@claude-plugins-official", ""); err != nil || len(a.Brings.Commands) != 3 {
+		t.Errorf("%v %+v", err, a)
+	}
+	if _, ms, _ := st.Installed(); len(ms) != 1 || ms[0].Source != "file://"+repo {
+		t.Errorf("marketplaces %+v", ms)
+	}
+}
+
+// copyDir copies the folder src to dst (a test's fixture).
+func copyDir(t *testing.T, src, dst string) error {
+	t.Helper()
+	_, err := copyTree(src, dst, bounds{bytes: MaxBytes, files: MaxFiles})
+	return err
+}
