@@ -7,8 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // pluginFolder is a plugin "kit" bringing a command (/kit:sum), an agent
@@ -210,5 +213,34 @@ func TestPluginCustomPaths(t *testing.T) {
 	_, out, _ = runCLI(t, ctx, env, "agents", "--json", "--workspace", ws)
 	if !strings.Contains(out, `"name": "alpha"`) || strings.Contains(out, `"name": "ignored"`) {
 		t.Errorf("agents --json:\n%s", out)
+	}
+}
+
+// TestACPPluginCommand: a plugin's command is among the commands agentty
+// acp advertises, as PLUGIN:name, and a prompt naming it runs its prompt.
+func TestACPPluginCommand(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	dir := filepath.Join(t.TempDir(), "kit")
+	os.MkdirAll(filepath.Join(dir, "commands"), 0o755)
+	os.WriteFile(filepath.Join(dir, "commands", "mul.md"), []byte("---\ndescription: multiply\n---\nwhat is $1*$2?\n"), 0o644)
+	if code, out, errs := runCLI(t, context.Background(), map[string]string{"AGENTTY_HOME": filepath.Join(home, "data")}, "plugin", "add", dir); code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errs)
+	}
+	c := &acpClient{}
+	conn := startACP(t, home, c, "--model", "offline")
+	ctx := context.Background()
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("/kit:mul 17 23")}})
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	c.mu.Lock()
+	text, cmds := c.text.String(), slices.Clone(c.cmds)
+	c.mu.Unlock()
+	if !slices.Contains(cmds, "kit:mul") || !strings.Contains(text, "391") {
+		t.Errorf("available commands %v; answer %q", cmds, text)
 	}
 }
