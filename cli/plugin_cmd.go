@@ -79,8 +79,34 @@ with NAME@MARKETPLACE. See docs/plugins.md.`,
 			return exit(pluginRmRun(opts))
 		},
 	}
+	rm.ValidArgsFunction = func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return installedNames(opts, true), cobra.ShellCompDirectiveNoFileComp
+	}
+	ls.ValidArgsFunction = func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return installedNames(opts, false), cobra.ShellCompDirectiveNoFileComp
+	}
 	cmd.AddCommand(add, ls, rm)
 	return cmd
+}
+
+// installedNames are the installed plugins' names (when plugins) and the
+// marketplaces', for completion.
+func installedNames(opts *pluginOptions, withPlugins bool) []cobra.Completion {
+	st, err := pluginStore(opts)
+	if err != nil {
+		return nil
+	}
+	recs, markets, _ := st.Installed()
+	var out []cobra.Completion
+	for _, r := range recs {
+		if withPlugins {
+			out = append(out, r.Name)
+		}
+	}
+	for _, m := range markets {
+		out = append(out, m.Name)
+	}
+	return out
 }
 
 // pluginStore is the data folder's plugins store.

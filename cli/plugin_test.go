@@ -214,6 +214,9 @@ func TestPluginCustomPaths(t *testing.T) {
 	if !strings.Contains(out, `"name": "alpha"`) || strings.Contains(out, `"name": "ignored"`) {
 		t.Errorf("agents --json:\n%s", out)
 	}
+	if _, out, _ = runCLI(t, ctx, env, "__complete", "plugin", "rm", ""); !strings.HasPrefix(out, "custom\n") {
+		t.Errorf("plugin rm completes %q", out)
+	}
 }
 
 // TestACPPluginCommand: a plugin's command is among the commands agentty
