@@ -160,22 +160,20 @@ func (s Store) install(content string, rec Record, name string, entry []byte) (*
 	if err := checkName("plugin", name); err != nil {
 		return nil, err
 	}
-	ix, err := s.read()
-	if err != nil {
-		return nil, err
-	}
-	if i := slices.IndexFunc(ix.Plugins, func(r Record) bool { return r.Name == name }); i >= 0 {
-		return nil, fmt.Errorf("plugin %s is installed already (from %s); agentty plugin rm %s first", name, ix.Plugins[i].Source, name)
-	}
 	dst := s.PluginDir(name)
-	os.RemoveAll(dst) // a folder left by a failed add, not in installed.json
-	if err := os.Rename(content, dst); err != nil {
-		return nil, err
-	}
 	rec.Name, rec.Version, rec.Installed, rec.Entry = name, m.Version, time.Now().UTC().Round(time.Second), entry
-	ix.Plugins = append(ix.Plugins, rec)
-	if err := s.write(ix); err != nil {
-		os.RemoveAll(dst)
+	err = s.locked(func(ix *index) error {
+		if i := slices.IndexFunc(ix.Plugins, func(r Record) bool { return r.Name == name }); i >= 0 {
+			return fmt.Errorf("plugin %s is installed already (from %s); agentty plugin rm %s first", name, ix.Plugins[i].Source, name)
+		}
+		os.RemoveAll(dst) // a folder left by a failed add, not in installed.json
+		if err := os.Rename(content, dst); err != nil {
+			return err
+		}
+		ix.Plugins = append(ix.Plugins, rec)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	p, err := Read(dst, name, entry)

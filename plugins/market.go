@@ -105,22 +105,21 @@ func (s Store) keepMarket(content string, rec Record, notes []string) (*Added, e
 	if err := checkName("marketplace", m.Name); err != nil {
 		return nil, err
 	}
-	ix, err := s.read()
-	if err != nil {
-		return nil, err
-	}
 	dst := s.marketDir(m.Name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return nil, err
-	}
-	os.RemoveAll(dst)
-	if err := os.Rename(content, dst); err != nil {
-		return nil, err
-	}
 	mk := Market{Name: m.Name, Source: rec.Source, Ref: rec.Ref, Commit: rec.Commit, Added: time.Now().UTC().Round(time.Second)}
-	ix.Marketplaces = slices.DeleteFunc(ix.Marketplaces, func(x Market) bool { return x.Name == m.Name })
-	ix.Marketplaces = append(ix.Marketplaces, mk)
-	if err := s.write(ix); err != nil {
+	err = s.locked(func(ix *index) error {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		os.RemoveAll(dst)
+		if err := os.Rename(content, dst); err != nil {
+			return err
+		}
+		ix.Marketplaces = slices.DeleteFunc(ix.Marketplaces, func(x Market) bool { return x.Name == m.Name })
+		ix.Marketplaces = append(ix.Marketplaces, mk)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &Added{Market: &mk, Listed: entries, Notes: notes}, nil

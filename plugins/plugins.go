@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/agentty/agentty/config"
@@ -120,6 +121,31 @@ func (s Store) write(ix index) error {
 	return config.WriteFileAtomic(s.indexFile(), append(b, '\n'))
 }
 
+// locked runs f on installed.json under the store's lock, and writes it
+// back when f succeeds: two adds (or an add and a rm) at once do not lose
+// each other's record.
+func (s Store) locked(f func(*index) error) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	l, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	ix, err := s.read()
+	if err != nil {
+		return err
+	}
+	if err := f(&ix); err != nil {
+		return err
+	}
+	return s.write(ix)
+}
+
 // Installed lists the installed plugins and the marketplaces added, by
 // name.
 func (s Store) Installed() ([]Record, []Market, error) {
@@ -133,23 +159,15 @@ func (s Store) Remove(name string) error {
 	if err := checkName("plugin", name); err != nil {
 		return err
 	}
-	ix, err := s.read()
-	if err != nil {
-		return err
-	}
-	if i := slices.IndexFunc(ix.Plugins, func(r Record) bool { return r.Name == name }); i >= 0 {
-		if err := os.RemoveAll(s.PluginDir(name)); err != nil {
-			return err
+	return s.locked(func(ix *index) error {
+		if i := slices.IndexFunc(ix.Plugins, func(r Record) bool { return r.Name == name }); i >= 0 {
+			ix.Plugins = slices.Delete(ix.Plugins, i, i+1)
+			return os.RemoveAll(s.PluginDir(name))
 		}
-		ix.Plugins = slices.Delete(ix.Plugins, i, i+1)
-		return s.write(ix)
-	}
-	if i := slices.IndexFunc(ix.Marketplaces, func(m Market) bool { return m.Name == name }); i >= 0 {
-		if err := os.RemoveAll(s.marketDir(name)); err != nil {
-			return err
+		if i := slices.IndexFunc(ix.Marketplaces, func(m Market) bool { return m.Name == name }); i >= 0 {
+			ix.Marketplaces = slices.Delete(ix.Marketplaces, i, i+1)
+			return os.RemoveAll(s.marketDir(name))
 		}
-		ix.Marketplaces = slices.Delete(ix.Marketplaces, i, i+1)
-		return s.write(ix)
-	}
-	return fmt.Errorf("no plugin or marketplace %q is installed (agentty plugin ls lists them)", name)
+		return fmt.Errorf("no plugin or marketplace %q is installed (agentty plugin ls lists them)", name)
+	})
 }

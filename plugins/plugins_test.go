@@ -195,3 +195,28 @@ func TestCopyLinksAndFIFOs(t *testing.T) {
 		t.Errorf("the refused plugin was kept: %v", err)
 	}
 }
+
+// TestConcurrentAdds: plugins added at once (two agentty plugin add in
+// two terminals) are all recorded: installed.json is changed under a lock.
+func TestConcurrentAdds(t *testing.T) {
+	home := t.TempDir()
+	var dirs []string
+	for i := range 8 {
+		dirs = append(dirs, kit(t, "kit"+string(rune('a'+i))))
+	}
+	errs := make(chan error, len(dirs))
+	for _, d := range dirs {
+		go func() {
+			_, err := Open(home).Add(context.Background(), d, "")
+			errs <- err
+		}()
+	}
+	for range dirs {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if recs, _, _ := Open(home).Installed(); len(recs) != len(dirs) {
+		t.Errorf("%d of %d adds recorded", len(recs), len(dirs))
+	}
+}
