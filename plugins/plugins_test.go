@@ -139,6 +139,19 @@ func TestAddGitPinned(t *testing.T) {
 		t.Errorf("without --ref: %v, %+v, want commit %s", err, a, v2)
 	}
 	st.Remove("gitkit")
+	// A branch other than the default (only origin/feature in the clone),
+	// and a commit by its hash.
+	exec.Command("git", "-C", repo, "checkout", "-q", "-b", "feature").Run()
+	writeTree(t, repo, map[string]string{"commands/feat.md": "Feat.\n"})
+	feat := gitRepo(t, repo, "feature")
+	exec.Command("git", "-C", repo, "checkout", "-q", "main").Run()
+	for ref, want := range map[string]string{"feature": feat, v1: v1} {
+		a, err = st.Add(context.Background(), "file://"+repo, ref)
+		if err != nil || a.Plugin.Commit != want {
+			t.Errorf("--ref %s: %v %+v, want commit %s", ref, err, a, want)
+		}
+		st.Remove("gitkit")
+	}
 	if _, err := st.Add(context.Background(), "file://"+repo, "no-such-ref"); err == nil || !strings.Contains(err.Error(), "no such branch, tag or commit") {
 		t.Errorf("a ref that is not there: %v", err)
 	}
