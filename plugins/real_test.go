@@ -123,7 +123,13 @@ func TestMarketFromGit(t *testing.T) {
 	if a, err := st.Add(context.Background(), "commit-commands@claude-plugins-official", ""); err != nil || len(a.Brings.Commands) != 3 {
 		t.Errorf("%v %+v", err, a)
 	}
-	if _, ms, _ := st.Installed(); len(ms) != 1 || ms[0].Source != "file://"+repo {
+	// Added again, it is refreshed: one marketplace, at the new commit.
+	writeTree(t, repo, map[string]string{"NEWS.md": "news\n"})
+	sha2 := gitRepo(t, repo, "news")
+	if a, err := st.Add(context.Background(), "file://"+repo, ""); err != nil || a.Market.Commit != sha2 {
+		t.Errorf("added again: %v %+v", err, a)
+	}
+	if _, ms, _ := st.Installed(); len(ms) != 1 || ms[0].Source != "file://"+repo || ms[0].Commit != sha2 {
 		t.Errorf("marketplaces %+v", ms)
 	}
 }
