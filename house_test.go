@@ -66,7 +66,7 @@ var frontEnds = []string{"worker", "acp", "console", "fleet"}
 // cli; only cli imports a front end (worker, acp, console, fleet), and only cli
 // and the front ends import
 // app, which imports none of them; config stands on the engine alone,
-// agents and commands on config and the engine.
+// agents, commands and plugins on config and the engine.
 func TestImportsRunOneWay(t *testing.T) {
 	imports, _ := ourPackages(t)
 	if len(imports) < 15 {
@@ -82,7 +82,7 @@ func TestImportsRunOneWay(t *testing.T) {
 			return within(dep, "engine") || within(dep, "internal")
 		case pkg == "agents" || pkg == "hooks":
 			return dep == "config" || dep == "tools" || within(dep, "engine") || within(dep, "internal")
-		case pkg == "commands":
+		case pkg == "commands" || pkg == "plugins":
 			return dep == "config" || within(dep, "engine") || within(dep, "internal")
 		}
 		switch {

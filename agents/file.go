@@ -108,6 +108,31 @@ type Place struct {
 	// untrusted: the workspace is not trusted, so its agent files may not
 	// pick a model, name MCP servers or loosen approvals.
 	untrusted bool
+	// one: dir is a single agent file or skill folder (a plugin's
+	// manifest may name one), not a folder of them.
+	one bool
+}
+
+// PluginPlace is a place of a plugin the person added: a folder of agent
+// files or skills, or (one) a single agent file or skill folder; the
+// person's own, scoped "plugin NAME", nothing read leading out of root
+// (the plugin's folder).
+func PluginPlace(path, root, plugin string, one bool) Place {
+	return Place{dir: path, scope: "plugin " + plugin, claude: true, root: root, one: one}
+}
+
+// entries are the entries of the place's folder; a place of one is its
+// own entry (in its parent folder, which dir is then).
+func (pl Place) entries() (string, []fs.DirEntry, error) {
+	if !pl.one {
+		es, err := os.ReadDir(pl.dir)
+		return pl.dir, es, err
+	}
+	fi, err := os.Lstat(pl.dir)
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Dir(pl.dir), []fs.DirEntry{fs.FileInfoToDirEntry(fi)}, nil
 }
 
 // read reads file, a file of the place: through config.ReadIn in someone
@@ -179,7 +204,7 @@ func Load(places []Place) Files {
 	byName := map[string]int{}       // name → index in out.Defs
 	untrusted := map[string]string{} // names defined by an untrusted workspace: its folder
 	for _, pl := range places {
-		entries, err := os.ReadDir(pl.dir)
+		dir, entries, err := pl.entries()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -191,7 +216,7 @@ func Load(places []Place) Files {
 			if !strings.HasSuffix(e.Name(), ".md") || e.IsDir() {
 				continue
 			}
-			file := filepath.Join(pl.dir, e.Name())
+			file := filepath.Join(dir, e.Name())
 			out.Read++
 			def, notes, prob := readFile(file, pl)
 			out.Notes = append(out.Notes, notes...)
@@ -210,7 +235,7 @@ func Load(places []Place) Files {
 					delete(untrusted, def.Name)
 					continue
 				}
-				if filepath.Dir(first.File) == pl.dir {
+				if filepath.Dir(first.File) == dir {
 					out.Errors = append(out.Errors, Problem{File: file, Line: 2, Field: "name",
 						Message: fmt.Sprintf("agent %q is also defined in %s, in the same folder; rename one", def.Name, first.File)})
 				} else {

@@ -63,7 +63,7 @@ func LoadSkills(places []Place) Skills {
 	var out Skills
 	seen := map[string]string{} // name → its folder
 	for _, pl := range places {
-		entries, err := os.ReadDir(pl.dir)
+		parent, entries, err := pl.entries()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -72,7 +72,7 @@ func LoadSkills(places []Place) Skills {
 			continue
 		}
 		for _, e := range entries {
-			dir := filepath.Join(pl.dir, e.Name())
+			dir := filepath.Join(parent, e.Name())
 			file := filepath.Join(dir, "SKILL.md")
 			if _, err := os.Stat(file); err != nil {
 				continue // not a skill folder

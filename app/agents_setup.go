@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentty/agentty/agents"
 	"github.com/agentty/agentty/engine"
+	"github.com/agentty/agentty/plugins"
 )
 
 // loadAgents reads the agent files of the workspace and the user and makes
@@ -31,7 +32,7 @@ func (st *Setup) loadAgents(o Options, cfg *config.Settings, wsDir string, ws *c
 	if err != nil {
 		return nil, err
 	}
-	files := agents.Load(agents.Places(wsDir, wsAbs, trusted, getenv))
+	files := agents.Load(withPlugins(agents.Places(wsDir, wsAbs, trusted, getenv), st.plugins.Agents()))
 	a := &st.Agents
 	a.Errors, a.Notes = files.Errors, files.Notes
 	mcp := map[string]bool{}
@@ -143,7 +144,7 @@ func (st *Setup) loadSkills(o Options, wsDir string, ws *config.Workspace, geten
 	if err != nil {
 		return err
 	}
-	st.Skills = agents.LoadSkills(agents.SkillPlaces(wsDir, wsAbs, trusted, getenv))
+	st.Skills = agents.LoadSkills(withPlugins(agents.SkillPlaces(wsDir, wsAbs, trusted, getenv), st.plugins.Skills()))
 	if n := len(st.Skills.Errors) + len(st.Skills.Notes); n > 0 {
 		st.Notices = append(st.Notices, fmt.Sprintf("%d %s: %d not loaded, %d %s; agentty skills lists them",
 			len(st.Skills.Skills)+len(st.Skills.Errors), engine.Plural(len(st.Skills.Skills)+len(st.Skills.Errors), "skill"),
@@ -186,5 +187,13 @@ func AgentDefs(o Options, getenv func(string) string) (agents.Files, error) {
 	if err != nil {
 		return agents.Files{}, err
 	}
-	return agents.Load(agents.Places(wsDir, wsAbs, trusted, getenv)), nil
+	return agents.Load(withPlugins(agents.Places(wsDir, wsAbs, trusted, getenv), plugins.Load(o.DataHome(getenv)).Agents())), nil
+}
+
+// withPlugins is places and then the plugins' ds, the person's own.
+func withPlugins(places []agents.Place, ds []plugins.Dir) []agents.Place {
+	for _, d := range ds {
+		places = append(places, agents.PluginPlace(d.Path, d.Root, d.Plugin, d.One))
+	}
+	return places
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentty/agentty/engine/openai"
 	"github.com/agentty/agentty/engine/script"
 	"github.com/agentty/agentty/hooks"
+	"github.com/agentty/agentty/plugins"
 	"github.com/agentty/agentty/search"
 	"github.com/agentty/agentty/tools"
 	"github.com/agentty/agentty/traces"
@@ -66,6 +67,7 @@ type Setup struct {
 	// one), guardCycles those whose judges lead back to them (refused).
 	agentNames  map[string]bool
 	guardCycles map[string]string
+	plugins     *plugins.Set // the plugins the person added
 	// Skills are the skill folders of the workspace and the person.
 	Skills agents.Skills
 	// hooks are the hooks of the person's files and a trusted
@@ -150,7 +152,8 @@ func Build(ctx context.Context, o Options, gate engine.Gate, getenv func(string)
 	if err != nil {
 		return nil, err
 	}
-	st := &Setup{ModelName: name, Notices: notices}
+	st := &Setup{ModelName: name, Notices: notices, plugins: plugins.Load(o.DataHome(getenv))}
+	st.Notices = append(append(st.Notices, st.plugins.Notes...), st.plugins.MergeMCP(cfg)...) // the person's own
 	if st.ws, err = tools.OpenWorkspace(wsDir); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,11 @@ func (st *Setup) loadCommands(o Options, cfg *config.Settings, wsDir string, ws 
 	if err != nil {
 		return err
 	}
-	set := commands.Load(commands.Places(wsDir, wsAbs, trusted, getenv), ui.BuiltinCommands())
+	places := commands.Places(wsDir, wsAbs, trusted, getenv)
+	for _, d := range st.plugins.Commands() { // named PLUGIN:name, as Claude Code names them
+		places = append(places, commands.Place{Dir: d.Path, One: d.One, Prefix: d.Plugin + ":", Source: "plugin " + d.Plugin, Root: d.Root, Trusted: true})
+	}
+	set := commands.Load(places, ui.BuiltinCommands())
 	st.commands = &commandKit{set: set, o: o, cfg: cfg, getenv: getenv}
 	for _, p := range set.Errors {
 		st.Notices = append(st.Notices, "command file "+p.String()+" (not loaded)")

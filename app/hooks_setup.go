@@ -22,6 +22,7 @@ func (st *Setup) setupHooks(o Options, cfg *config.Settings, ws *config.Workspac
 	if ws != nil {
 		src.Workspace = ws.Hooks
 	}
+	src.Plugins = st.plugins.Hooks()
 	defs, more := hooks.Load(src)
 	st.Notices = append(st.Notices, append(notes, more...)...)
 	dir, err := filepath.Abs(cmp.Or(o.Workspace, "."))

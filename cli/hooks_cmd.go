@@ -78,7 +78,7 @@ func hooksRun(ctx context.Context, opts *hooksOptions) int {
 		fmt.Fprintln(opts.Err, "agentty hooks: warning:", n)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(opts.Out, "No hooks. They are read from ~/.claude/settings.json, agentty's config (hooks), and, in a trusted folder, .claude/settings.json, .claude/settings.local.json and .agentty.json (see docs/hooks.md).")
+		fmt.Fprintln(opts.Out, "No hooks. They are read from ~/.claude/settings.json, agentty's config (hooks), the plugins you added, and, in a trusted folder, .claude/settings.json, .claude/settings.local.json and .agentty.json (see docs/hooks.md).")
 		return 0
 	}
 	tw := tabwriter.NewWriter(opts.Out, 2, 4, 2, ' ', 0)

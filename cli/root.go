@@ -107,7 +107,7 @@ func addCommands(cmd *cobra.Command, f *factory) {
 	}
 	add("runs", newRunCmd(f), newReplayCmd(f), newEvalCmd(f), newWorkflowCmd(f), newACPCmd(f))
 	add("sessions", newSessionsCmd(f), newSearchCmd(f), newIndexCmd(f))
-	add("defs", newToolsCmd(f), newAgentsCmd(f), newSkillsCmd(f), newHooksCmd(f), newWorkflowsCmd(f), newTrustCmd(f), newMCPCmd(f))
+	add("defs", newToolsCmd(f), newAgentsCmd(f), newSkillsCmd(f), newHooksCmd(f), newWorkflowsCmd(f), newTrustCmd(f), newMCPCmd(f), newPluginCmd(f))
 	add("fleet", newServeCmd(f), newWorkerCmd(f), newSubmitCmd(f), newWatchCmd(f), newAnswerCmd(f), newTopCmd(f), newQueueCmd(f), newCancelCmd(f))
 	cmd.AddCommand(newVersionCmd(f), newManCmd(f))
 	cmd.SetHelpCommand(newHelpCmd())

@@ -161,7 +161,12 @@ func agentFileText(name, extra, body string) string {
 }
 
 func hostileRows() []hostile {
-	return append(append(append(append(append(append(hostileFolderRows(), hostileModelRows()...), hostileCheckpointRows()...), hostileEvalRows()...), hostileEvalCaseRows()...), hostileHookRows()...), hostileShellRows()...)
+	var rows []hostile
+	for _, part := range [][]hostile{hostileFolderRows(), hostileModelRows(), hostileCheckpointRows(), hostileEvalRows(), hostileEvalCaseRows(),
+		hostileHookRows(), hostileShellRows(), hostilePluginRows()} {
+		rows = append(rows, part...)
+	}
+	return rows
 }
 
 // hostileFolderRows: what a folder nobody trusted supplies.

@@ -49,6 +49,9 @@ type Place struct {
 	// Flat reads only the folder's own *.md (Codex's prompts); otherwise
 	// subfolders make names dir:name, as Claude Code names them.
 	Flat bool
+	// One: Dir is a single command file (a plugin's manifest may name
+	// one), named by its base name.
+	One bool
 }
 
 // Command is one command as its file defines it.
@@ -160,6 +163,9 @@ func Load(places []Place, reserved []string) Set {
 // maxFiles in all (noted in out when cut). Symlinked folders are not
 // followed; a symlinked file is read as the place allows (confined).
 func (pl Place) files(out *Set) []string {
+	if pl.One {
+		return []string{pl.Dir}
+	}
 	var files []string
 	err := filepath.WalkDir(pl.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -215,7 +221,7 @@ func (pl Place) read(file string) ([]byte, error) {
 // .md, each folder a "dir:" before it, after the place's prefix.
 func (pl Place) name(file string) string {
 	rel, err := filepath.Rel(pl.Dir, file)
-	if err != nil {
+	if err != nil || pl.One {
 		rel = filepath.Base(file)
 	}
 	rel = strings.TrimSuffix(filepath.ToSlash(rel), ".md")

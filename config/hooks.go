@@ -12,6 +12,9 @@ import (
 type HookFile struct {
 	Path string
 	Raw  json.RawMessage
+	// Plugin names the plugin the file is of, Root its folder
+	// (CLAUDE_PLUGIN_ROOT); "" for the person's and a workspace's.
+	Plugin, Root string
 }
 
 // readClaudeHooks takes the hooks of a folder's .claude/settings.json (cb,

@@ -17,6 +17,10 @@ type Sources struct {
 	// Workspace is the folder's (ws.Hooks), run when Trusted.
 	Workspace []config.HookFile
 	Trusted   bool
+	// Plugins are the hooks files of the plugins the person added (each
+	// with its Plugin and Root): the person's own, run with
+	// CLAUDE_PLUGIN_ROOT.
+	Plugins []config.HookFile
 }
 
 // PersonFiles are the hooks of the person's own files: agentty's config
@@ -51,7 +55,7 @@ func PersonFiles(cfg *config.Settings, getenv func(string) string) ([]config.Hoo
 }
 
 // Load reads the hooks of src: the workspace's marked not run when
-// it is not trusted. Files that do not parse, and entries not of Claude
+// it is not trusted; a plugin's as the person's, scoped "plugin NAME". Files that do not parse, and entries not of Claude
 // Code's shape, are notices; the rest load.
 func Load(src Sources) ([]Def, []string) {
 	var defs []Def
@@ -67,6 +71,7 @@ func Load(src Sources) ([]Def, []string) {
 				if skip != "" && ds[i].Skip == "" {
 					ds[i].Skip = skip
 				}
+				ds[i].Root = f.Root
 			}
 			defs, notes = append(defs, ds...), append(notes, ns...)
 		}
@@ -77,5 +82,8 @@ func Load(src Sources) ([]Def, []string) {
 		skip = "the folder is not trusted (agentty trust): a workspace's hooks are programs"
 	}
 	add(src.Workspace, "workspace", skip)
+	for _, f := range src.Plugins {
+		add([]config.HookFile{f}, "plugin "+f.Plugin, "")
+	}
 	return defs, notes
 }
