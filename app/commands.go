@@ -61,12 +61,17 @@ func (st *Setup) Commands() []commands.Command {
 // an engine on base with the command's model and allowed-tools for that
 // run alone. Any other task comes back as it is, on base. Notes say what
 // was left out (a model refused, a tool agentty lacks, a file not
-// attached, shell lines not run).
+// attached, shell lines not run). A /name that is no command but one
+// within two edits of a command's name, or a plugin's (PLUGIN:name), is
+// an error: a typo is not sent to the model as the task.
 func (st *Setup) Command(ctx context.Context, base *engine.Engine, task string) (*engine.Engine, string, []string, error) {
 	name, args, ok := commands.Split(task)
 	var c *commands.Command
 	if ok && st.commands != nil {
-		c, ok = st.commands.set.Find(name)
+		var found bool
+		if c, found = st.commands.set.Find(name); !found {
+			return base, task, nil, st.commands.set.Unknown(name) // a typo is refused; a path goes on as written
+		}
 	}
 	if !ok || c == nil {
 		return base, task, nil, nil

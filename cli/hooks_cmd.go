@@ -90,5 +90,8 @@ func hooksRun(ctx context.Context, opts *hooksOptions) int {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Event, r.Matcher, engine.OneLine(r.Command, 60), r.Source, runs)
 	}
-	return codeOf(tw.Flush())
+	if err := tw.Flush(); err != nil {
+		return codeOf(err)
+	}
+	return 0
 }

@@ -103,6 +103,26 @@ func (s *Set) Find(name string) (*Command, bool) {
 	return &s.Commands[i], true
 }
 
+// Unknown says why /name, which is no command of s, is not sent as the
+// task: it is a command's name mistyped (within two edits of one), or
+// names a plugin's command (PLUGIN:name) that is not here. nil otherwise:
+// a task that merely starts with a / (a path) goes on as written.
+func (s *Set) Unknown(name string) error {
+	var near []string
+	for _, c := range s.Commands {
+		if config.EditDistance(strings.ToLower(name), strings.ToLower(c.Name)) <= 2 {
+			near = append(near, "/"+c.Name)
+		}
+	}
+	switch {
+	case len(near) > 0:
+		return fmt.Errorf("no command /%s here: did you mean %s?", name, strings.Join(near, " or "))
+	case strings.Contains(name, ":"):
+		return fmt.Errorf("no command /%s here (is its plugin added? agentty plugin ls)", name)
+	}
+	return nil
+}
+
 // Places are where commands are read from, the strongest first: the
 // workspace's .agentty/commands and .claude/commands (confined to it,
 // trusted as the workspace is), agentty's own commands folder beside the

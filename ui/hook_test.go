@@ -33,6 +33,9 @@ func TestHookRunsAreShown(t *testing.T) {
 	if !strings.Contains(got, "⚓ PreToolUse run_shell: python3 guard.py [deny]") || !strings.Contains(got, "⚓ PostToolUse write_file: gofmt -w [ok]") {
 		t.Errorf("timeline rows:\n%s", got)
 	}
+	if frame := m.View(); !strings.Contains(frame, "⚓ PreToolUse run_shell: python3 gu… 12ms deny") {
+		t.Errorf("the Timeline does not show the hook's row with its decision:\n%s", frame)
+	}
 	dt := m.tl.details[1]
 	if dt == nil || len(dt.hooks) != 2 || !strings.Contains(dt.hooks[0], "exit 2 in 12ms, deny; why: rm -rf is not allowed") {
 		t.Errorf("details: %+v", dt)

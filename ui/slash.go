@@ -118,7 +118,11 @@ func (m *Model) slashCommand(line string) tea.Cmd {
 		if run, ok := m.customCommand(name, arg); ok {
 			return run
 		}
-		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /).", name, commandNames()))
+		names := commandNames()
+		for _, c := range m.customs() {
+			names += " /" + c.name
+		}
+		m.notify(fmt.Sprintf("Unknown command /%s: the commands are %s (// sends a message that starts with /; command files are read when the console starts).", name, names))
 		return nil
 	}
 	if cmd, ok := m.instantCommand(name, arg); ok { // the ones that change nothing run at any time

@@ -30,6 +30,7 @@ type row struct {
 	folded  bool
 	toggled bool
 	judge   bool // the row of a guardrail's judge, which has no call
+	hook    bool // the row of a hook's run: its status is its decision
 	// compact is the compaction a row stands for (its details show it).
 	compact *engine.ContextCompacted
 	// wf is set on the row of a workflow step, which its calls hang under.

@@ -112,7 +112,7 @@ func (t *timeline) hook(ev engine.Event, d *engine.HookRun) {
 	case d.Decision != "":
 		status = d.Decision
 	}
-	t.add(ev, row{step: ev.Step, text: text, status: status, dur: time.Duration(d.DurationMS) * time.Millisecond})
+	t.add(ev, row{step: ev.Step, text: text, status: status, hook: true, dur: time.Duration(d.DurationMS) * time.Millisecond})
 	t.detail(ev).hooks = append(t.detail(ev).hooks, hookLine(d))
 }
 

@@ -136,14 +136,18 @@ func (t *timeline) render(width int, focused bool) []string {
 		var line string
 		if r.compact != nil {
 			line = compactRow(indent, r.step, r.compact, width)
-		} else if r.wf != nil {
+		} else if r.wf != nil || r.hook {
 			extra := ""
 			if r.dur > 0 {
 				extra = " " + fmtDur(r.dur)
 			}
 			right := extra + " " + statusStyle(r.status).Render(r.status)
 			room := max(width-ansi.StringWidth(right), 0)
-			line = padRight(ansi.Truncate(indent+styleRun.Render("▣ "+t.label(i)), room, "…"), room) + right
+			text := "▣ " + t.label(i)
+			if r.hook {
+				text = r.text
+			}
+			line = padRight(ansi.Truncate(indent+styleRun.Render(text), room, "…"), room) + right
 		} else if r.phase == "" && !r.judge {
 			line = indent + styleRun.Render(ansi.Truncate(r.text, max(width-len(indent), 0), "…"))
 		} else {
