@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/agentty/agentty/config"
 	"github.com/agentty/agentty/hooks"
@@ -30,13 +31,12 @@ func (st *Setup) setupHooks(o Options, cfg *config.Settings, ws *config.Workspac
 		return err
 	}
 	env := hooks.Env{Workspace: dir, Environ: tools.ChildEnv(getenv, os.Environ(), cfg.ShellEnv, nil), Redact: st.redact.Redact}
-	st.hooks = hooks.New(defs, env)
-	if st.hooks.Runs() {
-		if store, err := o.LocalStore(getenv); err == nil {
+	if slices.ContainsFunc(defs, func(d hooks.Def) bool { return d.Skip == "" }) {
+		if store, err := o.LocalStore(getenv); err == nil { // opened only when a hook will run
 			env.Transcript = store.JournalPath
-			st.hooks = hooks.New(defs, env)
 		}
 	}
+	st.hooks = hooks.New(defs, env)
 	return nil
 }
 

@@ -130,11 +130,10 @@ func (r *run) callHooks(ctx context.Context, in *HookInput) hookVerdict {
 	runs := h.RunHooks(ctx, in)
 	v := hookVerdict{runs: runs}
 	var reasons, contexts []string
-	rank := map[string]int{HookAllow: 1, HookAsk: 2, HookDeny: 3, HookBlock: 3}
 	for i := range runs {
 		hr := &runs[i]
 		r.redactHook(hr)
-		if rank[hr.Decision] > rank[v.decision] {
+		if decisionRank(hr.Decision) > decisionRank(v.decision) {
 			v.decision = hr.Decision
 		}
 		if hr.Reason != "" && (hr.Decision == HookDeny || hr.Decision == HookBlock || hr.Decision == HookAsk) {
@@ -152,6 +151,20 @@ func (r *run) callHooks(ctx context.Context, in *HookInput) hookVerdict {
 	}
 	v.reason, v.context = strings.Join(reasons, "\n"), strings.Join(contexts, "\n")
 	return v
+}
+
+// decisionRank orders hooks' decisions: deny and block over ask over
+// allow over none.
+func decisionRank(d string) int {
+	switch d {
+	case HookAllow:
+		return 1
+	case HookAsk:
+		return 2
+	case HookDeny, HookBlock:
+		return 3
+	}
+	return 0
 }
 
 // emitHooks journals the hooks' runs of a point.
